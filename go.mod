@@ -1,0 +1,14 @@
+module myco
+
+go 1.26
+
+require (
+	github.com/BurntSushi/toml v1.6.0
+	github.com/kevinburke/ssh_config v1.6.0
+	github.com/rogpeppe/go-internal v1.16.0
+)
+
+require (
+	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
+)
