@@ -175,6 +175,7 @@ func TestClientCancelStopsRetryWait(t *testing.T) {
 	c := &Client{Protocol: lineProtocol{}, BaseURL: srv.URL,
 		Retry: RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Hour, MaxBackoff: time.Hour, Multiplier: 2}}
 	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
 	stopped := errors.New("stopped by user")
 	var err error
 	for ch, e := range c.Stream(ctx, Request{}) {

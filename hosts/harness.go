@@ -1,0 +1,182 @@
+package hosts
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"myco/agent/model"
+	"myco/hosts/tools"
+)
+
+// Local is the name of the in-process host.
+const Local = "local"
+
+// Options configures a [Harness].
+type Options struct {
+	// Tools are the standard host tool services of the local worker (bash, the editor,
+	// view_image). Their calls are routed by the `host` field.
+	Tools []tools.Tool
+	// Root are root-only services (session_meta, session_history, prelude): installed on
+	// the local worker only, never routed.
+	Root []tools.Tool
+	Log  *slog.Logger
+}
+
+// Harness routes tool calls by host. It is safe for concurrent use.
+type Harness struct {
+	tools map[string]tools.Tool
+	root  map[string]tools.Tool
+	order []string // tool names in declaration order
+	log   *slog.Logger
+}
+
+// NewHarness returns a harness over the local worker's tools.
+func NewHarness(o Options) (*Harness, error) {
+	h := &Harness{tools: map[string]tools.Tool{}, root: map[string]tools.Tool{}, log: o.Log}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	for _, t := range o.Tools {
+		if _, dup := h.tools[t.Name()]; dup {
+			return nil, fmt.Errorf("hosts: tool %q installed twice", t.Name())
+		}
+		h.tools[t.Name()] = t
+		h.order = append(h.order, t.Name())
+	}
+	for _, t := range o.Root {
+		if _, dup := h.tools[t.Name()]; dup {
+			return nil, fmt.Errorf("hosts: tool %q installed twice", t.Name())
+		}
+		if _, dup := h.root[t.Name()]; dup {
+			return nil, fmt.Errorf("hosts: tool %q installed twice", t.Name())
+		}
+		h.root[t.Name()] = t
+		h.order = append(h.order, t.Name())
+	}
+	return h, nil
+}
+
+// Hosts returns the known host names, local first.
+func (h *Harness) Hosts() []string { return []string{Local} }
+
+// Specs returns the tool specifications the model sees: routed tools carry an optional
+// `host` field listing the known hosts.
+func (h *Harness) Specs() []model.ToolSpec {
+	var out []model.ToolSpec
+	for _, name := range h.order {
+		if t, ok := h.tools[name]; ok {
+			out = append(out, withHostField(t.Spec(), h.Hosts()))
+		} else {
+			out = append(out, h.root[name].Spec())
+		}
+	}
+	return out
+}
+
+// withHostField adds the optional host property to a tool's JSON schema.
+func withHostField(spec model.ToolSpec, hosts []string) model.ToolSpec {
+	var schema map[string]any
+	if err := json.Unmarshal(spec.Schema, &schema); err != nil {
+		return spec
+	}
+	props, _ := schema["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+		schema["properties"] = props
+	}
+	props["host"] = map[string]any{
+		"type":        "string",
+		"enum":        hosts,
+		"description": "Host to run on: " + strings.Join(hosts, ", ") + ". Omitted means local. Resources such as bash session ids are per host.",
+	}
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return spec
+	}
+	spec.Schema = b
+	return spec
+}
+
+// For returns the tool executor of one session runtime: every resource its calls create
+// belongs to owner.
+func (h *Harness) For(owner string) *Executor { return &Executor{h: h, owner: owner} }
+
+// Release ends every resource owner holds on every host.
+func (h *Harness) Release(owner string) {
+	for _, t := range h.tools {
+		if r, ok := t.(interface{ Release(string) }); ok {
+			r.Release(owner)
+		}
+	}
+}
+
+// Executor runs tool calls on behalf of one owner. It satisfies the agent's tool interface.
+type Executor struct {
+	h     *Harness
+	owner string
+}
+
+// Owner returns the resource owner of this executor.
+func (e *Executor) Owner() string { return e.owner }
+
+// Specs returns the harness's tool specifications.
+func (e *Executor) Specs() []model.ToolSpec { return e.h.Specs() }
+
+// Call routes one tool call and returns its result.
+func (e *Executor) Call(ctx context.Context, call model.ToolCall) model.ToolResult {
+	res := e.call(ctx, call)
+	return model.ToolResult{CallID: call.ID, Text: res.Text, Images: res.Images, IsError: res.IsError}
+}
+
+func (e *Executor) call(ctx context.Context, call model.ToolCall) tools.Result {
+	input := call.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	if t, ok := e.h.root[call.Name]; ok {
+		host, _, err := splitHost(input)
+		if err != nil {
+			return tools.Errorf("%s: %v", call.Name, err)
+		}
+		if host != "" && host != Local {
+			return tools.Errorf("%s is a root-only tool that runs on the local host only; host %q was given", call.Name, host)
+		}
+		return t.Call(ctx, e.owner, input)
+	}
+	t, ok := e.h.tools[call.Name]
+	if !ok {
+		return tools.Errorf("unknown tool %q; the tools are: %s", call.Name, strings.Join(e.h.order, ", "))
+	}
+	host, rest, err := splitHost(input)
+	if err != nil {
+		return tools.Errorf("%s: %v", call.Name, err)
+	}
+	if host != "" && host != Local {
+		return tools.Errorf("unknown host %q; the known hosts are: %s", host, strings.Join(e.h.Hosts(), ", "))
+	}
+	return t.Call(ctx, e.owner, rest)
+}
+
+// splitHost removes the host field from a tool input.
+func splitHost(input json.RawMessage) (host string, rest json.RawMessage, err error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(input, &fields); err != nil {
+		return "", nil, fmt.Errorf("input is not a JSON object: %w", err)
+	}
+	raw, ok := fields["host"]
+	if !ok {
+		return "", input, nil
+	}
+	if err := json.Unmarshal(raw, &host); err != nil {
+		return "", nil, fmt.Errorf("field host must be a string")
+	}
+	delete(fields, "host")
+	rest, err = json.Marshal(fields)
+	if err != nil {
+		return "", nil, err
+	}
+	return host, rest, nil
+}
