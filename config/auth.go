@@ -1,0 +1,94 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The sources a credential can come from.
+const (
+	AuthInline = "inline" // the credential is written in the config
+	AuthEnv    = "env"    // read from the environment variable VarName
+	AuthFile   = "file"   // read from the file Path, trimmed
+	AuthNone   = "none"   // no credential: no auth header is sent
+)
+
+// Auth says where a model's credential comes from. It is looked up only when the model
+// is used ([Auth.Key]), so a missing variable or file never fails startup. The zero Auth
+// means none.
+type Auth struct {
+	Source  string // AuthInline, AuthEnv, AuthFile or AuthNone; "" means AuthNone
+	Value   string // the credential, for AuthInline
+	VarName string // for AuthEnv
+	Path    string // for AuthFile; may start with ~/
+}
+
+// Key returns the credential, or "" for [AuthNone]. lookupEnv stands in for
+// os.LookupEnv and home is the directory ~/ expands to. The error names the variable or
+// file that could not supply it.
+func (a Auth) Key(lookupEnv func(string) (string, bool), home string) (string, error) {
+	switch a.Source {
+	case "", AuthNone:
+		return "", nil
+	case AuthInline:
+		return a.Value, nil
+	case AuthEnv:
+		v, ok := lookupEnv(a.VarName)
+		if !ok {
+			return "", fmt.Errorf("credential: environment variable %s is not set", a.VarName)
+		}
+		if strings.TrimSpace(v) == "" {
+			return "", fmt.Errorf("credential: environment variable %s is empty", a.VarName)
+		}
+		return v, nil
+	case AuthFile:
+		if home == "" && (a.Path == "~" || strings.HasPrefix(a.Path, "~/")) {
+			return "", fmt.Errorf("credential: cannot expand %s: home directory unknown", a.Path)
+		}
+		path := ExpandHome(a.Path, home)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			// The *PathError names the file.
+			return "", fmt.Errorf("credential: %w", err)
+		}
+		key := strings.TrimSpace(string(b))
+		if key == "" {
+			return "", fmt.Errorf("credential: file %s is empty", path)
+		}
+		return key, nil
+	}
+	return "", fmt.Errorf("credential: unknown auth source %q", a.Source)
+}
+
+// String describes the auth without revealing an inline credential, so that a [Model]
+// can be logged or printed safely.
+func (a Auth) String() string {
+	switch a.Source {
+	case "", AuthNone:
+		return "none"
+	case AuthInline:
+		return "inline credential"
+	case AuthEnv:
+		return "env " + a.VarName
+	case AuthFile:
+		return "file " + a.Path
+	}
+	return "unknown auth source " + a.Source
+}
+
+// GoString is String, so that %#v does not reveal an inline credential either.
+func (a Auth) GoString() string { return "config.Auth(" + a.String() + ")" }
+
+// ExpandHome replaces a leading "~" or "~/" in path with home. Other paths are returned
+// unchanged; "~user/" is not supported.
+func ExpandHome(path, home string) string {
+	if path == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return path
+}

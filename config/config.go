@@ -1,0 +1,138 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Config is a decoded config.toml with the defaults applied and the catalog resolved:
+// every [Model] already carries what it inherits from its gateway.
+type Config struct {
+	File                  string // the path it was loaded from
+	Model                 string // the default model key; empty when unset
+	AttachTimeoutSecs     int    // per-remote connect timeout; 0 disables
+	MaxPreludeBytes       int
+	CompactionMaxRequests int
+	Gateways              map[string]Gateway
+	Models                map[string]Model
+
+	lines lineIndex // where keys are defined in File, for error lines; nil if unknown
+}
+
+// Load reads, decodes and validates the config file at path. named reports that the user
+// named the path (--config, $MYCO_CONFIG): then a missing file is an error; otherwise it
+// is a first run and Load returns the defaults with an empty catalog.
+//
+// Problems in the file are returned as [*Error] values, all of them joined with
+// [errors.Join] when there are several.
+func Load(path string, named bool) (*Config, error) {
+	src, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if named {
+			return nil, &Error{File: path, Msg: "the named config file does not exist", Err: err}
+		}
+		return defaults(path), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	return Parse(path, src)
+}
+
+// Parse decodes and validates src as the contents of the config file named file, like
+// [Load].
+func Parse(file string, src []byte) (*Config, error) {
+	d := &decoder{file: file, broken: map[string]bool{}}
+	c := d.decode(string(src))
+	if c == nil {
+		return nil, joinErrors(d.errs)
+	}
+	errs := append(d.errs, c.validate(d.broken)...)
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	return c, nil
+}
+
+func defaults(file string) *Config {
+	return &Config{
+		File:                  file,
+		AttachTimeoutSecs:     DefaultAttachTimeoutSecs,
+		MaxPreludeBytes:       DefaultMaxPreludeBytes,
+		CompactionMaxRequests: DefaultCompactionMaxRequests,
+		Gateways:              map[string]Gateway{},
+		Models:                map[string]Model{},
+	}
+}
+
+// joinErrors orders errs by line, those without one last, and joins them.
+func joinErrors(errs []*Error) error {
+	slices.SortStableFunc(errs, func(a, b *Error) int {
+		la, lb := a.Line, b.Line
+		if la == 0 {
+			la = 1 << 30
+		}
+		if lb == 0 {
+			lb = 1 << 30
+		}
+		return la - lb
+	})
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		all[i] = e
+	}
+	return errors.Join(all...)
+}
+
+// DefaultModel picks the model key to start with: flag (--model) if set, then the
+// config's model, then the sole catalog entry. An empty catalog returns
+// [*EmptyCatalogError]; a key that is not configured, or several entries and no choice,
+// is an error listing the configured keys.
+func (c *Config) DefaultModel(flag string) (string, error) {
+	if len(c.Models) == 0 {
+		return "", &EmptyCatalogError{File: c.File}
+	}
+	switch {
+	case flag != "":
+		if _, err := c.Resolve(flag); err != nil {
+			return "", err
+		}
+		return flag, nil
+	case c.Model != "":
+		if _, err := c.Resolve(c.Model); err != nil {
+			return "", err
+		}
+		return c.Model, nil
+	case len(c.Models) == 1:
+		for k := range c.Models {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no default model: set model in the config or pass --model; configured models: %s",
+		c.File, c.modelKeys())
+}
+
+// Resolve returns the catalog entry for key. An unknown key is an error listing the
+// configured keys. The credential is not looked up; see [Auth.Key].
+func (c *Config) Resolve(key string) (Model, error) {
+	m, ok := c.Models[key]
+	if !ok {
+		if len(c.Models) == 0 {
+			return Model{}, &EmptyCatalogError{File: c.File}
+		}
+		return Model{}, fmt.Errorf("%s: unknown model %q; configured models: %s", c.File, key, c.modelKeys())
+	}
+	return m, nil
+}
+
+func (c *Config) modelKeys() string {
+	return strings.Join(slices.Sorted(maps.Keys(c.Models)), ", ")
+}

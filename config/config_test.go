@@ -1,0 +1,302 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeConfig(t *testing.T, src string) string {
+	t.Helper()
+	return writeFile(t, "config.toml", src)
+}
+
+// catalog is the catalog of the spec, with top-level keys and overrides added.
+const catalog = `
+model = "kimi-k3"
+attach_timeout_secs = 0
+max_prelude_bytes = 1_000
+compaction_max_requests = 7
+
+[gateways.anthropic]
+protocol = "anthropic-messages"
+base_url = "https://api.anthropic.com/"
+auth = { source = "env", var_name = "ANTHROPIC_API_KEY" }
+
+[gateways.openrouter]
+protocol = "openai-responses"
+base_url = "https://openrouter.ai/api/v1"
+auth = { source = "file", path = "~/.keys/openrouter" }
+max_request_bytes = 20_000_000
+
+[gateways.ollama]
+protocol = "openai-completions"
+base_url = "http://localhost:11434/v1"
+
+[gateways.anthropic.retry]
+max_attempts = 5
+max_backoff_ms = 60_000
+
+[models.claude-opus-4-8]
+gateway = "anthropic"
+context_window = 1_000_000
+auto_compact_at = 0.8
+
+[models.claude-haiku-4-5]
+gateway = "anthropic"
+thinking = "budget"
+context_window = 200_000
+auth = "sk-inline"
+max_request_bytes = 10_000_000
+
+[models.claude-haiku-4-5.retry]
+initial_backoff_ms = 100
+
+[models.kimi-k3]
+gateway = "openrouter"
+api_id = "moonshotai/kimi-k3"
+context_window = 1_000_000
+max_output_tokens = 32_000
+max_image_base64_bytes = 1_000
+max_truncated_resumes = 0
+
+[models.local-qwen]
+protocol = "openai-completions"
+base_url = "http://localhost:11434/v1"
+api_id = "qwen3:8b"
+thinking = "none"
+context_window = 32768
+auth = { source = "none" }
+
+[models."grok-4.5-build"]
+gateway = "ollama"
+protocol = "openai-responses"
+base_url = "https://api.x.ai/v1"
+auth.source = "env"
+auth.var_name = "XAI_API_KEY"
+context_window = 500_000
+`
+
+func TestLoadCatalog(t *testing.T) {
+	path := writeConfig(t, catalog)
+	c, err := Load(path, true)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.File != path || c.Model != "kimi-k3" || c.AttachTimeoutSecs != 0 || c.MaxPreludeBytes != 1000 || c.CompactionMaxRequests != 7 {
+		t.Errorf("Load top level = %q %q %d %d %d", c.File, c.Model, c.AttachTimeoutSecs, c.MaxPreludeBytes, c.CompactionMaxRequests)
+	}
+	anthropicRetry := Retry{MaxAttempts: 5, InitialBackoffMs: 500, MaxBackoffMs: 60_000, BackoffMultiplier: 2}
+	anthropicAuth := Auth{Source: AuthEnv, VarName: "ANTHROPIC_API_KEY"}
+	for _, want := range []Model{
+		{
+			Key: "claude-opus-4-8", APIID: "claude-opus-4-8", Gateway: "anthropic",
+			Protocol: ProtocolAnthropicMessages, BaseURL: "https://api.anthropic.com", // trailing slash dropped
+			Auth: anthropicAuth, Retry: anthropicRetry, MaxRequestBytes: 30_000_000,
+			ContextWindow: 1_000_000, Thinking: ThinkingAdaptive, MaxOutputTokens: 8192,
+			MaxImageBase64Bytes: 5 << 20, MaxTruncatedResumes: 3, AutoCompactAt: 0.8,
+		},
+		{
+			// The model's retry table replaces the gateway's: max_attempts and
+			// max_backoff_ms are back at the defaults, not the gateway's 5 and 60000.
+			Key: "claude-haiku-4-5", APIID: "claude-haiku-4-5", Gateway: "anthropic",
+			Protocol: ProtocolAnthropicMessages, BaseURL: "https://api.anthropic.com",
+			Auth:            Auth{Source: AuthInline, Value: "sk-inline"},
+			Retry:           Retry{MaxAttempts: 3, InitialBackoffMs: 100, MaxBackoffMs: 30_000, BackoffMultiplier: 2},
+			MaxRequestBytes: 10_000_000, ContextWindow: 200_000, Thinking: ThinkingBudget, MaxOutputTokens: 8192,
+			MaxImageBase64Bytes: 5 << 20, MaxTruncatedResumes: 3,
+		},
+		{
+			Key: "kimi-k3", APIID: "moonshotai/kimi-k3", Gateway: "openrouter",
+			Protocol: ProtocolOpenAIResponses, BaseURL: "https://openrouter.ai/api/v1",
+			Auth: Auth{Source: AuthFile, Path: "~/.keys/openrouter"}, Retry: DefaultRetry(), MaxRequestBytes: 20_000_000,
+			ContextWindow: 1_000_000, Thinking: ThinkingEffort, MaxOutputTokens: 32_000,
+			MaxImageBase64Bytes: 1000, MaxTruncatedResumes: 0,
+		},
+		{
+			Key: "local-qwen", APIID: "qwen3:8b",
+			Protocol: ProtocolOpenAICompletions, BaseURL: "http://localhost:11434/v1",
+			Auth: Auth{Source: AuthNone}, Retry: DefaultRetry(), MaxRequestBytes: 30_000_000,
+			ContextWindow: 32768, Thinking: ThinkingNone, MaxOutputTokens: 8192,
+			MaxImageBase64Bytes: 5 << 20, MaxTruncatedResumes: 3,
+		},
+		{
+			// Model-level protocol, base_url and auth override the gateway's, and the
+			// default thinking mode follows the model's protocol.
+			Key: "grok-4.5-build", APIID: "grok-4.5-build", Gateway: "ollama",
+			Protocol: ProtocolOpenAIResponses, BaseURL: "https://api.x.ai/v1",
+			Auth: Auth{Source: AuthEnv, VarName: "XAI_API_KEY"}, Retry: DefaultRetry(), MaxRequestBytes: 30_000_000,
+			ContextWindow: 500_000, Thinking: ThinkingEffort, MaxOutputTokens: 8192,
+			MaxImageBase64Bytes: 5 << 20, MaxTruncatedResumes: 3,
+		},
+	} {
+		got, err := c.Resolve(want.Key)
+		if err != nil {
+			t.Errorf("Resolve(%q): %v", want.Key, err)
+			continue
+		}
+		if got != want {
+			t.Errorf("Resolve(%q) =\n%+v, want\n%+v", want.Key, got, want)
+		}
+	}
+	if len(c.Models) != 5 {
+		t.Errorf("Load has %d models, want 5", len(c.Models))
+	}
+	if g := c.Gateways["ollama"]; g.Auth != (Auth{}) || g.Retry != DefaultRetry() || g.MaxRequestBytes != DefaultMaxRequestBytes {
+		t.Errorf("gateway ollama = %+v, want no auth and the defaults", g)
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load(writeConfig(t, "[models.m]\nprotocol = \"anthropic-messages\"\nbase_url = \"http://h\"\ncontext_window = 10\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model != "" || c.AttachTimeoutSecs != 10 || c.MaxPreludeBytes != 262_144 || c.CompactionMaxRequests != 64 {
+		t.Errorf("Load defaults = %q %d %d %d", c.Model, c.AttachTimeoutSecs, c.MaxPreludeBytes, c.CompactionMaxRequests)
+	}
+	m := c.Models["m"]
+	if m.Auth.Source != "" || m.AutoCompactAt != 0 || m.Retry != (Retry{3, 500, 30_000, 2.0}) {
+		t.Errorf("model defaults = %+v", m)
+	}
+}
+
+func TestLoadMissing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	c, err := Load(path, false)
+	if err != nil {
+		t.Fatalf("Load(defaulted, missing) = %v, want the first-run config", err)
+	}
+	if c.File != path || len(c.Models) != 0 || c.MaxPreludeBytes != DefaultMaxPreludeBytes {
+		t.Errorf("Load(defaulted, missing) = %+v", c)
+	}
+	var empty *EmptyCatalogError
+	if _, err := c.DefaultModel(""); !errors.As(err, &empty) {
+		t.Errorf("DefaultModel on a first run = %v, want *EmptyCatalogError", err)
+	}
+
+	_, err = Load(path, true)
+	if err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load(named, missing) = %v, want a not-exist error naming %s", err, path)
+	}
+}
+
+func TestLoadUnreadable(t *testing.T) {
+	// A directory cannot be read as a file, whoever runs the test.
+	if _, err := Load(t.TempDir(), false); err == nil {
+		t.Error("Load(directory) = nil error, want one")
+	}
+}
+
+func TestDefaultModel(t *testing.T) {
+	const gw = "[gateways.g]\nprotocol = \"anthropic-messages\"\nbase_url = \"https://h\"\n"
+	const two = gw + "[models.a]\ngateway = \"g\"\ncontext_window = 1\n[models.b]\ngateway = \"g\"\ncontext_window = 1\n"
+	for _, tt := range []struct {
+		name, src, flag string
+		want            string
+		wantErr         string
+	}{
+		{"flag", two, "b", "b", ""},
+		{"flag beats config", "model = \"a\"\n" + two, "b", "b", ""},
+		{"config", "model = \"b\"\n" + two, "", "b", ""},
+		{"sole entry", gw + "[models.only]\ngateway = \"g\"\ncontext_window = 1\n", "", "only", ""},
+		{"ambiguous", two, "", "", "no default model: set model in the config or pass --model; configured models: a, b"},
+		{"unknown flag", two, "c", "", `unknown model "c"; configured models: a, b`},
+		{"empty catalog", gw, "a", "", "no models are configured"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeConfig(t, tt.src)
+			c, err := Load(path, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.DefaultModel(tt.flag)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("DefaultModel(%q) = %q, %v; want an error naming %s and containing %q", tt.flag, got, err, path, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("DefaultModel(%q) = %q, %v; want %q", tt.flag, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolveUnknown(t *testing.T) {
+	c, err := Load(writeConfig(t, catalog), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Resolve("gpt")
+	want := `unknown model "gpt"; configured models: claude-haiku-4-5, claude-opus-4-8, grok-4.5-build, kimi-k3, local-qwen`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Resolve(gpt) = %v, want %s", err, want)
+	}
+}
+
+// The entry an empty catalog suggests is itself a valid config: pasting it works.
+func TestEmptyCatalogError(t *testing.T) {
+	path := writeConfig(t, "model = \"x\"\n")
+	c, err := Load(path, true)
+	if err != nil {
+		t.Fatalf("Load(no models) = %v; an empty catalog fails only when a model is needed", err)
+	}
+	_, err = c.DefaultModel("")
+	var empty *EmptyCatalogError
+	if !errors.As(err, &empty) || empty.File != path {
+		t.Fatalf("DefaultModel = %v, want *EmptyCatalogError for %s", err, path)
+	}
+	if !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), ExampleEntry) {
+		t.Errorf("EmptyCatalogError = %q, want it to name the file and carry the example", err)
+	}
+	if err := os.WriteFile(path, []byte(ExampleEntry), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err = Load(path, true)
+	if err != nil {
+		t.Fatalf("Load(ExampleEntry): %v", err)
+	}
+	if key, err := c.DefaultModel(""); err != nil || key != "claude-opus-4-8" {
+		t.Errorf("DefaultModel after pasting = %q, %v", key, err)
+	}
+}
+
+// A credential that cannot be looked up fails when the model is used, not at Load.
+func TestLoadDoesNotLookUpCredentials(t *testing.T) {
+	src := "[models.m]\nprotocol = \"openai-responses\"\nbase_url = \"https://h\"\ncontext_window = 1\nauth = { source = \"env\", var_name = \"MYCO_TEST_UNSET_KEY\" }\n" +
+		"[models.f]\nprotocol = \"openai-responses\"\nbase_url = \"https://h\"\ncontext_window = 1\nauth = { source = \"file\", path = \"/nonexistent/key\" }\n"
+	c, err := Load(writeConfig(t, src), true)
+	if err != nil {
+		t.Fatalf("Load = %v, want success with unresolvable credentials", err)
+	}
+	for key, want := range map[string]string{"m": "MYCO_TEST_UNSET_KEY", "f": "/nonexistent/key"} {
+		m, err := c.Resolve(key)
+		if err != nil {
+			t.Fatalf("Resolve(%q) = %v", key, err)
+		}
+		if _, err := m.Auth.Key(fakeEnv{}.lookup, "/h"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Auth.Key for %q = %v, want an error naming %s", key, err, want)
+		}
+	}
+}
+
+func TestErrorFormat(t *testing.T) {
+	for _, tt := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{File: "c.toml", Line: 3, Key: "models.m.thinking", Msg: "bad"}, "c.toml:3: models.m.thinking: bad"},
+		{Error{File: "c.toml", Key: "model", Msg: "bad"}, "c.toml: model: bad"},
+		{Error{File: "c.toml", Line: 2, Msg: "bad"}, "c.toml:2: bad"},
+		{Error{File: "c.toml", Err: errors.New("boom")}, "c.toml: boom"},
+	} {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Error is a problem in a config or .env file. Load returns one per problem, joined with
+// [errors.Join] when there are several; use [errors.As] to reach the first.
+type Error struct {
+	File string // the file the problem is in; always set
+	Line int    // 1-based; 0 when unknown
+	Key  string // the dotted TOML key, or the .env variable; empty when none applies
+	Msg  string
+	Err  error // the underlying error, if any
+}
+
+// Error formats the problem as "FILE:LINE: KEY: MSG", leaving out the parts that are
+// unknown.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	if e.Msg == "" && e.Err != nil {
+		b.WriteString(e.Err.Error())
+	} else {
+		b.WriteString(e.Msg)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// EmptyCatalogError is returned by [Config.DefaultModel] when the config has no [models]
+// entries. Myco ships no models, so this is what a first run sees; the message names the
+// file and carries an entry to paste into it.
+type EmptyCatalogError struct {
+	File string
+}
+
+func (e *EmptyCatalogError) Error() string {
+	return fmt.Sprintf("%s: no models are configured; myco ships none. Add a gateway and a model, for example:\n\n%s", e.File, ExampleEntry)
+}
+
+// ExampleEntry is the catalog entry [EmptyCatalogError] suggests: one gateway and one
+// model that uses it.
+const ExampleEntry = `[gateways.anthropic]
+protocol = "anthropic-messages"
+base_url = "https://api.anthropic.com"
+auth = { source = "env", var_name = "ANTHROPIC_API_KEY" }
+
+[models.claude-opus-4-8]
+gateway = "anthropic"
+context_window = 1_000_000
+`

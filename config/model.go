@@ -1,0 +1,84 @@
+package config
+
+// The wire protocols a gateway or model can speak.
+const (
+	ProtocolAnthropicMessages = "anthropic-messages" // {base_url}/v1/messages
+	ProtocolOpenAIResponses   = "openai-responses"   // {base_url}/responses
+	ProtocolOpenAICompletions = "openai-completions" // {base_url}/chat/completions
+)
+
+// The thinking modes. anthropic-messages accepts adaptive (its default), budget and none;
+// the OpenAI protocols accept effort (their default) and none.
+const (
+	ThinkingAdaptive = "adaptive"
+	ThinkingBudget   = "budget"
+	ThinkingEffort   = "effort"
+	ThinkingNone     = "none"
+)
+
+// Defaults applied to keys the config leaves unset.
+const (
+	DefaultAttachTimeoutSecs     = 10
+	DefaultMaxPreludeBytes       = 262_144
+	DefaultCompactionMaxRequests = 64
+	DefaultMaxRequestBytes       = 30_000_000
+	DefaultMaxOutputTokens       = 8192
+	DefaultMaxImageBase64Bytes   = 5 * 1024 * 1024
+	DefaultMaxTruncatedResumes   = 3
+)
+
+// DefaultRetry returns the retry policy of a gateway or model without a retry table; each
+// field a retry table leaves unset keeps its value from here.
+func DefaultRetry() Retry {
+	return Retry{MaxAttempts: 3, InitialBackoffMs: 500, MaxBackoffMs: 30_000, BackoffMultiplier: 2.0}
+}
+
+// Gateway is a place models are served from, as configured in [gateways.NAME] with the
+// defaults applied.
+type Gateway struct {
+	Protocol        string
+	BaseURL         string // without a trailing slash
+	Auth            Auth
+	Retry           Retry
+	MaxRequestBytes int
+}
+
+// Model is one resolved catalog entry: the [models.KEY] table merged over its gateway,
+// with the defaults applied. It is what a provider driver needs to talk to the model.
+type Model struct {
+	Key             string // the catalog key, as passed to --model and recorded in sessions
+	APIID           string // the id sent on the wire; defaults to Key
+	Gateway         string // the gateway it came through; empty when configured inline
+	Protocol        string
+	BaseURL         string // without a trailing slash
+	Auth            Auth
+	Retry           Retry
+	MaxRequestBytes int // cap on the serialized request body
+
+	ContextWindow       int
+	Thinking            string
+	MaxOutputTokens     int
+	MaxImageBase64Bytes int     // largest image accepted, measured on the base64 payload
+	MaxTruncatedResumes int     // consecutive max_tokens resumes per turn; 0 disables
+	AutoCompactAt       float64 // fraction of ContextWindow that triggers compaction; 0 disables
+}
+
+// Retry is a retry policy for requests that fail before anything has streamed.
+type Retry struct {
+	MaxAttempts       int // total tries, including the first; 1 disables retry
+	InitialBackoffMs  int
+	MaxBackoffMs      int
+	BackoffMultiplier float64
+}
+
+func thinkingModes(protocol string) []string {
+	switch protocol {
+	case ProtocolAnthropicMessages:
+		return []string{ThinkingAdaptive, ThinkingBudget, ThinkingNone}
+	case ProtocolOpenAIResponses, ProtocolOpenAICompletions:
+		return []string{ThinkingEffort, ThinkingNone}
+	}
+	return nil
+}
+
+var protocols = []string{ProtocolAnthropicMessages, ProtocolOpenAIResponses, ProtocolOpenAICompletions}

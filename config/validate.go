@@ -1,0 +1,231 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Validate checks the decoded config: ranges, protocols, base URLs, auth forms,
+// gateway references, thinking modes and the default model key. [Load] calls it; it
+// returns [*Error] values joined like Load's. It does not look up credentials.
+func (c *Config) Validate() error {
+	if errs := c.validate(nil); len(errs) > 0 {
+		return joinErrors(errs)
+	}
+	return nil
+}
+
+// validate collects the problems of c. broken holds the keys of entries the decoder
+// could not decode and has already reported; references to them are not reported again.
+func (c *Config) validate(broken map[string]bool) []*Error {
+	v := &validator{c: c}
+	if c.AttachTimeoutSecs < 0 {
+		v.errorf([]string{"attach_timeout_secs"}, "must not be negative (0 disables the timeout), got %d", c.AttachTimeoutSecs)
+	}
+	v.positive([]string{"max_prelude_bytes"}, c.MaxPreludeBytes)
+	v.positive([]string{"compaction_max_requests"}, c.CompactionMaxRequests)
+	if c.Model != "" && len(c.Models) > 0 && !broken[toml.Key{"models", c.Model}.String()] {
+		if _, ok := c.Models[c.Model]; !ok {
+			v.errorf([]string{"model"}, "unknown model %q; configured models: %s", c.Model, c.modelKeys())
+		}
+	}
+
+	for _, name := range slices.Sorted(maps.Keys(c.Gateways)) {
+		g := c.Gateways[name]
+		key := []string{"gateways", name}
+		v.endpoint(key, g.Protocol, g.BaseURL, g.Auth, g.Retry, g.MaxRequestBytes)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Models)) {
+		v.model(c.Models[k], broken)
+	}
+	return v.errs
+}
+
+type validator struct {
+	c    *Config
+	errs []*Error
+}
+
+func (v *validator) errorf(key []string, format string, args ...any) {
+	v.errs = append(v.errs, &Error{
+		File: v.c.File,
+		Line: v.c.lines.line(key),
+		Key:  toml.Key(key).String(),
+		Msg:  fmt.Sprintf(format, args...),
+	})
+}
+
+func (v *validator) positive(key []string, n int) {
+	if n <= 0 {
+		v.errorf(key, "must be a positive integer, got %d", n)
+	}
+}
+
+func (v *validator) model(m Model, broken map[string]bool) {
+	key := []string{"models", m.Key}
+	at := func(k string) []string { return append(slices.Clip(key), k) }
+	if m.Key == "" {
+		v.errorf(key, "model key must not be empty")
+	}
+
+	// Inherited values were checked with their gateway; check only what the model
+	// changes, so that one bad gateway is one problem.
+	var g *Gateway
+	if m.Gateway != "" {
+		gw, ok := v.c.Gateways[m.Gateway]
+		switch {
+		case ok:
+			g = &gw
+		case broken[toml.Key{"gateways", m.Gateway}.String()]:
+			return
+		default:
+			v.errorf(at("gateway"), "unknown gateway %q; configured gateways: %s", m.Gateway, v.gatewayNames())
+			return
+		}
+	}
+	if g == nil && m.Protocol == "" && m.BaseURL == "" {
+		v.errorf(key, "no endpoint: set gateway, or set protocol and base_url")
+		return
+	}
+	var (
+		protocol, baseURL = m.Protocol, m.BaseURL
+		auth, retry       = m.Auth, m.Retry
+		maxRequestBytes   = m.MaxRequestBytes
+		skip              = Gateway{Protocol: "\x00", BaseURL: "\x00", Auth: Auth{Source: "\x00"}, MaxRequestBytes: -1}
+	)
+	if g != nil {
+		skip = *g
+	}
+	if protocol != skip.Protocol {
+		if err := checkProtocol(protocol); err != "" {
+			v.errorf(at("protocol"), "%s", err)
+		}
+	}
+	if baseURL != skip.BaseURL {
+		if err := checkBaseURL(baseURL); err != "" {
+			v.errorf(at("base_url"), "%s", err)
+		}
+	}
+	if auth != skip.Auth {
+		v.auth(at("auth"), auth)
+	}
+	if retry != skip.Retry {
+		v.retry(at("retry"), retry)
+	}
+	if maxRequestBytes != skip.MaxRequestBytes {
+		v.positive(at("max_request_bytes"), maxRequestBytes)
+	}
+
+	if m.APIID == "" {
+		v.errorf(at("api_id"), "must not be empty (it defaults to the model key)")
+	}
+	if m.ContextWindow <= 0 {
+		v.errorf(at("context_window"), "required: the model's context window in tokens, a positive integer")
+	}
+	if modes := thinkingModes(m.Protocol); modes != nil && !slices.Contains(modes, m.Thinking) {
+		v.errorf(at("thinking"), "%q is not a thinking mode of %s; use %s", m.Thinking, m.Protocol, orList(modes))
+	}
+	v.positive(at("max_output_tokens"), m.MaxOutputTokens)
+	v.positive(at("max_image_base64_bytes"), m.MaxImageBase64Bytes)
+	if m.MaxTruncatedResumes < 0 {
+		v.errorf(at("max_truncated_resumes"), "must not be negative (0 disables resuming), got %d", m.MaxTruncatedResumes)
+	}
+	if a := m.AutoCompactAt; a != 0 && !(a > 0 && a < 1) { // 0 is unset; the negation catches NaN
+		v.errorf(at("auto_compact_at"), "must be greater than 0 and less than 1, got %g", m.AutoCompactAt)
+	}
+}
+
+func (v *validator) endpoint(key []string, protocol, baseURL string, auth Auth, retry Retry, maxRequestBytes int) {
+	at := func(k string) []string { return append(slices.Clip(key), k) }
+	if err := checkProtocol(protocol); err != "" {
+		v.errorf(at("protocol"), "%s", err)
+	}
+	if err := checkBaseURL(baseURL); err != "" {
+		v.errorf(at("base_url"), "%s", err)
+	}
+	v.auth(at("auth"), auth)
+	v.retry(at("retry"), retry)
+	v.positive(at("max_request_bytes"), maxRequestBytes)
+}
+
+func checkProtocol(p string) string {
+	if p == "" {
+		return "required: " + orList(protocols)
+	}
+	if !slices.Contains(protocols, p) {
+		return fmt.Sprintf("unknown protocol %q; use %s", p, orList(protocols))
+	}
+	return ""
+}
+
+func checkBaseURL(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("%q is not an http or https URL", s)
+	}
+	return ""
+}
+
+func (v *validator) auth(key []string, a Auth) {
+	at := func(k string) []string { return append(slices.Clip(key), k) }
+	switch a.Source {
+	case "", AuthNone:
+	case AuthInline:
+		if a.Value == "" {
+			v.errorf(key, `empty credential; omit auth or use { source = "none" } to send none`)
+		}
+	case AuthEnv:
+		if a.VarName == "" {
+			v.errorf(at("var_name"), `required with source = "env": the environment variable that holds the credential`)
+		}
+	case AuthFile:
+		if a.Path == "" {
+			v.errorf(at("path"), `required with source = "file": the file that holds the credential`)
+		}
+	default:
+		v.errorf(at("source"), `unknown auth source %q; use "env", "file" or "none"`, a.Source)
+	}
+}
+
+func (v *validator) retry(key []string, r Retry) {
+	at := func(k string) []string { return append(slices.Clip(key), k) }
+	if r.MaxAttempts < 1 {
+		v.errorf(at("max_attempts"), "must be at least 1 (1 disables retry), got %d", r.MaxAttempts)
+	}
+	if r.InitialBackoffMs < 0 {
+		v.errorf(at("initial_backoff_ms"), "must not be negative, got %d", r.InitialBackoffMs)
+	}
+	if r.MaxBackoffMs < 0 {
+		v.errorf(at("max_backoff_ms"), "must not be negative, got %d", r.MaxBackoffMs)
+	}
+	if !(r.BackoffMultiplier >= 1) || math.IsInf(r.BackoffMultiplier, 1) {
+		v.errorf(at("backoff_multiplier"), "must be a finite number of at least 1, got %g", r.BackoffMultiplier)
+	}
+}
+
+func (v *validator) gatewayNames() string {
+	if len(v.c.Gateways) == 0 {
+		return "none"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(v.c.Gateways)), ", ")
+}
+
+func orList(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	if len(q) <= 1 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
