@@ -1,0 +1,170 @@
+// Package proto is the NDJSON host protocol spoken between the controller (the myco server
+// or -p process) and a host runtime (myco --mode host) over ssh's stdin and stdout: one
+// JSON object per line, both ways. See docs/host-protocol.md.
+//
+// It imports only the standard library and the tool result type.
+package proto
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"myco/hosts/tools"
+)
+
+// Version is the protocol version. Both sides send it in their hello; a mismatch fails
+// the attach.
+//
+// Changelog, one line per bump:
+//
+//	1: hello, call/result, error, ping/pong, inventory, release.
+const Version = 1
+
+// MaxLine bounds one protocol line (an image result can be several MiB of base64).
+const MaxLine = 64 << 20
+
+// Msg is the one frame type. Exactly one payload pointer is set; ID pairs a request with
+// its response and is 0 for the hellos.
+type Msg struct {
+	ID        uint64           `json:"id,omitempty"`
+	Hello     *Hello           `json:"hello,omitempty"`
+	Call      *Call            `json:"call,omitempty"`
+	Result    *tools.Result    `json:"result,omitempty"`
+	Err       *Error           `json:"error,omitempty"`
+	Ping      *struct{}        `json:"ping,omitempty"`
+	Pong      *struct{}        `json:"pong,omitempty"`
+	Inventory *InventoryQuery  `json:"inventory,omitempty"`
+	Resources *json.RawMessage `json:"resources,omitempty"`
+	Release   *Release         `json:"release,omitempty"`
+	Released  *struct{}        `json:"released,omitempty"`
+}
+
+// Hello is the first frame each way.
+type Hello struct {
+	Protocol int    `json:"protocol"`
+	Version  string `json:"version"` // the binary's version
+	OS       string `json:"os,omitempty"`
+	Arch     string `json:"arch,omitempty"`
+	Shell    string `json:"shell,omitempty"` // the login shell
+	Dir      string `json:"dir,omitempty"`   // the working directory
+	// MaxImageBase64Bytes is the image cap the host enforces (from the controller's model).
+	MaxImageBase64Bytes int `json:"max_image_base64_bytes,omitempty"`
+}
+
+// Call runs one tool on behalf of Owner.
+type Call struct {
+	Owner string          `json:"owner"`
+	Tool  string          `json:"tool"`
+	Input json.RawMessage `json:"input"`
+}
+
+// InventoryQuery asks for the tool resources Owner holds.
+type InventoryQuery struct {
+	Owner string `json:"owner"`
+}
+
+// Release ends every resource Owner holds.
+type Release struct {
+	Owner string `json:"owner"`
+}
+
+// Error is a request that could not be served: a malformed line, an unknown tool, a frame
+// of the wrong kind.
+type Error struct {
+	Message string `json:"message"`
+}
+
+// Mismatch reports hellos whose protocol versions differ.
+type Mismatch struct {
+	Local, Remote       int
+	LocalBin, RemoteBin string
+}
+
+func (e *Mismatch) Error() string {
+	return fmt.Sprintf("host protocol mismatch: this myco (%s) speaks version %d, the host's myco (%s) speaks version %d; install the same myco on both sides (myco hosts install ALIAS copies this binary)",
+		e.LocalBin, e.Local, e.RemoteBin, e.Remote)
+}
+
+// Check compares the hellos of both sides.
+func Check(local, remote Hello) error {
+	if local.Protocol != remote.Protocol {
+		return &Mismatch{Local: local.Protocol, Remote: remote.Protocol, LocalBin: local.Version, RemoteBin: remote.Version}
+	}
+	return nil
+}
+
+// Writer writes frames; it is safe for concurrent use.
+type Writer struct {
+	mu  sync.Mutex // guards enc
+	enc *json.Encoder
+}
+
+// NewWriter returns a frame writer over w.
+func NewWriter(w io.Writer) *Writer { return &Writer{enc: json.NewEncoder(w)} }
+
+// Write sends one frame as one line.
+func (w *Writer) Write(m Msg) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.enc.Encode(m)
+}
+
+// Reader reads frames. It is not safe for concurrent use.
+type Reader struct {
+	sc *bufio.Scanner
+}
+
+// NewReader returns a frame reader over r.
+func NewReader(r io.Reader) *Reader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
+	return &Reader{sc: sc}
+}
+
+// ErrMalformed wraps a line that is not a valid frame; the stream stays usable.
+var ErrMalformed = errors.New("malformed frame")
+
+// Read returns the next frame. A line that is not one JSON object is an error wrapping
+// ErrMalformed, after which reading can go on; io.EOF means the peer closed. A failure
+// after ctx ended returns ctx.Err().
+func (r *Reader) Read(ctx context.Context) (Msg, error) {
+	for {
+		if !r.sc.Scan() {
+			if ctx.Err() != nil {
+				return Msg{}, ctx.Err()
+			}
+			if err := r.sc.Err(); err != nil {
+				return Msg{}, err
+			}
+			return Msg{}, io.EOF
+		}
+		line := r.sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		var m Msg
+		if err := json.Unmarshal(line, &m); err != nil {
+			return Msg{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		if n := m.payloads(); n != 1 {
+			return m, fmt.Errorf("%w: a frame carries exactly one payload, this one has %d", ErrMalformed, n)
+		}
+		return m, nil
+	}
+}
+
+func (m Msg) payloads() int {
+	n := 0
+	for _, set := range []bool{m.Hello != nil, m.Call != nil, m.Result != nil, m.Err != nil, m.Ping != nil,
+		m.Pong != nil, m.Inventory != nil, m.Resources != nil, m.Release != nil, m.Released != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
