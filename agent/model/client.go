@@ -123,9 +123,15 @@ func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 	}
 }
 
+// retryable reports whether a failure before anything streamed is worth another attempt:
+// a retryable provider error, or a stream that broke before its first chunk (the
+// connection dropped; nothing of the response was seen, so nothing can be duplicated).
 func retryable(err error) bool {
 	var pe *ProviderError
-	return errors.As(err, &pe) && pe.Retryable && !pe.MidStream
+	if errors.As(err, &pe) {
+		return pe.Retryable && !pe.MidStream
+	}
+	return errors.Is(err, ErrTruncatedStream)
 }
 
 // attempt makes one HTTP request and decodes its stream.

@@ -291,3 +291,24 @@ func TestErrorBody(t *testing.T) {
 		}
 	}
 }
+
+// brokenProtocol's stream ends before its first chunk, like a connection dropped right
+// after the response headers.
+type brokenProtocol struct{ lineProtocol }
+
+func (brokenProtocol) Decode(r io.Reader, yield func(Chunk) bool) error {
+	b, _ := io.ReadAll(r)
+	if string(b) == "drop" {
+		return fmt.Errorf("read body: %w", ErrTruncatedStream)
+	}
+	return lineProtocol{}.Decode(strings.NewReader(string(b)), yield)
+}
+
+func TestClientRetriesStreamDroppedBeforeFirstChunk(t *testing.T) {
+	srv, n := server(t, reply{200, nil, "drop"}, reply{200, nil, "ok"})
+	c := &Client{Protocol: brokenProtocol{}, BaseURL: srv.URL, Retry: fastRetry(3)}
+	text, notices, err := collect(c, t.Context(), Request{})
+	if err != nil || text != "ok" || n.Load() != 2 || len(notices) != 1 {
+		t.Fatalf("text %q, err %v, requests %d, notices %d; want ok after one retry", text, err, n.Load(), len(notices))
+	}
+}

@@ -232,8 +232,6 @@ func TestNotRetried(t *testing.T) {
 			}},
 		{"dropped connection", fakemodel.Turn{Text: "partial answer", Drop: true},
 			func(err error) bool { return errors.Is(err, model.ErrTruncatedStream) }},
-		{"dropped before content", fakemodel.Turn{Drop: true},
-			func(err error) bool { return errors.Is(err, model.ErrTruncatedStream) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startFake(t, tt.turn, fakemodel.Turn{Text: "should not be reached"})
@@ -245,6 +243,16 @@ func TestNotRetried(t *testing.T) {
 				t.Errorf("served %d turns with %d notices, want 1 and 0", srv.Served(), len(got.notices))
 			}
 		})
+	}
+}
+
+// A stream dropped before any chunk reached the caller is a connection failure: nothing
+// can be duplicated, so it is retried.
+func TestDroppedBeforeContentRetried(t *testing.T) {
+	srv := startFake(t, fakemodel.Turn{Drop: true}, fakemodel.Turn{Text: "ok"})
+	got, err := stream(t, client(srv, fastRetry), prompt("go"))
+	if err != nil || got.text != "ok" || srv.Served() != 2 || len(got.notices) != 1 {
+		t.Fatalf("text %q, err %v, served %d, notices %d; want ok after one retry", got.text, err, srv.Served(), len(got.notices))
 	}
 }
 
