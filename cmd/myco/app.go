@@ -1,0 +1,128 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// app is one invocation of the binary.
+type app struct {
+	args   []string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+// options are the parsed command-line flags.
+type options struct {
+	prompt    string
+	promptSet bool
+	model     string
+	profile   string
+	config    string
+	mode      string
+	json      bool
+	version   bool
+	maxImage  int
+}
+
+// Exit statuses.
+const (
+	exitOK        = 0
+	exitError     = 1
+	exitUsage     = 2
+	exitInterrupt = 130 // 128 + SIGINT
+)
+
+const usageText = `myco: a coding agent server
+
+Usage:
+  myco -p PROMPT [--model KEY] [--json]   one turn on a new durable session; the answer on stdout
+  myco -p - ...                           read the prompt from standard input
+  myco --mode host                        remote host runtime (NDJSON on stdin/stdout)
+  myco --version
+
+Flags:
+`
+
+func (a *app) parse() (options, error) {
+	var o options
+	fs := flag.NewFlagSet("myco", flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(a.stderr, usageText)
+		fs.PrintDefaults()
+	}
+	fs.Func("p", "run one prompt (`PROMPT`, or - to read it from standard input) and exit", func(s string) error {
+		o.prompt, o.promptSet = s, true
+		return nil
+	})
+	fs.StringVar(&o.model, "model", "", "model `KEY` from the catalog (default: config model, else the only one)")
+	fs.StringVar(&o.profile, "profile", "", "profile `NAME` (default: $MYCO_PROFILE, else default)")
+	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
+	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
+	fs.BoolVar(&o.json, "json", false, "with -p: print the turn's events as NDJSON on stdout")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.IntVar(&o.maxImage, "max-image-base64-bytes", 5<<20, "with --mode host: the largest image view_image returns, measured as base64 (`N` bytes)")
+	if err := fs.Parse(a.args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (quote the prompt: myco -p %q)", fs.Arg(0), strings.Join(fs.Args(), " "))
+	}
+	return o, nil
+}
+
+func (a *app) main() int {
+	o, err := a.parse()
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintln(a.stderr, "myco:", err)
+		return exitUsage
+	}
+	switch {
+	case o.version:
+		fmt.Fprintf(a.stdout, "myco %s\n", version)
+		return exitOK
+	case o.promptSet:
+		return a.oneShot(o)
+	}
+	switch o.mode {
+	case "host":
+		return a.hostMode(o)
+	case "", "server", "cli":
+		fmt.Fprintf(a.stderr, "myco: the %s mode is not built yet; run a one-shot prompt with myco -p PROMPT\n", modeName(o.mode))
+		return exitUsage
+	default:
+		fmt.Fprintf(a.stderr, "myco: unknown mode %q (want server, cli or host)\n", o.mode)
+		return exitUsage
+	}
+}
+
+func modeName(m string) string {
+	if m == "" {
+		return "server"
+	}
+	return m
+}
+
+// fail prints a one-line error and returns the error status.
+func (a *app) fail(err error) int {
+	fmt.Fprintln(a.stderr, "myco:", oneLine(err.Error()))
+	return exitError
+}
+
+// oneLine keeps an error on one line, unless it carries a block to paste (an example
+// config), which must stay intact.
+func oneLine(s string) string {
+	if strings.Contains(s, "\n\n") {
+		return s
+	}
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
+}
