@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -27,4 +28,8 @@ func TestHeadTail(t *testing.T) {
 			}
 		})
 	}
+}
+
+func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
+	return context.WithCancel(t.Context())
 }
