@@ -19,7 +19,7 @@ lint:
 
 # bench: the performance targets, printed as ratios measured in one run.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./cmd/myco/ | grep -v '^goos\|^goarch\|^pkg\|^cpu'
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./... | grep -v '^goos\|^goarch\|^pkg\|^cpu'
 
 demo:
 	./scripts/demo.sh

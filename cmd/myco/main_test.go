@@ -76,7 +76,8 @@ func cmdFakeRequests(ts *testscript.TestScript, neg bool, args []string) {
 	reqs := v.(*fakemodel.Server).Requests()
 	var b strings.Builder
 	for _, r := range reqs {
-		b.WriteString(r.Path + " " + strings.ReplaceAll(string(r.Body), "\n", " ") + "\n")
+		auth := r.Header.Get("Authorization") + r.Header.Get("X-Api-Key")
+		b.WriteString(r.Path + " auth=" + auth + " " + strings.ReplaceAll(string(r.Body), "\n", " ") + "\n")
 	}
 	if err := os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644); err != nil {
 		ts.Fatalf("%v", err)

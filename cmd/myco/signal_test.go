@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"myco/internal/fakemodel"
+	"myco/sessions"
+)
+
+// TestInterruptExits130 sends SIGINT to myco -p while a tool runs: the exit status is 130,
+// the running command's process group is killed, and the saved session records the call's
+// outcome as unknown.
+func TestInterruptExits130(t *testing.T) {
+	bin := binary(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	srv, err := fakemodel.Start(fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "bash",
+		Args: `{"command":"echo $$ > ` + pidFile + `; sleep 60"}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	home := profileHome(t, "anthropic-messages", srv.URL, "")
+	cmd := exec.Command(bin, "-p", "sleep please")
+	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var sessionID string
+	for sc.Scan() {
+		line := sc.Text()
+		if id, ok := strings.CutPrefix(line, "session: "); ok {
+			sessionID = id
+		}
+		if strings.HasPrefix(line, "→ bash") {
+			break
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var pid int
+	for pid == 0 {
+		if raw, err := os.ReadFile(pidFile); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(raw)))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tool never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var rest strings.Builder
+	for sc.Scan() {
+		rest.WriteString(sc.Text() + "\n")
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit = %v, want status 130; stderr:\n%s", err, rest.String())
+	}
+	if !strings.Contains(rest.String(), "interrupted") {
+		t.Errorf("stderr after SIGINT = %q, want it to say interrupted", rest.String())
+	}
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tool's process %d survived the interrupt", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sess, err := sessions.NewStore(filepath.Join(home, "profiles", "default", "session")).Load(t.Context(), sessionID)
+	if err != nil {
+		t.Fatalf("load session %q: %v", sessionID, err)
+	}
+	entries := sess.Latest().Entries
+	last := entries[len(entries)-1].Message
+	if len(last.Parts) != 1 || last.Parts[0].ToolResult == nil || !last.Parts[0].ToolResult.Unknown {
+		t.Fatalf("last saved message = %+v, want the call's unknown outcome", last)
+	}
+}
