@@ -88,11 +88,11 @@ func New(o Options) *Agent {
 
 // Result summarizes a run.
 type Result struct {
-	Stop   model.StopReason // why the last response stopped
+	Stop model.StopReason // why the last response stopped
 	// Answer is the text of the last assistant message, preceded by the text of the cut-off
 	// messages it continues when the run resumed mid-sentence.
 	Answer string
-	Usage  model.Usage      // summed over every response of the run
+	Usage  model.Usage // summed over every response of the run
 	// LastUsage is the usage of the last response; its Input is the current prompt size.
 	LastUsage        model.Usage
 	Steps            int // model responses received
@@ -123,8 +123,8 @@ type run struct {
 	a       *Agent
 	h       []model.Message
 	res     Result
-	resumes int // consecutive truncation resumes
-	pauses  int // consecutive pause_turn resends
+	resumes int    // consecutive truncation resumes
+	pauses  int    // consecutive pause_turn resends
 	carry   string // answer text of the cut-off responses the next one continues
 }
 
