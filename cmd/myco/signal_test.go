@@ -91,3 +91,38 @@ func TestInterruptExits130(t *testing.T) {
 		t.Fatalf("last saved message = %+v, want the call's unknown outcome", last)
 	}
 }
+
+// TestStdinNotReadWithoutDash runs myco -p with a standard input that never closes: the
+// prompt comes from the flag, so the run must finish without reading it.
+func TestStdinNotReadWithoutDash(t *testing.T) {
+	bin := binary(t)
+	srv, err := fakemodel.Start(fakemodel.Turn{Text: "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	home := profileHome(t, "openai-completions", srv.URL, "")
+	cmd := exec.Command(bin, "-p", "hi")
+	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+	w, err := cmd.StdinPipe() // held open for the whole run
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	done := make(chan error, 1)
+	var out []byte
+	go func() {
+		var err error
+		out, err = cmd.Output()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil || string(out) != "ok\n" {
+			t.Fatalf("myco -p = %q, %v", out, err)
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("myco -p hung on an open standard input")
+	}
+}
