@@ -21,14 +21,10 @@ import (
 // asking for `bash` exec of `true` and the step that answers, over loopback HTTP to the
 // fake model) and a bare `bash -c true` fork/exec in the same run, and reports their ratio.
 func BenchmarkToolRoundTrip(b *testing.B) {
-	srv, err := fakemodel.Start(
+	srv := fakemodel.New(b,
 		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"true"}`}}},
 		fakemodel.Turn{Text: "done"},
 	)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
 	srv.Loop()
 	std := hostTools(5 << 20)
 	h, err := hosts.NewHarness(hosts.Options{Tools: std})

@@ -22,12 +22,8 @@ import (
 func TestInterruptExits130(t *testing.T) {
 	bin := binary(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	srv, err := fakemodel.Start(fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "bash",
+	srv := fakemodel.New(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "bash",
 		Args: `{"command":"echo $$ > ` + pidFile + `; sleep 60"}`}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	home := profileHome(t, "anthropic-messages", srv.URL, "")
 	cmd := exec.Command(bin, "-p", "sleep please")
 	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
@@ -96,11 +92,7 @@ func TestInterruptExits130(t *testing.T) {
 // prompt comes from the flag, so the run must finish without reading it.
 func TestStdinNotReadWithoutDash(t *testing.T) {
 	bin := binary(t)
-	srv, err := fakemodel.Start(fakemodel.Turn{Text: "ok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := fakemodel.New(t, fakemodel.Turn{Text: "ok"})
 	home := profileHome(t, "openai-completions", srv.URL, "")
 	cmd := exec.Command(bin, "-p", "hi")
 	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")

@@ -16,11 +16,7 @@ import (
 // start runs a fake model with turns and returns a client for it.
 func start(t *testing.T, turns ...fakemodel.Turn) (*fakemodel.Server, *model.Client) {
 	t.Helper()
-	srv, err := fakemodel.Start(turns...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := fakemodel.New(t, turns...)
 	c := &model.Client{
 		Protocol: anthropic.Protocol{},
 		BaseURL:  srv.URL,

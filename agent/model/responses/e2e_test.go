@@ -20,12 +20,7 @@ import (
 
 func startFake(t *testing.T, turns ...fakemodel.Turn) *fakemodel.Server {
 	t.Helper()
-	srv, err := fakemodel.Start(turns...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
+	return fakemodel.New(t, turns...)
 }
 
 func client(srv *fakemodel.Server, attempts int) *model.Client {
