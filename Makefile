@@ -8,9 +8,10 @@ PKGS := ./...
 build:
 	$(GO) build -o bin/myco ./cmd/myco
 
-# test: vet, the gofmt check and the race-enabled suite.
+# test: vet, the gofmt check, the race-enabled suite and a short fuzz of the session loader.
 test: lint
 	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s ./sessions/
 
 lint:
 	$(GO) vet $(PKGS)

@@ -1,10 +1,15 @@
 // Package sessions owns durable sessions: the session document (metadata and ordered
-// threads), its on-disk store, and the checkpoints that make a turn survive a crash.
+// threads) and its on-disk store; the [Runner], which runs durable agent turns with
+// checkpoints that fail closed, records every tool call's intent before it runs, recovers
+// interrupted turns, rewinds rejected ones and compacts; the [Runtime], which binds a
+// session to its tools and resource owner across thread and agent replacement; and the
+// root-only session_history and session_meta tools.
 //
 // A session is stored as an append-only log, one record per line, each line carrying a
 // checksum, so a checkpoint costs what it adds and never rewrites the history. A torn last
 // line (the process died mid-write) was never acknowledged and is ignored on load; any other
-// damage is an error that names the file and the line. See docs/session-format.md.
+// damage is an error that names the file and the line. Schemas 2 to 4 are upgraded in
+// memory. See docs/session-format.md.
 //
 // It must not import handlers, views, templ or chi.
 package sessions

@@ -1,8 +1,10 @@
 package sessions
 
 import (
+	"fmt"
 	"time"
 
+	"myco/agent"
 	"myco/agent/model"
 )
 
@@ -22,6 +24,11 @@ type Session struct {
 	Parent     string    `json:"parent,omitempty"`
 	Hidden     bool      `json:"hidden,omitempty"`
 	Threads    []*Thread `json:"threads"`
+
+	// Upgraded is the schema version of the file this session was loaded from when that
+	// was older than [Version] (2, 3 or 4), and 0 otherwise. Such a file is rewritten as a
+	// version 5 log on the first write, never on load.
+	Upgraded int `json:"-"`
 }
 
 // Thread is one linear history within a session.
@@ -30,10 +37,22 @@ type Thread struct {
 	Created     time.Time `json:"created"`
 	Predecessor string    `json:"predecessor,omitempty"`
 	Successor   string    `json:"successor,omitempty"`
-	Entries     []Entry   `json:"entries"`
+	// Reason says why the thread was started after its predecessor: "compaction" or
+	// "rewind"; empty for a session's first thread.
+	Reason string `json:"reason,omitempty"`
+	// Base is how many entries the thread had when it was started (the summary and retained
+	// context of a compaction, the kept turns of a rewind).
+	Base    int     `json:"base,omitempty"`
+	Entries []Entry `json:"entries"`
 	// Usage is the latest usage report for this thread's context: Usage.Input estimates how
 	// much of the window the thread fills.
 	Usage model.Usage `json:"usage,omitzero"`
+
+	saved   int                   // entries already on disk; the rest were made by recovery
+	open    bool                  // a turn started and no end was recorded
+	end     string                // the status of the last recorded turn end
+	intents map[string]*intentRec // tool calls started since the last user message
+	results map[string]*resultRec // tool results recorded since the last user message
 }
 
 // Entry is one message of a thread with its bookkeeping.
@@ -42,7 +61,40 @@ type Entry struct {
 	// AcceptedAt is when a human's user turn was accepted; nil for everything else (tool
 	// results, continuations, and turns saved by older versions).
 	AcceptedAt *time.Time `json:"accepted_at,omitempty"`
+	// Continuation marks a user message the runner wrote to continue work without a human,
+	// such as the # Resumption message after auto-compaction. It starts a turn.
+	Continuation bool `json:"continuation,omitempty"`
+	// Facts are the structured runtime facts that this message's hidden "runtime" part
+	// describes to the model.
+	Facts *Facts `json:"facts,omitempty"`
+	// Recovered marks a message made on load for tool calls that a stopped process left
+	// without results.
+	Recovered bool `json:"recovered,omitempty"`
 }
+
+// Facts describe the runtime a thread's work happens in: who owns the live tool handles,
+// and which model ran. They reach the model as a hidden system part.
+type Facts struct {
+	Owner    string    `json:"owner"`
+	Observed time.Time `json:"observed"`
+	ModelKey string    `json:"model_key,omitempty"`
+	APIModel string    `json:"api_model,omitempty"`
+	Protocol string    `json:"protocol,omitempty"`
+	Effort   string    `json:"effort,omitempty"`
+	// Handles is the inventory of tool handles the owner holds (bash sessions, editor read
+	// stamps), one line each.
+	Handles []string `json:"handles,omitempty"`
+	// Stale is set when the inventory could not be taken; Handles are then last known.
+	Stale bool `json:"stale,omitempty"`
+}
+
+// Turn end statuses, as recorded in the log.
+const (
+	TurnDone      = "done"      // the model answered
+	TurnCancelled = "cancelled" // the user stopped it; final, never resumed
+	TurnFailed    = "failed"    // a model or save error ended it
+	TurnRejected  = "rejected"  // the request was refused before upload; the thread was rewound
+)
 
 // Latest returns the thread that accepts new messages.
 func (s *Session) Latest() *Thread {
@@ -62,11 +114,65 @@ func (s *Session) Thread(id string) *Thread {
 	return nil
 }
 
-// Messages returns the thread's messages, in order.
+// Messages returns the thread's messages as stored, in order. They may not be valid model
+// input; see [Thread.History].
 func (t *Thread) Messages() []model.Message {
 	out := make([]model.Message, len(t.Entries))
 	for i, e := range t.Entries {
 		out[i] = e.Message
+	}
+	return out
+}
+
+// Interrupted reports that the thread's last turn started and never ended: the process
+// stopped during it. Such a turn can be continued with [Runner.Resume]; a cancelled one
+// cannot.
+func (t *Thread) Interrupted() bool { return t.open }
+
+// LastTurn returns the status of the thread's last ended turn ([TurnDone], [TurnCancelled],
+// [TurnFailed], [TurnRejected]), or "" when none was recorded.
+func (t *Thread) LastTurn() string { return t.end }
+
+// Facts returns the latest runtime facts recorded in the thread, or nil.
+func (t *Thread) Facts() *Facts {
+	for i := len(t.Entries) - 1; i >= 0; i-- {
+		if f := t.Entries[i].Facts; f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// History returns the thread as model input: consecutive user messages (an input after a
+// turn that stopped before its answer) merged into one, and malformed tool call/result pairs
+// repaired by [agent.RepairHistory]. Stored entries are never changed.
+func (t *Thread) History() []model.Message {
+	h := merged(t.Messages())
+	if fixed, changed := agent.RepairHistory(h); changed {
+		return fixed
+	}
+	return h
+}
+
+// Executable returns an error when the stored messages cannot be sent to a model as they
+// are: a tool call without its result, a result without its call, or results out of order.
+// Such a thread stays readable; [Thread.History] repairs it before use.
+func (t *Thread) Executable() error {
+	if _, changed := agent.RepairHistory(merged(t.Messages())); changed {
+		return fmt.Errorf("thread %s: malformed tool call/result pairs; the history must be repaired before use", t.ID)
+	}
+	return nil
+}
+
+// merged joins consecutive user messages, which the providers reject.
+func merged(h []model.Message) []model.Message {
+	out := make([]model.Message, 0, len(h))
+	for _, m := range h {
+		if n := len(out); n > 0 && m.Role == model.User && out[n-1].Role == model.User {
+			out[n-1] = model.Message{Role: model.User, Parts: append(append([]model.Part(nil), out[n-1].Parts...), m.Parts...)}
+			continue
+		}
+		out = append(out, m)
 	}
 	return out
 }

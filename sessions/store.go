@@ -9,13 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"myco/agent/model"
@@ -24,14 +24,31 @@ import (
 // ErrNotFound reports a session id with no file in the store.
 var ErrNotFound = errors.New("sessions: not found")
 
-// Store keeps sessions as files in one directory. It is safe for concurrent use by one
-// writer per session; callers serialize the writes of a session (the runner's writer gate).
+// Store keeps sessions as files in one directory. It is safe for concurrent use; writes to
+// one session are serialized, and callers keep one writer per session (the runner's writer
+// gate) so that the in-memory document and the file agree.
 type Store struct {
 	dir string
+
+	// openLog opens a session file for appending; tests replace it to fail writes.
+	openLog func(path string) (logFile, error)
+
+	locks sync.Map // session id -> *sync.Mutex serializing appends
+}
+
+// logFile is what an append needs of an open file.
+type logFile interface {
+	io.Writer
+	Sync() error
+	Close() error
 }
 
 // NewStore returns a store over dir, which must exist.
-func NewStore(dir string) *Store { return &Store{dir: dir} }
+func NewStore(dir string) *Store {
+	return &Store{dir: dir, openLog: func(path string) (logFile, error) {
+		return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	}}
+}
 
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
@@ -50,71 +67,10 @@ func NewID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// record is one line of a session log. Exactly one of the pointers is set.
-type record struct {
-	Kind    string     `json:"kind"`
-	Session *metaRec   `json:"session,omitempty"`
-	Thread  *threadRec `json:"thread,omitempty"`
-	Message *msgRec    `json:"message,omitempty"`
-	Usage   *usageRec  `json:"usage,omitempty"`
-}
-
-// metaRec carries the session's metadata: the first line of every file, and again whenever
-// the metadata changes (the last one wins).
-type metaRec struct {
-	Version    int       `json:"version"`
-	ID         string    `json:"id"`
-	Created    time.Time `json:"created"`
-	Model      string    `json:"model,omitempty"`
-	Title      string    `json:"title,omitempty"`
-	Links      []string  `json:"links,omitempty"`
-	Scratchpad string    `json:"scratchpad,omitempty"`
-	Archived   bool      `json:"archived,omitempty"`
-	Parent     string    `json:"parent,omitempty"`
-	Hidden     bool      `json:"hidden,omitempty"`
-}
-
-type threadRec struct {
-	ID          string    `json:"id"`
-	Created     time.Time `json:"created"`
-	Predecessor string    `json:"predecessor,omitempty"`
-}
-
-// msgRec appends a message to a thread at Index. An Index below the thread's length
-// rewinds the thread to Index first.
-type msgRec struct {
-	Thread string `json:"thread"`
-	Index  int    `json:"index"`
-	Entry
-}
-
-type usageRec struct {
-	Thread string      `json:"thread"`
-	Usage  model.Usage `json:"usage"`
-}
-
 func metaOf(s *Session) *metaRec {
 	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
 		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden}
 }
-
-// encode renders records as checksummed lines: 8 hex digits of the CRC-32C of the JSON,
-// a space, the JSON, a newline.
-func encode(recs ...record) ([]byte, error) {
-	var buf bytes.Buffer
-	for _, r := range recs {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s record: %w", r.Kind, err)
-		}
-		fmt.Fprintf(&buf, "%08x ", crc32.Checksum(b, castagnoli))
-		buf.Write(b)
-		buf.WriteByte('\n')
-	}
-	return buf.Bytes(), nil
-}
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Create writes a new session with one empty thread. The file appears whole or not at all.
 func (s *Store) Create(ctx context.Context, sess *Session) error {
@@ -124,57 +80,205 @@ func (s *Store) Create(ctx context.Context, sess *Session) error {
 	if len(sess.Threads) == 0 {
 		sess.Threads = []*Thread{{ID: "t1", Created: sess.Created}}
 	}
+	path := s.Path(sess.ID)
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("create session %s: %s already exists", sess.ID, path)
+	}
+	if err := s.writeWhole(sess); err != nil {
+		return fmt.Errorf("create session %s: %w", sess.ID, err)
+	}
+	return nil
+}
+
+// writeWhole writes sess as a fresh version 5 log through a temporary file and a rename.
+func (s *Store) writeWhole(sess *Session) error {
 	recs := []record{{Kind: "session", Session: metaOf(sess)}}
 	for _, t := range sess.Threads {
-		recs = append(recs, record{Kind: "thread", Thread: &threadRec{ID: t.ID, Created: t.Created, Predecessor: t.Predecessor}})
+		recs = append(recs, record{Kind: "thread", Thread: &threadRec{ID: t.ID, Created: t.Created, Predecessor: t.Predecessor, Reason: t.Reason, Base: t.Base}})
 		for i, e := range t.Entries {
 			recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: i, Entry: e}})
+		}
+		if t.Usage != (model.Usage{}) {
+			recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: t.Usage}})
 		}
 	}
 	data, err := encode(recs...)
 	if err != nil {
 		return err
 	}
-	path := s.Path(sess.ID)
-	if _, err := os.Stat(path); err == nil {
-		return fmt.Errorf("create session %s: %s already exists", sess.ID, path)
+	if err := writeFileAtomic(s.Path(sess.ID), data); err != nil {
+		return err
 	}
-	if err := writeFileAtomic(path, data); err != nil {
-		return fmt.Errorf("create session %s: %w", sess.ID, err)
+	for _, t := range sess.Threads {
+		t.saved = len(t.Entries)
 	}
+	sess.Upgraded = 0
 	return nil
 }
 
-// Append durably adds entries to the end of thread t of sess (in memory and on disk). The
+// Append durably adds entries to the end of thread t of sess (in memory and on disk),
+// together with any entries that recovery made on load and that are not on disk yet. The
 // entries are written and synced before Append returns; on error the in-memory session is
 // left unchanged.
 func (s *Store) Append(ctx context.Context, sess *Session, t *Thread, entries ...Entry) error {
-	if len(entries) == 0 {
+	return s.Checkpoint(ctx, sess, t, entries, nil)
+}
+
+// Checkpoint is [Store.Append] plus, when usage is not nil, the thread's latest usage
+// report, in one write.
+func (s *Store) Checkpoint(ctx context.Context, sess *Session, t *Thread, entries []Entry, usage *model.Usage) error {
+	if sess.Upgraded != 0 {
+		return s.upgrade(sess, t, entries, usage)
+	}
+	pending := t.Entries[t.saved:]
+	if len(pending)+len(entries) == 0 && usage == nil {
 		return nil
 	}
-	recs := make([]record, len(entries))
+	recs := make([]record, 0, len(pending)+len(entries)+1)
+	for i, e := range pending {
+		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: t.saved + i, Entry: e}})
+	}
 	for i, e := range entries {
-		recs[i] = record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: len(t.Entries) + i, Entry: e}}
+		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: len(t.Entries) + i, Entry: e}})
+	}
+	if usage != nil {
+		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: *usage}})
 	}
 	if err := s.appendRecords(sess.ID, recs...); err != nil {
 		return err
 	}
 	t.Entries = append(t.Entries, entries...)
+	t.saved = len(t.Entries)
+	if usage != nil {
+		t.Usage = *usage
+	}
+	for _, e := range entries {
+		t.noteEntry(e)
+	}
+	return nil
+}
+
+// upgrade rewrites a session loaded from an older schema as a version 5 log, with entries
+// and usage added, keeping the old file next to it as ID.session.vN.
+func (s *Store) upgrade(sess *Session, t *Thread, entries []Entry, usage *model.Usage) error {
+	path := s.Path(sess.ID)
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("upgrade session %s: %w", sess.ID, err)
+	}
+	backup := fmt.Sprintf("%s.v%d", path, sess.Upgraded)
+	if err := writeFileAtomic(backup, old); err != nil {
+		return fmt.Errorf("upgrade session %s: keep the version %d file: %w", sess.ID, sess.Upgraded, err)
+	}
+	before, usageBefore, from := len(t.Entries), t.Usage, sess.Upgraded
+	t.Entries = append(t.Entries, entries...)
+	if usage != nil {
+		t.Usage = *usage
+	}
+	if err := s.writeWhole(sess); err != nil {
+		t.Entries, t.Usage, sess.Upgraded = t.Entries[:before], usageBefore, from
+		return fmt.Errorf("upgrade session %s from version %d: %w", sess.ID, from, err)
+	}
+	for _, e := range entries {
+		t.noteEntry(e)
+	}
 	return nil
 }
 
 // SetUsage durably records the latest usage report of thread t.
 func (s *Store) SetUsage(ctx context.Context, sess *Session, t *Thread, u model.Usage) error {
-	if err := s.appendRecords(sess.ID, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: u}}); err != nil {
-		return err
-	}
-	t.Usage = u
-	return nil
+	return s.Checkpoint(ctx, sess, t, nil, &u)
 }
 
 // SaveMeta durably records the session's current metadata.
 func (s *Store) SaveMeta(ctx context.Context, sess *Session) error {
+	if sess.Upgraded != 0 {
+		return s.upgrade(sess, sess.Latest(), nil, nil)
+	}
 	return s.appendRecords(sess.ID, record{Kind: "session", Session: metaOf(sess)})
+}
+
+// EndTurn durably records how the current turn of thread t ended: one of [TurnDone],
+// [TurnCancelled], [TurnFailed] or [TurnRejected].
+func (s *Store) EndTurn(ctx context.Context, sess *Session, t *Thread, status string, cause error) error {
+	rec := &turnRec{Thread: t.ID, Status: status, At: time.Now().UTC()}
+	if cause != nil {
+		rec.Error = cause.Error()
+	}
+	if err := s.Checkpoint(ctx, sess, t, nil, nil); err != nil {
+		return err
+	}
+	if err := s.appendRecords(sess.ID, record{Kind: "turn", Turn: rec}); err != nil {
+		return err
+	}
+	t.open, t.end = false, status
+	return nil
+}
+
+// StartThread durably starts thread t as the successor of the session's latest thread.
+// t.Entries are its first messages; inherit, when positive, says that they begin with that
+// many leading entries of the predecessor, which are then not written again.
+func (s *Store) StartThread(ctx context.Context, sess *Session, t *Thread, inherit int) error {
+	prev := sess.Latest()
+	if prev == nil {
+		return fmt.Errorf("start thread in session %s: the session has no thread", sess.ID)
+	}
+	if sess.Thread(t.ID) != nil {
+		return fmt.Errorf("start thread in session %s: thread %q exists", sess.ID, t.ID)
+	}
+	if inherit < 0 || inherit > len(prev.Entries) || inherit > len(t.Entries) {
+		return fmt.Errorf("start thread in session %s: cannot inherit %d entries", sess.ID, inherit)
+	}
+	t.Predecessor = prev.ID
+	t.Base = len(t.Entries)
+	if sess.Upgraded != 0 {
+		sess.Threads = append(sess.Threads, t)
+		prev.Successor = t.ID
+		if err := s.upgrade(sess, t, nil, nil); err != nil {
+			sess.Threads = sess.Threads[:len(sess.Threads)-1]
+			prev.Successor = ""
+			return err
+		}
+		return nil
+	}
+	if err := s.Checkpoint(ctx, sess, prev, nil, nil); err != nil { // recovered entries first
+		return err
+	}
+	recs := []record{{Kind: "thread", Thread: &threadRec{ID: t.ID, Created: t.Created, Predecessor: prev.ID, Reason: t.Reason, Inherit: inherit, Base: t.Base}}}
+	for i := inherit; i < len(t.Entries); i++ {
+		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: i, Entry: t.Entries[i]}})
+	}
+	if t.Usage != (model.Usage{}) {
+		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: t.Usage}})
+	}
+	if err := s.appendRecords(sess.ID, recs...); err != nil {
+		return err
+	}
+	t.saved = len(t.Entries)
+	prev.Successor = t.ID
+	sess.Threads = append(sess.Threads, t)
+	return nil
+}
+
+// recordIntent durably records that a tool call is about to run.
+func (s *Store) recordIntent(sess *Session, rec *intentRec) error {
+	if sess.Upgraded != 0 {
+		return nil // an upgraded file is rewritten by the checkpoint before any tool runs
+	}
+	return s.appendRecords(sess.ID, record{Kind: "intent", Intent: rec})
+}
+
+// recordResult durably records a tool call's result.
+func (s *Store) recordResult(sess *Session, rec *resultRec) error {
+	if sess.Upgraded != 0 {
+		return nil
+	}
+	return s.appendRecords(sess.ID, record{Kind: "result", Result: rec})
+}
+
+func (s *Store) lock(id string) *sync.Mutex {
+	mu, _ := s.locks.LoadOrStore(id, new(sync.Mutex))
+	return mu.(*sync.Mutex)
 }
 
 func (s *Store) appendRecords(id string, recs ...record) error {
@@ -182,8 +286,11 @@ func (s *Store) appendRecords(id string, recs ...record) error {
 	if err != nil {
 		return err
 	}
+	mu := s.lock(id)
+	mu.Lock()
+	defer mu.Unlock()
 	path := s.Path(id)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := s.openLog(path)
 	if err != nil {
 		return fmt.Errorf("checkpoint session %s: %w", id, err)
 	}
@@ -201,21 +308,9 @@ func (s *Store) appendRecords(id string, recs ...record) error {
 	return nil
 }
 
-// LoadError is a session file that cannot be read as a session. The file is left as it was.
-type LoadError struct {
-	Path string
-	Line int // 0 when the problem is not on one line
-	Msg  string
-}
-
-func (e *LoadError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
-}
-
-// Load reads session id. Loading never writes.
+// Load reads session id. Loading never writes: a file of an older schema is upgraded in
+// memory only, and tool calls a stopped process left unresolved get their recovered
+// outcomes in memory (written by the next append).
 func (s *Store) Load(ctx context.Context, id string) (*Session, error) {
 	if !idPattern.MatchString(id) {
 		return nil, fmt.Errorf("load session %q: %w", id, ErrNotFound)
@@ -228,128 +323,14 @@ func (s *Store) Load(ctx context.Context, id string) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
-	return Decode(path, data)
-}
-
-// Decode parses a session log. path is used in error messages only.
-func Decode(path string, data []byte) (*Session, error) {
-	var sess *Session
-	lineNo := 0
-	for len(data) > 0 {
-		lineNo++
-		nl := bytes.IndexByte(data, '\n')
-		if nl < 0 {
-			break // a torn last line: it was never acknowledged
-		}
-		line := data[:nl]
-		data = data[nl+1:]
-		last := len(data) == 0
-		rec, err := decodeLine(line)
-		if err != nil {
-			if last && sess != nil {
-				break // a torn or garbled last write
-			}
-			return nil, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
-		}
-		if sess == nil {
-			if rec.Kind != "session" || rec.Session == nil {
-				return nil, &LoadError{Path: path, Line: lineNo, Msg: "first record is not a session header"}
-			}
-		}
-		if err := apply(&sess, rec); err != nil {
-			return nil, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
-		}
+	sess, err := Decode(path, data)
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
-	if sess == nil {
-		return nil, &LoadError{Path: path, Msg: "empty session file"}
-	}
-	if len(sess.Threads) == 0 {
-		return nil, &LoadError{Path: path, Msg: "session has no thread"}
+	if sess.ID != id {
+		return nil, fmt.Errorf("load session %s: %w", id, &LoadError{Path: path, Msg: fmt.Sprintf("the file holds session %q", sess.ID)})
 	}
 	return sess, nil
-}
-
-func decodeLine(line []byte) (record, error) {
-	var rec record
-	if len(line) < 10 || line[8] != ' ' {
-		return rec, errors.New("not a checksummed record")
-	}
-	var sum uint32
-	if _, err := fmt.Sscanf(string(line[:8]), "%08x", &sum); err != nil {
-		return rec, errors.New("bad checksum field")
-	}
-	body := line[9:]
-	if crc32.Checksum(body, castagnoli) != sum {
-		return rec, errors.New("checksum mismatch: the record is damaged")
-	}
-	if err := json.Unmarshal(body, &rec); err != nil {
-		return rec, fmt.Errorf("bad record: %w", err)
-	}
-	return rec, nil
-}
-
-func apply(sp **Session, rec record) error {
-	switch rec.Kind {
-	case "session":
-		m := rec.Session
-		if m == nil {
-			return errors.New("session record without metadata")
-		}
-		if m.Version > Version {
-			return fmt.Errorf("session schema version %d is newer than this myco understands (version %d); upgrade myco", m.Version, Version)
-		}
-		if m.Version < Version {
-			return fmt.Errorf("session record of schema version %d inside a version %d log", m.Version, Version)
-		}
-		s := *sp
-		if s == nil {
-			s = &Session{}
-			*sp = s
-		} else if m.ID != s.ID {
-			return fmt.Errorf("metadata for session %q inside session %q", m.ID, s.ID)
-		}
-		s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
-		s.Scratchpad, s.Archived, s.Parent, s.Hidden = m.Scratchpad, m.Archived, m.Parent, m.Hidden
-	case "thread":
-		t := rec.Thread
-		if t == nil || t.ID == "" {
-			return errors.New("thread record without id")
-		}
-		s := *sp
-		if s.Thread(t.ID) != nil {
-			return fmt.Errorf("thread %q declared twice", t.ID)
-		}
-		if prev := s.Latest(); prev != nil {
-			prev.Successor = t.ID
-		}
-		s.Threads = append(s.Threads, &Thread{ID: t.ID, Created: t.Created, Predecessor: t.Predecessor})
-	case "message":
-		m := rec.Message
-		if m == nil {
-			return errors.New("message record without message")
-		}
-		t := (*sp).Thread(m.Thread)
-		if t == nil {
-			return fmt.Errorf("message for unknown thread %q", m.Thread)
-		}
-		if m.Index < 0 || m.Index > len(t.Entries) {
-			return fmt.Errorf("message index %d in thread %q of %d messages", m.Index, m.Thread, len(t.Entries))
-		}
-		t.Entries = append(t.Entries[:m.Index], m.Entry)
-	case "usage":
-		u := rec.Usage
-		if u == nil {
-			return errors.New("usage record without usage")
-		}
-		t := (*sp).Thread(u.Thread)
-		if t == nil {
-			return fmt.Errorf("usage for unknown thread %q", u.Thread)
-		}
-		t.Usage = u.Usage
-	default:
-		// A record kind from a newer minor revision: skip it rather than refuse the file.
-	}
-	return nil
 }
 
 // Summary is one row of a session listing.
@@ -402,6 +383,18 @@ func (s *Store) readMeta(id string) (*metaRec, error) {
 	defer f.Close()
 	var meta *metaRec
 	r := bufio.NewReaderSize(f, 64<<10)
+	if b, err := r.Peek(1); err == nil && b[0] == '{' {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		var d legacyDoc
+		if err := json.Unmarshal(data, &d); err != nil || d.Version < 2 || d.Version >= Version {
+			return nil, errors.New("not a session document")
+		}
+		return &metaRec{Version: d.Version, ID: d.ID, Created: d.Created, Model: d.Model, Title: d.Title,
+			Links: d.Links, Scratchpad: d.Scratchpad, Parent: d.Parent, Hidden: d.Hidden}, nil
+	}
 	for {
 		line, err := r.ReadBytes('\n')
 		if err == io.EOF {

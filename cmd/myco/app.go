@@ -28,6 +28,8 @@ type options struct {
 	json      bool
 	version   bool
 	maxImage  int
+	resume    string
+	compact   string
 }
 
 // Exit statuses.
@@ -43,6 +45,8 @@ const usageText = `myco: a coding agent server
 Usage:
   myco -p PROMPT [--model KEY] [--json]   one turn on a new durable session; the answer on stdout
   myco -p - ...                           read the prompt from standard input
+  myco -p PROMPT --resume ID              continue a saved session
+  myco --compact ID                       compact a saved session into a successor thread
   myco --mode host                        remote host runtime (NDJSON on stdin/stdout)
   myco --version
 
@@ -65,6 +69,8 @@ func (a *app) parse() (options, error) {
 	fs.StringVar(&o.profile, "profile", "", "profile `NAME` (default: $MYCO_PROFILE, else default)")
 	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
 	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
+	fs.StringVar(&o.resume, "resume", "", "with -p: continue the saved session `ID` (live tools are not restored)")
+	fs.StringVar(&o.compact, "compact", "", "compact the saved session `ID` into a successor thread and exit")
 	fs.BoolVar(&o.json, "json", false, "with -p: print the turn's events as NDJSON on stdout")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.IntVar(&o.maxImage, "max-image-base64-bytes", 5<<20, "with --mode host: the largest image view_image returns, measured as base64 (`N` bytes)")
@@ -90,6 +96,14 @@ func (a *app) main() int {
 	case o.version:
 		fmt.Fprintf(a.stdout, "myco %s\n", version)
 		return exitOK
+	case o.compact != "" && o.promptSet:
+		fmt.Fprintln(a.stderr, "myco: --compact and -p do not go together; compact first, then resume with -p TEXT --resume ID")
+		return exitUsage
+	case o.compact != "":
+		return a.compactCmd(o)
+	case o.resume != "" && !o.promptSet:
+		fmt.Fprintln(a.stderr, "myco: --resume needs a prompt: myco -p TEXT --resume ID")
+		return exitUsage
 	case o.promptSet:
 		return a.oneShot(o)
 	}

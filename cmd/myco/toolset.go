@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 
 	"myco/agent"
 	"myco/config"
@@ -24,15 +23,6 @@ func hostTools(maxImageBase64Bytes int) []tools.Tool {
 		tools.NewEditor(tools.EditorOptions{}),
 		tools.NewImage(tools.ImageOptions{MaxBase64Bytes: maxImageBase64Bytes}),
 	}
-}
-
-func newToolset(p *profile, owner string) (*toolset, error) {
-	std := hostTools(p.model.MaxImageBase64Bytes)
-	h, err := hosts.NewHarness(hosts.Options{Tools: std})
-	if err != nil {
-		return nil, fmt.Errorf("build the harness: %w", err)
-	}
-	return &toolset{harness: h, exec: h.For(owner), std: std}, nil
 }
 
 // close ends every process the tools started.

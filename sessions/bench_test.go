@@ -1,0 +1,86 @@
+package sessions
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"myco/agent/model"
+)
+
+// benchSession makes a session of n messages (alternating inputs and answers of about 400
+// bytes) and a runner checkpoint positioned at its end.
+func benchSession(b *testing.B, n int) (*fixture, *turn, []model.Message) {
+	b.Helper()
+	f := &fixture{store: NewStore(b.TempDir()), tools: &fakeTools{}}
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	f.sess = &Session{ID: fmt.Sprintf("bench-%d", n), Created: now}
+	th := &Thread{ID: "t1", Created: now}
+	text := strings.Repeat("lorem ipsum ", 32)
+	for i := range n {
+		role := model.User
+		if i%2 == 1 {
+			role = model.Assistant
+		}
+		th.Entries = append(th.Entries, Entry{Message: model.Message{Role: role, Parts: []model.Part{model.TextPart(text)}}})
+	}
+	f.sess.Threads = []*Thread{th}
+	if err := f.store.Create(b.Context(), f.sess); err != nil {
+		b.Fatal(err)
+	}
+	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Owner: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return AgentConfig{} }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.rt, f.runner = rt, r
+	h := th.History()
+	return f, &turn{r: r, th: th, saved: len(h)}, h
+}
+
+// checkpointCost returns the mean time of rounds checkpoints, each adding a model step and
+// a tool batch, to the session of tn.
+func checkpointCost(b *testing.B, tn *turn, h []model.Message, rounds int) time.Duration {
+	step := model.Message{Role: model.Assistant, Parts: []model.Part{model.TextPart("a step"),
+		{Kind: model.KindToolCall, ToolCall: &model.ToolCall{ID: "c", Name: "work", Input: []byte(`{}`)}}}}
+	res := model.Message{Role: model.User, Parts: []model.Part{{Kind: model.KindToolResult, ToolResult: &model.ToolResult{CallID: "c", Text: "ok"}}}}
+	start := time.Now()
+	for range rounds {
+		h = append(h, step, res)
+		if err := tn.checkpoint(b.Context(), h); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start) / time.Duration(rounds)
+}
+
+// BenchmarkCheckpoint reports the cost of a checkpoint in a 10,000-message session as a
+// ratio to one in a 100-message session (the goal is under 1.5), and the load time of the
+// 10,000-message session.
+func BenchmarkCheckpoint(b *testing.B) {
+	_, small, hs := benchSession(b, 100)
+	big, large, hl := benchSession(b, 10_000)
+	const rounds = 40
+	var sumSmall, sumLarge time.Duration
+	for b.Loop() {
+		sumSmall += checkpointCost(b, small, hs, rounds)
+		sumLarge += checkpointCost(b, large, hl, rounds)
+		hs, hl = small.th.Messages(), large.th.Messages()
+	}
+	ratio := float64(sumLarge) / float64(sumSmall)
+	start := time.Now()
+	const loads = 5
+	for range loads {
+		if _, err := big.store.Load(b.Context(), big.sess.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	load := time.Since(start) / loads
+	b.ReportMetric(ratio, "ckpt10k/ckpt100")
+	b.ReportMetric(float64(sumLarge.Microseconds())/float64(b.N), "µs/ckpt10k")
+	b.ReportMetric(float64(load.Milliseconds()), "ms/load10k")
+}

@@ -1,0 +1,168 @@
+package sessions
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"myco/agent/model"
+)
+
+// crashDriver is the built sessions/internal/crashdriver, or "" when the build failed.
+var crashDriver string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "crashdriver-")
+	if err == nil {
+		bin := filepath.Join(dir, "crashdriver")
+		if out, berr := exec.Command("go", "build", "-o", bin, "./internal/crashdriver").CombinedOutput(); berr == nil {
+			crashDriver = bin
+		} else {
+			fmt.Fprintf(os.Stderr, "build crashdriver: %v\n%s", berr, out)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestCrashRecovery kills a process running 200 scripted turns with tool batches at random
+// points. After every kill the session loads, every checkpoint the process reported is
+// there, every completed turn's input is there, and calls left unresolved have explicit
+// unknown outcomes; the next process carries on from there.
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test runs the driver for several seconds")
+	}
+	if crashDriver == "" {
+		t.Fatal("the crash driver did not build")
+	}
+	const turns, kills = 200, 30
+	dir := t.TempDir()
+	st := NewStore(dir)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	var ckpts = map[string]int{} // thread -> messages reported durable
+	done := 0
+	unknowns, recovered := 0, 0
+	deadline := time.Now().Add(60 * time.Second)
+	for k := 0; ; k++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the crash test did not finish in time")
+		}
+		cmd := exec.Command(crashDriver, "-dir", dir, "-session", "crash-1", "-turns", fmt.Sprint(turns))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				var th string
+				var n int
+				mu.Lock()
+				if _, err := fmt.Sscanf(sc.Text(), "ckpt %s %d", &th, &n); err == nil {
+					ckpts[th] = max(ckpts[th], n)
+				} else if _, err := fmt.Sscanf(sc.Text(), "done %d", &n); err == nil {
+					done = max(done, n)
+				}
+				mu.Unlock()
+			}
+		})
+		killed := false
+		if k < kills {
+			timer := time.AfterFunc(time.Duration(30+rng.IntN(300))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
+			wg.Wait()
+			err = cmd.Wait()
+			killed = !timer.Stop()
+		} else {
+			wg.Wait()
+			err = cmd.Wait()
+		}
+		if err != nil && !killed {
+			t.Fatalf("run %d: driver failed: %v\n%s", k, err, stderr.String())
+		}
+
+		s, lerr := st.Load(t.Context(), "crash-1")
+		if lerr != nil {
+			t.Fatalf("after kill %d: Load: %v", k, lerr)
+		}
+		mu.Lock()
+		for th, n := range ckpts {
+			if got := s.Thread(th); got == nil || got.saved < n {
+				t.Fatalf("after kill %d: thread %s lost checkpointed messages (reported %d durable)", k, th, n)
+			}
+		}
+		inputs := map[string]bool{}
+		for _, th := range s.Threads {
+			for _, e := range th.Entries {
+				if e.AcceptedAt != nil {
+					inputs[e.Message.Text()] = true
+				}
+			}
+		}
+		for i := 1; i <= done; i++ {
+			if !inputs[fmt.Sprintf("turn %d", i)] {
+				t.Fatalf("after kill %d: the input of completed turn %d is lost", k, i)
+			}
+		}
+		mu.Unlock()
+		th := s.Latest()
+		if err := th.Executable(); err != nil {
+			t.Fatalf("after kill %d: %v", k, err)
+		}
+		if n := len(th.Entries); n > 0 && th.Entries[n-1].Recovered {
+			recovered++
+			for _, p := range th.Entries[n-1].Message.Parts {
+				if r := p.ToolResult; r != nil && r.Unknown {
+					unknowns++
+					if !strings.Contains(r.Text, "outcome unknown") || !strings.Contains(r.Text, "host local") {
+						t.Errorf("after kill %d: unknown outcome %q lacks the host", k, r.Text)
+					}
+				}
+			}
+			if unknownIn(th.Entries[n-1].Message) && !hasRuntimeNotice(th.Entries[n-1].Message) {
+				t.Errorf("after kill %d: unknown outcomes without a runtime notice", k)
+			}
+		}
+		if !killed {
+			break
+		}
+	}
+	if done != turns {
+		t.Fatalf("completed %d turns, want %d", done, turns)
+	}
+	t.Logf("%d kills; %d recovered tool batches with %d unknown outcomes", kills, recovered, unknowns)
+}
+
+func unknownIn(m model.Message) bool {
+	for _, p := range m.Parts {
+		if p.ToolResult != nil && p.ToolResult.Unknown {
+			return true
+		}
+	}
+	return false
+}
+
+func hasRuntimeNotice(m model.Message) bool {
+	for _, p := range m.Parts {
+		if p.Kind == model.KindSystem && p.System == "runtime" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,42 @@
+package sessions
+
+import "myco/agent"
+
+// Event is something a [Runner] reports to its sink. The set is closed: [AgentEvent],
+// [Checkpointed], [Compacted], [Rewound], [Stopped] and [Notice].
+type Event interface{ isEvent() }
+
+// AgentEvent is an event of the running agent.
+type AgentEvent struct{ agent.Event }
+
+// Checkpointed reports that thread Thread is durable up to Messages entries.
+type Checkpointed struct {
+	Thread   string
+	Messages int
+}
+
+// Compacted reports a successor thread made by compaction.
+type Compacted struct {
+	From, To string
+	Auto     bool
+}
+
+// Rewound reports a turn rejected before upload: From keeps it, To continues from the last
+// completed turn.
+type Rewound struct {
+	From, To string
+	Err      error
+}
+
+// Stopped reports a save error that stopped the session's work.
+type Stopped struct{ Err error }
+
+// Notice is something the user should see, such as auto-compaction being turned off.
+type Notice struct{ Text string }
+
+func (AgentEvent) isEvent()   {}
+func (Checkpointed) isEvent() {}
+func (Compacted) isEvent()    {}
+func (Rewound) isEvent()      {}
+func (Stopped) isEvent()      {}
+func (Notice) isEvent()       {}

@@ -1,0 +1,157 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"myco/agent"
+	"myco/agent/model"
+	"myco/agent/model/anthropic"
+	"myco/internal/fakemodel"
+)
+
+// startModel runs a fake model with turns and returns a client for it.
+func startModel(t *testing.T, turns ...fakemodel.Turn) (*fakemodel.Server, *model.Client) {
+	t.Helper()
+	srv, err := fakemodel.Start(turns...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	c := &model.Client{
+		Protocol: anthropic.Protocol{},
+		BaseURL:  srv.URL,
+		Key:      func() (string, error) { return "sk-test", nil },
+		Retry:    model.RetryPolicy{MaxAttempts: 1},
+	}
+	return srv, c
+}
+
+// fakeTools is a tool executor with one tool, "work", whose calls are counted.
+type fakeTools struct {
+	mu    sync.Mutex // guards calls
+	calls []model.ToolCall
+	run   func(ctx context.Context, call model.ToolCall) model.ToolResult
+}
+
+func (f *fakeTools) Specs() []model.ToolSpec {
+	return []model.ToolSpec{{Name: "work", Description: "Do some work.", Schema: json.RawMessage(`{"type":"object","properties":{"what":{"type":"string"}}}`)}}
+}
+
+func (f *fakeTools) Call(ctx context.Context, call model.ToolCall) model.ToolResult {
+	f.mu.Lock()
+	f.calls = append(f.calls, call)
+	f.mu.Unlock()
+	if f.run != nil {
+		return f.run(ctx, call)
+	}
+	return model.ToolResult{CallID: call.ID, Text: "did " + string(call.Input)}
+}
+
+func (f *fakeTools) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+type fixture struct {
+	store  *Store
+	sess   *Session
+	rt     *Runtime
+	runner *Runner
+	tools  *fakeTools
+	srv    *fakemodel.Server
+	client *model.Client
+	cfg    AgentConfig
+	events []Event
+	mu     sync.Mutex // guards events
+}
+
+func testLog(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler(t.Output(), nil)) }
+
+// newFixture builds a store, a new session, a runtime owned by "owner-1" and a runner over
+// a fake model serving turns.
+func newFixture(t *testing.T, turns ...fakemodel.Turn) *fixture {
+	t.Helper()
+	f := &fixture{store: NewStore(t.TempDir()), tools: &fakeTools{}}
+	f.srv, f.client = startModel(t, turns...)
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	f.sess = &Session{ID: NewID(now), Created: now, Model: "fake"}
+	if err := f.store.Create(t.Context(), f.sess); err != nil {
+		t.Fatal(err)
+	}
+	f.cfg = AgentConfig{
+		Options:  agent.Options{Model: f.client, APIModel: "fake-1", System: "You are a test agent.", MaxOutputTokens: 1000, MaxTruncatedResumes: 2},
+		ModelKey: "fake", Protocol: "anthropic-messages",
+	}
+	f.bind(t, "owner-1", nil)
+	return f
+}
+
+// bind makes a new runtime and runner for the fixture's session.
+func (f *fixture) bind(t *testing.T, owner string, inventory func(context.Context) ([]string, error)) {
+	t.Helper()
+	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: owner, Inventory: inventory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Log: testLog(t), Sink: func(ev Event) {
+		f.mu.Lock()
+		f.events = append(f.events, ev)
+		f.mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.rt, f.runner = rt, r
+}
+
+// reload loads the session from disk into the fixture and binds a new runtime.
+func (f *fixture) reload(t *testing.T, owner string) {
+	t.Helper()
+	s, err := f.store.Load(t.Context(), f.sess.ID)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	f.sess = s
+	f.bind(t, owner, nil)
+}
+
+func (f *fixture) submit(t *testing.T, text string) (agent.Result, error) {
+	t.Helper()
+	return f.runner.Submit(t.Context(), model.TextPart(text))
+}
+
+func call(id, what string) fakemodel.ToolCall {
+	return fakemodel.ToolCall{ID: id, Name: "work", Args: `{"what":"` + what + `"}`}
+}
+
+// requestMessages decodes the messages of the i-th request the fake received.
+func requestMessages(t *testing.T, srv *fakemodel.Server, i int) []map[string]any {
+	t.Helper()
+	reqs := srv.Requests()
+	if i >= len(reqs) {
+		t.Fatalf("request %d of %d", i, len(reqs))
+	}
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(reqs[i].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Messages
+}
+
+// loadFresh loads the session from disk.
+func loadFresh(t *testing.T, st *Store, id string) *Session {
+	t.Helper()
+	s, err := st.Load(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Load(%q) = %v", id, err)
+	}
+	return s
+}

@@ -1,0 +1,104 @@
+// Command crashdriver runs scripted turns with tool batches on one durable session through
+// [sessions.Runner], for the crash test, which kills it with SIGKILL at random points. It
+// resumes the session it finds in -dir. After each durable checkpoint it prints
+// "ckpt THREAD MESSAGES", and after each completed turn "done K".
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"myco/agent"
+	"myco/agent/model"
+	"myco/agent/model/anthropic"
+	"myco/internal/fakemodel"
+	"myco/sessions"
+)
+
+type work struct{}
+
+func (work) Specs() []model.ToolSpec {
+	return []model.ToolSpec{{Name: "work", Description: "Do some work.", Schema: json.RawMessage(`{"type":"object","properties":{"what":{"type":"string"}}}`)}}
+}
+
+func (work) Call(ctx context.Context, call model.ToolCall) model.ToolResult {
+	select {
+	case <-time.After(time.Duration(rand.IntN(8)) * time.Millisecond):
+	case <-ctx.Done():
+	}
+	return model.ToolResult{CallID: call.ID, Text: "worked on " + string(call.Input)}
+}
+
+func main() {
+	dir := flag.String("dir", "", "session directory")
+	id := flag.String("session", "crash-1", "session id")
+	turns := flag.Int("turns", 200, "turns to complete")
+	flag.Parse()
+	if err := run(*dir, *id, *turns); err != nil {
+		fmt.Fprintln(os.Stderr, "crashdriver:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, id string, turns int) error {
+	ctx := context.Background()
+	srv, err := fakemodel.Start(
+		fakemodel.Turn{Text: "Working.", ToolCalls: []fakemodel.ToolCall{
+			{Name: "work", Args: `{"what":"a"}`}, {Name: "work", Args: `{"what":"b","host":"local"}`}, {Name: "work", Args: `{"what":"c"}`},
+		}, DelayMs: 1, Usage: fakemodel.Usage{Input: 100, Output: 10}},
+		fakemodel.Turn{Text: "All three are done.", DelayMs: 1, Usage: fakemodel.Usage{Input: 120, Output: 8}},
+	)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	srv.Loop()
+	store := sessions.NewStore(dir)
+	sess, err := store.Load(ctx, id)
+	if err != nil {
+		sess = &sessions.Session{ID: id, Created: time.Now().UTC(), Model: "fake"}
+		if err := store.Create(ctx, sess); err != nil {
+			return err
+		}
+	}
+	done := 0
+	for _, th := range sess.Threads {
+		for _, e := range th.Entries {
+			if e.AcceptedAt != nil && strings.HasPrefix(e.Message.Text(), "turn ") {
+				done++
+			}
+		}
+	}
+	rt, err := sessions.NewRuntime(sessions.RuntimeOptions{Store: store, Session: sess, Tools: work{}, Owner: fmt.Sprintf("%s/rt-%d", id, os.Getpid())})
+	if err != nil {
+		return err
+	}
+	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: srv.URL, Retry: model.RetryPolicy{MaxAttempts: 1}}
+	r, err := sessions.NewRunner(sessions.Options{
+		Runtime: rt,
+		Agent: func() sessions.AgentConfig {
+			return sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", System: "crash test", MaxOutputTokens: 100}, ModelKey: "fake", Protocol: "anthropic-messages"}
+		},
+		Sink: func(ev sessions.Event) {
+			if c, ok := ev.(sessions.Checkpointed); ok {
+				fmt.Fprintf(os.Stdout, "ckpt %s %d\n", c.Thread, c.Messages)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	for k := done + 1; k <= turns; k++ {
+		if _, err := r.Submit(ctx, model.TextPart(fmt.Sprintf("turn %d", k))); err != nil {
+			return fmt.Errorf("turn %d: %w", k, err)
+		}
+		fmt.Fprintf(os.Stdout, "done %d\n", k)
+	}
+	return nil
+}

@@ -1,0 +1,392 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strings"
+	"time"
+
+	"myco/agent/model"
+)
+
+// record is one line of a session log. Exactly one of the pointers is set.
+type record struct {
+	Kind    string     `json:"kind"`
+	Session *metaRec   `json:"session,omitempty"`
+	Thread  *threadRec `json:"thread,omitempty"`
+	Message *msgRec    `json:"message,omitempty"`
+	Usage   *usageRec  `json:"usage,omitempty"`
+	Intent  *intentRec `json:"intent,omitempty"`
+	Result  *resultRec `json:"result,omitempty"`
+	Turn    *turnRec   `json:"turn,omitempty"`
+}
+
+// metaRec carries the session's metadata: the first line of every file, and again whenever
+// the metadata changes (the last one wins).
+type metaRec struct {
+	Version    int       `json:"version"`
+	ID         string    `json:"id"`
+	Created    time.Time `json:"created"`
+	Model      string    `json:"model,omitempty"`
+	Title      string    `json:"title,omitempty"`
+	Links      []string  `json:"links,omitempty"`
+	Scratchpad string    `json:"scratchpad,omitempty"`
+	Archived   bool      `json:"archived,omitempty"`
+	Parent     string    `json:"parent,omitempty"`
+	Hidden     bool      `json:"hidden,omitempty"`
+}
+
+// threadRec starts a thread. Inherit is how many leading entries of the predecessor it
+// starts with (a rewind keeps the completed turns without copying them).
+type threadRec struct {
+	ID          string    `json:"id"`
+	Created     time.Time `json:"created"`
+	Predecessor string    `json:"predecessor,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	Inherit     int       `json:"inherit,omitempty"`
+	Base        int       `json:"base,omitempty"`
+}
+
+// msgRec appends a message to a thread at Index. An Index below the thread's length
+// rewinds the thread to Index first.
+type msgRec struct {
+	Thread string `json:"thread"`
+	Index  int    `json:"index"`
+	Entry
+}
+
+type usageRec struct {
+	Thread string      `json:"thread"`
+	Usage  model.Usage `json:"usage"`
+}
+
+// intentRec is written before a tool call runs.
+type intentRec struct {
+	Thread  string         `json:"thread"`
+	Call    model.ToolCall `json:"call"`
+	Host    string         `json:"host"`
+	Started time.Time      `json:"started"`
+}
+
+// resultRec is written as soon as a tool call returns, before the batch's checkpoint.
+type resultRec struct {
+	Thread   string           `json:"thread"`
+	Result   model.ToolResult `json:"result"`
+	Finished time.Time        `json:"finished"`
+}
+
+// turnRec ends a turn.
+type turnRec struct {
+	Thread string    `json:"thread"`
+	Status string    `json:"status"`
+	At     time.Time `json:"at"`
+	Error  string    `json:"error,omitempty"`
+}
+
+// encode renders records as checksummed lines: 8 hex digits of the CRC-32C of the JSON,
+// a space, the JSON, a newline.
+func encode(recs ...record) ([]byte, error) {
+	var buf bytes.Buffer
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s record: %w", r.Kind, err)
+		}
+		fmt.Fprintf(&buf, "%08x ", crc32.Checksum(b, castagnoli))
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// LoadError is a session file that cannot be read as a session. The file is left as it was.
+type LoadError struct {
+	Path string
+	Line int // 0 when the problem is not on one line
+	Msg  string
+}
+
+func (e *LoadError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+}
+
+// Decode parses a session file: a version 5 log, or a document of schema 2, 3 or 4, which
+// is upgraded in memory ([Session.Upgraded] says from which). Tool calls that a stopped
+// process left without results are recovered in memory (see docs/session-format.md). path
+// is used in error messages only.
+func Decode(path string, data []byte) (*Session, error) {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		sess, err := decodeLegacy(data)
+		if err != nil {
+			return nil, &LoadError{Path: path, Msg: err.Error()}
+		}
+		if err := check(sess); err != nil {
+			return nil, &LoadError{Path: path, Msg: err.Error()}
+		}
+		for _, t := range sess.Threads {
+			t.saved = len(t.Entries)
+			t.scan()
+		}
+		recoverCalls(sess.Latest(), true)
+		return sess, nil
+	}
+	var sess *Session
+	lineNo := 0
+	for len(data) > 0 {
+		lineNo++
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			break // a torn last line: it was never acknowledged
+		}
+		line := data[:nl]
+		data = data[nl+1:]
+		last := len(data) == 0
+		rec, err := decodeLine(line)
+		if err != nil {
+			if last && sess != nil {
+				break // a torn or garbled last write
+			}
+			return nil, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
+		}
+		if sess == nil {
+			if rec.Kind != "session" || rec.Session == nil {
+				return nil, &LoadError{Path: path, Line: lineNo, Msg: "first record is not a session header"}
+			}
+		}
+		if err := apply(&sess, rec); err != nil {
+			return nil, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
+		}
+	}
+	if sess == nil {
+		return nil, &LoadError{Path: path, Msg: "empty session file"}
+	}
+	if len(sess.Threads) == 0 {
+		return nil, &LoadError{Path: path, Msg: "session has no thread"}
+	}
+	for _, t := range sess.Threads {
+		t.saved = len(t.Entries)
+	}
+	recoverCalls(sess.Latest(), false)
+	return sess, nil
+}
+
+// check validates what every loaded session must satisfy.
+func check(s *Session) error {
+	if !idPattern.MatchString(s.ID) {
+		return fmt.Errorf("invalid session id %q", s.ID)
+	}
+	if len(s.Threads) == 0 {
+		return errors.New("session has no thread")
+	}
+	seen := map[string]bool{}
+	for _, t := range s.Threads {
+		if t.ID == "" || seen[t.ID] {
+			return fmt.Errorf("thread id %q is empty or repeated", t.ID)
+		}
+		seen[t.ID] = true
+	}
+	return nil
+}
+
+func decodeLine(line []byte) (record, error) {
+	var rec record
+	if len(line) < 10 || line[8] != ' ' {
+		return rec, errors.New("not a checksummed record")
+	}
+	var sum uint32
+	if _, err := fmt.Sscanf(string(line[:8]), "%08x", &sum); err != nil {
+		return rec, errors.New("bad checksum field")
+	}
+	body := line[9:]
+	if crc32.Checksum(body, castagnoli) != sum {
+		return rec, errors.New("checksum mismatch: the record is damaged")
+	}
+	if err := json.Unmarshal(body, &rec); err != nil {
+		return rec, fmt.Errorf("bad record: %w", err)
+	}
+	return rec, nil
+}
+
+func apply(sp **Session, rec record) error {
+	switch rec.Kind {
+	case "session":
+		m := rec.Session
+		if m == nil {
+			return errors.New("session record without metadata")
+		}
+		if m.Version > Version {
+			return fmt.Errorf("session schema version %d is newer than this myco understands (version %d); upgrade myco", m.Version, Version)
+		}
+		if m.Version < Version {
+			return fmt.Errorf("session record of schema version %d inside a version %d log", m.Version, Version)
+		}
+		s := *sp
+		if s == nil {
+			s = &Session{}
+			*sp = s
+		} else if m.ID != s.ID {
+			return fmt.Errorf("metadata for session %q inside session %q", m.ID, s.ID)
+		}
+		s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
+		s.Scratchpad, s.Archived, s.Parent, s.Hidden = m.Scratchpad, m.Archived, m.Parent, m.Hidden
+	case "thread":
+		t := rec.Thread
+		if t == nil || t.ID == "" {
+			return errors.New("thread record without id")
+		}
+		s := *sp
+		if s.Thread(t.ID) != nil {
+			return fmt.Errorf("thread %q declared twice", t.ID)
+		}
+		nt := &Thread{ID: t.ID, Created: t.Created, Predecessor: t.Predecessor, Reason: t.Reason, Base: t.Base}
+		prev := s.Latest()
+		if t.Inherit != 0 {
+			if prev == nil || prev.ID != t.Predecessor || t.Inherit < 0 || t.Inherit > len(prev.Entries) {
+				return fmt.Errorf("thread %q inherits %d entries of a thread that does not have them", t.ID, t.Inherit)
+			}
+			nt.Entries = append([]Entry(nil), prev.Entries[:t.Inherit]...)
+			nt.scan()
+		}
+		if prev != nil {
+			prev.Successor = t.ID
+		}
+		s.Threads = append(s.Threads, nt)
+	case "message":
+		m := rec.Message
+		if m == nil {
+			return errors.New("message record without message")
+		}
+		t := (*sp).Thread(m.Thread)
+		if t == nil {
+			return fmt.Errorf("message for unknown thread %q", m.Thread)
+		}
+		if m.Index < 0 || m.Index > len(t.Entries) {
+			return fmt.Errorf("message index %d in thread %q of %d messages", m.Index, m.Thread, len(t.Entries))
+		}
+		t.Entries = append(t.Entries[:m.Index], m.Entry)
+		t.noteEntry(m.Entry)
+	case "usage":
+		u := rec.Usage
+		if u == nil {
+			return errors.New("usage record without usage")
+		}
+		t := (*sp).Thread(u.Thread)
+		if t == nil {
+			return fmt.Errorf("usage for unknown thread %q", u.Thread)
+		}
+		t.Usage = u.Usage
+	case "intent":
+		in := rec.Intent
+		if in == nil {
+			return errors.New("intent record without intent")
+		}
+		t := (*sp).Thread(in.Thread)
+		if t == nil {
+			return fmt.Errorf("intent for unknown thread %q", in.Thread)
+		}
+		if t.intents == nil {
+			t.intents = map[string]*intentRec{}
+		}
+		t.intents[in.Call.ID] = in
+	case "result":
+		r := rec.Result
+		if r == nil {
+			return errors.New("result record without result")
+		}
+		t := (*sp).Thread(r.Thread)
+		if t == nil {
+			return fmt.Errorf("result for unknown thread %q", r.Thread)
+		}
+		if t.results == nil {
+			t.results = map[string]*resultRec{}
+		}
+		t.results[r.Result.CallID] = r
+	case "turn":
+		tr := rec.Turn
+		if tr == nil {
+			return errors.New("turn record without turn")
+		}
+		t := (*sp).Thread(tr.Thread)
+		if t == nil {
+			return fmt.Errorf("turn end for unknown thread %q", tr.Thread)
+		}
+		t.open, t.end = false, tr.Status
+	default:
+		// A record kind from a newer minor revision: skip it rather than refuse the file.
+	}
+	return nil
+}
+
+// noteEntry updates the thread's turn and tool-call bookkeeping for an appended entry.
+func (t *Thread) noteEntry(e Entry) {
+	if e.AcceptedAt != nil || e.Continuation {
+		t.open = true
+	}
+	if e.Message.Role == model.User {
+		t.intents, t.results = nil, nil
+	}
+}
+
+// scan rebuilds the turn bookkeeping from the entries alone (legacy files, inherited
+// entries): a turn is open when a user turn has no assistant message after it.
+func (t *Thread) scan() {
+	t.open = false
+	for _, e := range t.Entries {
+		t.noteEntry(e)
+		if e.Message.Role == model.Assistant {
+			t.open = false
+		}
+	}
+}
+
+// recoverCalls answers, in memory, the tool calls of a final assistant message that a
+// stopped process left without results: a result recorded before the stop is used; a call
+// whose intent was recorded gets an unknown outcome; a call that never started gets a
+// not-run error. Older schemas recorded no intents, so there every unanswered call is
+// unknown. A hidden runtime notice tells the model to inspect external state first.
+func recoverCalls(t *Thread, legacy bool) {
+	if t == nil || len(t.Entries) == 0 {
+		return
+	}
+	last := t.Entries[len(t.Entries)-1].Message
+	calls := last.ToolCalls()
+	if last.Role != model.Assistant || len(calls) == 0 {
+		return
+	}
+	parts := make([]model.Part, 0, len(calls)+1)
+	var unknown []string
+	for _, c := range calls {
+		var res model.ToolResult
+		switch {
+		case t.results[c.ID] != nil:
+			res = t.results[c.ID].Result
+		case t.intents[c.ID] != nil:
+			in := t.intents[c.ID]
+			res = model.ToolResult{Unknown: true, Text: fmt.Sprintf(
+				"outcome unknown: myco stopped while this call was running on host %s (started %s); no output was saved. It may have taken effect: inspect its effects before retrying.",
+				in.Host, in.Started.UTC().Format(time.RFC3339))}
+			unknown = append(unknown, fmt.Sprintf("%s %s on %s", c.Name, c.ID, in.Host))
+		case legacy:
+			res = model.ToolResult{Unknown: true, Text: "outcome unknown: the session was saved by an older myco without a result for this call. It may have taken effect: inspect its effects before retrying."}
+			unknown = append(unknown, fmt.Sprintf("%s %s on %s", c.Name, c.ID, hostOf(c.Input)))
+		default:
+			res = model.ToolResult{IsError: true, Text: "not run: myco stopped before this call started, so nothing was executed; call it again if it is still needed"}
+		}
+		res.CallID = c.ID
+		parts = append(parts, model.Part{Kind: model.KindToolResult, ToolResult: &res})
+	}
+	if len(unknown) > 0 {
+		parts = append(parts, model.SystemPart("runtime", "[myco: interrupted tool batch] The process running this session stopped while tool calls were in flight: "+
+			strings.Join(unknown, "; ")+". Their outcomes are unknown and they were not run again. Inspect the external state they touch (files, processes, remote hosts) before retrying any of them."))
+	}
+	t.Entries = append(t.Entries, Entry{Message: model.Message{Role: model.User, Parts: parts}, Recovered: true})
+	t.intents, t.results = nil, nil
+}

@@ -1,0 +1,342 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"myco/agent"
+	"myco/agent/model"
+)
+
+// Errors callers branch on with errors.Is.
+var (
+	// ErrStopped reports a session whose work stopped because a save failed (fail closed).
+	ErrStopped = errors.New("sessions: a save failed; this session's model and tool work is stopped")
+	// ErrStaleCheckpoint reports a checkpoint of a history that is behind what is saved,
+	// or of a thread that is no longer the session's latest.
+	ErrStaleCheckpoint = errors.New("sessions: stale checkpoint")
+	// ErrRewound reports a turn whose request was refused before upload: the thread was
+	// rewound to the last completed turn.
+	ErrRewound = errors.New("sessions: the turn was rejected before it was sent and rewound")
+	// ErrNotResumable reports a Resume of a thread whose last turn ended (a cancelled turn
+	// is final).
+	ErrNotResumable = errors.New("sessions: no interrupted turn to resume")
+)
+
+// AgentConfig is what the runner needs to build the agent of one run.
+type AgentConfig struct {
+	// Options are the agent's options: Model, APIModel, System, limits. The runner sets
+	// Tools, Checkpoint and Sink itself.
+	Options  agent.Options
+	ModelKey string // catalog key, for the runtime facts
+	Protocol string // wire protocol name, for the runtime facts
+	// ContextWindow is in tokens; 0 disables the size guard rails and auto-compaction.
+	ContextWindow int
+	// AutoCompactAt is the fraction of ContextWindow at which a completed answer triggers
+	// compaction; 0 disables it.
+	AutoCompactAt float64
+	// CompactionMaxRequests caps the model requests of one compaction, retries included;
+	// 0 means 64.
+	CompactionMaxRequests int
+}
+
+// Options configures a [Runner].
+type Options struct {
+	Runtime *Runtime
+	// Agent returns the configuration of the next run's agent. It is called once per run,
+	// so a model or effort change takes effect at the next turn (and is noticed).
+	Agent func() AgentConfig
+	Sink  func(Event) // nil drops events; called from the run and tool goroutines, serialized
+	Log   *slog.Logger
+}
+
+// Runner owns the agent of a durable session turn: it takes the session's writer gate,
+// accepts input durably, runs the agent with checkpoints after each model step and tool
+// batch, records every tool call's intent before it runs and its result after, recovers
+// interrupted turns, rewinds rejected ones and compacts. It is safe for concurrent use;
+// its operations on one session run one at a time.
+type Runner struct {
+	rt    *Runtime
+	agent func() AgentConfig
+	log   *slog.Logger
+
+	sinkMu sync.Mutex // serializes sink calls
+	sink   func(Event)
+}
+
+// NewRunner returns a runner over o.Runtime.
+func NewRunner(o Options) (*Runner, error) {
+	if o.Runtime == nil || o.Agent == nil {
+		return nil, errors.New("sessions: a runner needs a runtime and an agent factory")
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{rt: o.Runtime, agent: o.Agent, log: log, sink: o.Sink}, nil
+}
+
+// Runtime returns the runner's runtime.
+func (r *Runner) Runtime() *Runtime { return r.rt }
+
+func (r *Runner) emit(ev Event) {
+	if r.sink == nil {
+		return
+	}
+	r.sinkMu.Lock()
+	defer r.sinkMu.Unlock()
+	r.sink(ev)
+}
+
+// Submit accepts input as a human user turn and runs the agent on it. The input is durable
+// (with its acceptance time) before the model sees it. A cancelled ctx ends the turn as
+// cancelled, which is final. A save error stops the session's work and returns
+// [ErrStopped]. A request refused before upload rewinds the thread and returns
+// [ErrRewound] together with the cause. After a completed answer above the auto-compaction
+// threshold the runner compacts once and continues with a # Resumption message.
+func (r *Runner) Submit(ctx context.Context, input ...model.Part) (agent.Result, error) {
+	if len(input) == 0 {
+		return agent.Result{}, errors.New("sessions: empty input")
+	}
+	if err := r.rt.acquire(ctx); err != nil {
+		return agent.Result{}, err
+	}
+	defer r.rt.release()
+	if err := r.rt.stopped(); err != nil {
+		return agent.Result{}, err
+	}
+	cfg := r.agent()
+	th := r.rt.sess.Latest()
+	now := r.rt.now().UTC()
+	entry := Entry{Message: model.Message{Role: model.User}, AcceptedAt: &now}
+	facts := r.rt.observe(ctx, cfg)
+	if prev := th.Facts(); prev == nil || !sameFacts(prev, facts) {
+		entry.Message.Parts = append(entry.Message.Parts, model.SystemPart("runtime", factsText(facts, prev)))
+		entry.Facts = facts
+	}
+	entry.Message.Parts = append(entry.Message.Parts, input...)
+	if err := r.append(ctx, th, entry); err != nil {
+		return agent.Result{}, err
+	}
+	start := len(th.Entries) - 1
+	res, err := r.run(ctx, cfg, th, start)
+	if err != nil {
+		return res, err
+	}
+	return r.maybeAutoCompact(ctx, cfg, res)
+}
+
+// Resume continues the latest thread's interrupted turn (one cut by a crash), without new
+// input. A turn that ended, including one the user cancelled, is not resumed:
+// [ErrNotResumable].
+func (r *Runner) Resume(ctx context.Context) (agent.Result, error) {
+	if err := r.rt.acquire(ctx); err != nil {
+		return agent.Result{}, err
+	}
+	defer r.rt.release()
+	if err := r.rt.stopped(); err != nil {
+		return agent.Result{}, err
+	}
+	th := r.rt.sess.Latest()
+	if !th.Interrupted() {
+		return agent.Result{}, fmt.Errorf("resume thread %s (last turn %q): %w", th.ID, th.LastTurn(), ErrNotResumable)
+	}
+	start := 0
+	for i := len(th.Entries) - 1; i >= 0; i-- {
+		if e := th.Entries[i]; e.AcceptedAt != nil || e.Continuation {
+			start = i
+			break
+		}
+	}
+	if err := r.append(ctx, th); err != nil { // recovered tool results
+		return agent.Result{}, err
+	}
+	return r.run(ctx, r.agent(), th, start)
+}
+
+// append saves entries (and anything recovery made) to th, failing the session closed on
+// error.
+func (r *Runner) append(ctx context.Context, th *Thread, entries ...Entry) error {
+	r.rt.mu.Lock()
+	err := r.rt.store.Append(ctx, r.rt.sess, th, entries...)
+	r.rt.mu.Unlock()
+	if err != nil {
+		r.rt.fail(err)
+		r.emit(Stopped{Err: err})
+		return fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrStopped, err)
+	}
+	return nil
+}
+
+// run runs the agent on th, whose turn began at entry start, and records how it ended.
+func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int) (agent.Result, error) {
+	view := th.History()
+	tn := &turn{r: r, th: th, saved: len(view)}
+	o := cfg.Options
+	o.Tools = nil
+	if r.rt.tools != nil {
+		o.Tools = &recorder{r: r, th: th, tools: r.rt.tools}
+	}
+	o.Checkpoint = tn.checkpoint
+	o.Sink = tn.sink
+	if o.Log == nil {
+		o.Log = r.log
+	}
+	_, res, err := agent.New(o).Run(ctx, view)
+	bg := context.WithoutCancel(ctx)
+	var tooLarge *model.RequestTooLargeError
+	switch {
+	case r.rt.Err() != nil:
+		return res, fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrStopped, err)
+	case err == nil:
+		return res, r.end(bg, th, TurnDone, nil)
+	case errors.As(err, &tooLarge):
+		if rerr := r.rewind(bg, th, start, err); rerr != nil {
+			return res, rerr
+		}
+		return res, fmt.Errorf("%w: %w", ErrRewound, err)
+	case ctx.Err() != nil:
+		if eerr := r.end(bg, th, TurnCancelled, context.Cause(ctx)); eerr != nil {
+			return res, eerr
+		}
+		return res, err
+	default:
+		if eerr := r.end(bg, th, TurnFailed, err); eerr != nil {
+			return res, eerr
+		}
+		return res, err
+	}
+}
+
+func (r *Runner) end(ctx context.Context, th *Thread, status string, cause error) error {
+	r.rt.mu.Lock()
+	err := r.rt.store.EndTurn(ctx, r.rt.sess, th, status, cause)
+	r.rt.mu.Unlock()
+	if err != nil {
+		r.rt.fail(err)
+		r.emit(Stopped{Err: err})
+		return fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrStopped, err)
+	}
+	return nil
+}
+
+// rewind ends th's turn as rejected and starts a successor that keeps th's entries before
+// start: the completed turns stay active, the rejected turn's observations stay in th.
+func (r *Runner) rewind(ctx context.Context, th *Thread, start int, cause error) error {
+	if err := r.end(ctx, th, TurnRejected, cause); err != nil {
+		return err
+	}
+	nt := &Thread{ID: r.nextThreadID(), Created: r.rt.now().UTC(), Reason: "rewind",
+		Entries: append([]Entry(nil), th.Entries[:start]...), Usage: model.Usage{}}
+	r.rt.mu.Lock()
+	err := r.rt.store.StartThread(ctx, r.rt.sess, nt, start)
+	r.rt.mu.Unlock()
+	if err != nil {
+		r.rt.fail(err)
+		r.emit(Stopped{Err: err})
+		return fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrStopped, err)
+	}
+	nt.scan()
+	r.emit(Rewound{From: th.ID, To: nt.ID, Err: cause})
+	return nil
+}
+
+func (r *Runner) nextThreadID() string {
+	for n := len(r.rt.sess.Threads) + 1; ; n++ {
+		id := fmt.Sprintf("t%d", n)
+		if r.rt.sess.Thread(id) == nil {
+			return id
+		}
+	}
+}
+
+// turn is the checkpoint state of one agent run.
+type turn struct {
+	r     *Runner
+	th    *Thread
+	saved int // messages of the run's history already on disk
+
+	mu    sync.Mutex // guards usage
+	usage *model.Usage
+}
+
+func (tn *turn) sink(ev agent.Event) {
+	if s, ok := ev.(agent.StepDone); ok {
+		tn.mu.Lock()
+		u := s.Usage
+		tn.usage = &u
+		tn.mu.Unlock()
+	}
+	tn.r.emit(AgentEvent{Event: ev})
+}
+
+// checkpoint appends what the agent added since the last checkpoint, with the latest
+// usage. It refuses a stale history and fails the session closed on a save error.
+func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
+	rt := tn.r.rt
+	if err := rt.stopped(); err != nil {
+		return err
+	}
+	if rt.sess.Latest() != tn.th {
+		return fmt.Errorf("checkpoint of thread %s, which is no longer the latest: %w", tn.th.ID, ErrStaleCheckpoint)
+	}
+	if len(history) < tn.saved {
+		return fmt.Errorf("checkpoint of %d messages, %d already saved: %w", len(history), tn.saved, ErrStaleCheckpoint)
+	}
+	entries := make([]Entry, 0, len(history)-tn.saved)
+	for _, m := range history[tn.saved:] {
+		entries = append(entries, Entry{Message: m})
+	}
+	tn.mu.Lock()
+	u := tn.usage
+	tn.usage = nil
+	tn.mu.Unlock()
+	rt.mu.Lock()
+	err := rt.store.Checkpoint(ctx, rt.sess, tn.th, entries, u)
+	rt.mu.Unlock()
+	if err != nil {
+		rt.fail(err)
+		tn.r.emit(Stopped{Err: err})
+		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrStopped, err)
+	}
+	tn.saved = len(history)
+	tn.r.emit(Checkpointed{Thread: tn.th.ID, Messages: len(tn.th.Entries)})
+	return nil
+}
+
+// recorder wraps the runtime's tools: each call's intent is durable before it runs, and
+// its result as soon as it returns. No call runs once a save has failed.
+type recorder struct {
+	r     *Runner
+	th    *Thread
+	tools Tools
+}
+
+func (rc *recorder) Specs() []model.ToolSpec { return rc.tools.Specs() }
+
+func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolResult {
+	rt := rc.r.rt
+	if err := rt.stopped(); err != nil {
+		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: " + err.Error()}
+	}
+	in := &intentRec{Thread: rc.th.ID, Call: call, Host: hostOf(call.Input), Started: rt.now().UTC()}
+	if err := rt.store.recordIntent(rt.sess, in); err != nil {
+		rt.fail(err)
+		rc.r.emit(Stopped{Err: err})
+		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: its start could not be saved, so the session stopped: " + err.Error()}
+	}
+	res := rc.tools.Call(ctx, call)
+	res.CallID = call.ID
+	if ctx.Err() != nil {
+		res = model.ToolResult{CallID: call.ID, Unknown: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}
+	}
+	if err := rt.store.recordResult(rt.sess, &resultRec{Thread: rc.th.ID, Result: res, Finished: time.Now().UTC()}); err != nil {
+		rt.fail(err)
+		rc.r.emit(Stopped{Err: err})
+	}
+	return res
+}

@@ -1,0 +1,226 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"myco/agent/model"
+)
+
+// Tools is the tool executor a runtime drives; *hosts.Executor satisfies it. It must be
+// safe for concurrent use.
+type Tools interface {
+	Specs() []model.ToolSpec
+	Call(ctx context.Context, call model.ToolCall) model.ToolResult
+}
+
+// RuntimeOptions configures a [Runtime].
+type RuntimeOptions struct {
+	Store   *Store
+	Session *Session
+	// Tools runs the session's tool calls on behalf of Owner; nil means no tools.
+	Tools Tools
+	// Owner is the tool-resource owner: every bash session and read stamp the calls create
+	// belongs to it. A different session, or a new process, has a different owner.
+	Owner string
+	// Inventory lists the tool handles Owner holds now (one line each, e.g. "bash session 2
+	// on local (running)"). nil means the runtime tracks none.
+	Inventory func(ctx context.Context) ([]string, error)
+	Now       func() time.Time // nil means time.Now
+}
+
+// Runtime binds one session to its tool executor and resource owner. It outlives threads
+// and agents: compaction, rewinds and agent replacement keep it, and with it the live tools.
+// Every [Runner] of the session must share its runtime, whose writer gate serializes their
+// turns and compactions. It is safe for concurrent use.
+type Runtime struct {
+	store     *Store
+	sess      *Session
+	tools     Tools
+	owner     string
+	inventory func(ctx context.Context) ([]string, error)
+	now       func() time.Time
+
+	gate chan struct{} // the session's writer gate: held by one turn or compaction at a time
+
+	mu sync.Mutex // guards the fields below and the in-memory session document
+	// failed is the save error that stopped this session's work (fail closed).
+	failed      error
+	autoOff     bool     // auto-compaction is disabled until a manual compaction succeeds
+	lastHandles []string // the last inventory taken, reported when a later one fails
+}
+
+// NewRuntime returns the runtime of o.Session.
+func NewRuntime(o RuntimeOptions) (*Runtime, error) {
+	if o.Store == nil || o.Session == nil || len(o.Session.Threads) == 0 {
+		return nil, fmt.Errorf("sessions: a runtime needs a store and a session with a thread")
+	}
+	if o.Owner == "" {
+		return nil, fmt.Errorf("sessions: runtime of session %s has no owner", o.Session.ID)
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Runtime{store: o.Store, sess: o.Session, tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
+		now: now, gate: make(chan struct{}, 1)}, nil
+}
+
+// Session returns the bound session. Read it only under [Runtime.View].
+func (rt *Runtime) Session() *Session { return rt.sess }
+
+// Owner returns the tool-resource owner.
+func (rt *Runtime) Owner() string { return rt.owner }
+
+// Store returns the store the session lives in.
+func (rt *Runtime) Store() *Store { return rt.store }
+
+// View calls f with the session document while no write changes it.
+func (rt *Runtime) View(f func(*Session)) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	f(rt.sess)
+}
+
+// Update calls f with the session document under the runtime's lock and then saves the
+// metadata. f must change metadata only (title, links, scratchpad, archive status).
+func (rt *Runtime) Update(ctx context.Context, f func(*Session)) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.failed != nil {
+		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrStopped, rt.failed)
+	}
+	before := *rt.sess
+	f(rt.sess)
+	if err := rt.store.SaveMeta(ctx, rt.sess); err != nil {
+		threads := rt.sess.Threads
+		*rt.sess = before
+		rt.sess.Threads = threads
+		return err
+	}
+	return nil
+}
+
+// Err returns the save error that stopped the session's work, or nil.
+func (rt *Runtime) Err() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.failed
+}
+
+func (rt *Runtime) fail(err error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.failed == nil {
+		rt.failed = err
+	}
+}
+
+func (rt *Runtime) stopped() error {
+	if err := rt.Err(); err != nil {
+		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrStopped, err)
+	}
+	return nil
+}
+
+// acquire takes the writer gate.
+func (rt *Runtime) acquire(ctx context.Context) error {
+	select {
+	case rt.gate <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (rt *Runtime) release() { <-rt.gate }
+
+// observe takes the runtime facts now. A failed inventory keeps the last known handles,
+// marked stale, rather than claiming there are none.
+func (rt *Runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
+	f := &Facts{Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey, APIModel: cfg.Options.APIModel,
+		Protocol: cfg.Protocol, Effort: cfg.Options.Effort}
+	if rt.inventory != nil {
+		h, err := rt.inventory(ctx)
+		rt.mu.Lock()
+		if err != nil {
+			f.Handles, f.Stale = rt.lastHandles, true
+		} else {
+			f.Handles = h
+			rt.lastHandles = h
+		}
+		rt.mu.Unlock()
+	}
+	return f
+}
+
+// sameFacts reports whether two observations differ only in time.
+func sameFacts(a, b *Facts) bool {
+	return a.Owner == b.Owner && a.ModelKey == b.ModelKey && a.APIModel == b.APIModel && a.Protocol == b.Protocol &&
+		a.Effort == b.Effort && a.Stale == b.Stale && slices.Equal(a.Handles, b.Handles)
+}
+
+// factsText describes cur to the model, with what changed since prev (nil for none).
+func factsText(cur, prev *Facts) string {
+	var b strings.Builder
+	b.WriteString("[myco: runtime]\n")
+	fmt.Fprintf(&b, "owner: %s\nobserved: %s\n", cur.Owner, cur.Observed.Format(time.RFC3339))
+	fmt.Fprintf(&b, "model: %s (api model %s, protocol %s", orUnknown(cur.ModelKey), orUnknown(cur.APIModel), orUnknown(cur.Protocol))
+	if cur.Effort != "" {
+		fmt.Fprintf(&b, ", effort %s", cur.Effort)
+	}
+	b.WriteString(")\n")
+	switch {
+	case len(cur.Handles) == 0 && !cur.Stale:
+		b.WriteString("tool handles: none\n")
+	default:
+		if cur.Stale {
+			b.WriteString("tool handles (last known; the inventory could not be taken now):\n")
+		} else {
+			b.WriteString("tool handles:\n")
+		}
+		for _, h := range cur.Handles {
+			fmt.Fprintf(&b, "- %s\n", h)
+		}
+	}
+	if prev == nil {
+		return b.String()
+	}
+	if prev.Owner != cur.Owner {
+		fmt.Fprintf(&b, "This is a new runtime: the tool handles of the earlier runtime %s are unavailable here", prev.Owner)
+		if len(prev.Handles) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(prev.Handles, "; "))
+		}
+		b.WriteString(". Live tools were not restored. Their external side effects may survive: inspect them before retrying work, and re-read files before editing.\n")
+	}
+	if prev.ModelKey != cur.ModelKey || prev.APIModel != cur.APIModel || prev.Protocol != cur.Protocol {
+		fmt.Fprintf(&b, "Notice: the model changed from %s (%s) to %s (%s).\n", orUnknown(prev.ModelKey), orUnknown(prev.APIModel), orUnknown(cur.ModelKey), orUnknown(cur.APIModel))
+	}
+	if prev.Effort != cur.Effort {
+		fmt.Fprintf(&b, "Notice: the effort changed from %s to %s.\n", orUnknown(prev.Effort), orUnknown(cur.Effort))
+	}
+	return b.String()
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// hostOf returns the host a tool call names, "local" when it names none.
+func hostOf(input json.RawMessage) string {
+	var v struct {
+		Host string `json:"host"`
+	}
+	if json.Unmarshal(input, &v) == nil && v.Host != "" {
+		return v.Host
+	}
+	return "local"
+}
