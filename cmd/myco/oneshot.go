@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-
 )
 
 // errInterrupted is the cancel cause of a turn stopped by SIGINT.

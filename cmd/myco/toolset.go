@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"myco/agent"
 	"myco/config"
 	"myco/hosts"
