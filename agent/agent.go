@@ -56,7 +56,19 @@ type Options struct {
 	// history. nil means none.
 	BeforeStep func(ctx context.Context, history []model.Message) []model.Message
 
+	// ContextWindow, when set, lets the agent see its own context use: each request after
+	// the first carries, on a copy of its last message, a hidden note of the prompt tokens
+	// the previous response reported and their share of the window. The note is not kept
+	// in the history, so the stored conversation and the cached prefix stay unchanged.
+	ContextWindow int
+
 	Log *slog.Logger // nil discards
+}
+
+// ContextNote returns the hidden note that tells the agent its context use.
+func ContextNote(promptTokens, window int) string {
+	pct := float64(promptTokens) * 100 / float64(window)
+	return fmt.Sprintf("[myco: context use] %s of %s tokens (%.1f%% of the window).", thousands(promptTokens), thousands(window), pct)
 }
 
 // maxPauses bounds how many pause_turn responses in a row are resent.
@@ -222,10 +234,16 @@ func (r *run) request(ctx context.Context) model.Request {
 	if a.opts.Tools != nil {
 		specs = a.opts.Tools.Specs()
 	}
+	msgs := r.h[:len(r.h):len(r.h)] // a later append must not write into what the model holds
+	if w := a.opts.ContextWindow; w > 0 && r.res.Steps > 0 && len(msgs) > 0 {
+		last := msgs[len(msgs)-1]
+		last.Parts = append(append([]model.Part(nil), last.Parts...), model.SystemPart("context", ContextNote(r.res.LastUsage.Input, w)))
+		msgs = append(msgs[:len(msgs)-1:len(msgs)-1], last)
+	}
 	return model.Request{
 		Model:           a.opts.APIModel,
 		System:          a.opts.System,
-		Messages:        r.h[:len(r.h):len(r.h)], // a later append must not write into what the model holds
+		Messages:        msgs,
 		Tools:           specs,
 		MaxOutputTokens: a.opts.MaxOutputTokens,
 		Thinking:        a.opts.Thinking,

@@ -68,6 +68,7 @@ func openDurable(ctx context.Context, p *profile, out *printer, id string) (*dur
 				Options: agent.Options{
 					Model: p.client, APIModel: m.APIID, MaxOutputTokens: m.MaxOutputTokens, Thinking: m.Thinking,
 					System: ts.systemPrompt(m), MaxTruncatedResumes: m.MaxTruncatedResumes,
+					ContextWindow: m.ContextWindow,
 				},
 				ModelKey: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, AutoCompactAt: m.AutoCompactAt,
 				CompactionMaxRequests: p.cfg.CompactionMaxRequests,
