@@ -1,14 +1,15 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"os/exec"
-	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,331 +18,302 @@ import (
 	"myco/agent/model"
 )
 
-// BashOptions configures the bash tool. Zero values take the defaults.
+// BashOptions configures a [Bash] service. Zero fields take the defaults shown.
 type BashOptions struct {
-	Shell          string        // default /bin/bash
-	DefaultTimeout time.Duration // exec timeout when the call sets none; default 120 s
-	MaxTimeout     time.Duration // largest timeout a call may ask for; default 600 s
-	OutputLimit    int           // bytes of exec output kept at each end; default 16 KiB
-	SessionBuffer  int           // bytes of a session's output retained; default 1 MiB
-	Settle         time.Duration // quiet time after which session output counts as settled; default 300 ms
-	Env            []string      // the environment of commands; nil means the process's
+	Shell string   // the shell that runs commands as `Shell -c COMMAND`; default /bin/bash
+	Env   []string // the commands' environment; nil means the host process's environment
+	// DefaultTimeout bounds an exec call without timeout_secs (default 120 s); MaxTimeout
+	// is the largest timeout_secs any action accepts (default 600 s).
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	// MaxOutputBytes bounds the output in one result: the first and last halves are kept
+	// around an omission marker (default 32 KiB).
+	MaxOutputBytes int
+	// SessionBufferBytes is how much recent output a session keeps (default 1 MiB).
+	SessionBufferBytes int
+	// SettleQuiet is how long a session must be silent for its output to count as settled
+	// (default 300 ms); DefaultWait bounds the wait of start and write (default 10 s).
+	SettleQuiet time.Duration
+	DefaultWait time.Duration
+	Log         *slog.Logger
 }
 
-// Bash is the bash tool: run-to-completion commands and long-lived sessions scoped by
-// owner. Safe for concurrent use.
+// Bash is the bash tool: one-shot commands (exec) and long-lived processes with a stdin
+// pipe (start, write, read, kill, list). Every process runs in its own process group, which
+// is killed as a whole. It is safe for concurrent use. Caller must Close it when the host
+// exits.
 type Bash struct {
-	o BashOptions
+	opts BashOptions
+	wg   sync.WaitGroup // session goroutines
 
 	mu     sync.Mutex // guards the fields below
 	owners map[string]*bashOwner
 	closed bool
 }
 
+// bashOwner is what one owner holds. Its fields are guarded by Bash.mu.
 type bashOwner struct {
-	next     int
-	sessions map[string]*bashSession
+	next     int // the number of the last session id handed out
+	sessions map[string]*session
+	nextExec int
+	execs    map[int]context.CancelCauseFunc // exec calls in flight
 }
 
-// NewBash returns the bash tool.
-func NewBash(o BashOptions) *Bash {
-	if o.Shell == "" {
-		o.Shell = "/bin/bash"
+var (
+	errTimeout  = errors.New("timeout")
+	errReleased = errors.New("released")
+	errClosed   = errors.New("closed")
+)
+
+// NewBash returns a bash service.
+func NewBash(opts BashOptions) *Bash {
+	if opts.Shell == "" {
+		opts.Shell = "/bin/bash"
 	}
-	if o.DefaultTimeout <= 0 {
-		o.DefaultTimeout = 120 * time.Second
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = 120 * time.Second
 	}
-	if o.MaxTimeout <= 0 {
-		o.MaxTimeout = 600 * time.Second
+	if opts.MaxTimeout <= 0 {
+		opts.MaxTimeout = 600 * time.Second
 	}
-	if o.OutputLimit <= 0 {
-		o.OutputLimit = 16 << 10
+	if opts.MaxOutputBytes <= 0 {
+		opts.MaxOutputBytes = 32 << 10
 	}
-	if o.SessionBuffer <= 0 {
-		o.SessionBuffer = 1 << 20
+	if opts.SessionBufferBytes <= 0 {
+		opts.SessionBufferBytes = 1 << 20
 	}
-	if o.Settle <= 0 {
-		o.Settle = 300 * time.Millisecond
+	if opts.SettleQuiet <= 0 {
+		opts.SettleQuiet = 300 * time.Millisecond
 	}
-	return &Bash{o: o, owners: map[string]*bashOwner{}}
+	if opts.DefaultWait <= 0 {
+		opts.DefaultWait = 10 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Bash{opts: opts, owners: map[string]*bashOwner{}}
 }
 
 // Name returns "bash".
 func (b *Bash) Name() string { return "bash" }
 
-// Spec describes the tool to the model.
+// Spec returns the tool's declaration.
 func (b *Bash) Spec() model.ToolSpec {
-	return model.ToolSpec{
-		Name: "bash",
-		Description: fmt.Sprintf(`Run shell commands with bash.
-action "exec" (the default): run "command" to completion (timeout_secs, default %d, at most %d) and return its combined stdout and stderr, bounded to the first and last %d KiB, and its exit status. Commands inherit the host's working directory; there is no directory field: use "cd /path && command". A directory change lasts only for that call.
-action "start": start a long-lived process (for example "cd /repo && bash --noprofile --norc") and return a session_id; "write" sends "input" to its stdin exactly as given (end it with a newline to run a line) and returns the new output once it settles; "read" returns output produced since the last read; "kill" ends it and its process group; "list" lists this runtime's sessions. Session ids are per host.`,
-			int(b.o.DefaultTimeout.Seconds()), int(b.o.MaxTimeout.Seconds()), b.o.OutputLimit>>10),
-		Schema: json.RawMessage(`{"type":"object","properties":{` +
-			`"command":{"type":"string","description":"the bash command (exec, start)"},` +
-			`"action":{"type":"string","enum":["exec","start","write","read","kill","list"],"description":"default exec"},` +
-			`"session_id":{"type":"string","description":"the session (write, read, kill)"},` +
-			`"input":{"type":"string","description":"text for the session's stdin (write)"},` +
-			`"timeout_secs":{"type":"integer","minimum":1,"description":"exec: the time limit; write/start: how long to wait for output"}` +
-			`},"additionalProperties":false}`),
-	}
+	desc := fmt.Sprintf(`Run shell commands with bash.
+action=exec (the default) runs "bash -c COMMAND" to completion with stdin from /dev/null and stdout+stderr combined, then reports the exit status; a nonzero status is reported, not treated as a tool error. Default timeout %s, at most %s (timeout_secs); on timeout the whole process group is killed. Nothing an exec starts outlives it: use action=start for servers and other long-lived processes.
+Commands run in the host process's working directory; there is no working-directory field, so use "cd /path && command" (an exec's directory change lasts only for that call).
+action=start runs COMMAND (for example "bash --noprofile --norc") as a session with a stdin pipe and returns its session_id and first output. action=write sends input to its stdin (a newline is added unless input ends with one) and returns the output once it settles (%s without output, at most timeout_secs, default %s). action=read returns output not yet returned; with timeout_secs it waits up to that long for some. action=kill ends a session and forgets it; action=list lists your sessions. Exited sessions stay listed until killed.
+Each result shows at most %d bytes of output (head and tail, with a marker for what was left out).`,
+		secs(b.opts.DefaultTimeout), secs(b.opts.MaxTimeout), b.opts.SettleQuiet, secs(b.opts.DefaultWait), b.opts.MaxOutputBytes)
+	return model.ToolSpec{Name: b.Name(), Description: desc, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "The bash command line (exec, start)."},
+    "action": {"type": "string", "enum": ["exec", "start", "write", "read", "kill", "list"], "description": "What to do; default exec."},
+    "session_id": {"type": "string", "description": "The session to act on (write, read, kill), as returned by start."},
+    "input": {"type": "string", "description": "Text to send to the session's stdin (write)."},
+    "timeout_secs": {"type": "number", "description": "exec: kill after this many seconds. start, write, read: the longest wait for output."}
+  },
+  "additionalProperties": false
+}`)}
 }
 
 type bashInput struct {
-	Command     string `json:"command"`
-	Action      string `json:"action"`
-	SessionID   string `json:"session_id"`
-	Input       string `json:"input"`
-	TimeoutSecs int    `json:"timeout_secs"`
+	Command     *string  `json:"command"`
+	Action      string   `json:"action"`
+	SessionID   *string  `json:"session_id"`
+	Input       *string  `json:"input"`
+	TimeoutSecs *float64 `json:"timeout_secs"`
 }
 
-// decodeStrict decodes a tool input, rejecting unknown fields and trailing data.
-func decodeStrict(input json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if strings.HasPrefix(err.Error(), "json: unknown field ") {
-			return fmt.Errorf("unsupported field %s (nothing was run)", strings.TrimPrefix(err.Error(), "json: unknown field "))
-		}
-		return fmt.Errorf("invalid input: %v", err)
+var bashFields = []string{"command", "action", "session_id", "input", "timeout_secs"}
+
+func bashHint(field string) string {
+	switch strings.ToLower(field) {
+	case "cwd", "dir", "workdir", "working_dir", "working_directory", "directory", "path":
+		return `There is no working-directory field: use "cd /path && command"`
+	case "id", "session", "sessionid":
+		return "Use session_id"
 	}
-	if dec.More() {
-		return errors.New("invalid input: trailing data after the JSON object")
-	}
-	return nil
+	return ""
 }
 
 // Call runs one bash action for owner.
 func (b *Bash) Call(ctx context.Context, owner string, input json.RawMessage) Result {
 	var in bashInput
-	if err := decodeStrict(input, &in); err != nil {
-		return Errorf("bash: %v", err)
+	if err := decodeInput(input, &in, bashFields, bashHint); err != nil {
+		return Errorf("%v (nothing was run)", err)
 	}
-	if in.TimeoutSecs < 0 {
-		return Errorf("bash: timeout_secs must be positive")
+	if in.Action == "" {
+		in.Action = "exec"
+	}
+	type need struct{ command, session, input, timeout bool } // which fields the action takes
+	needs := map[string]need{
+		"exec":  {command: true, timeout: true},
+		"start": {command: true, timeout: true},
+		"write": {session: true, input: true, timeout: true},
+		"read":  {session: true, timeout: true},
+		"kill":  {session: true},
+		"list":  {},
+	}
+	n, ok := needs[in.Action]
+	if !ok {
+		return Errorf("unknown action %q; the actions are exec, start, write, read, kill and list", in.Action)
+	}
+	for _, f := range []struct {
+		name      string
+		set, want bool
+	}{
+		{"command", in.Command != nil, n.command},
+		{"session_id", in.SessionID != nil, n.session},
+		{"input", in.Input != nil, n.input},
+		{"timeout_secs", in.TimeoutSecs != nil, n.timeout},
+	} {
+		switch {
+		case f.set && !f.want:
+			return Errorf("action=%s does not take %s", in.Action, f.name)
+		case !f.set && f.want && f.name != "timeout_secs":
+			return Errorf("action=%s needs %s", in.Action, f.name)
+		}
+	}
+	if in.Command != nil && strings.TrimSpace(*in.Command) == "" {
+		return Errorf("command is empty")
+	}
+	var timeout time.Duration
+	if in.TimeoutSecs != nil {
+		t := *in.TimeoutSecs
+		if !(t > 0) || time.Duration(t*float64(time.Second)) > b.opts.MaxTimeout {
+			return Errorf("timeout_secs must be more than 0 and at most %s, not %s", strings.TrimSuffix(secs(b.opts.MaxTimeout), "s"), strconv.FormatFloat(t, 'f', -1, 64))
+		}
+		timeout = time.Duration(t * float64(time.Second))
 	}
 	switch in.Action {
-	case "", "exec":
-		if strings.TrimSpace(in.Command) == "" {
-			return Errorf("bash: exec needs a command")
+	case "exec":
+		if timeout == 0 {
+			timeout = b.opts.DefaultTimeout
 		}
-		return b.exec(ctx, in)
+		return b.exec(ctx, owner, *in.Command, timeout)
 	case "start":
-		if strings.TrimSpace(in.Command) == "" {
-			return Errorf("bash: start needs a command, for example \"bash --noprofile --norc\"")
+		if timeout == 0 {
+			timeout = b.opts.DefaultWait
 		}
-		return b.start(ctx, owner, in)
-	case "write", "read", "kill":
-		s, err := b.session(owner, in.SessionID)
-		if err != nil {
-			return Errorf("bash: %v", err)
+		return b.start(ctx, owner, *in.Command, timeout)
+	case "write":
+		if timeout == 0 {
+			timeout = b.opts.DefaultWait
 		}
-		switch in.Action {
-		case "write":
-			return s.write(ctx, in.Input, b.wait(in.TimeoutSecs, 10*time.Second), b.o.Settle)
-		case "read":
-			return Result{Text: s.read()}
-		default:
-			s.kill()
-			return Result{Text: s.read() + fmt.Sprintf("[session %s killed]", s.id)}
-		}
-	case "list":
-		return Result{Text: b.list(owner)}
+		return b.write(ctx, owner, *in.SessionID, *in.Input, timeout)
+	case "read":
+		return b.read(ctx, owner, *in.SessionID, timeout)
+	case "kill":
+		return b.kill(owner, *in.SessionID)
+	default:
+		return b.list(owner)
 	}
-	return Errorf("bash: unknown action %q (want exec, start, write, read, kill or list)", in.Action)
 }
 
-func (b *Bash) wait(secs int, def time.Duration) time.Duration {
-	if secs <= 0 {
-		return def
+// exec runs command to completion. The process group is killed when the command ends,
+// times out, or the call is cancelled, so nothing it started outlives the call.
+func (b *Bash) exec(ctx context.Context, owner, command string, timeout time.Duration) Result {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	untrack, ok := b.trackExec(owner, cancel)
+	if !ok {
+		return Errorf("bash is shut down on this host")
 	}
-	return min(time.Duration(secs)*time.Second, b.o.MaxTimeout)
-}
+	defer untrack()
+	ctx, stop := context.WithTimeoutCause(ctx, timeout, errTimeout)
+	defer stop()
 
-func (b *Bash) command(command string) *exec.Cmd {
-	cmd := exec.Command(b.o.Shell, "-c", command)
-	cmd.Env = b.o.Env
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Errorf("run command: %v", err)
+	}
+	cmd := exec.CommandContext(ctx, b.opts.Shell, "-c", command)
+	cmd.Env = b.opts.Env
+	cmd.Stdout, cmd.Stderr = pw, pw // one file: output arrives interleaved as written
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return cmd
-}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = time.Second
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return Errorf("run %s: %v", b.opts.Shell, err)
+	}
+	out := &headTail{max: b.opts.MaxOutputBytes}
+	var wg sync.WaitGroup
+	wg.Go(func() { io.Copy(out, pr) })
+	waitErr := cmd.Wait()
+	killGroup(cmd.Process.Pid)
+	// A process that left the group (setsid) may still hold the pipe: stop reading soon.
+	pr.SetReadDeadline(time.Now().Add(time.Second))
+	wg.Wait()
+	pr.Close()
 
-// killGroup ends the process group led by cmd's process.
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-}
-
-func (b *Bash) exec(ctx context.Context, in bashInput) Result {
-	timeout := b.wait(in.TimeoutSecs, b.o.DefaultTimeout)
-	out := newHeadTail(b.o.OutputLimit)
-	cmd := b.command(in.Command)
-	cmd.Stdout, cmd.Stderr = out, out
-	// A backgrounded grandchild may keep the output pipe open after the shell exits; stop
-	// waiting for it shortly after.
-	cmd.WaitDelay = 500 * time.Millisecond
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return Errorf("bash: start %s: %v", b.o.Shell, err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var err error
-	var status string
-	select {
-	case err = <-done:
-	case <-timer.C:
-		killGroup(cmd)
-		err = <-done
-		status = fmt.Sprintf("[killed after the %s timeout, with its whole process group]", timeout)
-	case <-ctx.Done():
-		killGroup(cmd)
-		err = <-done
-		status = "[cancelled: the command and its process group were killed]"
-	}
 	text := out.String()
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	if status != "" {
-		return Result{Text: text + status, IsError: true}
+	var exitErr *exec.ExitError
+	switch cause := context.Cause(ctx); {
+	case ctx.Err() != nil && errors.Is(cause, errTimeout):
+		return Result{Text: text + "[killed after timeout " + secs(timeout) + "]", IsError: true}
+	case ctx.Err() != nil && errors.Is(cause, errReleased):
+		return Result{Text: text + "[killed: this session runtime's bash resources were released]", IsError: true}
+	case ctx.Err() != nil && errors.Is(cause, errClosed):
+		return Result{Text: text + "[killed: the host is shutting down]", IsError: true}
+	case ctx.Err() != nil:
+		return Result{Text: text + "[killed: the call was cancelled]", IsError: true}
+	case waitErr == nil || errors.As(waitErr, &exitErr):
+		return Result{Text: text + "[" + exitStatus(cmd.ProcessState) + "]"}
+	default:
+		return Result{Text: text + "[" + waitErr.Error() + "]", IsError: true}
 	}
-	return Result{Text: text + exitStatus(cmd, err, time.Since(start))}
 }
 
-func exitStatus(cmd *exec.Cmd, err error, d time.Duration) string {
-	var ee *exec.ExitError
-	switch {
-	case err == nil || errors.Is(err, exec.ErrWaitDelay):
-		return "[exit status 0]"
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fmt.Sprintf("[killed by signal %s]", ws.Signal())
-		}
-		return fmt.Sprintf("[exit status %d]", ee.ExitCode())
-	}
-	return fmt.Sprintf("[wait: %v]", err)
-}
-
-// start launches a long-lived session.
-func (b *Bash) start(ctx context.Context, owner string, in bashInput) Result {
-	cmd := b.command(in.Command)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return Errorf("bash: %v", err)
-	}
-	s := &bashSession{command: in.Command, cmd: cmd, stdin: stdin, started: time.Now(),
-		limit: b.o.SessionBuffer, notify: make(chan struct{}, 1), exited: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = s, s
-	cmd.WaitDelay = 500 * time.Millisecond
-
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return Errorf("bash: the host is shutting down")
-	}
-	o := b.owners[owner]
-	if o == nil {
-		o = &bashOwner{sessions: map[string]*bashSession{}}
-		b.owners[owner] = o
-	}
-	o.next++
-	s.id = fmt.Sprintf("b%d", o.next)
-	if err := cmd.Start(); err != nil {
-		o.next--
-		b.mu.Unlock()
-		return Errorf("bash: start %s: %v", b.o.Shell, err)
-	}
-	o.sessions[s.id] = s
-	b.mu.Unlock()
-
-	go func() {
-		err := cmd.Wait()
-		s.mu.Lock()
-		s.status = exitStatus(cmd, err, 0)
-		s.mu.Unlock()
-		close(s.exited)
-	}()
-	s.settle(ctx, b.wait(in.TimeoutSecs, 2*time.Second), b.o.Settle)
-	return Result{Text: fmt.Sprintf("session_id: %s\n%s", s.id, s.read())}
-}
-
-func (b *Bash) session(owner, id string) (*bashSession, error) {
-	if id == "" {
-		return nil, errors.New("this action needs a session_id (see action=list)")
-	}
+// trackExec registers an exec in flight so that Release and Close can cancel it.
+func (b *Bash) trackExec(owner string, cancel context.CancelCauseFunc) (untrack func(), ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if o := b.owners[owner]; o != nil {
-		if s := o.sessions[id]; s != nil {
-			return s, nil
-		}
+	if b.closed {
+		return nil, false
 	}
-	return nil, fmt.Errorf("bash session %q is unknown here (sessions are per host and per session runtime; use action=list)", id)
+	o := b.ownerLocked(owner)
+	o.nextExec++
+	n := o.nextExec
+	o.execs[n] = cancel
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(o.execs, n)
+	}, true
 }
 
-func (b *Bash) list(owner string) string {
-	b.mu.Lock()
+// ownerLocked returns owner's state, creating it. b.mu must be held.
+func (b *Bash) ownerLocked(owner string) *bashOwner {
 	o := b.owners[owner]
-	var ss []*bashSession
-	if o != nil {
-		for _, s := range o.sessions {
-			ss = append(ss, s)
-		}
+	if o == nil {
+		o = &bashOwner{sessions: map[string]*session{}, execs: map[int]context.CancelCauseFunc{}}
+		b.owners[owner] = o
 	}
-	b.mu.Unlock()
-	if len(ss) == 0 {
-		return "no bash sessions"
-	}
-	sort.Slice(ss, func(i, j int) bool { return ss[i].started.Before(ss[j].started) })
-	var sb strings.Builder
-	for _, s := range ss {
-		info := s.info()
-		fmt.Fprintf(&sb, "%s\t%s\t%s\n", info.ID, info.State, info.Command)
-	}
-	return sb.String()
+	return o
 }
 
-// BashSessionInfo describes one retained session for inventories.
-type BashSessionInfo struct {
-	ID      string    `json:"id"`
-	Command string    `json:"command"`
-	State   string    `json:"state"` // "running" or the exit status
-	Started time.Time `json:"started"`
-	Tail    string    `json:"tail,omitempty"` // the last output captured
-}
-
-// Inventory lists the owner's bash sessions, running and exited.
-func (b *Bash) Inventory(owner string) any {
-	b.mu.Lock()
-	o := b.owners[owner]
-	var out []BashSessionInfo
-	if o != nil {
-		for _, s := range o.sessions {
-			out = append(out, s.info())
-		}
-	}
-	b.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
-	return out
-}
-
-// Release kills and forgets every session of owner.
+// Release ends everything owner started: exec calls in flight and sessions (their
+// process groups are killed), and forgets its sessions.
 func (b *Bash) Release(owner string) {
 	b.mu.Lock()
 	o := b.owners[owner]
 	delete(b.owners, owner)
 	b.mu.Unlock()
 	if o != nil {
-		for _, s := range o.sessions {
-			s.kill()
-		}
+		b.end(o, errReleased)
 	}
 }
 
-// Close kills every session of every owner and refuses new ones.
+// Close ends every process the service started and waits for their goroutines. Calls
+// after Close fail.
 func (b *Bash) Close() {
 	b.mu.Lock()
 	b.closed = true
@@ -349,122 +321,52 @@ func (b *Bash) Close() {
 	b.owners = map[string]*bashOwner{}
 	b.mu.Unlock()
 	for _, o := range owners {
-		for _, s := range o.sessions {
-			s.kill()
-		}
+		b.end(o, errClosed)
+	}
+	b.wg.Wait()
+}
+
+// end kills what o holds. o is no longer reachable from b.owners.
+func (b *Bash) end(o *bashOwner, cause error) {
+	b.mu.Lock()
+	execs := make([]context.CancelCauseFunc, 0, len(o.execs))
+	for _, c := range o.execs {
+		execs = append(execs, c)
+	}
+	sessions := make([]*session, 0, len(o.sessions))
+	for _, s := range o.sessions {
+		sessions = append(sessions, s)
+	}
+	b.mu.Unlock()
+	for _, c := range execs {
+		c(cause)
+	}
+	for _, s := range sessions {
+		s.kill()
+	}
+	for _, s := range sessions {
+		s.waitDone(2 * time.Second)
 	}
 }
 
-// bashSession is a long-lived process with a bounded output buffer.
-type bashSession struct {
-	id      string
-	command string
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	started time.Time
-	limit   int
-	notify  chan struct{} // signalled on new output
-	exited  chan struct{} // closed when the process has been waited for
-
-	mu      sync.Mutex // guards the fields below
-	buf     []byte     // retained output, the latest limit bytes
-	total   int64      // bytes ever written
-	readPos int64      // total at the last read
-	status  string     // exit status once exited
+// killGroup kills the process group led by pid.
+func killGroup(pid int) error {
+	err := syscall.Kill(-pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
 }
 
-func (s *bashSession) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	s.buf = append(s.buf, p...)
-	if len(s.buf) > s.limit {
-		s.buf = append([]byte(nil), s.buf[len(s.buf)-s.limit:]...)
+// exitStatus describes how a process ended: "exit status 2" or "killed by signal …".
+func exitStatus(ps *os.ProcessState) string {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "killed by signal " + ws.Signal().String()
 	}
-	s.total += int64(len(p))
-	s.mu.Unlock()
-	select {
-	case s.notify <- struct{}{}:
-	default:
-	}
-	return len(p), nil
+	return "exit status " + strconv.Itoa(ps.ExitCode())
 }
 
-// read returns the output since the last read, noting what the buffer no longer holds.
-func (s *bashSession) read() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var sb strings.Builder
-	from := s.total - int64(len(s.buf))
-	if s.readPos < from {
-		fmt.Fprintf(&sb, "[... %d bytes of output dropped: the session keeps the last %d ...]\n", from-s.readPos, s.limit)
-		s.readPos = from
-	}
-	sb.Write(s.buf[s.readPos-from:])
-	s.readPos = s.total
-	if s.status != "" {
-		if sb.Len() > 0 && !strings.HasSuffix(sb.String(), "\n") {
-			sb.WriteByte('\n')
-		}
-		fmt.Fprintf(&sb, "[session %s exited: %s]", s.id, strings.Trim(s.status, "[]"))
-	}
-	return sb.String()
-}
-
-// settle waits until the output has been quiet for quiet, the process exited, max passed
-// or ctx ended.
-func (s *bashSession) settle(ctx context.Context, max, quiet time.Duration) {
-	deadline := time.NewTimer(max)
-	defer deadline.Stop()
-	q := time.NewTimer(quiet)
-	defer q.Stop()
-	for {
-		select {
-		case <-s.notify:
-			q.Reset(quiet)
-		case <-q.C:
-			return
-		case <-s.exited:
-			return
-		case <-deadline.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-func (s *bashSession) write(ctx context.Context, input string, max, quiet time.Duration) Result {
-	select {
-	case <-s.exited:
-		return Result{Text: s.read() + "\n[the session has exited; nothing was written]", IsError: true}
-	default:
-	}
-	if _, err := io.WriteString(s.stdin, input); err != nil {
-		return Errorf("bash: write to session %s: %v", s.id, err)
-	}
-	s.settle(ctx, max, quiet)
-	return Result{Text: s.read()}
-}
-
-func (s *bashSession) kill() {
-	select {
-	case <-s.exited: // its process group id may belong to someone else by now
-	default:
-		killGroup(s.cmd)
-	}
-	s.stdin.Close()
-	<-s.exited
-}
-
-func (s *bashSession) info() BashSessionInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	state := "running"
-	if s.status != "" {
-		state = strings.Trim(s.status, "[]")
-	}
-	tail := s.buf
-	if len(tail) > 2048 {
-		tail = tail[len(tail)-2048:]
-	}
-	return BashSessionInfo{ID: s.id, Command: s.command, State: state, Started: s.started, Tail: string(tail)}
+// secs formats d as seconds: "120s", "0.5s".
+func secs(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }

@@ -1,16 +1,16 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,16 +23,19 @@ type EditorOptions struct {
 	MaxView int // largest view output in bytes; default 256 KiB
 }
 
-// Editor is str_replace_based_edit_tool: view, create, str_replace and insert, with read
-// stamps that make an edit require a current view. Safe for concurrent use.
+// Editor is str_replace_based_edit_tool: view, create, str_replace and insert. Editing an
+// existing file needs a read stamp: an earlier successful view of it by the same owner
+// that still matches the file on disk. Safe for concurrent use.
 type Editor struct {
 	o EditorOptions
+
+	editMu sync.Mutex // serializes edits, so a stamp check and its write are one step
 
 	mu     sync.Mutex                        // guards stamps
 	stamps map[string]map[string]Fingerprint // owner -> path -> what the owner last saw
 }
 
-// Fingerprint identifies a file's contents as an owner last saw them.
+// Fingerprint is a read stamp: a file's contents as an owner last saw them.
 type Fingerprint struct {
 	Path    string    `json:"path"`
 	Size    int64     `json:"size"`
@@ -55,22 +58,27 @@ func (e *Editor) Name() string { return "str_replace_based_edit_tool" }
 func (e *Editor) Spec() model.ToolSpec {
 	return model.ToolSpec{
 		Name: e.Name(),
-		Description: fmt.Sprintf(`View and edit files. Paths are absolute.
-"view": a file with numbered lines (optional view_range [start, end], end -1 for the end of the file), or a directory listing two levels deep. Output over %d KiB is rejected (a single long line counts): view a smaller range, or use bash with bounded output.
-"create": write file_text to a new file (parent directories are created) or over one you have viewed.
-"str_replace": replace old_str, which must occur exactly once, with new_str.
-"insert": insert insert_text after line insert_line (0 for the top).
-Editing an existing file requires a successful earlier view of it that still matches the file on disk; view it again after it changes.`, e.o.MaxView>>10),
-		Schema: json.RawMessage(`{"type":"object","properties":{` +
-			`"command":{"type":"string","enum":["view","create","str_replace","insert"]},` +
-			`"path":{"type":"string","description":"absolute path"},` +
-			`"view_range":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},` +
-			`"file_text":{"type":"string"},` +
-			`"old_str":{"type":"string"},` +
-			`"new_str":{"type":"string"},` +
-			`"insert_line":{"type":"integer","minimum":0},` +
-			`"insert_text":{"type":"string"}` +
-			`},"required":["command","path"],"additionalProperties":false}`),
+		Description: fmt.Sprintf(`View, create and edit text files. Paths must be absolute.
+command=view: a file as numbered lines (like cat -n; view_range [start, end] selects lines, end -1 meaning the end of the file), or a directory listed two levels deep without hidden entries. A view whose output would exceed %d bytes is rejected (a single long line counts): view a smaller range, or use bash with bounded output.
+command=create: write file_text to path; missing parent directories are created.
+command=str_replace: replace old_str, which must occur exactly once (whitespace included), with new_str (empty deletes it).
+command=insert: insert insert_text after line insert_line (0 inserts at the top).
+Editing an existing file (str_replace, insert, create over it) requires that you viewed it earlier and that it has not changed since; after an outside change, view it again. Writes are atomic and keep the file's mode.`, e.o.MaxView),
+		Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert"]},
+    "path": {"type": "string", "description": "Absolute path of the file or directory."},
+    "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2, "description": "view: [start, end] lines, 1-based and inclusive; end -1 reads to the end."},
+    "file_text": {"type": "string", "description": "create: the whole content of the file."},
+    "old_str": {"type": "string", "description": "str_replace: the exact text to replace; it must occur once."},
+    "new_str": {"type": "string", "description": "str_replace: the replacement; empty or omitted deletes old_str."},
+    "insert_line": {"type": "integer", "minimum": 0, "description": "insert: the line after which to insert; 0 for the top."},
+    "insert_text": {"type": "string", "description": "insert: the text to insert."}
+  },
+  "required": ["command", "path"],
+  "additionalProperties": false
+}`),
 	}
 }
 
@@ -85,53 +93,81 @@ type editorInput struct {
 	InsertText *string `json:"insert_text"`
 }
 
+var editorFields = []string{"command", "path", "view_range", "file_text", "old_str", "new_str", "insert_line", "insert_text"}
+
 // Call runs one editor command for owner.
 func (e *Editor) Call(ctx context.Context, owner string, input json.RawMessage) Result {
 	var in editorInput
-	if err := decodeStrict(input, &in); err != nil {
-		return Errorf("editor: %v", err)
+	if err := decodeInput(input, &in, editorFields, nil); err != nil {
+		return Errorf("%v", err)
+	}
+	takes := map[string][]string{
+		"view":        {"view_range"},
+		"create":      {"file_text"},
+		"str_replace": {"old_str", "new_str"},
+		"insert":      {"insert_line", "insert_text"},
+	}
+	switch _, ok := takes[in.Command]; {
+	case in.Command == "":
+		return Errorf("command is required: view, create, str_replace or insert")
+	case !ok:
+		return Errorf("unknown command %q; the commands are view, create, str_replace and insert", in.Command)
+	}
+	for name, set := range map[string]bool{
+		"view_range": in.ViewRange != nil, "file_text": in.FileText != nil, "old_str": in.OldStr != nil,
+		"new_str": in.NewStr != nil, "insert_line": in.InsertLine != nil, "insert_text": in.InsertText != nil,
+	} {
+		if set && !slices.Contains(takes[in.Command], name) {
+			return Errorf("command=%s does not take %s", in.Command, name)
+		}
 	}
 	if in.Path == "" {
-		return Errorf("editor: path is required")
+		return Errorf("path is required")
 	}
 	if !filepath.IsAbs(in.Path) {
-		return Errorf("editor: path %q is not absolute", in.Path)
+		return Errorf("path %q is not absolute; give the full path, for example /home/me/project/%s", in.Path, in.Path)
 	}
-	path := filepath.Clean(in.Path)
+	path := resolve(filepath.Clean(in.Path))
 	switch in.Command {
 	case "view":
 		return e.view(owner, path, in.ViewRange)
 	case "create":
 		if in.FileText == nil {
-			return Errorf("editor: create needs file_text")
+			return Errorf("command=create needs file_text")
 		}
 		return e.create(owner, path, *in.FileText)
 	case "str_replace":
-		if in.OldStr == nil {
-			return Errorf("editor: str_replace needs old_str")
+		if in.OldStr == nil || *in.OldStr == "" {
+			return Errorf("command=str_replace needs old_str: text that occurs exactly once in the file")
 		}
-		if *in.OldStr == "" {
-			return Errorf("editor: old_str is empty; it must be text that occurs exactly once in the file")
-		}
-		newStr := ""
-		if in.NewStr != nil {
-			newStr = *in.NewStr
-		}
-		return e.replace(owner, path, *in.OldStr, newStr)
-	case "insert":
+		return e.replace(owner, path, *in.OldStr, deref(in.NewStr))
+	default:
 		if in.InsertLine == nil || in.InsertText == nil {
-			return Errorf("editor: insert needs insert_line and insert_text")
+			return Errorf("command=insert needs insert_line and insert_text")
 		}
 		return e.insert(owner, path, *in.InsertLine, *in.InsertText)
-	case "":
-		return Errorf("editor: command is required (view, create, str_replace or insert)")
 	}
-	return Errorf("editor: unknown command %q (want view, create, str_replace or insert)", in.Command)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// resolve follows symlinks of an existing path, so a stamp names the file itself and a
+// write replaces the file rather than the link.
+func resolve(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return path
 }
 
 func fingerprint(path string, data []byte, info fs.FileInfo) Fingerprint {
 	sum := sha256.Sum256(data)
-	return Fingerprint{Path: path, Size: info.Size(), ModTime: info.ModTime(), SHA256: fmt.Sprintf("%x", sum)}
+	return Fingerprint{Path: path, Size: info.Size(), ModTime: info.ModTime(), SHA256: hex.EncodeToString(sum[:])}
 }
 
 func (e *Editor) stamp(owner string, fp Fingerprint) {
@@ -145,7 +181,8 @@ func (e *Editor) stamp(owner string, fp Fingerprint) {
 	m[fp.Path] = fp
 }
 
-// check verifies that owner's stamp of path matches the file now, returning its contents.
+// check verifies that owner's stamp of path matches the file on disk and returns the
+// file's contents.
 func (e *Editor) check(owner, path string) ([]byte, fs.FileInfo, error) {
 	data, info, err := readRegular(path)
 	if err != nil {
@@ -155,14 +192,18 @@ func (e *Editor) check(owner, path string) ([]byte, fs.FileInfo, error) {
 	fp, ok := e.stamps[owner][path]
 	e.mu.Unlock()
 	if !ok {
-		return nil, nil, fmt.Errorf("%s has not been viewed in this session; view it first, then edit", path)
+		return nil, nil, fmt.Errorf("%s has not been viewed in this session; view it (command=view) before editing it", path)
 	}
 	now := fingerprint(path, data, info)
-	if now.SHA256 != fp.SHA256 {
-		return nil, nil, fmt.Errorf("%s changed since it was last viewed (%d bytes then, %d now); view it again before editing", path, fp.Size, now.Size)
+	if now.Size != fp.Size || !now.ModTime.Equal(fp.ModTime) || now.SHA256 != fp.SHA256 {
+		return nil, nil, fmt.Errorf("%s changed since it was last viewed (%d bytes, modified %s then; %d bytes, modified %s now); view it again before editing",
+			path, fp.Size, fp.ModTime.Format(time.RFC3339Nano), now.Size, now.ModTime.Format(time.RFC3339Nano))
 	}
 	return data, info, nil
 }
+
+// maxRead bounds the files the editor reads whole.
+const maxRead = 64 << 20
 
 func readRegular(path string) ([]byte, fs.FileInfo, error) {
 	info, err := os.Stat(path)
@@ -172,6 +213,9 @@ func readRegular(path string) ([]byte, fs.FileInfo, error) {
 	if !info.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("%s is not a regular file", path)
 	}
+	if info.Size() > maxRead {
+		return nil, nil, fmt.Errorf("%s is %d bytes, over the %d bytes the editor reads; use bash (head, sed -n, rg) on it", path, info.Size(), maxRead)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
@@ -179,164 +223,121 @@ func readRegular(path string) ([]byte, fs.FileInfo, error) {
 	return data, info, nil
 }
 
-func (e *Editor) view(owner, path string, vr []int) Result {
-	info, err := os.Stat(path)
-	if err != nil {
-		return Errorf("editor: %v", err)
-	}
-	if info.IsDir() {
-		if vr != nil {
-			return Errorf("editor: view_range applies to files, and %s is a directory", path)
-		}
-		return e.listDir(path)
-	}
-	const maxRead = 64 << 20
-	if info.Size() > maxRead {
-		return Errorf("editor: %s is %d bytes, over the %d bytes the editor reads; use bash (head, sed -n, rg) to read parts of it", path, info.Size(), maxRead)
-	}
-	data, info, err := readRegular(path)
-	if err != nil {
-		return Errorf("editor: %v", err)
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	start, end := 1, len(lines)
-	if vr != nil {
-		if len(vr) != 2 {
-			return Errorf("editor: view_range must be [start, end]")
-		}
-		start, end = vr[0], vr[1]
-		if end == -1 {
-			end = len(lines)
-		}
-		if start < 1 || start > max(len(lines), 1) || end < start || end > len(lines) {
-			return Errorf("editor: view_range [%d, %d] is outside the file's %d lines", vr[0], vr[1], len(lines))
-		}
-	}
-	var out bytes.Buffer
-	for i := start; i <= end && i <= len(lines); i++ {
-		fmt.Fprintf(&out, "%6d\t%s", i, lines[i-1])
-		if !strings.HasSuffix(lines[i-1], "\n") {
-			out.WriteByte('\n')
-		}
-		if out.Len() > e.o.MaxView {
-			break
-		}
-	}
-	if out.Len() > e.o.MaxView {
-		return Errorf("editor: viewing %s would print more than %d bytes (the file is %d bytes, %d lines); view a smaller view_range, or use bash with bounded output for long lines", path, e.o.MaxView, len(data), len(lines))
-	}
-	e.stamp(owner, fingerprint(path, data, info))
-	if len(lines) == 0 {
-		return Result{Text: fmt.Sprintf("%s is empty", path)}
-	}
-	return Result{Text: out.String()}
-}
-
-func (e *Editor) listDir(root string) Result {
-	var entries []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil
-		}
-		if p == root {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		if strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		depth := strings.Count(rel, string(filepath.Separator)) + 1
-		name := rel
-		if d.IsDir() {
-			name += "/"
-		}
-		entries = append(entries, name)
-		if d.IsDir() && depth >= 2 {
-			return fs.SkipDir
-		}
-		return nil
-	})
-	if err != nil {
-		return Errorf("editor: list %s: %v", root, err)
-	}
-	sort.Strings(entries)
-	text := fmt.Sprintf("%s (two levels, hidden entries skipped):\n%s\n", root, strings.Join(entries, "\n"))
-	if len(text) > e.o.MaxView {
-		return Errorf("editor: the listing of %s is %d bytes, over %d; list a subdirectory, or use bash (ls, find) with bounded output", root, len(text), e.o.MaxView)
-	}
-	return Result{Text: text}
-}
-
 func (e *Editor) create(owner, path, text string) Result {
-	if _, err := os.Lstat(path); err == nil {
-		if _, _, err := e.check(owner, path); err != nil {
-			return Errorf("editor: %s exists: %v", path, err)
+	e.editMu.Lock()
+	defer e.editMu.Unlock()
+	perm := fs.FileMode(0o644)
+	verb := "created"
+	switch info, err := os.Stat(path); {
+	case err == nil:
+		if info.IsDir() {
+			return Errorf("%s is a directory", path)
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return Errorf("editor: %v", err)
+		if _, info, err = e.check(owner, path); err != nil {
+			return Errorf("%s exists and create would overwrite it: %v", path, err)
+		}
+		perm, verb = info.Mode().Perm(), "overwrote"
+	case !errors.Is(err, fs.ErrNotExist):
+		return Errorf("%v", err)
+	default:
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return Errorf("%v", err)
+		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return Errorf("editor: %v", err)
+	if err := e.write(owner, path, []byte(text), perm); err != nil {
+		return Errorf("%v", err)
 	}
-	if err := e.write(owner, path, []byte(text), 0o644); err != nil {
-		return Errorf("editor: %v", err)
-	}
-	return Result{Text: fmt.Sprintf("created %s (%d bytes)", path, len(text))}
+	return Result{Text: fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, path, len(text), len(splitLines(text)))}
 }
 
 func (e *Editor) replace(owner, path, oldStr, newStr string) Result {
+	e.editMu.Lock()
+	defer e.editMu.Unlock()
 	data, info, err := e.check(owner, path)
 	if err != nil {
-		return Errorf("editor: %v", err)
+		return Errorf("%v", err)
 	}
-	switch n := strings.Count(string(data), oldStr); n {
+	text := string(data)
+	switch n := strings.Count(text, oldStr); n {
 	case 1:
 	case 0:
-		return Errorf("editor: old_str does not occur in %s; nothing was changed (view the file to copy the exact text, whitespace included)", path)
+		return Errorf("old_str was not found in %s (0 matches); nothing was changed. It must match exactly once, whitespace and indentation included: view the file to copy the exact text", path)
 	default:
-		return Errorf("editor: old_str occurs %d times in %s; nothing was changed (include more surrounding text so it matches exactly once)", n, path)
+		return Errorf("old_str matches %d times in %s on lines %s; nothing was changed. Include more surrounding lines so that it matches exactly once", n, path, matchLines(text, oldStr))
 	}
-	i := strings.Index(string(data), oldStr)
-	out := string(data[:i]) + newStr + string(data[i+len(oldStr):])
+	i := strings.Index(text, oldStr)
+	out := text[:i] + newStr + text[i+len(oldStr):]
 	if err := e.write(owner, path, []byte(out), info.Mode().Perm()); err != nil {
-		return Errorf("editor: %v", err)
+		return Errorf("%v", err)
 	}
-	line := strings.Count(string(data[:i]), "\n") + 1
-	return Result{Text: fmt.Sprintf("edited %s at line %d", path, line)}
+	first := strings.Count(text[:i], "\n") + 1
+	last := first + strings.Count(newStr, "\n")
+	return Result{Text: fmt.Sprintf("edited %s: replaced 1 occurrence at line %d\n%s", path, first, snippet(out, first, last))}
+}
+
+// matchLines lists the line numbers where sub starts in s: "3, 7".
+func matchLines(s, sub string) string {
+	var lines []string
+	for off := 0; ; {
+		i := strings.Index(s[off:], sub)
+		if i < 0 || len(lines) == 10 {
+			break
+		}
+		if n := fmt.Sprint(strings.Count(s[:off+i], "\n") + 1); len(lines) == 0 || lines[len(lines)-1] != n {
+			lines = append(lines, n)
+		}
+		off += i + len(sub)
+	}
+	return strings.Join(lines, ", ")
 }
 
 func (e *Editor) insert(owner, path string, at int, text string) Result {
+	e.editMu.Lock()
+	defer e.editMu.Unlock()
 	data, info, err := e.check(owner, path)
 	if err != nil {
-		return Errorf("editor: %v", err)
+		return Errorf("%v", err)
 	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
+	lines := splitLines(string(data))
 	if at < 0 || at > len(lines) {
-		return Errorf("editor: insert_line %d is outside 0..%d (the file's line count)", at, len(lines))
+		return Errorf("insert_line %d is outside 0..%d (%s has %d lines)", at, len(lines), path, len(lines))
 	}
 	if at > 0 && !strings.HasSuffix(lines[at-1], "\n") {
 		lines[at-1] += "\n"
 	}
-	if !strings.HasSuffix(text, "\n") && at < len(lines) {
+	if !strings.HasSuffix(text, "\n") && text != "" {
 		text += "\n"
 	}
 	out := strings.Join(lines[:at], "") + text + strings.Join(lines[at:], "")
 	if err := e.write(owner, path, []byte(out), info.Mode().Perm()); err != nil {
-		return Errorf("editor: %v", err)
+		return Errorf("%v", err)
 	}
-	return Result{Text: fmt.Sprintf("inserted the text after line %d of %s", at, path)}
+	n := len(splitLines(text))
+	return Result{Text: fmt.Sprintf("inserted %d lines after line %d of %s\n%s", n, at, path, snippet(out, at+1, at+n))}
+}
+
+// snippet shows lines first..last of text, numbered, with a few lines of context.
+func snippet(text string, first, last int) string {
+	const context, maxBytes = 3, 4 << 10
+	lines := splitLines(text)
+	var sb strings.Builder
+	for i := max(1, first-context); i <= min(len(lines), last+context); i++ {
+		if sb.Len() > maxBytes {
+			sb.WriteString("[... snippet cut; view the file for the rest ...]\n")
+			break
+		}
+		fmt.Fprintf(&sb, "%6d\t%s", i, strings.TrimSuffix(lines[i-1], "\n")+"\n")
+	}
+	return sb.String()
+}
+
+// splitLines splits s after each newline; a final line without one is kept.
+func splitLines(s string) []string {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
 }
 
 // write replaces path atomically (a temporary file in the same directory, then a rename)
@@ -347,24 +348,22 @@ func (e *Editor) write(owner, path string, data []byte, perm fs.FileMode) error 
 		return err
 	}
 	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
+	defer os.Remove(tmp) // fails harmlessly after the rename
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
 	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return err
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	info, err := os.Stat(path)
 	if err != nil {
@@ -374,19 +373,22 @@ func (e *Editor) write(owner, path string, data []byte, perm fs.FileMode) error 
 	return nil
 }
 
-// Inventory returns the owner's read fingerprints, by path.
-func (e *Editor) Inventory(owner string) any {
+// Stamps returns owner's read stamps, by path.
+func (e *Editor) Stamps(owner string) []Fingerprint {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]Fingerprint, 0, len(e.stamps[owner]))
 	for _, fp := range e.stamps[owner] {
 		out = append(out, fp)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	slices.SortFunc(out, func(a, b Fingerprint) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }
 
-// Release forgets the owner's stamps.
+// Inventory returns [Editor.Stamps] for the host runtime's inventory frame.
+func (e *Editor) Inventory(owner string) any { return e.Stamps(owner) }
+
+// Release forgets owner's stamps.
 func (e *Editor) Release(owner string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -9,6 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"myco/agent/model"
 )
@@ -41,8 +44,8 @@ func (im *Image) Name() string { return "view_image" }
 func (im *Image) Spec() model.ToolSpec {
 	return model.ToolSpec{
 		Name: "view_image",
-		Description: fmt.Sprintf("Look at an image file (png, jpeg, gif or webp, recognised by its contents, whatever the extension): screenshots, diagrams, rendered output. The limit is %d bytes of base64 (about %d bytes on disk). Text files stay with the editor.",
-			im.o.MaxBase64Bytes, im.o.MaxBase64Bytes/4*3),
+		Description: fmt.Sprintf("Look at an image file: screenshots, diagrams, rendered output. png, jpeg, gif and webp are accepted, recognised by the file's contents whatever its extension. The limit is %d bytes of base64 (%s; about %d bytes on disk); a larger file fails with both sizes. path must be absolute. Text files stay with str_replace_based_edit_tool.",
+			im.o.MaxBase64Bytes, mib(im.o.MaxBase64Bytes), im.o.MaxBase64Bytes/4*3),
 		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"absolute path of the image"}},"required":["path"],"additionalProperties":false}`),
 	}
 }
@@ -65,47 +68,111 @@ func SniffImage(head []byte) string {
 // Base64Len is the size of n bytes encoded as standard padded base64.
 func Base64Len(n int64) int64 { return (n + 2) / 3 * 4 }
 
+var imageFields = []string{"path"}
+
 // Call reads one image for owner.
 func (im *Image) Call(ctx context.Context, owner string, input json.RawMessage) Result {
 	var in struct {
 		Path string `json:"path"`
 	}
-	if err := decodeStrict(input, &in); err != nil {
-		return Errorf("view_image: %v", err)
+	if err := decodeInput(input, &in, imageFields, nil); err != nil {
+		return Errorf("%v", err)
+	}
+	if in.Path == "" {
+		return Errorf("path is required")
 	}
 	if !filepath.IsAbs(in.Path) {
-		return Errorf("view_image: path %q is not absolute", in.Path)
+		return Errorf("path %q is not absolute", in.Path)
 	}
 	f, err := os.Open(in.Path)
 	if err != nil {
-		return Errorf("view_image: %v", err)
+		return Errorf("%v", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return Errorf("view_image: %v", err)
+		return Errorf("%v", err)
 	}
 	if !info.Mode().IsRegular() {
-		return Errorf("view_image: %s is not a regular file", in.Path)
+		return Errorf("%s is not a regular file", in.Path)
 	}
-	head := make([]byte, 16)
+	head := make([]byte, 64)
 	n, _ := io.ReadFull(f, head)
 	mt := SniffImage(head[:n])
 	if mt == "" {
-		return Errorf("view_image: %s is not a png, jpeg, gif or webp image (its first bytes are %q); read text files with the editor", in.Path, head[:n])
+		return Errorf("%s is not a png, jpeg, gif or webp image: it looks like %s. view_image reads the format from the file's contents, not its name; view text files with str_replace_based_edit_tool", in.Path, describe(head[:n]))
 	}
-	if b64 := Base64Len(info.Size()); b64 > int64(im.o.MaxBase64Bytes) {
-		return Errorf("view_image: %s is %d bytes of base64 (%d on disk), over the model's limit of %d base64 bytes (max_image_base64_bytes); scale it down, for example with convert -resize 50%%", in.Path, b64, info.Size(), im.o.MaxBase64Bytes)
+	if res, ok := im.tooBig(in.Path, info.Size()); !ok {
+		return res
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return Errorf("view_image: %v", err)
+		return Errorf("%v", err)
 	}
-	data, err := io.ReadAll(f)
+	data, err := io.ReadAll(io.LimitReader(f, int64(im.o.MaxBase64Bytes)/4*3+1)) // the file may have grown
 	if err != nil {
-		return Errorf("view_image: %v", err)
+		return Errorf("%v", err)
+	}
+	if res, ok := im.tooBig(in.Path, int64(len(data))); !ok {
+		return res
 	}
 	return Result{
-		Text:   fmt.Sprintf("%s: %s, %d bytes", in.Path, mt, len(data)),
+		Text:   fmt.Sprintf("%s: %s, %d bytes (%d bytes of base64)", in.Path, mt, len(data), Base64Len(int64(len(data)))),
 		Images: []model.Image{{MediaType: mt, Data: base64.StdEncoding.EncodeToString(data)}},
 	}
+}
+
+// tooBig checks a file of size bytes against the base64 cap.
+func (im *Image) tooBig(path string, size int64) (Result, bool) {
+	if b64 := Base64Len(size); b64 > int64(im.o.MaxBase64Bytes) {
+		return Errorf("%s is %d bytes of base64 (%d bytes on disk), over this model's limit of %d bytes of base64 (max_image_base64_bytes); scale it down or crop it first, for example with convert -resize 50%%",
+			path, b64, size, im.o.MaxBase64Bytes), false
+	}
+	return Result{}, true
+}
+
+// describe names what a file that is not an accepted image appears to be.
+func describe(head []byte) string {
+	kinds := []struct{ magic, name string }{
+		{"%PDF", "a PDF document"},
+		{"<svg", "an SVG image (XML text; render it to png first, or view it with the editor)"},
+		{"II*\x00", "a TIFF image (convert it to png first)"},
+		{"MM\x00*", "a TIFF image (convert it to png first)"},
+		{"\x00\x00\x01\x00", "an ICO icon (convert it to png first)"},
+		{"PK\x03\x04", "a zip archive"},
+		{"\x1f\x8b", "gzip data"},
+		{"\x7fELF", "an ELF executable"},
+	}
+	for _, k := range kinds {
+		if bytes.HasPrefix(head, []byte(k.magic)) {
+			return k.name
+		}
+	}
+	if len(head) >= 12 && string(head[4:8]) == "ftyp" {
+		return fmt.Sprintf("an ISO media file (brand %q, e.g. HEIC, AVIF or MP4; convert it to png first)", head[8:12])
+	}
+	switch {
+	case len(head) == 0:
+		return "an empty file"
+	case bytes.Contains(head, []byte("<svg")) || bytes.HasPrefix(head, []byte("<?xml")):
+		return "XML or SVG text"
+	case utf8.Valid(head[:max(0, len(head)-3)]) && bytes.IndexByte(head, 0) < 0:
+		return fmt.Sprintf("text (it starts %q)", head)
+	case bytes.HasPrefix(head, []byte("BM")):
+		return "a BMP image (convert it to png first)"
+	}
+	return fmt.Sprintf("unrecognized data (its first bytes are % x)", head)
+}
+
+// mib formats a byte count for people: "5 MiB", "1.5 KiB", "399 bytes".
+func mib(n int) string {
+	unit := func(d float64, name string) string {
+		return strconv.FormatFloat(float64(n)/d, 'f', 1, 64) + " " + name
+	}
+	switch {
+	case n >= 1<<20:
+		return strings.Replace(unit(1<<20, "MiB"), ".0 ", " ", 1)
+	case n >= 1<<10:
+		return strings.Replace(unit(1<<10, "KiB"), ".0 ", " ", 1)
+	}
+	return strconv.Itoa(n) + " bytes"
 }

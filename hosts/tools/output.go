@@ -2,56 +2,78 @@ package tools
 
 import (
 	"fmt"
-	"sync"
+	"unicode/utf8"
 )
 
-// headTail keeps the first and the last bytes of a stream and counts what it drops, so a
-// command's output stays bounded however much it prints. Safe for concurrent use.
-type headTail struct {
-	mu    sync.Mutex // guards the fields below
-	limit int        // bytes kept at each end
-	head  []byte
-	tail  []byte // a ring of the latest bytes once head is full
-	start int    // ring start within tail
-	total int64
+// clip bounds text for a tool result: when data is longer than limit it keeps the first
+// and last limit/2 bytes (cut at UTF-8 boundaries) around a marker saying how much was
+// left out.
+func clip(data []byte, limit int) string {
+	if len(data) <= limit {
+		return string(data)
+	}
+	half := limit / 2
+	head := half
+	for head > 0 && !utf8.RuneStart(data[head]) {
+		head--
+	}
+	tail := len(data) - half
+	for tail < len(data) && !utf8.RuneStart(data[tail]) {
+		tail++
+	}
+	return string(data[:head]) + omitted(tail-head) + string(data[tail:])
 }
 
-func newHeadTail(limit int) *headTail { return &headTail{limit: limit} }
+func omitted(n int) string { return fmt.Sprintf("\n[... %d bytes omitted ...]\n", n) }
+
+// headTail keeps the first and the last max/2 bytes written to it and counts the rest,
+// so a command's output is bounded in memory however much it prints.
+type headTail struct {
+	max   int
+	head  []byte
+	tail  []byte // ring of the last max/2 bytes once head is full
+	pos   int    // next write index in tail once it is full
+	total int
+}
 
 func (h *headTail) Write(p []byte) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	n := len(p)
-	h.total += int64(n)
-	if room := h.limit - len(h.head); room > 0 {
+	h.total += n
+	half := h.max / 2
+	if room := half - len(h.head); room > 0 {
 		k := min(room, len(p))
 		h.head = append(h.head, p[:k]...)
 		p = p[k:]
 	}
 	for len(p) > 0 {
-		if len(h.tail) < h.limit {
-			k := min(h.limit-len(h.tail), len(p))
+		if len(h.tail) < half {
+			k := min(half-len(h.tail), len(p))
 			h.tail = append(h.tail, p[:k]...)
 			p = p[k:]
 			continue
 		}
-		k := min(h.limit-h.start, len(p))
-		copy(h.tail[h.start:], p[:k])
-		h.start = (h.start + k) % h.limit
+		if len(p) >= half {
+			copy(h.tail, p[len(p)-half:])
+			h.pos = 0
+			return n, nil
+		}
+		k := copy(h.tail[h.pos:], p)
+		h.pos = (h.pos + k) % half
 		p = p[k:]
 	}
 	return n, nil
 }
 
-// String returns the kept output with a marker where bytes were omitted.
+// String returns the kept output with an omission marker where bytes were dropped.
 func (h *headTail) String() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	tail := append(append([]byte(nil), h.tail[h.start:]...), h.tail[:h.start]...)
-	kept := int64(len(h.head) + len(tail))
-	if omitted := h.total - kept; omitted > 0 {
-		return fmt.Sprintf("%s\n[... %d bytes omitted; output was %d bytes, showing the first and last %d ...]\n%s",
-			h.head, omitted, h.total, h.limit, tail)
+	tail := append(append([]byte(nil), h.tail[h.pos:]...), h.tail[:h.pos]...)
+	dropped := h.total - len(h.head) - len(tail)
+	if dropped <= 0 {
+		return string(h.head) + string(tail)
 	}
-	return string(h.head) + string(tail)
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+		dropped++
+	}
+	return string(h.head) + omitted(dropped) + string(tail)
 }

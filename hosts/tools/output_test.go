@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -13,13 +12,14 @@ func TestHeadTail(t *testing.T) {
 		want   string
 	}{
 		{"small", []string{"abc", "def"}, "abcdef"},
-		{"exactly both ends", []string{"0123456789"}, "0123456789"},
-		{"omitted", []string{"0123456789", "abcdefgh"}, "01234\n[... 8 bytes omitted; output was 18 bytes, showing the first and last 5 ...]\ndefgh"},
-		{"many small writes", strings.Split("0123456789abcdefghij", ""), "01234\n[... 10 bytes omitted; output was 20 bytes, showing the first and last 5 ...]\nfghij"},
+		{"exactly the limit", []string{"0123456789"}, "0123456789"},
+		{"omitted", []string{"0123456789", "abcdefgh"}, "01234\n[... 8 bytes omitted ...]\ndefgh"},
+		{"many small writes", strings.Split("0123456789abcdefghij", ""), "01234\n[... 10 bytes omitted ...]\nfghij"},
+		{"one big write", []string{"0123456789abcdefghij"}, "01234\n[... 10 bytes omitted ...]\nfghij"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHeadTail(5)
+			h := &headTail{max: 10}
 			for _, w := range tt.writes {
 				h.Write([]byte(w))
 			}
@@ -30,6 +30,19 @@ func TestHeadTail(t *testing.T) {
 	}
 }
 
-func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
-	return context.WithCancel(t.Context())
+func TestClip(t *testing.T) {
+	tests := []struct {
+		in    string
+		limit int
+		want  string
+	}{
+		{"short", 10, "short"},
+		{"0123456789abcdefghij", 10, "01234\n[... 10 bytes omitted ...]\nfghij"},
+		{"ééééééé", 6, "é\n[... 10 bytes omitted ...]\né"}, // cut at rune boundaries
+	}
+	for _, tt := range tests {
+		if got := clip([]byte(tt.in), tt.limit); got != tt.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", tt.in, tt.limit, got, tt.want)
+		}
+	}
 }
