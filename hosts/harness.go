@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"myco/agent/model"
 	"myco/hosts/tools"
@@ -22,22 +25,46 @@ type Options struct {
 	// Root are root-only services (session_meta, session_history, prelude): installed on
 	// the local worker only, never routed.
 	Root []tools.Tool
-	Log  *slog.Logger
+	// Remotes are the remote hosts, usually from [LoadSSHConfig]; each gets a lazy
+	// [Remote] controller configured by Remote.
+	Remotes []RemoteSpec
+	Remote  RemoteOptions
+	Log     *slog.Logger
 }
 
-// Harness routes tool calls by host. It is safe for concurrent use.
+// Harness routes tool calls by host. It is safe for concurrent use; the caller must Close
+// it.
 type Harness struct {
-	tools map[string]tools.Tool
-	root  map[string]tools.Tool
-	order []string // tool names in declaration order
-	log   *slog.Logger
+	tools   map[string]tools.Tool
+	root    map[string]tools.Tool
+	order   []string // tool names in declaration order
+	remotes map[string]*Remote
+	hosts   []string // local, then the remotes in config order
+	log     *slog.Logger
 }
 
 // NewHarness returns a harness over the local worker's tools.
 func NewHarness(o Options) (*Harness, error) {
-	h := &Harness{tools: map[string]tools.Tool{}, root: map[string]tools.Tool{}, log: o.Log}
+	h := &Harness{tools: map[string]tools.Tool{}, root: map[string]tools.Tool{}, remotes: map[string]*Remote{},
+		hosts: []string{Local}, log: o.Log}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
+	}
+	if len(o.Remotes) > 0 && o.Remote.MaxImageBase64Bytes <= 0 {
+		return nil, fmt.Errorf("hosts: remotes need a positive MaxImageBase64Bytes, not %d", o.Remote.MaxImageBase64Bytes)
+	}
+	if o.Remote.Log == nil {
+		o.Remote.Log = h.log
+	}
+	for _, spec := range o.Remotes {
+		if spec.Alias == Local || spec.Alias == "" {
+			return nil, fmt.Errorf("hosts: %q cannot name a remote host", spec.Alias)
+		}
+		if _, dup := h.remotes[spec.Alias]; dup {
+			return nil, fmt.Errorf("hosts: host %q listed twice", spec.Alias)
+		}
+		h.remotes[spec.Alias] = NewRemote(spec, o.Remote)
+		h.hosts = append(h.hosts, spec.Alias)
 	}
 	for _, t := range o.Tools {
 		if _, dup := h.tools[t.Name()]; dup {
@@ -60,7 +87,29 @@ func NewHarness(o Options) (*Harness, error) {
 }
 
 // Hosts returns the known host names, local first.
-func (h *Harness) Hosts() []string { return []string{Local} }
+func (h *Harness) Hosts() []string { return slices.Clone(h.hosts) }
+
+// Remote returns the controller of a remote host, or nil.
+func (h *Harness) Remote(alias string) *Remote { return h.remotes[alias] }
+
+// Statuses returns the state of every remote host, in [Harness.Hosts] order.
+func (h *Harness) Statuses() []Status {
+	var out []Status
+	for _, name := range h.hosts[1:] {
+		out = append(out, h.remotes[name].Status())
+	}
+	return out
+}
+
+// Close ends every remote connection (each host ends the processes it started) and
+// waits for the controllers. It does not close the local tools, which the caller owns.
+func (h *Harness) Close() {
+	var wg sync.WaitGroup
+	for _, r := range h.remotes {
+		wg.Go(r.Close)
+	}
+	wg.Wait()
+}
 
 // Specs returns the tool specifications the model sees: routed tools carry an optional
 // `host` field listing the known hosts.
@@ -104,13 +153,43 @@ func withHostField(spec model.ToolSpec, hosts []string) model.ToolSpec {
 // belongs to owner.
 func (h *Harness) For(owner string) *Executor { return &Executor{h: h, owner: owner} }
 
-// Release ends every resource owner holds on every host.
+// Release ends every resource owner holds on every host. An attached remote is asked
+// with a bounded wait; a remote that is not attached is not connected.
 func (h *Harness) Release(owner string) {
 	for _, t := range h.tools {
 		if r, ok := t.(interface{ Release(string) }); ok {
 			r.Release(owner)
 		}
 	}
+	var wg sync.WaitGroup
+	for _, r := range h.remotes {
+		wg.Go(func() { r.Release(context.Background(), owner) })
+	}
+	wg.Wait()
+}
+
+// Inventory returns owner's tool resources on every host, local first. Local is observed
+// directly; attached remotes are queried concurrently with a bounded wait, and remotes
+// that are not attached (or do not answer) give their last-known data, marked as such.
+func (h *Harness) Inventory(ctx context.Context, owner string) []Inventory {
+	out := make([]Inventory, len(h.hosts))
+	var localTools []tools.Tool
+	for _, name := range h.order {
+		if t, ok := h.tools[name]; ok {
+			localTools = append(localTools, t)
+		}
+	}
+	raw, err := json.Marshal(inventory(localTools, owner))
+	out[0] = Inventory{Host: Local, Resources: raw, Observed: time.Now()}
+	if err != nil {
+		out[0] = Inventory{Host: Local, Err: fmt.Sprintf("encode the local inventory: %v", err)}
+	}
+	var wg sync.WaitGroup
+	for i, name := range h.hosts[1:] {
+		wg.Go(func() { out[i+1] = h.remotes[name].Inventory(ctx, owner) })
+	}
+	wg.Wait()
+	return out
 }
 
 // Executor runs tool calls on behalf of one owner. It satisfies the agent's tool interface.
@@ -154,10 +233,14 @@ func (e *Executor) call(ctx context.Context, call model.ToolCall) tools.Result {
 	if err != nil {
 		return tools.Errorf("%s: %v", call.Name, err)
 	}
-	if host != "" && host != Local {
-		return tools.Errorf("unknown host %q; the known hosts are: %s", host, strings.Join(e.h.Hosts(), ", "))
+	if host == "" || host == Local {
+		return t.Call(ctx, e.owner, rest)
 	}
-	return t.Call(ctx, e.owner, rest)
+	r, ok := e.h.remotes[host]
+	if !ok {
+		return tools.Errorf("unknown host %q; the known hosts are: %s", host, strings.Join(e.h.hosts, ", "))
+	}
+	return r.Call(ctx, e.owner, call.Name, rest)
 }
 
 // splitHost removes the host field from a tool input.

@@ -79,21 +79,22 @@ type Error struct {
 	Message string `json:"message"`
 }
 
-// Mismatch reports hellos whose protocol versions differ.
+// Mismatch reports hellos whose protocol versions differ. Both sides build the same
+// message, naming the controller (the myco server or -p process) and the host.
 type Mismatch struct {
-	Local, Remote       int
-	LocalBin, RemoteBin string
+	Controller, Host       int    // protocol versions
+	ControllerBin, HostBin string // binary versions
 }
 
 func (e *Mismatch) Error() string {
-	return fmt.Sprintf("host protocol mismatch: this myco (%s) speaks version %d, the host's myco (%s) speaks version %d; install the same myco on both sides (myco hosts install ALIAS copies this binary)",
-		e.LocalBin, e.Local, e.RemoteBin, e.Remote)
+	return fmt.Sprintf("host protocol mismatch: the controller's myco %s speaks host protocol %d, the host's myco %s speaks %d; install the same myco version on both sides (on the host where its non-interactive PATH finds it, for example ~/.local/bin/myco)",
+		e.ControllerBin, e.Controller, e.HostBin, e.Host)
 }
 
-// Check compares the hellos of both sides.
-func Check(local, remote Hello) error {
-	if local.Protocol != remote.Protocol {
-		return &Mismatch{Local: local.Protocol, Remote: remote.Protocol, LocalBin: local.Version, RemoteBin: remote.Version}
+// Check compares the controller's hello with the host's.
+func Check(controller, host Hello) error {
+	if controller.Protocol != host.Protocol {
+		return &Mismatch{Controller: controller.Protocol, Host: host.Protocol, ControllerBin: controller.Version, HostBin: host.Version}
 	}
 	return nil
 }

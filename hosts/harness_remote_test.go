@@ -1,0 +1,172 @@
+package hosts
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"myco/agent/model"
+	"myco/hosts/tools"
+)
+
+// tinyPNG is a 1x1 PNG.
+var tinyPNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+// newRemoteHarness returns a harness with the real local tools and one remote, devbox,
+// reached through o.SSH.
+func newRemoteHarness(t testing.TB, spec RemoteSpec, o RemoteOptions) *Harness {
+	t.Helper()
+	std := []tools.Tool{
+		tools.NewBash(tools.BashOptions{}),
+		tools.NewEditor(tools.EditorOptions{}),
+		tools.NewImage(tools.ImageOptions{MaxBase64Bytes: o.MaxImageBase64Bytes}),
+	}
+	if spec.Alias == "" {
+		spec.Alias = "devbox"
+	}
+	if spec.Command == nil {
+		spec.Command = []string{mycoBin}
+	}
+	h, err := NewHarness(Options{Tools: std, Remotes: []RemoteSpec{spec}, Remote: o, Log: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.Close()
+		for _, tl := range std {
+			if c, ok := tl.(interface{ Close() }); ok {
+				c.Close()
+			}
+		}
+	})
+	return h
+}
+
+func hcall(t *testing.T, ex *Executor, tool string, in map[string]any) model.ToolResult {
+	t.Helper()
+	b, _ := json.Marshal(in)
+	return ex.Call(t.Context(), model.ToolCall{ID: "c", Name: tool, Input: b})
+}
+
+// runToolSuite drives bash, the editor and view_image on host through the harness; the
+// same suite runs against local and against a remote.
+func runToolSuite(t *testing.T, ex *Executor, host, dir string) {
+	t.Helper()
+	file := filepath.Join(dir, "notes.txt")
+	img := filepath.Join(dir, "shot.bin")
+	if err := os.WriteFile(img, tinyPNG, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		tool string
+		in   map[string]any
+		want string
+	}{
+		{"bash", map[string]any{"command": "echo hello from $0"}, "hello from"},
+		{"str_replace_based_edit_tool", map[string]any{"command": "create", "path": file, "file_text": "one\ntwo\n"}, ""},
+		{"str_replace_based_edit_tool", map[string]any{"command": "view", "path": file}, "two"},
+		{"str_replace_based_edit_tool", map[string]any{"command": "str_replace", "path": file, "old_str": "two", "new_str": "three"}, ""},
+		{"bash", map[string]any{"command": "cat " + file}, "three"},
+		{"bash", map[string]any{"action": "start", "command": "bash --noprofile --norc"}, "session_id: b1"},
+		{"bash", map[string]any{"action": "write", "session_id": "b1", "input": "echo in-session\n"}, "in-session"},
+	}
+	for _, s := range steps {
+		s.in["host"] = host
+		res := hcall(t, ex, s.tool, s.in)
+		if res.IsError || !strings.Contains(res.Text, s.want) {
+			t.Fatalf("%s %v on %s = %q (error %v), want %q", s.tool, s.in, host, res.Text, res.IsError, s.want)
+		}
+	}
+	res := hcall(t, ex, "view_image", map[string]any{"path": img, "host": host})
+	if res.IsError || len(res.Images) != 1 || res.Images[0].MediaType != "image/png" {
+		t.Fatalf("view_image on %s = %+v, want one png", host, res)
+	}
+}
+
+func TestHarnessRemoteSuite(t *testing.T) {
+	h := newRemoteHarness(t, RemoteSpec{}, testRemoteOptions(t))
+	if got := h.Hosts(); !slices.Equal(got, []string{"local", "devbox"}) {
+		t.Fatalf("Hosts = %v", got)
+	}
+	if s := string(h.Specs()[0].Schema); !strings.Contains(s, `"enum":["local","devbox"]`) {
+		t.Errorf("bash schema lacks the host enum: %s", s)
+	}
+	for _, host := range []string{"local", "devbox"} {
+		t.Run(host, func(t *testing.T) { runToolSuite(t, h.For("rt-"+host), host, t.TempDir()) })
+	}
+}
+
+func TestHarnessSessionsArePerHost(t *testing.T) {
+	h := newRemoteHarness(t, RemoteSpec{}, testRemoteOptions(t))
+	ex := h.For("rt1")
+	if res := hcall(t, ex, "bash", map[string]any{"action": "start", "command": "exec cat"}); res.IsError {
+		t.Fatal(res.Text)
+	}
+	res := hcall(t, ex, "bash", map[string]any{"action": "read", "session_id": "b1", "host": "devbox"})
+	if !res.IsError || !strings.HasPrefix(res.Text, "host devbox: ") || !strings.Contains(res.Text, `"b1" is unknown`) {
+		t.Errorf("reading local's b1 on devbox = %q, want the per-host error naming devbox", res.Text)
+	}
+	if res := hcall(t, ex, "bash", map[string]any{"action": "read", "session_id": "b1"}); res.IsError {
+		t.Errorf("reading b1 on local = %q", res.Text)
+	}
+	res = hcall(t, ex, "bash", map[string]any{"command": "true", "host": "nowhere"})
+	if !res.IsError || !strings.Contains(res.Text, "local, devbox") {
+		t.Errorf("unknown host = %q, want the known hosts", res.Text)
+	}
+}
+
+func TestHarnessRootOnlyRejectedRemotely(t *testing.T) {
+	meta := &echoTool{name: "session_meta"}
+	h, err := NewHarness(Options{Root: []tools.Tool{meta}, Remotes: []RemoteSpec{{Alias: "devbox"}}, Remote: RemoteOptions{MaxImageBase64Bytes: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	res := h.For("rt1").Call(t.Context(), model.ToolCall{ID: "c", Name: "session_meta", Input: json.RawMessage(`{"host":"devbox"}`)})
+	if !res.IsError || !strings.Contains(res.Text, "root-only") || len(meta.got) != 0 {
+		t.Errorf("root-only on devbox = %+v, tool saw %v", res, meta.got)
+	}
+	if st := h.Remote("devbox").Status(); st.State != StateLazy {
+		t.Errorf("a rejected call touched the remote: %+v", st)
+	}
+}
+
+func TestHarnessInventoryAndRelease(t *testing.T) {
+	h := newRemoteHarness(t, RemoteSpec{}, testRemoteOptions(t))
+	ex := h.For("rt1")
+	hcall(t, ex, "bash", map[string]any{"action": "start", "command": "exec cat"})
+	inv := h.Inventory(t.Context(), "rt1")
+	if len(inv) != 2 || inv[0].Host != "local" || !strings.Contains(string(inv[0].Resources), `"b1"`) || !inv[1].LastKnown {
+		t.Fatalf("Inventory = %+v, want local's b1 and devbox last-known (lazy)", inv)
+	}
+	if st := h.Remote("devbox").Status(); st.State != StateLazy {
+		t.Fatalf("Inventory connected devbox: %+v", st)
+	}
+	hcall(t, ex, "bash", map[string]any{"action": "start", "command": "exec cat", "host": "devbox"})
+	inv = h.Inventory(t.Context(), "rt1")
+	if inv[1].LastKnown || !strings.Contains(string(inv[1].Resources), `"b1"`) {
+		t.Fatalf("devbox inventory = %+v", inv[1])
+	}
+	h.Release("rt1")
+	for _, host := range []string{"local", "devbox"} {
+		if res := hcall(t, ex, "bash", map[string]any{"action": "list", "host": host}); !strings.Contains(res.Text, "no bash sessions") {
+			t.Errorf("list on %s after Release = %q", host, res.Text)
+		}
+	}
+}
+
+func TestHarnessRejectsBadRemotes(t *testing.T) {
+	for _, o := range []Options{
+		{Remotes: []RemoteSpec{{Alias: "local"}}, Remote: RemoteOptions{MaxImageBase64Bytes: 1}},
+		{Remotes: []RemoteSpec{{Alias: "a"}, {Alias: "a"}}, Remote: RemoteOptions{MaxImageBase64Bytes: 1}},
+		{Remotes: []RemoteSpec{{Alias: "a"}}},
+	} {
+		if _, err := NewHarness(o); err == nil {
+			t.Errorf("NewHarness(%+v) accepted it", o.Remotes)
+		}
+	}
+}

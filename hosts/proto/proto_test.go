@@ -1,0 +1,132 @@
+package proto
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"myco/hosts/tools"
+)
+
+func TestRoundTrip(t *testing.T) {
+	in := json.RawMessage(`{"command":"ls"}`)
+	msgs := []Msg{
+		{Hello: &Hello{Protocol: Version, Version: "1.2.3", OS: "linux", Arch: "amd64", Shell: "/bin/zsh", Dir: "/home/me", MaxImageBase64Bytes: 100}},
+		{ID: 1, Call: &Call{Owner: "rt1", Tool: "bash", Input: in}},
+		{ID: 1, Result: &tools.Result{Text: "ok\n", IsError: true}},
+		{ID: 2, Err: &Error{Message: "nope"}},
+		{ID: 3, Ping: &struct{}{}},
+		{ID: 3, Pong: &struct{}{}},
+		{ID: 4, Inventory: &InventoryQuery{Owner: "rt1"}},
+		{ID: 5, Release: &Release{Owner: "rt1"}},
+		{ID: 5, Released: &struct{}{}},
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, m := range msgs {
+		if err := w.Write(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(buf.String(), "\n"); n != len(msgs) {
+		t.Fatalf("%d lines for %d frames:\n%s", n, len(msgs), buf.String())
+	}
+	r := NewReader(&buf)
+	for i, want := range msgs {
+		got, err := r.Read(t.Context())
+		if err != nil {
+			t.Fatalf("Read #%d: %v", i, err)
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if !bytes.Equal(gb, wb) {
+			t.Errorf("Read #%d = %s, want %s", i, gb, wb)
+		}
+	}
+	if _, err := r.Read(t.Context()); !errors.Is(err, io.EOF) {
+		t.Errorf("Read at the end = %v, want io.EOF", err)
+	}
+}
+
+func TestReadMalformedGoesOn(t *testing.T) {
+	input := strings.Join([]string{
+		`not json`,
+		``,
+		`{"id":7}`,
+		`{"id":8,"ping":{},"pong":{}}`,
+		`[1,2]`,
+		`{"id":9,"ping":{}}`,
+	}, "\n") + "\n"
+	r := NewReader(strings.NewReader(input))
+	tests := []struct {
+		name      string
+		malformed bool
+		id        uint64
+	}{
+		{"not json", true, 0},
+		{"no payload", true, 7},
+		{"two payloads", true, 8},
+		{"array", true, 0},
+		{"good after bad", false, 9},
+	}
+	for _, tt := range tests {
+		m, err := r.Read(t.Context())
+		if tt.malformed != errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: Read err = %v, want malformed %v", tt.name, err, tt.malformed)
+		}
+		if m.ID != tt.id {
+			t.Errorf("%s: Read id = %d, want %d", tt.name, m.ID, tt.id)
+		}
+	}
+	if _, err := r.Read(t.Context()); !errors.Is(err, io.EOF) {
+		t.Errorf("Read at the end = %v, want io.EOF", err)
+	}
+}
+
+func TestReadAfterContextEnded(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	r := NewReader(strings.NewReader(""))
+	if _, err := r.Read(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Read after cancel = %v, want context.Canceled", err)
+	}
+}
+
+func TestCheckNamesBothVersions(t *testing.T) {
+	if err := Check(Hello{Protocol: Version}, Hello{Protocol: Version, Version: "other"}); err != nil {
+		t.Errorf("Check of equal protocols = %v", err)
+	}
+	err := Check(Hello{Protocol: 1, Version: "0.1.0"}, Hello{Protocol: 2, Version: "0.2.0"})
+	var mm *Mismatch
+	if !errors.As(err, &mm) {
+		t.Fatalf("Check = %v, want a *Mismatch", err)
+	}
+	for _, want := range []string{"0.1.0", "0.2.0", "protocol 1", "speaks 2", "install the same myco"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Check = %q, lacks %q", err, want)
+		}
+	}
+}
+
+func TestWriterConcurrentLinesStayWhole(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			w.Write(Msg{ID: uint64(i + 1), Result: &tools.Result{Text: strings.Repeat("x", 10000)}})
+		})
+	}
+	wg.Wait()
+	r := NewReader(&buf)
+	for range 50 {
+		if _, err := r.Read(t.Context()); err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+	}
+}

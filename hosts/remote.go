@@ -1,0 +1,495 @@
+package hosts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"myco/hosts/proto"
+	"myco/hosts/tools"
+)
+
+// RemoteSpec is one remote host: an ssh alias and where it was found.
+type RemoteSpec struct {
+	Alias string
+	// Source is the file whose Host line named the alias.
+	Source string
+	// ConfigFile is passed to ssh with -F when set: the parsed config is not ssh's default.
+	ConfigFile string
+	// Command is the remote program and any leading words; nil means "myco". It is part
+	// of a plain word list, never shell syntax.
+	Command []string
+}
+
+// RemoteOptions configures every remote controller of a harness.
+type RemoteOptions struct {
+	SSH string // the ssh client; default "ssh"
+	// MaxImageBase64Bytes is passed to every host (the selected model's image cap); it
+	// must be positive.
+	MaxImageBase64Bytes int
+	// AttachTimeout bounds a connect and hello on first use; 0 disables the bound.
+	AttachTimeout time.Duration
+	// PingInterval is the liveness ping period of an attached host; 0 sends no pings.
+	// PingMisses unanswered pings in a row (default 3) count as a drop.
+	PingInterval time.Duration
+	PingMisses   int
+	// QueryTimeout bounds an inventory or release query; default 2 s.
+	QueryTimeout time.Duration
+	// Hello is this side's hello (binary version, OS…); Protocol is filled in.
+	Hello proto.Hello
+	Log   *slog.Logger
+}
+
+// State is a remote's connection state.
+type State string
+
+// The states of a remote.
+const (
+	StateLazy     State = "lazy"     // never attached, or released; the next call attaches
+	StateAttached State = "attached" // a live host process
+	StateDropped  State = "dropped"  // the connection ended; the next call re-attaches
+	StateError    State = "error"    // the last attach failed; the next call tries again
+)
+
+// Status is what the user sees of a remote.
+type Status struct {
+	Alias string
+	State State
+	Err   string      // why it dropped or failed, for StateDropped and StateError
+	Since time.Time   // when the state was entered; zero for a remote never used
+	Hello proto.Hello // the host's hello, once attached
+}
+
+// Remote is the controller of one remote host: it attaches lazily on first call with ssh,
+// multiplexes concurrent calls by id over the one connection, and re-attaches after a
+// drop. It is safe for concurrent use; the caller must Close it.
+type Remote struct {
+	spec      RemoteSpec
+	o         RemoteOptions
+	log       *slog.Logger
+	attachSem chan struct{} // one attach at a time
+	quit      chan struct{} // closed by Close
+	wg        sync.WaitGroup
+
+	mu     sync.Mutex // guards the fields below
+	conn   *conn
+	status Status
+	lost   map[string]string    // owner -> notice for its next call
+	inv    map[string]Inventory // owner -> last-known inventory
+	closed bool
+}
+
+// NewRemote returns the lazy controller of spec; nothing connects until the first call.
+func NewRemote(spec RemoteSpec, o RemoteOptions) *Remote {
+	if o.SSH == "" {
+		o.SSH = "ssh"
+	}
+	if o.PingMisses <= 0 {
+		o.PingMisses = 3
+	}
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = 2 * time.Second
+	}
+	o.Hello.Protocol = proto.Version
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Remote{
+		spec: spec, o: o, log: log.With("host", spec.Alias),
+		attachSem: make(chan struct{}, 1), quit: make(chan struct{}),
+		status: Status{Alias: spec.Alias, State: StateLazy},
+		lost:   map[string]string{}, inv: map[string]Inventory{},
+	}
+}
+
+// Spec returns the remote's spec.
+func (r *Remote) Spec() RemoteSpec { return r.spec }
+
+func (r *Remote) command() []string {
+	if len(r.spec.Command) == 0 {
+		return []string{"myco"}
+	}
+	return r.spec.Command
+}
+
+func (r *Remote) sshArgs() []string {
+	args := []string{"-o", "BatchMode=yes"}
+	if r.spec.ConfigFile != "" {
+		args = append(args, "-F", r.spec.ConfigFile)
+	}
+	return append(args, r.spec.Alias)
+}
+
+// Argv returns the command line that attaches the host: a plain word list,
+//
+//	ssh -o BatchMode=yes [-F FILE] ALIAS myco --mode host --max-image-base64-bytes N
+func (r *Remote) Argv() []string {
+	argv := append([]string{r.o.SSH}, r.sshArgs()...)
+	argv = append(argv, r.command()...)
+	return append(argv, "--mode", "host", "--max-image-base64-bytes", strconv.Itoa(r.o.MaxImageBase64Bytes))
+}
+
+// CheckCommand returns the non-interactive check a user runs to see what the host runs:
+//
+//	ssh -o BatchMode=yes ALIAS 'command -v myco; myco --version'
+func (r *Remote) CheckCommand() string {
+	prog := strings.Join(r.command(), " ")
+	return strings.Join(append([]string{"ssh"}, r.sshArgs()...), " ") +
+		fmt.Sprintf(" 'command -v %s; %s --version'", r.command()[0], prog)
+}
+
+// CheckArgv is [Remote.CheckCommand] as a word list for exec.
+func (r *Remote) CheckArgv() []string {
+	prog := strings.Join(r.command(), " ")
+	return append(append([]string{r.o.SSH}, r.sshArgs()...),
+		fmt.Sprintf("command -v %s; %s --version", r.command()[0], prog))
+}
+
+// Status returns the remote's state.
+func (r *Remote) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status
+}
+
+// AttachError is a failed attach: the host could not be reached or did not speak the
+// protocol. Its message carries ssh's own words and the check to run.
+type AttachError struct {
+	Alias string
+	Check string // the non-interactive check command
+	Err   error
+}
+
+func (e *AttachError) Error() string {
+	return fmt.Sprintf("host %s: could not attach: %v. Check what a non-interactive ssh runs there: %s", e.Alias, e.Err, e.Check)
+}
+
+func (e *AttachError) Unwrap() error { return e.Err }
+
+// Attach connects the host now, unless it is attached, and returns its hello.
+func (r *Remote) Attach(ctx context.Context) (proto.Hello, error) {
+	c, _, err := r.attach(ctx, "")
+	if err != nil {
+		return proto.Hello{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.host, nil
+}
+
+// attach returns the live connection, connecting it first when there is none, and the
+// notice owner's next call carries about an earlier connection.
+func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error) {
+	if c, notice, ok := r.current(owner); ok {
+		return c, notice, nil
+	}
+	select {
+	case r.attachSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, "", ctx.Err()
+	}
+	defer func() { <-r.attachSem }()
+	if c, notice, ok := r.current(owner); ok {
+		return c, notice, nil
+	}
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return nil, "", fmt.Errorf("host %s: the controller is closed", r.spec.Alias)
+	}
+
+	actx := ctx
+	if r.o.AttachTimeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, r.o.AttachTimeout)
+		defer cancel()
+	}
+	c, err := r.dial(actx)
+	if err != nil {
+		if ctx.Err() == nil && actx.Err() != nil {
+			err = fmt.Errorf("no hello from the host within %s (attach_timeout_secs)", r.o.AttachTimeout)
+		}
+		if ctx.Err() == nil {
+			err = &AttachError{Alias: r.spec.Alias, Check: r.CheckCommand(), Err: err}
+		}
+		r.mu.Lock()
+		r.status = Status{Alias: r.spec.Alias, State: StateError, Err: err.Error(), Since: time.Now()}
+		r.mu.Unlock()
+		return nil, "", err
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		c.close(errors.New("the controller is closed"), time.Second)
+		return nil, "", fmt.Errorf("host %s: the controller is closed", r.spec.Alias)
+	}
+	r.conn = c
+	r.status = Status{Alias: r.spec.Alias, State: StateAttached, Since: time.Now(), Hello: c.host}
+	notice := r.takeLost(owner)
+	r.mu.Unlock()
+	if r.o.PingInterval > 0 {
+		r.wg.Go(func() { r.watch(c) })
+	}
+	r.log.Info("attached", "version", c.host.Version, "os", c.host.OS, "arch", c.host.Arch)
+	return c, notice, nil
+}
+
+func (r *Remote) current(owner string) (*conn, string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conn == nil {
+		return nil, "", false
+	}
+	return r.conn, r.takeLost(owner), true
+}
+
+// takeLost returns and forgets owner's notice; r.mu is held.
+func (r *Remote) takeLost(owner string) string {
+	n := r.lost[owner]
+	delete(r.lost, owner)
+	return n
+}
+
+// dial starts the ssh process and exchanges hellos.
+func (r *Remote) dial(ctx context.Context) (*conn, error) {
+	c, err := startConn(r.Argv(), r.log)
+	if err != nil {
+		return nil, err
+	}
+	c.onEnd = r.ended
+	r.wg.Go(c.readLoop)
+	// A failed write shows as the host's end below.
+	_ = c.w.Write(proto.Msg{Hello: &r.o.Hello})
+	select {
+	case h := <-c.hello:
+		if h.err != nil {
+			c.abort(h.err)
+			<-c.done
+			return nil, h.err
+		}
+		if err := proto.Check(r.o.Hello, *h.hello); err != nil {
+			c.abort(err)
+			<-c.done
+			return nil, err
+		}
+		c.mu.Lock()
+		c.host = *h.hello
+		c.mu.Unlock()
+		return c, nil
+	case <-ctx.Done():
+		c.abort(ctx.Err())
+		<-c.done
+		return nil, ctx.Err()
+	}
+}
+
+// ended records that c is gone: the remote drops to StateDropped, and every owner that
+// used it gets a notice on its next call.
+func (r *Remote) ended(c *conn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conn != c {
+		return // a failed attach, already reported
+	}
+	r.conn = nil
+	if r.closed {
+		r.status = Status{Alias: r.spec.Alias, State: StateLazy, Since: time.Now()}
+		return
+	}
+	r.status = Status{Alias: r.spec.Alias, State: StateDropped, Err: c.err.Error(), Since: time.Now()}
+	r.log.Warn("host dropped", "err", c.err)
+	for owner := range c.owners {
+		ids := c.sessions[owner]
+		what := "its editor read stamps are gone (view files again before editing them)"
+		if len(ids) > 0 {
+			what = fmt.Sprintf("bash sessions %s started there are gone, and so are its editor read stamps", strings.Join(ids, ", "))
+		}
+		r.lost[owner] = fmt.Sprintf("[myco: the earlier connection to host %s ended at %s (%v); %s. This call re-attached to a new host process.]\n",
+			r.spec.Alias, time.Now().Format(time.TimeOnly), c.err, what)
+	}
+}
+
+// watch pings the attached host and treats PingMisses unanswered pings in a row as a drop.
+func (r *Remote) watch(c *conn) {
+	t := time.NewTicker(r.o.PingInterval)
+	defer t.Stop()
+	answered := make(chan bool, 1) // at most one ping in flight
+	inFlight, misses := false, 0
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-r.quit:
+			return
+		case ok := <-answered:
+			inFlight = false
+			if ok {
+				misses = 0
+			} else {
+				misses++
+			}
+		case <-t.C:
+			if inFlight {
+				misses++
+			}
+			if misses >= r.o.PingMisses {
+				c.abort(fmt.Errorf("the host did not answer %d liveness pings in a row (one every %s)", misses, r.o.PingInterval))
+				return
+			}
+			if !inFlight {
+				inFlight = true
+				r.wg.Go(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.o.PingMisses+1)*r.o.PingInterval)
+					defer cancel()
+					m, err := c.request(ctx, proto.Msg{Ping: &struct{}{}})
+					answered <- err == nil && m.Pong != nil
+				})
+			}
+		}
+	}
+}
+
+// Call runs tool on the host for owner, attaching first when needed. Failures to attach,
+// a drop in flight and host-side errors come back as error results that say what happened.
+func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMessage) tools.Result {
+	c, notice, err := r.attach(ctx, owner)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tools.Errorf("host %s: cancelled while attaching: %v", r.spec.Alias, context.Cause(ctx))
+		}
+		return tools.Errorf("%v", err)
+	}
+	m, err := c.request(ctx, proto.Msg{Call: &proto.Call{Owner: owner, Tool: tool, Input: input}})
+	var res tools.Result
+	switch {
+	case errors.Is(err, errConnEnded):
+		res = tools.Errorf("host %s: the connection ended while this call was in flight (%v). The call's outcome is unknown: it may have run. Bash sessions started on %s are gone; the next call re-attaches.",
+			r.spec.Alias, c.endErr(), r.spec.Alias)
+	case err != nil && ctx.Err() != nil:
+		res = tools.Errorf("host %s: cancelled; the call may still be running there (calls over the host pipe cannot be cancelled mid-flight)", r.spec.Alias)
+	case err != nil:
+		res = tools.Errorf("host %s: %v", r.spec.Alias, err)
+	case m.Err != nil:
+		res = tools.Errorf("host %s: %s", r.spec.Alias, m.Err.Message)
+	case m.Result == nil:
+		res = tools.Errorf("host %s: the host answered the call with a frame that is not a result", r.spec.Alias)
+	default:
+		res = *m.Result
+		c.noteCall(owner, tool, action(input), res.Text, res.IsError)
+		if res.IsError {
+			res.Text = "host " + r.spec.Alias + ": " + res.Text // the per-host tool error, say where
+		}
+	}
+	if notice != "" {
+		res.Text = notice + res.Text
+	}
+	return res
+}
+
+// action returns a bash input's action field.
+func action(input json.RawMessage) string {
+	var in struct {
+		Action string `json:"action"`
+	}
+	_ = json.Unmarshal(input, &in)
+	return in.Action
+}
+
+// Inventory is one host's tool resources of one owner.
+type Inventory struct {
+	Host string
+	// Resources is keyed by tool name, as the host reports it; nil when never observed.
+	Resources json.RawMessage
+	Observed  time.Time // when Resources was observed; zero when never
+	// LastKnown marks Resources as earlier data: the host is not attached or the query
+	// failed (Err says why). It does not claim the host is empty.
+	LastKnown bool
+	Err       string
+}
+
+// Inventory asks an attached host for owner's resources, waiting at most QueryTimeout.
+// It never connects a lazy remote: a host that is not attached answers with the
+// last-known data, marked as such.
+func (r *Remote) Inventory(ctx context.Context, owner string) Inventory {
+	r.mu.Lock()
+	c := r.conn
+	last := r.inv[owner]
+	state := r.status.State
+	r.mu.Unlock()
+	last.Host = r.spec.Alias
+	if c == nil {
+		last.LastKnown = true
+		last.Err = fmt.Sprintf("host %s is %s; inventory does not connect it", r.spec.Alias, state)
+		return last
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.o.QueryTimeout)
+	defer cancel()
+	m, err := c.request(ctx, proto.Msg{Inventory: &proto.InventoryQuery{Owner: owner}})
+	switch {
+	case errors.Is(err, errConnEnded):
+		err = c.endErr()
+	case err == nil && m.Err != nil:
+		err = errors.New(m.Err.Message)
+	case err == nil && m.Resources == nil:
+		err = errors.New("the host answered with a frame that is not resources")
+	}
+	if err != nil {
+		last.LastKnown = true
+		last.Err = fmt.Sprintf("inventory query to host %s: %v", r.spec.Alias, err)
+		return last
+	}
+	inv := Inventory{Host: r.spec.Alias, Resources: slices.Clone(*m.Resources), Observed: time.Now()}
+	r.mu.Lock()
+	r.inv[owner] = inv
+	r.mu.Unlock()
+	return inv
+}
+
+// Release ends every resource owner holds on an attached host, waiting at most
+// QueryTimeout, and forgets what the controller kept for owner. It never connects.
+func (r *Remote) Release(ctx context.Context, owner string) {
+	r.mu.Lock()
+	c := r.conn
+	delete(r.lost, owner)
+	delete(r.inv, owner)
+	r.mu.Unlock()
+	if c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.o.QueryTimeout)
+	defer cancel()
+	if _, err := c.request(ctx, proto.Msg{Release: &proto.Release{Owner: owner}}); err != nil {
+		r.log.Warn("release", "owner", owner, "err", err)
+	}
+	c.mu.Lock()
+	delete(c.owners, owner)
+	delete(c.sessions, owner)
+	c.mu.Unlock()
+}
+
+// Close ends the connection, if any (the host ends every process it started), and waits
+// for the controller's goroutines.
+func (r *Remote) Close() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	c := r.conn
+	close(r.quit)
+	r.mu.Unlock()
+	if c != nil {
+		c.close(errors.New("the controller closed the connection"), 3*time.Second)
+	}
+	r.wg.Wait()
+}

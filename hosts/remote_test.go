@@ -1,0 +1,262 @@
+package hosts
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"myco/hosts/proto"
+)
+
+// fakeSSH is an ssh stand-in for tests without sshd: it drops the options and the alias
+// and runs the remote words here. The alias "unreachable" fails the way ssh does.
+const fakeSSH = `#!/bin/sh
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-o|-F) shift 2 ;;
+	*) break ;;
+	esac
+done
+alias=$1; shift
+if [ "$alias" = unreachable ]; then
+	echo "ssh: Could not resolve hostname unreachable: Name or service not known" >&2
+	exit 255
+fi
+exec "$@"
+`
+
+func fakeSSHPath(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "ssh")
+	if err := os.WriteFile(p, []byte(fakeSSH), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func testRemoteOptions(t *testing.T) RemoteOptions {
+	return RemoteOptions{
+		SSH: fakeSSHPath(t), MaxImageBase64Bytes: 1 << 20, AttachTimeout: 10 * time.Second,
+		Hello: proto.Hello{Version: "test-1.0"}, Log: testLog(t),
+	}
+}
+
+func newTestRemote(t *testing.T, spec RemoteSpec, o RemoteOptions) *Remote {
+	t.Helper()
+	if spec.Alias == "" {
+		spec.Alias = "devbox"
+	}
+	if spec.Command == nil {
+		spec.Command = []string{mycoBin}
+	}
+	r := NewRemote(spec, o)
+	t.Cleanup(r.Close)
+	return r
+}
+
+func rcall(t *testing.T, r *Remote, owner string, in map[string]any) (string, bool) {
+	t.Helper()
+	b, _ := json.Marshal(in)
+	res := r.Call(t.Context(), owner, "bash", b)
+	return res.Text, res.IsError
+}
+
+func TestRemoteArgv(t *testing.T) {
+	r := NewRemote(RemoteSpec{Alias: "devbox"}, RemoteOptions{MaxImageBase64Bytes: 42})
+	if got, want := strings.Join(r.Argv(), " "), "ssh -o BatchMode=yes devbox myco --mode host --max-image-base64-bytes 42"; got != want {
+		t.Errorf("Argv = %q, want %q", got, want)
+	}
+	if got, want := r.CheckCommand(), "ssh -o BatchMode=yes devbox 'command -v myco; myco --version'"; got != want {
+		t.Errorf("CheckCommand = %q, want %q", got, want)
+	}
+	r = NewRemote(RemoteSpec{Alias: "devbox", ConfigFile: "/tmp/h/.ssh/config"}, RemoteOptions{MaxImageBase64Bytes: 42})
+	if got, want := strings.Join(r.Argv(), " "), "ssh -o BatchMode=yes -F /tmp/h/.ssh/config devbox myco --mode host --max-image-base64-bytes 42"; got != want {
+		t.Errorf("Argv = %q, want %q", got, want)
+	}
+}
+
+func TestRemoteLazyAttachAndConcurrentCalls(t *testing.T) {
+	r := newTestRemote(t, RemoteSpec{}, testRemoteOptions(t))
+	if st := r.Status(); st.State != StateLazy {
+		t.Fatalf("Status before any call = %+v, want lazy", st)
+	}
+	const n = 20
+	var wg sync.WaitGroup
+	errs := make([]string, n)
+	for i := range n {
+		wg.Go(func() {
+			text, isErr := rcall(t, r, "o1", map[string]any{"command": fmt.Sprintf("sleep 0.%02d; echo call-%d", (n-i)*3, i)})
+			if isErr || !strings.Contains(text, fmt.Sprintf("call-%d\n", i)) {
+				errs[i] = text
+			}
+		})
+	}
+	wg.Wait()
+	for i, e := range errs {
+		if e != "" {
+			t.Errorf("call %d = %q", i, e)
+		}
+	}
+	st := r.Status()
+	if st.State != StateAttached || st.Hello.Protocol != proto.Version {
+		t.Errorf("Status = %+v, want attached with the host's hello", st)
+	}
+}
+
+func TestRemoteAttachFailures(t *testing.T) {
+	hello := func(protocol int) string {
+		return fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"9.9.9"}}'; exec cat >/dev/null`, protocol)
+	}
+	tests := []struct {
+		name    string
+		spec    RemoteSpec
+		timeout time.Duration
+		want    []string
+	}{
+		{"ssh fails", RemoteSpec{Alias: "unreachable"}, 0,
+			[]string{"host unreachable: could not attach", "status 255", "Could not resolve hostname unreachable", "ssh -o BatchMode=yes unreachable 'command -v"}},
+		{"myco not found", RemoteSpec{Command: []string{"sh", "-c", "echo 'sh: 1: myco: not found' >&2; exit 127"}}, 0,
+			[]string{"not on the host's non-interactive PATH", "myco: not found", "command -v sh"}},
+		{"version mismatch", RemoteSpec{Command: []string{"sh", "-c", hello(proto.Version + 1)}}, 0,
+			[]string{"9.9.9", "test-1.0", fmt.Sprintf("protocol %d", proto.Version), fmt.Sprintf("speaks %d", proto.Version+1), "install the same myco"}},
+		{"login script noise", RemoteSpec{Command: []string{"sh", "-c", "echo Welcome to devbox; exit 1"}}, 0,
+			[]string{"status 1", "not the protocol", "login script"}},
+		{"no hello in time", RemoteSpec{Command: []string{"sh", "-c", "exec sleep 30"}}, 300 * time.Millisecond,
+			[]string{"no hello from the host within 300ms", "attach_timeout_secs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := testRemoteOptions(t)
+			if tt.timeout > 0 {
+				o.AttachTimeout = tt.timeout
+			}
+			r := newTestRemote(t, tt.spec, o)
+			start := time.Now()
+			text, isErr := rcall(t, r, "o1", map[string]any{"command": "true"})
+			if !isErr {
+				t.Fatalf("call = %q, want an error", text)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("error %q lacks %q", text, w)
+				}
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Errorf("the failed attach took %s", time.Since(start))
+			}
+			if st := r.Status(); st.State != StateError || st.Err == "" {
+				t.Errorf("Status = %+v, want error", st)
+			}
+		})
+	}
+}
+
+// TestRemoteDropAndReattach kills the host process mid-call: calls in flight fail with a
+// clear error, and the next call re-attaches and says the earlier sessions are gone.
+func TestRemoteDropAndReattach(t *testing.T) {
+	r := newTestRemote(t, RemoteSpec{}, testRemoteOptions(t))
+	text, isErr := rcall(t, r, "o1", map[string]any{"action": "start", "command": "cat"})
+	if isErr || !strings.HasPrefix(text, "session_id: b1") {
+		t.Fatalf("start = %q", text)
+	}
+	var wg sync.WaitGroup
+	var slow string
+	wg.Go(func() { slow, _ = rcall(t, r, "o1", map[string]any{"command": "sleep 5"}) })
+	text, isErr = rcall(t, r, "o1", map[string]any{"command": "sleep 0.2; kill -9 $PPID; sleep 5"})
+	wg.Wait()
+	for _, got := range []string{text, slow} {
+		if !strings.Contains(got, "host devbox: the connection ended while this call was in flight") || !strings.Contains(got, "outcome is unknown") {
+			t.Errorf("call in flight during the drop = %q", got)
+		}
+	}
+	if !isErr {
+		t.Errorf("the dropped call is not an error")
+	}
+	if st := r.Status(); st.State != StateDropped || st.Err == "" {
+		t.Errorf("Status after the drop = %+v, want dropped", st)
+	}
+	text, isErr = rcall(t, r, "o1", map[string]any{"action": "read", "session_id": "b1"})
+	for _, want := range []string{"[myco: the earlier connection to host devbox ended", "bash sessions b1 started there are gone", "re-attached", "host devbox: ", `"b1" is unknown`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("first call after the drop = %q, lacks %q", text, want)
+		}
+	}
+	if !isErr {
+		t.Errorf("reading a lost session is not an error")
+	}
+	if st := r.Status(); st.State != StateAttached {
+		t.Errorf("Status after the re-attach = %+v, want attached", st)
+	}
+	text, isErr = rcall(t, r, "o1", map[string]any{"command": "echo again"})
+	if isErr || strings.Contains(text, "[myco:") {
+		t.Errorf("second call after the drop = %q, want a plain answer", text)
+	}
+}
+
+func TestRemotePingDetectsHang(t *testing.T) {
+	o := testRemoteOptions(t)
+	o.PingInterval, o.PingMisses = 50*time.Millisecond, 3
+	hung := fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"hung"}}'; exec sleep 30`, proto.Version)
+	r := newTestRemote(t, RemoteSpec{Command: []string{"sh", "-c", hung}}, o)
+	if _, err := r.Attach(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the hung host was not noticed", func() bool { return r.Status().State == StateDropped })
+	if st := r.Status(); !strings.Contains(st.Err, "liveness pings") {
+		t.Errorf("Status = %+v, want an error about the pings", st)
+	}
+}
+
+func TestRemotePingKeepsLiveHost(t *testing.T) {
+	o := testRemoteOptions(t)
+	o.PingInterval = 20 * time.Millisecond
+	r := newTestRemote(t, RemoteSpec{}, o)
+	text, isErr := rcall(t, r, "o1", map[string]any{"command": "sleep 0.5; echo done"})
+	if isErr || !strings.Contains(text, "done") {
+		t.Fatalf("call = %q", text)
+	}
+	if st := r.Status(); st.State != StateAttached {
+		t.Errorf("Status = %+v, want attached", st)
+	}
+}
+
+func TestRemoteInventory(t *testing.T) {
+	r := newTestRemote(t, RemoteSpec{}, testRemoteOptions(t))
+	inv := r.Inventory(t.Context(), "o1")
+	if !inv.LastKnown || inv.Resources != nil || !strings.Contains(inv.Err, "lazy") {
+		t.Errorf("Inventory of a lazy remote = %+v, want last-known nothing", inv)
+	}
+	if st := r.Status(); st.State != StateLazy {
+		t.Fatalf("Inventory connected the lazy remote: %+v", st)
+	}
+	if text, isErr := rcall(t, r, "o1", map[string]any{"action": "start", "command": "echo hi; exec cat"}); isErr {
+		t.Fatal(text)
+	}
+	inv = r.Inventory(t.Context(), "o1")
+	if inv.LastKnown || inv.Observed.IsZero() || !strings.Contains(string(inv.Resources), `"b1"`) {
+		t.Fatalf("Inventory = %+v (%s), want session b1", inv, inv.Resources)
+	}
+	rcall(t, r, "o1", map[string]any{"command": "kill -9 $PPID"})
+	inv2 := r.Inventory(t.Context(), "o1")
+	if !inv2.LastKnown || string(inv2.Resources) != string(inv.Resources) || inv2.Err == "" {
+		t.Errorf("Inventory after the drop = %+v, want the earlier data marked last-known", inv2)
+	}
+}
+
+func TestRemoteRelease(t *testing.T) {
+	r := newTestRemote(t, RemoteSpec{}, testRemoteOptions(t))
+	rcall(t, r, "o1", map[string]any{"action": "start", "command": "exec cat"})
+	rcall(t, r, "o2", map[string]any{"action": "start", "command": "exec cat"})
+	r.Release(t.Context(), "o1")
+	if text, _ := rcall(t, r, "o1", map[string]any{"action": "list"}); !strings.Contains(text, "no bash sessions") {
+		t.Errorf("o1's list after Release = %q", text)
+	}
+	if text, _ := rcall(t, r, "o2", map[string]any{"action": "list"}); !strings.Contains(text, "b1") {
+		t.Errorf("o2's list after o1's Release = %q", text)
+	}
+}

@@ -1,0 +1,273 @@
+package hosts
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"myco/hosts/proto"
+)
+
+// hostProc is the real binary in --mode host over pipes.
+type hostProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	w      *proto.Writer
+	r      *proto.Reader
+	stderr *bytes.Buffer
+	dir    string
+	exited chan error
+}
+
+func startHost(t *testing.T, maxImage int) *hostProc {
+	t.Helper()
+	h := &hostProc{dir: t.TempDir(), stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	h.cmd = exec.Command(mycoBin, "--mode", "host", "--max-image-base64-bytes", strconv.Itoa(maxImage))
+	h.cmd.Dir = h.dir
+	h.cmd.Stderr = h.stderr
+	var err error
+	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h.w, h.r = proto.NewWriter(h.stdin), proto.NewReader(out)
+	go func() { h.exited <- h.cmd.Wait() }()
+	t.Cleanup(func() {
+		h.stdin.Close()
+		select {
+		case <-h.exited:
+		case <-time.After(5 * time.Second):
+			h.cmd.Process.Kill()
+			<-h.exited
+		}
+	})
+	return h
+}
+
+func (h *hostProc) read(t *testing.T) proto.Msg {
+	t.Helper()
+	m, err := h.r.Read(t.Context())
+	if err != nil {
+		t.Fatalf("read from the host: %v (stderr: %s)", err, h.stderr)
+	}
+	return m
+}
+
+func (h *hostProc) send(t *testing.T, m proto.Msg) {
+	t.Helper()
+	if err := h.w.Write(m); err != nil {
+		t.Fatalf("write to the host: %v", err)
+	}
+}
+
+// handshake reads the host's hello and answers with a matching one.
+func (h *hostProc) handshake(t *testing.T) proto.Hello {
+	t.Helper()
+	m := h.read(t)
+	if m.Hello == nil {
+		t.Fatalf("first frame = %+v, want a hello", m)
+	}
+	h.send(t, proto.Msg{Hello: &proto.Hello{Protocol: proto.Version, Version: "test"}})
+	return *m.Hello
+}
+
+func (h *hostProc) waitExit(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-h.exited:
+		h.exited <- err
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the host did not exit (stderr: %s)", h.stderr)
+		return nil
+	}
+}
+
+func bashCall(id uint64, owner string, in map[string]any) proto.Msg {
+	b, _ := json.Marshal(in)
+	return proto.Msg{ID: id, Call: &proto.Call{Owner: owner, Tool: "bash", Input: b}}
+}
+
+func TestHostHello(t *testing.T) {
+	h := startHost(t, 12345)
+	got := h.handshake(t)
+	if got.Protocol != proto.Version || got.Version == "" || got.OS != runtime.GOOS || got.Arch != runtime.GOARCH || got.MaxImageBase64Bytes != 12345 {
+		t.Errorf("hello = %+v, want protocol %d, a version, %s/%s and the image cap 12345", got, proto.Version, runtime.GOOS, runtime.GOARCH)
+	}
+	if dir, _ := filepath.EvalSymlinks(h.dir); got.Dir != h.dir && got.Dir != dir {
+		t.Errorf("hello dir = %q, want %q", got.Dir, h.dir)
+	}
+	h.send(t, proto.Msg{ID: 1, Ping: &struct{}{}})
+	if m := h.read(t); m.ID != 1 || m.Pong == nil {
+		t.Errorf("ping answered with %+v, want pong 1", m)
+	}
+}
+
+func TestHostVersionMismatch(t *testing.T) {
+	h := startHost(t, 100)
+	hello := h.read(t)
+	h.send(t, proto.Msg{Hello: &proto.Hello{Protocol: proto.Version + 1, Version: "9.9.9"}})
+	m := h.read(t)
+	if m.Err == nil {
+		t.Fatalf("answer to a mismatched hello = %+v, want an error", m)
+	}
+	for _, want := range []string{"9.9.9", hello.Hello.Version, fmt.Sprint(proto.Version), fmt.Sprint(proto.Version + 1), "install the same myco"} {
+		if !strings.Contains(m.Err.Message, want) {
+			t.Errorf("mismatch error %q lacks %q", m.Err.Message, want)
+		}
+	}
+	if err := h.waitExit(t); err == nil {
+		t.Errorf("the host exited 0 after a mismatch")
+	}
+}
+
+func TestHostFirstFrameNotHello(t *testing.T) {
+	h := startHost(t, 100)
+	h.read(t)
+	h.send(t, proto.Msg{ID: 1, Ping: &struct{}{}})
+	if m := h.read(t); m.Err == nil || !strings.Contains(m.Err.Message, "hello") {
+		t.Errorf("answer = %+v, want an error asking for a hello", m)
+	}
+	h.waitExit(t)
+}
+
+// TestHostConcurrentCalls keeps 20 calls in flight; the later ones finish first.
+func TestHostConcurrentCalls(t *testing.T) {
+	h := startHost(t, 100)
+	h.handshake(t)
+	const n = 20
+	start := time.Now()
+	for i := range n {
+		// Call 1 sleeps longest, call 20 shortest.
+		cmd := fmt.Sprintf("sleep 0.%02d; echo call-%d", (n-i)*5, i+1)
+		h.send(t, bashCall(uint64(i+1), "o1", map[string]any{"command": cmd}))
+	}
+	var order []uint64
+	for range n {
+		m := h.read(t)
+		if m.Result == nil || m.Result.IsError {
+			t.Fatalf("frame %+v, want a result", m)
+		}
+		if want := fmt.Sprintf("call-%d\n", m.ID); !strings.Contains(m.Result.Text, want) {
+			t.Errorf("result of call %d = %q, want %q", m.ID, m.Result.Text, want)
+		}
+		order = append(order, m.ID)
+	}
+	if elapsed := time.Since(start); elapsed > 4*time.Second {
+		t.Errorf("20 calls took %s; they did not run concurrently (serially: 10.5 s)", elapsed)
+	}
+	if order[0] == 1 {
+		t.Errorf("responses came back in request order %v; want the short calls first", order)
+	}
+	seen := map[uint64]bool{}
+	for _, id := range order {
+		seen[id] = true
+	}
+	if len(seen) != n {
+		t.Errorf("answered ids %v, want each of 1..%d once", order, n)
+	}
+}
+
+func TestHostMalformedLines(t *testing.T) {
+	h := startHost(t, 100)
+	h.handshake(t)
+	lines := []struct {
+		line   string
+		id     uint64
+		reason string
+	}{
+		{"this is not json", 0, "malformed"},
+		{`{"id":5}`, 5, "exactly one payload"},
+		{`{"id":6,"ping":{},"pong":{}}`, 6, "exactly one payload"},
+		{`{"ping":{}}`, 0, "nonzero id"},
+		{`{"id":7,"call":{"owner":"o","tool":"grep","input":{}}}`, 7, `unknown tool "grep"`},
+		{`{"id":8,"pong":{}}`, 8, "a host accepts"},
+		{`{"id":9,"call":{"owner":"o","tool":"bash","input":{"command":"true","cwd":"/"}}}`, 9, `"cwd"`},
+	}
+	for _, l := range lines {
+		if _, err := io.WriteString(h.stdin, l.line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		m := h.read(t)
+		msg := ""
+		switch {
+		case m.Err != nil:
+			msg = m.Err.Message
+		case m.Result != nil && m.Result.IsError:
+			msg = m.Result.Text
+		}
+		if m.ID != l.id || !strings.Contains(msg, l.reason) {
+			t.Errorf("line %s: answer %+v, want id %d and an error containing %q", l.line, m, l.id, l.reason)
+		}
+	}
+	h.send(t, proto.Msg{ID: 10, Ping: &struct{}{}})
+	if m := h.read(t); m.ID != 10 || m.Pong == nil {
+		t.Errorf("after the malformed lines, ping answered with %+v", m)
+	}
+}
+
+// childPIDs starts a bash session and an exec call in flight, and returns their pids.
+func childPIDs(t *testing.T, h *hostProc) (session, inFlight int) {
+	t.Helper()
+	h.send(t, bashCall(1, "o1", map[string]any{"action": "start", "command": "echo pid=$$; exec sleep 1000"}))
+	m := h.read(t)
+	if m.Result == nil {
+		t.Fatalf("start: %+v", m)
+	}
+	_, after, ok := strings.Cut(m.Result.Text, "pid=")
+	if !ok {
+		t.Fatalf("start printed %q", m.Result.Text)
+	}
+	session, _ = strconv.Atoi(strings.Fields(after)[0])
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	h.send(t, bashCall(2, "o1", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 1000"}))
+	waitFor(t, 5*time.Second, "the exec call wrote its pid", func() bool {
+		b, err := os.ReadFile(pidFile)
+		inFlight, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && inFlight > 0
+	})
+	if gone(session) || gone(inFlight) {
+		t.Fatalf("children %d, %d are not running", session, inFlight)
+	}
+	return session, inFlight
+}
+
+func TestHostStdinCloseKillsChildren(t *testing.T) {
+	h := startHost(t, 100)
+	h.handshake(t)
+	session, inFlight := childPIDs(t, h)
+	h.stdin.Close()
+	if err := h.waitExit(t); err != nil {
+		t.Errorf("the host exited with %v after stdin closed, want 0 (stderr: %s)", err, h.stderr)
+	}
+	for _, pid := range []int{session, inFlight} {
+		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the host", pid), func() bool { return gone(pid) })
+	}
+}
+
+func TestHostSIGTERMKillsChildren(t *testing.T) {
+	h := startHost(t, 100)
+	h.handshake(t)
+	session, inFlight := childPIDs(t, h)
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	h.waitExit(t)
+	for _, pid := range []int{session, inFlight} {
+		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the host", pid), func() bool { return gone(pid) })
+	}
+}

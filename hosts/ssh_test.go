@@ -1,0 +1,298 @@
+package hosts
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"myco/agent/model"
+	"myco/hosts/proto"
+)
+
+// sshWorld is a real OpenSSH sshd on 127.0.0.1 with throwaway keys, and a temporary HOME
+// whose ~/.ssh/config names it.
+type sshWorld struct {
+	dir, home, config string
+	specs             []RemoteSpec
+	closedPort        int
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startSSHD skips when sshd is missing, except in CI, where it fails.
+func startSSHD(t testing.TB) *sshWorld {
+	t.Helper()
+	const sshd = "/usr/sbin/sshd"
+	for _, p := range []string{sshd, "ssh", "ssh-keygen"} {
+		if _, err := exec.LookPath(p); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is missing in CI (.ci/run installs openssh-server and openssh-client): %v", p, err)
+			}
+			t.Skipf("%s is missing: %v", p, err)
+		}
+	}
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &sshWorld{dir: t.TempDir()}
+	keygen := func(name string) string {
+		p := filepath.Join(w.dir, name)
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", p).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v\n%s", err, out)
+		}
+		return p
+	}
+	hostKey, userKey := keygen("hostkey"), keygen("userkey")
+	pub, err := os.ReadFile(userKey + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(w.dir, "authorized_keys"), string(pub))
+	if os.Geteuid() == 0 {
+		os.MkdirAll("/run/sshd", 0o755) // sshd's privilege separation directory
+	}
+	port := freePort(t)
+	w.closedPort = freePort(t)
+	cfg := filepath.Join(w.dir, "sshd_config")
+	writeFile(t, cfg, fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+AuthorizedKeysFile %s
+PidFile %s
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+AllowUsers %s
+LogLevel ERROR
+`, port, hostKey, filepath.Join(w.dir, "authorized_keys"), filepath.Join(w.dir, "sshd.pid"), u.Username))
+	var log bytes.Buffer
+	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("sshd exited: %s", log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sshd does not listen on %d: %s", port, log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// The temporary HOME: devbox comes from an Include, the common settings from a
+	// wildcard block.
+	w.home = filepath.Join(w.dir, "home")
+	w.config = filepath.Join(w.home, ".ssh", "config")
+	writeFile(t, w.config, fmt.Sprintf(`Include %s/.ssh/conf.d/*.conf
+Host refused
+	HostName 127.0.0.1
+	Port %d
+Host *
+	User %s
+	IdentityFile %s
+	IdentitiesOnly yes
+	StrictHostKeyChecking no
+	UserKnownHostsFile /dev/null
+	LogLevel ERROR
+`, w.home, w.closedPort, u.Username, userKey))
+	writeFile(t, filepath.Join(w.home, ".ssh", "conf.d", "devbox.conf"), fmt.Sprintf("Host devbox\n\tHostName 127.0.0.1\n\tPort %d\n", port))
+	w.specs, err = LoadSSHConfig(SSHConfigOptions{Path: w.config, Default: filepath.Join(u.HomeDir, ".ssh", "config")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range w.specs {
+		// sshd's non-interactive PATH is the system one; the test binary is elsewhere.
+		w.specs[i].Command = []string{mycoBin}
+	}
+	return w
+}
+
+func (w *sshWorld) spec(t testing.TB, alias string) RemoteSpec {
+	t.Helper()
+	for _, s := range w.specs {
+		if s.Alias == alias {
+			return s
+		}
+	}
+	t.Fatalf("alias %s not in %+v", alias, w.specs)
+	return RemoteSpec{}
+}
+
+func sshOptions(t testing.TB) RemoteOptions {
+	return RemoteOptions{MaxImageBase64Bytes: 1 << 20, AttachTimeout: 20 * time.Second, Hello: proto.Hello{Version: "test-1.0"}, Log: testLog(t)}
+}
+
+func callOf(host string) model.ToolCall {
+	return model.ToolCall{ID: "c", Name: "bash", Input: json.RawMessage(`{"command":"true","host":"` + host + `"}`)}
+}
+
+func TestSSHConfigFromTempHome(t *testing.T) {
+	w := startSSHD(t)
+	var got []string
+	for _, s := range w.specs {
+		got = append(got, s.Alias+"@"+filepath.Base(s.Source))
+		if s.ConfigFile != w.config {
+			t.Errorf("%s: ConfigFile = %q, want -F %s (HOME is not the passwd home)", s.Alias, s.ConfigFile, w.config)
+		}
+	}
+	if strings.Join(got, " ") != "devbox@devbox.conf refused@config" {
+		t.Errorf("hosts = %v", got)
+	}
+}
+
+func TestSSHRemoteTools(t *testing.T) {
+	w := startSSHD(t)
+	h := newRemoteHarness(t, w.spec(t, "devbox"), sshOptions(t))
+	ex := h.For("rt1")
+	runToolSuite(t, ex, "devbox", t.TempDir())
+	if st := h.Remote("devbox").Status(); st.State != StateAttached {
+		t.Fatalf("Status = %+v", st)
+	}
+
+	// Kill the remote worker mid-call.
+	res := hcall(t, ex, "bash", map[string]any{"command": "echo $PPID", "host": "devbox"})
+	hostPID, err := strconv.Atoi(strings.TrimSpace(strings.Split(res.Text, "\n")[0]))
+	if err != nil {
+		t.Fatalf("host pid from %q: %v", res.Text, err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	var wg sync.WaitGroup
+	var inFlight string
+	wg.Go(func() {
+		inFlight = hcall(t, ex, "bash", map[string]any{"command": "echo $$ > " + pidFile + "; sleep 5", "host": "devbox"}).Text
+	})
+	waitFor(t, 10*time.Second, "the remote call started", func() bool { _, err := os.Stat(pidFile); return err == nil })
+	if err := syscall.Kill(hostPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if !strings.Contains(inFlight, "host devbox: the connection ended while this call was in flight") {
+		t.Errorf("the call in flight = %q, want the drop error", inFlight)
+	}
+	if st := h.Remote("devbox").Status(); st.State != StateDropped {
+		t.Errorf("Status after the kill = %+v, want dropped", st)
+	}
+	res = hcall(t, ex, "bash", map[string]any{"action": "write", "session_id": "b1", "input": "echo hi\n", "host": "devbox"})
+	if !strings.Contains(res.Text, "bash sessions b1 started there are gone") || !strings.Contains(res.Text, `"b1" is unknown`) {
+		t.Errorf("first call after the drop = %q", res.Text)
+	}
+	res = hcall(t, ex, "bash", map[string]any{"command": "echo $PPID", "host": "devbox"})
+	if res.IsError || strings.TrimSpace(strings.Split(res.Text, "\n")[0]) == strconv.Itoa(hostPID) {
+		t.Errorf("after the re-attach = %q, want a new host process", res.Text)
+	}
+}
+
+func TestSSHConnectFailure(t *testing.T) {
+	w := startSSHD(t)
+	h := newRemoteHarness(t, w.spec(t, "refused"), sshOptions(t))
+	res := hcall(t, h.For("rt1"), "bash", map[string]any{"command": "true", "host": "refused"})
+	for _, want := range []string{"host refused: could not attach", "Connection refused", "ssh -o BatchMode=yes -F " + w.config + " refused 'command -v"} {
+		if !res.IsError || !strings.Contains(res.Text, want) {
+			t.Errorf("call on a refused host = %q, lacks %q", res.Text, want)
+		}
+	}
+}
+
+func TestSSHCheck(t *testing.T) {
+	w := startSSHD(t)
+	ok := NewRemote(w.spec(t, "devbox"), sshOptions(t))
+	defer ok.Close()
+	res := ok.Check(t.Context())
+	if len(res.Problems) != 0 || res.Path != mycoBin || !strings.HasPrefix(res.Version, "myco ") || res.Hello.Protocol == 0 {
+		t.Errorf("Check(devbox) = %+v, want no problems", res)
+	}
+	if st := ok.Status(); st.State != StateLazy {
+		t.Errorf("Check changed the controller's state: %+v", st)
+	}
+	missing := w.spec(t, "devbox")
+	missing.Command = []string{"/nonexistent/myco"}
+	bad := NewRemote(missing, sshOptions(t))
+	defer bad.Close()
+	if res := bad.Check(t.Context()); len(res.Problems) != 1 || !strings.Contains(res.Problems[0], "not on the PATH of a non-interactive ssh session") {
+		t.Errorf("Check(no myco) = %+v", res)
+	}
+	refused := NewRemote(w.spec(t, "refused"), sshOptions(t))
+	defer refused.Close()
+	if res := refused.Check(t.Context()); len(res.Problems) != 1 || !strings.Contains(res.Problems[0], "Connection refused") || !strings.Contains(res.Problems[0], "BatchMode") {
+		t.Errorf("Check(refused) = %+v", res)
+	}
+}
+
+// BenchmarkRemoteRoundTrip reports a tool call over the attached ssh worker against a
+// fresh `ssh ALIAS true` and against the same call on local, measured in one run.
+func BenchmarkRemoteRoundTrip(b *testing.B) {
+	w := startSSHD(b)
+	spec := w.spec(b, "devbox")
+	h := newRemoteHarness(b, spec, sshOptions(b))
+	ex := h.For("bench")
+	ctx := context.Background()
+	call := func(host string) {
+		res := ex.Call(ctx, callOf(host))
+		if res.IsError {
+			b.Fatal(res.Text)
+		}
+	}
+	call("devbox") // attach
+	const n = 20
+	timeIt := func(f func()) time.Duration {
+		start := time.Now()
+		for range n {
+			f()
+		}
+		return time.Since(start) / n
+	}
+	for b.Loop() {
+		remote := timeIt(func() { call("devbox") })
+		local := timeIt(func() { call("local") })
+		fresh := timeIt(func() {
+			if out, err := exec.Command("ssh", "-o", "BatchMode=yes", "-F", spec.ConfigFile, spec.Alias, "true").CombinedOutput(); err != nil {
+				b.Fatalf("ssh true: %v %s", err, out)
+			}
+		})
+		b.ReportMetric(float64(remote.Microseconds())/1000, "remote-ms/call")
+		b.ReportMetric(float64(local.Microseconds())/1000, "local-ms/call")
+		b.ReportMetric(float64(fresh.Microseconds())/1000, "ssh-true-ms")
+		b.ReportMetric(float64(remote)/float64(fresh), "remote/ssh-true")
+		b.ReportMetric(float64(remote)/float64(local), "remote/local")
+	}
+}
