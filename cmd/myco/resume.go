@@ -47,7 +47,12 @@ func openDurable(ctx context.Context, p *profile, out *printer, id string) (*dur
 	owner := fmt.Sprintf("%s/rt-%d", sess.ID, os.Getpid())
 	reg := &sessions.Registry{}
 	std := hostTools(p.model.MaxImageBase64Bytes)
-	h, err := hosts.NewHarness(hosts.Options{Tools: std, Root: []tools.Tool{sessions.NewHistoryTool(reg), sessions.NewMetaTool(reg)}})
+	remotes, ro, err := p.remotes()
+	if err != nil {
+		return nil, err
+	}
+	h, err := hosts.NewHarness(hosts.Options{Tools: std, Root: []tools.Tool{sessions.NewHistoryTool(reg), sessions.NewMetaTool(reg)},
+		Remotes: remotes, Remote: ro})
 	if err != nil {
 		return nil, fmt.Errorf("build the harness: %w", err)
 	}

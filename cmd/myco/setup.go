@@ -12,15 +12,18 @@ import (
 	"myco/agent/model/completions"
 	"myco/agent/model/responses"
 	"myco/config"
+	"myco/hosts"
 )
 
 // profile is everything startup resolves once: paths, config, the selected model and a
 // client for it.
 type profile struct {
-	paths  config.Paths
-	cfg    *config.Config
-	model  config.Model
-	client *model.Client
+	// remotes returns the remote hosts and their options (from ~/.ssh/config).
+	remotes func() ([]hosts.RemoteSpec, hosts.RemoteOptions, error)
+	paths   config.Paths
+	cfg     *config.Config
+	model   config.Model
+	client  *model.Client
 }
 
 // setup resolves the profile, loads .env and the config, validates it, and selects the
@@ -57,7 +60,9 @@ func (a *app) setup(o options) (*profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &profile{paths: paths, cfg: cfg, model: m, client: client}, nil
+	pr := &profile{paths: paths, cfg: cfg, model: m, client: client}
+	pr.remotes = func() ([]hosts.RemoteSpec, hosts.RemoteOptions, error) { return a.remoteOptions(pr) }
+	return pr, nil
 }
 
 // protocols maps config protocol names to their wire implementations.

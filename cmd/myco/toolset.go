@@ -27,6 +27,7 @@ func hostTools(maxImageBase64Bytes int) []tools.Tool {
 // close ends every process the tools started.
 func (ts *toolset) close() {
 	ts.harness.Release(ts.exec.Owner())
+	ts.harness.Close()
 	for _, t := range ts.std {
 		if c, ok := t.(interface{ Close() }); ok {
 			c.Close()
