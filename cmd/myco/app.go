@@ -48,6 +48,7 @@ Usage:
   myco -p PROMPT --resume ID              continue a saved session
   myco --compact ID                       compact a saved session into a successor thread
   myco --mode host                        remote host runtime (NDJSON on stdin/stdout)
+  myco hosts [check ALIAS]                the remote hosts of ~/.ssh/config; check one
   myco --version
 
 Flags:
@@ -84,6 +85,9 @@ func (a *app) parse() (options, error) {
 }
 
 func (a *app) main() int {
+	if len(a.args) > 0 && a.args[0] == "hosts" {
+		return a.hostsCmd(a.args[1:])
+	}
 	o, err := a.parse()
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
