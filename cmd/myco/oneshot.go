@@ -28,22 +28,13 @@ func (a *app) oneShot(o options) int {
 		fmt.Fprintln(a.stderr, "myco: the prompt is empty")
 		return exitUsage
 	}
-	p, err := a.setup(o)
-	if err != nil {
-		return a.fail(err)
-	}
+	return a.withSession(o, o.resume, func(ctx context.Context, d *durable, out *printer) int {
+		return a.runTurn(ctx, d, out, prompt)
+	})
+}
 
-	ctx, cancel := interruptible()
-	defer cancel(nil)
-
-	out := newPrinter(a.stdout, a.stderr, o.json)
-	d, err := openDurable(ctx, p, out, o.resume)
-	if err != nil {
-		return a.fail(err)
-	}
-	defer d.close()
-	out.session(d.id())
-
+// runTurn submits one prompt and reports how it ended.
+func (a *app) runTurn(ctx context.Context, d *durable, out *printer, prompt string) int {
 	res, err := d.turn(ctx, prompt)
 	switch {
 	case errors.Is(err, errInterrupted):

@@ -148,6 +148,23 @@ func inventory(std []tools.Tool, owner string) []string {
 // compactCmd runs myco --compact ID: summarise the session's active thread into a
 // successor thread, from the shell.
 func (a *app) compactCmd(o options) int {
+	return a.withSession(o, o.compact, func(ctx context.Context, d *durable, out *printer) int {
+		c, err := d.runner.Compact(ctx)
+		if errors.Is(err, errInterrupted) {
+			out.interrupted()
+			return exitInterrupt
+		}
+		if err != nil {
+			return a.fail(err)
+		}
+		fmt.Fprintf(a.stdout, "compacted thread %s into %s\n", c.From, c.To)
+		return exitOK
+	})
+}
+
+// withSession resolves the profile, opens session id (a new one when id is empty) under a
+// context that Ctrl-C cancels, announces it on stderr, and runs f.
+func (a *app) withSession(o options, id string, f func(ctx context.Context, d *durable, out *printer) int) int {
 	p, err := a.setup(o)
 	if err != nil {
 		return a.fail(err)
@@ -155,20 +172,11 @@ func (a *app) compactCmd(o options) int {
 	ctx, cancel := interruptible()
 	defer cancel(nil)
 	out := newPrinter(a.stdout, a.stderr, o.json)
-	d, err := openDurable(ctx, p, out, o.compact)
+	d, err := openDurable(ctx, p, out, id)
 	if err != nil {
 		return a.fail(err)
 	}
 	defer d.close()
 	out.session(d.id())
-	c, err := d.runner.Compact(ctx)
-	if errors.Is(err, errInterrupted) {
-		out.interrupted()
-		return exitInterrupt
-	}
-	if err != nil {
-		return a.fail(err)
-	}
-	fmt.Fprintf(a.stdout, "compacted thread %s into %s\n", c.From, c.To)
-	return exitOK
+	return f(ctx, d, out)
 }
