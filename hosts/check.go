@@ -27,8 +27,13 @@ type CheckResult struct {
 // Check runs the non-interactive check (command -v myco; myco --version) over ssh, then
 // the attach and hello handshake, bounded by AttachTimeout (30 s when that is 0). It does
 // not change the controller's state: the handshake uses a connection of its own.
-func (r *Remote) Check(ctx context.Context) CheckResult {
-	res := CheckResult{Alias: r.spec.Alias, Check: r.CheckCommand()}
+func (r *Remote) Check(ctx context.Context) (res CheckResult) {
+	res = CheckResult{Alias: r.spec.Alias, Check: r.CheckCommand()}
+	defer func() {
+		if len(res.Problems) > 0 && r.spec.Note != "" {
+			res.Problems = append(res.Problems, "note: "+r.spec.Note)
+		}
+	}()
 	timeout := r.o.AttachTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second

@@ -26,6 +26,9 @@ type RemoteSpec struct {
 	// Command is the remote program and any leading words; nil means "myco". It is part
 	// of a plain word list, never shell syntax.
 	Command []string
+	// Note warns that ssh may not see the alias as myco did (a relative Include under
+	// -F); it is added to attach errors and check problems.
+	Note string
 }
 
 // RemoteOptions configures every remote controller of a harness.
@@ -165,11 +168,16 @@ func (r *Remote) Status() Status {
 type AttachError struct {
 	Alias string
 	Check string // the non-interactive check command
+	Note  string // the spec's note, if any
 	Err   error
 }
 
 func (e *AttachError) Error() string {
-	return fmt.Sprintf("host %s: could not attach: %v. Check what a non-interactive ssh runs there: %s", e.Alias, e.Err, e.Check)
+	msg := fmt.Sprintf("host %s: could not attach: %v. Check what a non-interactive ssh runs there: %s", e.Alias, e.Err, e.Check)
+	if e.Note != "" {
+		msg += ". Note: " + e.Note
+	}
+	return msg
 }
 
 func (e *AttachError) Unwrap() error { return e.Err }
@@ -219,7 +227,7 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 			err = fmt.Errorf("no hello from the host within %s (attach_timeout_secs)", r.o.AttachTimeout)
 		}
 		if ctx.Err() == nil {
-			err = &AttachError{Alias: r.spec.Alias, Check: r.CheckCommand(), Err: err}
+			err = &AttachError{Alias: r.spec.Alias, Check: r.CheckCommand(), Note: r.spec.Note, Err: err}
 		}
 		r.mu.Lock()
 		r.status = Status{Alias: r.spec.Alias, State: StateError, Err: err.Error(), Since: time.Now()}

@@ -174,6 +174,9 @@ func TestSSHConfigFromTempHome(t *testing.T) {
 		if s.ConfigFile != w.config {
 			t.Errorf("%s: ConfigFile = %q, want -F %s (HOME is not the passwd home)", s.Alias, s.ConfigFile, w.config)
 		}
+		if s.Note != "" {
+			t.Errorf("%s: Note = %q; an absolute Include needs none", s.Alias, s.Note)
+		}
 	}
 	if strings.Join(got, " ") != "devbox@devbox.conf refused@config" {
 		t.Errorf("hosts = %v", got)

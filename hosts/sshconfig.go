@@ -56,7 +56,7 @@ func DecodeSSHConfig(r io.Reader, o SSHConfigOptions) ([]RemoteSpec, error) {
 		configFile = o.Path
 	}
 	d := &sshDecoder{o: o, seen: map[string]bool{}, configFile: configFile}
-	if err := d.decode(r, o.Path, 0); err != nil {
+	if err := d.decode(r, o.Path, "", 0); err != nil {
 		return nil, err
 	}
 	return d.out, nil
@@ -72,7 +72,10 @@ type sshDecoder struct {
 // decode reads one file. Include lines are taken out before the file reaches
 // ssh_config.Decode, which would resolve them against the process's own home; they are
 // followed here, in place, against o.Home.
-func (d *sshDecoder) decode(r io.Reader, name string, depth int) error {
+//
+// via is the first relative Include on the way to this file, if any: under -F, ssh
+// resolves it against the passwd home instead, so the hosts it yields get a Note.
+func (d *sshDecoder) decode(r io.Reader, name, via string, depth int) error {
 	if depth > maxIncludeDepth {
 		return fmt.Errorf("ssh config %s: Include nested more than %d deep", name, maxIncludeDepth)
 	}
@@ -86,7 +89,7 @@ func (d *sshDecoder) decode(r io.Reader, name string, depth int) error {
 			return fmt.Errorf("ssh config %s: %w", name, err)
 		}
 		chunk.Reset()
-		d.collect(cfg, name)
+		d.collect(cfg, name, via)
 		return nil
 	}
 	sc := bufio.NewScanner(r)
@@ -103,7 +106,7 @@ func (d *sshDecoder) decode(r io.Reader, name string, depth int) error {
 			return err
 		}
 		for _, p := range pats {
-			if err := d.include(p, name, depth); err != nil {
+			if err := d.include(p, name, via, depth); err != nil {
 				return err
 			}
 		}
@@ -116,7 +119,10 @@ func (d *sshDecoder) decode(r io.Reader, name string, depth int) error {
 
 // include follows one Include pattern, as ssh does: "~/" is the home, and a relative
 // path is in ~/.ssh. Glob patterns expand in lexical order; no match is not an error.
-func (d *sshDecoder) include(pat, from string, depth int) error {
+func (d *sshDecoder) include(pat, from, via string, depth int) error {
+	if via == "" && !filepath.IsAbs(pat) {
+		via = pat
+	}
 	switch {
 	case strings.HasPrefix(pat, "~/"):
 		pat = filepath.Join(d.o.Home, pat[2:])
@@ -135,7 +141,7 @@ func (d *sshDecoder) include(pat, from string, depth int) error {
 			}
 			return fmt.Errorf("ssh config %s: Include: %w", from, err)
 		}
-		if err := d.decode(bytes.NewReader(b), f, depth+1); err != nil {
+		if err := d.decode(bytes.NewReader(b), f, via, depth+1); err != nil {
 			return err
 		}
 	}
@@ -143,7 +149,12 @@ func (d *sshDecoder) include(pat, from string, depth int) error {
 }
 
 // collect adds the concrete Host aliases of cfg.
-func (d *sshDecoder) collect(cfg *ssh_config.Config, name string) {
+func (d *sshDecoder) collect(cfg *ssh_config.Config, name, via string) {
+	note := ""
+	if via != "" && d.configFile != "" {
+		note = fmt.Sprintf("this alias comes through the relative Include %q, which ssh -F %s resolves in the passwd home's ~/.ssh rather than in %s; write that Include as an absolute path so ssh finds the alias",
+			via, d.configFile, filepath.Join(d.o.Home, ".ssh"))
+	}
 	for _, h := range cfg.Hosts {
 		kw, _, _ := strings.Cut(strings.TrimSpace(h.String()), " ")
 		if !strings.EqualFold(strings.TrimRight(kw, "="), "Host") {
@@ -155,7 +166,7 @@ func (d *sshDecoder) collect(cfg *ssh_config.Config, name string) {
 				continue
 			}
 			d.seen[alias] = true
-			d.out = append(d.out, RemoteSpec{Alias: alias, Source: name, ConfigFile: d.configFile})
+			d.out = append(d.out, RemoteSpec{Alias: alias, Source: name, ConfigFile: d.configFile, Note: note})
 		}
 	}
 }

@@ -68,6 +68,11 @@ Host devbox
 		if s.ConfigFile != cfg {
 			t.Errorf("%s: ConfigFile = %q, want -F %q", s.Alias, s.ConfigFile, cfg)
 		}
+		// ssh -F resolves relative Includes in the passwd home, not in this one.
+		viaRelative := s.Source != cfg
+		if viaRelative != strings.Contains(s.Note, "relative Include") {
+			t.Errorf("%s (from %s): Note = %q", s.Alias, s.Source, s.Note)
+		}
 	}
 }
 
