@@ -146,7 +146,13 @@ func (r *run) loop(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return canceled(ctx)
 		}
-		req := r.request(ctx)
+		req, amended := r.request(ctx)
+		if amended {
+			// BeforeStep's notes must be durable before the model sees them.
+			if err := r.checkpoint(ctx); err != nil {
+				return err
+			}
+		}
 		done, err := a.step(ctx, req)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -220,11 +226,13 @@ func (r *run) loop(ctx context.Context) error {
 }
 
 // request builds the next model request, first letting BeforeStep amend the history and
-// then repairing it.
-func (r *run) request(ctx context.Context) model.Request {
+// then repairing it. amended reports that BeforeStep changed the history.
+func (r *run) request(ctx context.Context) (req model.Request, amended bool) {
 	a := r.a
 	if a.opts.BeforeStep != nil {
+		before, parts := len(r.h), lastParts(r.h)
 		r.h = a.opts.BeforeStep(ctx, r.h)
+		amended = len(r.h) != before || lastParts(r.h) != parts
 	}
 	if fixed, changed := RepairHistory(r.h); changed {
 		a.log.Warn("repaired history before model request", "messages_before", len(r.h), "messages_after", len(fixed))
@@ -237,7 +245,7 @@ func (r *run) request(ctx context.Context) model.Request {
 	msgs := r.h[:len(r.h):len(r.h)] // a later append must not write into what the model holds
 	if w := a.opts.ContextWindow; w > 0 && r.res.Steps > 0 && len(msgs) > 0 {
 		last := msgs[len(msgs)-1]
-		last.Parts = append(append([]model.Part(nil), last.Parts...), model.SystemPart("context", ContextNote(r.res.LastUsage.Input, w)))
+		last.Parts = append(append([]model.Part(nil), last.Parts...), model.SystemPart(model.SystemContext, ContextNote(r.res.LastUsage.Input, w)))
 		msgs = append(msgs[:len(msgs)-1:len(msgs)-1], last)
 	}
 	return model.Request{
@@ -249,7 +257,15 @@ func (r *run) request(ctx context.Context) model.Request {
 		Thinking:        a.opts.Thinking,
 		Effort:          a.opts.Effort,
 		CacheKey:        a.opts.CacheKey,
+	}, amended
+}
+
+// lastParts returns how many parts the last message of h has.
+func lastParts(h []model.Message) int {
+	if len(h) == 0 {
+		return 0
 	}
+	return len(h[len(h)-1].Parts)
 }
 
 // step streams one response, forwarding its deltas and notices, and returns its Done.

@@ -69,6 +69,8 @@ type fixture struct {
 	cfg    AgentConfig
 	events []Event
 	mu     sync.Mutex // guards events
+	// prelude is the watcher the next bind gives the runner; nil means none.
+	prelude PreludeWatcher
 }
 
 func testLog(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler(t.Output(), nil)) }
@@ -99,7 +101,7 @@ func (f *fixture) bind(t *testing.T, owner string, inventory func(context.Contex
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Log: testLog(t), Sink: func(ev Event) {
+	r, err := NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Prelude: f.prelude, Log: testLog(t), Sink: func(ev Event) {
 		f.mu.Lock()
 		f.events = append(f.events, ev)
 		f.mu.Unlock()

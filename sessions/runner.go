@@ -51,8 +51,22 @@ type Options struct {
 	// so a model or effort change takes effect at the next turn (and is noticed).
 	Agent func() AgentConfig
 	Sink  func(Event) // nil drops events; called from the run and tool goroutines, serialized
-	Log   *slog.Logger
+	// Prelude, when set, is asked before every model step for a hidden note about prelude
+	// edits; the note is added to the latest input or tool result and saved before the
+	// request goes out. *workspace.Watcher satisfies it.
+	Prelude PreludeWatcher
+	Log     *slog.Logger
 }
+
+// PreludeWatcher notices prelude edits between model steps.
+type PreludeWatcher interface {
+	// Step returns a note for the next request on thread, or "" for none. inContext
+	// reports whether that request's history still carries an earlier prelude note.
+	Step(thread string, inContext bool) (string, error)
+}
+
+// preludeSource is the system-part source of prelude change notes.
+const preludeSource = "prelude"
 
 // Runner owns the agent of a durable session turn: it takes the session's writer gate,
 // accepts input durably, runs the agent with checkpoints after each model step and tool
@@ -60,9 +74,10 @@ type Options struct {
 // interrupted turns, rewinds rejected ones and compacts. It is safe for concurrent use;
 // its operations on one session run one at a time.
 type Runner struct {
-	rt    *Runtime
-	agent func() AgentConfig
-	log   *slog.Logger
+	rt      *Runtime
+	agent   func() AgentConfig
+	prelude PreludeWatcher
+	log     *slog.Logger
 
 	sinkMu sync.Mutex // serializes sink calls
 	sink   func(Event)
@@ -77,7 +92,7 @@ func NewRunner(o Options) (*Runner, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{rt: o.Runtime, agent: o.Agent, log: log, sink: o.Sink}, nil
+	return &Runner{rt: o.Runtime, agent: o.Agent, prelude: o.Prelude, log: log, sink: o.Sink}, nil
 }
 
 // Runtime returns the runner's runtime.
@@ -175,7 +190,7 @@ func (r *Runner) append(ctx context.Context, th *Thread, entries ...Entry) error
 // run runs the agent on th, whose turn began at entry start, and records how it ended.
 func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int) (agent.Result, error) {
 	view := th.History()
-	tn := &turn{r: r, th: th, saved: len(view)}
+	tn := &turn{r: r, th: th, saved: len(view), lastParts: partsOfLast(view)}
 	o := cfg.Options
 	o.Tools = nil
 	if r.rt.tools != nil {
@@ -183,6 +198,7 @@ func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	}
 	o.Checkpoint = tn.checkpoint
 	o.Sink = tn.sink
+	o.BeforeStep = tn.beforeStep(o.BeforeStep)
 	if o.Log == nil {
 		o.Log = r.log
 	}
@@ -259,6 +275,9 @@ type turn struct {
 	r     *Runner
 	th    *Thread
 	saved int // messages of the run's history already on disk
+	// lastParts is how many parts of the last saved message are on disk; a hook before a
+	// model step may add more.
+	lastParts int
 
 	mu    sync.Mutex // guards usage
 	usage *model.Usage
@@ -287,6 +306,19 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	if len(history) < tn.saved {
 		return fmt.Errorf("checkpoint of %d messages, %d already saved: %w", len(history), tn.saved, ErrStaleCheckpoint)
 	}
+	if tn.saved > 0 {
+		if last := history[tn.saved-1].Parts; len(last) > tn.lastParts {
+			rt.mu.Lock()
+			err := rt.store.Amend(ctx, rt.sess, tn.th, last[tn.lastParts:])
+			rt.mu.Unlock()
+			if err != nil {
+				rt.fail(err)
+				tn.r.emit(Stopped{Err: err})
+				return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrStopped, err)
+			}
+			tn.lastParts = len(last)
+		}
+	}
 	entries := make([]Entry, 0, len(history)-tn.saved)
 	for _, m := range history[tn.saved:] {
 		entries = append(entries, Entry{Message: m})
@@ -303,9 +335,56 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 		tn.r.emit(Stopped{Err: err})
 		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrStopped, err)
 	}
-	tn.saved = len(history)
+	tn.saved, tn.lastParts = len(history), partsOfLast(history)
 	tn.r.emit(Checkpointed{Thread: tn.th.ID, Messages: len(tn.th.Entries)})
 	return nil
+}
+
+// beforeStep returns the agent's BeforeStep: next (the configured one, if any), then the
+// prelude watcher's note on the last message.
+func (tn *turn) beforeStep(next func(context.Context, []model.Message) []model.Message) func(context.Context, []model.Message) []model.Message {
+	w := tn.r.prelude
+	if w == nil {
+		return next
+	}
+	return func(ctx context.Context, h []model.Message) []model.Message {
+		if next != nil {
+			h = next(ctx, h)
+		}
+		if len(h) == 0 {
+			return h
+		}
+		note, err := w.Step(tn.th.ID, carries(h, preludeSource))
+		if err != nil {
+			tn.r.log.Warn("prelude scan failed; the last snapshot stands until the next step", "err", err)
+			return h
+		}
+		if note == "" {
+			return h
+		}
+		last := h[len(h)-1]
+		last.Parts = append(append([]model.Part(nil), last.Parts...), model.SystemPart(preludeSource, note))
+		return append(h[:len(h)-1:len(h)-1], last)
+	}
+}
+
+// carries reports whether h holds a hidden system part from source.
+func carries(h []model.Message, source string) bool {
+	for i := len(h) - 1; i >= 0; i-- {
+		for _, p := range h[i].Parts {
+			if p.Kind == model.KindSystem && p.System == source {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func partsOfLast(h []model.Message) int {
+	if len(h) == 0 {
+		return 0
+	}
+	return len(h[len(h)-1].Parts)
 }
 
 // recorder wraps the runtime's tools: each call's intent is durable before it runs, and

@@ -158,6 +158,38 @@ func (s *Store) Checkpoint(ctx context.Context, sess *Session, t *Thread, entrie
 	return nil
 }
 
+// Amend appends parts to the last entry of thread t (hidden notes added to the latest
+// input or tool result before a model request) and makes the change durable: the entry is
+// rewritten in place by a record at its index. On error the in-memory session is left
+// unchanged.
+func (s *Store) Amend(ctx context.Context, sess *Session, t *Thread, parts []model.Part) error {
+	if len(parts) == 0 {
+		return nil
+	}
+	n := len(t.Entries)
+	if n == 0 {
+		return fmt.Errorf("amend thread %s: the thread is empty", t.ID)
+	}
+	old := t.Entries[n-1]
+	e := old
+	e.Message.Parts = append(append([]model.Part(nil), old.Message.Parts...), parts...)
+	if sess.Upgraded != 0 || t.saved < n {
+		// The entry is not on disk as a version 5 record yet: the write that puts it there
+		// carries the amendment.
+		t.Entries[n-1] = e
+		if err := s.Checkpoint(ctx, sess, t, nil, nil); err != nil {
+			t.Entries[n-1] = old
+			return err
+		}
+		return nil
+	}
+	if err := s.appendRecords(sess.ID, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: n - 1, Entry: e}}); err != nil {
+		return err
+	}
+	t.Entries[n-1] = e
+	return nil
+}
+
 // upgrade rewrites a session loaded from an older schema as a version 5 log, with entries
 // and usage added, keeping the old file next to it as ID.session.vN.
 func (s *Store) upgrade(sess *Session, t *Thread, entries []Entry, usage *model.Usage) error {

@@ -85,6 +85,12 @@ type Image struct {
 // TextPart returns a text part.
 func TextPart(s string) Part { return Part{Kind: KindText, Text: s} }
 
+// SystemContext is the source of the per-request note that tells the agent its context
+// use. The note is added to a copy of the request's last message and never stored, so
+// protocols keep prompt-cache breakpoints off it: the cached prefix must be one the next
+// request repeats.
+const SystemContext = "context"
+
 // SystemPart returns a hidden system part produced by source.
 func SystemPart(source, s string) Part { return Part{Kind: KindSystem, System: source, Text: s} }
 

@@ -13,6 +13,8 @@ import (
 	"myco/hosts"
 	"myco/hosts/tools"
 	"myco/sessions"
+	"myco/workspace"
+	"myco/workspace/preludetool"
 )
 
 // durable is one session bound to a sessions.Runner for the life of the process: a new
@@ -51,12 +53,18 @@ func openDurable(ctx context.Context, p *profile, out *printer, id string) (*dur
 	if err != nil {
 		return nil, err
 	}
-	h, err := hosts.NewHarness(hosts.Options{Tools: std, Root: []tools.Tool{sessions.NewHistoryTool(reg), sessions.NewMetaTool(reg)},
+	watcher := workspace.NewWatcher(p.paths.PreludeDir())
+	snap, err := watcher.Prompt()
+	if err != nil {
+		return nil, err
+	}
+	prelude := preludetool.New(&workspace.Prelude{Dir: p.paths.PreludeDir(), Max: p.cfg.MaxPreludeBytes})
+	h, err := hosts.NewHarness(hosts.Options{Tools: std, Root: []tools.Tool{sessions.NewHistoryTool(reg), sessions.NewMetaTool(reg), prelude},
 		Remotes: remotes, Remote: ro})
 	if err != nil {
 		return nil, fmt.Errorf("build the harness: %w", err)
 	}
-	ts := &toolset{harness: h, exec: h.For(owner), std: std}
+	ts := &toolset{harness: h, exec: h.For(owner), std: std, blocks: promptBlocks(p.paths, snap)}
 	rt, err := sessions.NewRuntime(sessions.RuntimeOptions{
 		Store: store, Session: sess, Tools: ts.exec, Owner: owner,
 		Inventory: func(context.Context) ([]string, error) { return inventory(std, owner), nil },
@@ -68,6 +76,7 @@ func openDurable(ctx context.Context, p *profile, out *printer, id string) (*dur
 	m := p.model
 	runner, err := sessions.NewRunner(sessions.Options{
 		Runtime: rt,
+		Prelude: watcher,
 		Agent: func() sessions.AgentConfig {
 			return sessions.AgentConfig{
 				Options: agent.Options{

@@ -56,6 +56,9 @@ func (a *app) setup(o options) (*profile, error) {
 	if err := paths.Ensure(); err != nil {
 		return nil, err
 	}
+	if err := startWorkspace(paths, cfg); err != nil {
+		return nil, err
+	}
 	client, err := newClient(m, home)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ type toolset struct {
 	harness *hosts.Harness
 	exec    *hosts.Executor
 	std     []tools.Tool
+	blocks  []string // the system prompt's appended sections, read at session start
 }
 
 // hostTools builds the standard host tool services with the given image cap; the local
@@ -41,5 +42,6 @@ func (ts *toolset) systemPrompt(m config.Model) string {
 		Hosts:         ts.harness.Hosts(),
 		ContextWindow: m.ContextWindow,
 		AutoCompactAt: m.AutoCompactAt,
+		Blocks:        ts.blocks,
 	})
 }

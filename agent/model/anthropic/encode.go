@@ -54,6 +54,9 @@ type block struct {
 	Signature    *string         `json:"signature,omitempty"`
 	Data         string          `json:"data,omitempty"`
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+	// volatile marks a block that only this request carries (the context-use note): a
+	// cache breakpoint on it would cache a prefix the next request does not repeat.
+	volatile bool
 }
 
 type imageSource struct {
@@ -175,7 +178,7 @@ func blocks(m model.Message) []block {
 		switch p.Kind {
 		case model.KindText, model.KindSystem:
 			if p.Text != "" {
-				rest = append(rest, block{Type: "text", Text: p.Text})
+				rest = append(rest, block{Type: "text", Text: p.Text, volatile: p.Kind == model.KindSystem && p.System == model.SystemContext})
 			}
 		case model.KindImage:
 			if p.Image != nil && m.Role == model.User {
@@ -267,10 +270,10 @@ func toolResult(r model.ToolResult) block {
 }
 
 // markLast sets the message-side cache breakpoint on the last block that may carry one
-// (thinking blocks may not).
+// (thinking blocks may not) and that the next request repeats (not a volatile note).
 func markLast(bs []block) {
 	for i := len(bs) - 1; i >= 0; i-- {
-		if bs[i].Type != "thinking" && bs[i].Type != "redacted_thinking" {
+		if bs[i].Type != "thinking" && bs[i].Type != "redacted_thinking" && !bs[i].volatile {
 			bs[i].CacheControl = ephemeral
 			return
 		}

@@ -192,6 +192,21 @@ func TestEncodeMessages(t *testing.T) {
 				{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":[{"type":"text","text":"(no output)"}],"cache_control":{"type":"ephemeral"}}]}]`,
 		},
 		{
+			name: "breakpoint skips the per-request context note, which the next request will not repeat",
+			in: []model.Message{
+				user(model.TextPart("go")),
+				assistant(callPart("t1", "bash", `{}`)),
+				user(result("t1", "one"), model.SystemPart("prelude", "[myco: Prelude changes] Added: a.md."), model.SystemPart(model.SystemContext, "[myco: context use] 10%")),
+			},
+			want: `[
+				{"role":"user","content":[{"type":"text","text":"go"}]},
+				{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"bash","input":{}}]},
+				{"role":"user","content":[
+					{"type":"tool_result","tool_use_id":"t1","is_error":false,"content":[{"type":"text","text":"one"}]},
+					{"type":"text","text":"[myco: Prelude changes] Added: a.md.","cache_control":{"type":"ephemeral"}},
+					{"type":"text","text":"[myco: context use] 10%"}]}]`,
+		},
+		{
 			name: "breakpoint skips a trailing thinking block",
 			in: []model.Message{
 				user(model.TextPart("q")),

@@ -1,0 +1,132 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"myco/agent/model"
+	"myco/internal/fakemodel"
+	"myco/workspace"
+)
+
+// preludeNotes returns the texts of the hidden prelude notes in a request's messages.
+func preludeNotes(t *testing.T, srv *fakemodel.Server, i int) []string {
+	t.Helper()
+	var notes []string
+	for _, m := range requestMessages(t, srv, i) {
+		content, _ := m["content"].([]any)
+		for _, c := range content {
+			if b, _ := c.(map[string]any); b != nil {
+				if text, _ := b["text"].(string); strings.HasPrefix(text, workspace.NoteMarker) {
+					notes = append(notes, text)
+				}
+			}
+		}
+	}
+	return notes
+}
+
+// savedNotes returns the prelude parts saved in the session's latest thread, by entry.
+func savedNotes(s *Session) map[int]string {
+	out := map[int]string{}
+	for i, e := range s.Latest().Entries {
+		for _, p := range e.Message.Parts {
+			if p.Kind == model.KindSystem && p.System == preludeSource {
+				out[i] = p.Text
+			}
+		}
+	}
+	return out
+}
+
+// TestPreludeNoteBetweenToolRounds: an edit made while a tool runs reaches the next request
+// as exactly one hidden note on the tool results, saved before that request; a step
+// without changes adds none; after a compaction the next step asks for a reload.
+func TestPreludeNoteBetweenToolRounds(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("old fact"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "edit")}},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c2", "nothing")}},
+		fakemodel.Turn{Text: "done"},
+	)
+	w := workspace.NewWatcher(dir)
+	if _, err := w.Prompt(); err != nil {
+		t.Fatal(err)
+	}
+	f.prelude = w
+	f.bind(t, "owner-1", nil)
+	f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		if strings.Contains(string(c.Input), "edit") {
+			os.WriteFile(filepath.Join(dir, "b.md"), []byte("new fact"), 0o644)
+			os.Remove(filepath.Join(dir, "a.md"))
+		}
+		return model.ToolResult{Text: "ok"}
+	}
+	if _, err := f.submit(t, "go"); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	for i, want := range []int{0, 1, 1} {
+		if n := len(preludeNotes(t, f.srv, i)); n != want {
+			t.Errorf("request %d carries %d prelude notes, want %d", i, n, want)
+		}
+	}
+	note := preludeNotes(t, f.srv, 1)[0]
+	if !strings.Contains(note, "Added: b.md.") || !strings.Contains(note, "Removed: a.md.") || strings.Contains(note, "Modified") {
+		t.Errorf("note = %q, want b.md added and a.md removed", note)
+	}
+	saved := savedNotes(loadFresh(t, f.store, f.sess.ID))
+	if len(saved) != 1 || saved[2] != note {
+		t.Errorf("saved notes = %v, want the note once, on the first tool results (entry 2)", saved)
+	}
+
+	// After a compaction the notes are gone from the context: the next step asks for a
+	// reload and names the changes since the prompt.
+	f.srv.Script(fakemodel.Turn{Text: "## Goal\nsummary"}, fakemodel.Turn{Text: "ok"})
+	if _, err := f.runner.Compact(t.Context()); err != nil {
+		t.Fatalf("Compact: %v", err)
+	}
+	if _, err := f.submit(t, "next"); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	// (The retained recent context may still hold the earlier note; the reload note is the
+	// last one.)
+	notes := preludeNotes(t, f.srv, 4)
+	if len(notes) == 0 || !strings.Contains(notes[len(notes)-1], "Reload the full live prelude") || !strings.Contains(notes[len(notes)-1], "Added: b.md.") {
+		t.Errorf("after compaction, notes = %q, want a reload note last", notes)
+	}
+	if n := strings.Count(strings.Join(notes, "\n"), "Reload"); n != 1 {
+		t.Errorf("after compaction, %d reload notes, want 1", n)
+	}
+}
+
+// failingWatcher fails its scans.
+type failingWatcher struct{ n int }
+
+func (w *failingWatcher) Step(string, bool) (string, error) {
+	w.n++
+	return "", errors.New("permission denied")
+}
+
+// TestPreludeScanFailure: a failed scan adds no note and does not stop the turn.
+func TestPreludeScanFailure(t *testing.T) {
+	f := newFixture(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "x")}}, fakemodel.Turn{Text: "done"})
+	fw := &failingWatcher{}
+	f.prelude = fw
+	f.bind(t, "owner-1", nil)
+	if _, err := f.submit(t, "go"); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	if fw.n != 2 {
+		t.Errorf("watcher asked %d times, want 2 (before each model step)", fw.n)
+	}
+	if n := len(savedNotes(loadFresh(t, f.store, f.sess.ID))); n != 0 {
+		t.Errorf("%d notes saved after failed scans, want 0", n)
+	}
+}

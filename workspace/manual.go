@@ -1,0 +1,94 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ExportManual writes the Markdown files of manual (the embedded docs/) into dir, replacing
+// what an earlier start exported: each file is written atomically, and .md files that are
+// no longer part of the manual are removed. Other files in dir are left alone.
+func ExportManual(manual fs.FS, dir string) error {
+	names, err := fs.Glob(manual, "*.md")
+	if err != nil {
+		return fmt.Errorf("export the manual: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("export the manual: %w", err)
+	}
+	keep := map[string]bool{}
+	for _, name := range names {
+		data, err := fs.ReadFile(manual, name)
+		if err != nil {
+			return fmt.Errorf("export the manual: %w", err)
+		}
+		dst := filepath.Join(dir, name)
+		if old, err := os.ReadFile(dst); err == nil && string(old) == string(data) {
+			keep[name] = true
+			continue
+		}
+		if err := writeAtomic(dst, data); err != nil {
+			return fmt.Errorf("export the manual: %w", err)
+		}
+		keep[name] = true
+	}
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("export the manual: %w", err)
+	}
+	for _, de := range des {
+		if n := de.Name(); strings.HasSuffix(n, ".md") && !keep[n] && de.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("export the manual: remove the stale %s: %w", n, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ManualBlock renders the # Manual section: where the exported manual is and what each
+// page covers (its first heading).
+func ManualBlock(manual fs.FS, dir string) string {
+	names, _ := fs.Glob(manual, "*.md")
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("# Manual\n\n")
+	fmt.Fprintf(&b, "myco's own user manual is exported to %s on every start. Read it with the editor when you need myco's configuration, its host operations (remote hosts, the non-interactive ssh check), the command line or the session format, instead of guessing:\n\n", dir)
+	for _, n := range names {
+		line := "- " + filepath.Join(dir, n)
+		if t := title(manual, n); t != "" {
+			line += ": " + t
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// writeAtomic writes data to path through a synced temporary file and a rename.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
