@@ -15,7 +15,7 @@ import (
 )
 
 // startModel runs a fake model with turns and returns a client for it.
-func startModel(t *testing.T, turns ...fakemodel.Turn) (*fakemodel.Server, *model.Client) {
+func startModel(t testing.TB, turns ...fakemodel.Turn) (*fakemodel.Server, *model.Client) {
 	t.Helper()
 	srv, err := fakemodel.Start(turns...)
 	if err != nil {

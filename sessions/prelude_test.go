@@ -2,7 +2,10 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,5 +131,103 @@ func TestPreludeScanFailure(t *testing.T) {
 	}
 	if n := len(savedNotes(loadFresh(t, f.store, f.sess.ID))); n != 0 {
 		t.Errorf("%d notes saved after failed scans, want 0", n)
+	}
+}
+
+// TestPrefixStableAcrossSteps: with prelude notes and the context-use note in play, every
+// request repeats the previous request's messages up to the block that carried its cache
+// breakpoint, byte for byte, and the system prompt never changes, so the cached prefix is
+// reused at each step.
+func TestPrefixStableAcrossSteps(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "edit")}, Usage: fakemodel.Usage{Input: 1000}},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c2", "x")}, Usage: fakemodel.Usage{Input: 1100}},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c3", "edit")}, Usage: fakemodel.Usage{Input: 1200}},
+		fakemodel.Turn{Text: "done", Usage: fakemodel.Usage{Input: 1300}},
+	)
+	f.cfg.Options.ContextWindow = 100_000
+	w := workspace.NewWatcher(dir)
+	if _, err := w.Prompt(); err != nil {
+		t.Fatal(err)
+	}
+	f.prelude = w
+	f.bind(t, "owner-1", nil)
+	n := 0
+	f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		if strings.Contains(string(c.Input), "edit") {
+			n++
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("e%d.md", n)), []byte("fact"), 0o644)
+		}
+		return model.ToolResult{Text: "ok"}
+	}
+	if _, err := f.submit(t, "go"); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	reqs := f.srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4", len(reqs))
+	}
+	type block = map[string]any
+	decode := func(i int) (system string, msgs [][]block) {
+		var body struct {
+			System   []block `json:"system"`
+			Messages []struct {
+				Content []block `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(reqs[i].Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		sys, _ := json.Marshal(body.System)
+		for _, m := range body.Messages {
+			msgs = append(msgs, m.Content)
+		}
+		return string(sys), msgs
+	}
+	sys0, _ := decode(0)
+	for i := 0; i+1 < len(reqs); i++ {
+		sysA, a := decode(i)
+		sysB, b := decode(i + 1)
+		if sysA != sys0 || sysB != sys0 {
+			t.Fatalf("the system prompt changed at request %d", i+1)
+		}
+		// Find request i's message-side breakpoint.
+		mi, bi := -1, -1
+		for m, content := range a {
+			for k, blk := range content {
+				if blk["cache_control"] != nil {
+					mi, bi = m, k
+				}
+			}
+		}
+		if mi < 0 {
+			t.Fatalf("request %d has no message breakpoint", i)
+		}
+		if text, _ := a[mi][bi]["text"].(string); strings.HasPrefix(text, "[myco: context use]") {
+			t.Errorf("request %d puts its breakpoint on the context note, which the next request drops", i)
+		}
+		if len(b) <= mi || len(b[mi]) <= bi {
+			t.Fatalf("request %d is shorter than request %d's cached prefix", i+1, i)
+		}
+		for m := 0; m <= mi; m++ {
+			last := len(a[m]) - 1
+			if m == mi {
+				last = bi
+			}
+			for k := 0; k <= last; k++ {
+				x, y := maps.Clone(a[m][k]), maps.Clone(b[m][k])
+				delete(x, "cache_control")
+				delete(y, "cache_control")
+				jx, _ := json.Marshal(x)
+				jy, _ := json.Marshal(y)
+				if string(jx) != string(jy) {
+					t.Errorf("request %d changes block %d of message %d inside request %d's cached prefix:\n%s\n%s", i+1, k, m, i, jx, jy)
+				}
+			}
+		}
+	}
+	if notes := preludeNotes(t, f.srv, 3); len(notes) != 2 {
+		t.Errorf("the last request carries %d prelude notes, want 2 (one per edit)", len(notes))
 	}
 }

@@ -190,7 +190,7 @@ func (r *Runner) append(ctx context.Context, th *Thread, entries ...Entry) error
 // run runs the agent on th, whose turn began at entry start, and records how it ended.
 func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int) (agent.Result, error) {
 	view := th.History()
-	tn := &turn{r: r, th: th, saved: len(view), lastParts: partsOfLast(view)}
+	tn := newTurn(r, th, view)
 	o := cfg.Options
 	o.Tools = nil
 	if r.rt.tools != nil {
@@ -281,6 +281,11 @@ type turn struct {
 
 	mu    sync.Mutex // guards usage
 	usage *model.Usage
+}
+
+// newTurn returns the checkpoint state of a run on th whose history view is on disk.
+func newTurn(r *Runner, th *Thread, view []model.Message) *turn {
+	return &turn{r: r, th: th, saved: len(view), lastParts: partsOfLast(view)}
 }
 
 func (tn *turn) sink(ev agent.Event) {

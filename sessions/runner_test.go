@@ -295,7 +295,7 @@ func TestStaleCheckpointRejected(t *testing.T) {
 	if err := f.store.Append(t.Context(), f.sess, th, user("a"), user("b")); err != nil {
 		t.Fatal(err)
 	}
-	tn := &turn{r: f.runner, th: th, saved: 2}
+	tn := newTurn(f.runner, th, th.Messages()) // two saved messages
 	if err := tn.checkpoint(t.Context(), th.Messages()[:1]); !errors.Is(err, ErrStaleCheckpoint) {
 		t.Errorf("checkpoint of a shorter history = %v, want ErrStaleCheckpoint", err)
 	}
