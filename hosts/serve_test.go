@@ -147,16 +147,22 @@ func TestHostFirstFrameNotHello(t *testing.T) {
 	h.waitExit(t)
 }
 
-// TestHostConcurrentCalls keeps 20 calls in flight; the later ones finish first.
+// TestHostConcurrentCalls keeps 20 calls in flight: call 1 finishes only after calls 2 to
+// 20 have each run (it waits for their marker files, bounded), so a host that served calls
+// one at a time would leave it waiting; the others answer before it.
 func TestHostConcurrentCalls(t *testing.T) {
 	h := startHost(t, 100)
 	h.handshake(t)
 	const n = 20
+	marks := t.TempDir()
 	start := time.Now()
 	for i := range n {
-		// Call 1 sleeps longest, call 20 shortest.
-		cmd := fmt.Sprintf("sleep 0.%02d; echo call-%d", (n-i)*5, i+1)
-		h.send(t, bashCall(uint64(i+1), "o1", map[string]any{"command": cmd}))
+		id := i + 1
+		cmd := fmt.Sprintf("touch %s/%d; echo call-%d", marks, id, id)
+		if id == 1 {
+			cmd = fmt.Sprintf("for i in $(seq 500); do [ $(ls %s | wc -l) -ge %d ] && break; sleep 0.02; done; sleep 0.3; echo call-1; ls %s | wc -l", marks, n-1, marks)
+		}
+		h.send(t, bashCall(uint64(id), "o1", map[string]any{"command": cmd}))
 	}
 	var order []uint64
 	for range n {
@@ -169,11 +175,11 @@ func TestHostConcurrentCalls(t *testing.T) {
 		}
 		order = append(order, m.ID)
 	}
-	if elapsed := time.Since(start); elapsed > 4*time.Second {
-		t.Errorf("20 calls took %s; they did not run concurrently (serially: 10.5 s)", elapsed)
+	if elapsed := time.Since(start); elapsed > 9*time.Second {
+		t.Errorf("20 calls took %s; call 1 waited in vain for the others, which did not run while it was in flight", elapsed)
 	}
 	if order[0] == 1 {
-		t.Errorf("responses came back in request order %v; want the short calls first", order)
+		t.Errorf("responses came back in request order %v; want the calls that finished first answered first", order)
 	}
 	seen := map[uint64]bool{}
 	for _, id := range order {
