@@ -56,6 +56,12 @@ type Options struct {
 	// history. nil means none.
 	BeforeStep func(ctx context.Context, history []model.Message) []model.Message
 
+	// AfterBatch runs at the settled boundary after each tool batch's checkpoint, with the
+	// history and the usage of the last response (its Input is the prompt size). A non-nil
+	// history it returns replaces the run's history, for example a compacted one; the run
+	// goes on from it. An error stops the run. nil means none.
+	AfterBatch func(ctx context.Context, history []model.Message, last model.Usage) ([]model.Message, error)
+
 	// ContextWindow, when set, lets the agent see its own context use: each request after
 	// the first carries, on a copy of its last message, a hidden note of the prompt tokens
 	// the previous response reported and their share of the window. The note is not kept
@@ -138,6 +144,7 @@ type run struct {
 	resumes int    // consecutive truncation resumes
 	pauses  int    // consecutive pause_turn resends
 	carry   string // answer text of the cut-off responses the next one continues
+	fresh   bool   // AfterBatch replaced the history: the last usage no longer describes it
 }
 
 func (r *run) loop(ctx context.Context) error {
@@ -243,7 +250,9 @@ func (r *run) request(ctx context.Context) (req model.Request, amended bool) {
 		specs = a.opts.Tools.Specs()
 	}
 	msgs := r.h[:len(r.h):len(r.h)] // a later append must not write into what the model holds
-	if w := a.opts.ContextWindow; w > 0 && r.res.Steps > 0 && len(msgs) > 0 {
+	fresh := r.fresh
+	r.fresh = false
+	if w := a.opts.ContextWindow; w > 0 && r.res.Steps > 0 && !fresh && len(msgs) > 0 {
 		last := msgs[len(msgs)-1]
 		last.Parts = append(append([]model.Part(nil), last.Parts...), model.SystemPart(model.SystemContext, ContextNote(r.res.LastUsage.Input, w)))
 		msgs = append(msgs[:len(msgs)-1:len(msgs)-1], last)
@@ -305,7 +314,10 @@ func (r *run) batch(ctx context.Context, calls []model.ToolCall) error {
 		}
 		return canceled(ctx)
 	}
-	return r.checkpoint(ctx)
+	if err := r.checkpoint(ctx); err != nil {
+		return err
+	}
+	return r.afterBatch(ctx)
 }
 
 func (r *run) checkpoint(ctx context.Context) error {

@@ -65,3 +65,21 @@ func resultMessage(results []model.ToolResult) model.Message {
 	}
 	return model.Message{Role: model.User, Parts: parts}
 }
+
+// afterBatch lets Options.AfterBatch replace the history at the boundary after a batch.
+func (r *run) afterBatch(ctx context.Context) error {
+	if r.a.opts.AfterBatch == nil {
+		return nil
+	}
+	h, err := r.a.opts.AfterBatch(ctx, r.h, r.res.LastUsage)
+	if err != nil {
+		if ctx.Err() != nil {
+			return canceled(ctx)
+		}
+		return fmt.Errorf("after the tool batch of step %d: %w", r.res.Steps, err)
+	}
+	if h != nil {
+		r.h, r.fresh = h, true
+	}
+	return nil
+}

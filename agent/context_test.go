@@ -1,6 +1,9 @@
 package agent
 
 import (
+	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,4 +48,61 @@ func hasContextNote(msgs []model.Message) bool {
 		}
 	}
 	return false
+}
+
+// AfterBatch runs after each batch's checkpoint; the history it returns replaces the run's,
+// the run goes on from it, and the next request carries no stale context note.
+func TestAfterBatchReplacesHistory(t *testing.T) {
+	m := &fakeModel{turns: []turn{
+		doneTurn(model.StopToolUse, call("c1")),
+		doneTurn(model.StopToolUse, call("c2")),
+		answerTurn("done"),
+	}}
+	var seen []int
+	var ckpts []int
+	o := Options{ContextWindow: 1000,
+		Checkpoint: func(_ context.Context, h []model.Message) error { ckpts = append(ckpts, len(h)); return nil },
+		AfterBatch: func(_ context.Context, h []model.Message, last model.Usage) ([]model.Message, error) {
+			seen = append(seen, len(h))
+			if len(seen) == 1 {
+				return []model.Message{userText("summary")}, nil
+			}
+			return nil, nil
+		}}
+	a := newAgent(t, m, &fakeTools{}, nil, o)
+	h, res, err := a.Run(t.Context(), []model.Message{userText("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []int{3, 3}) {
+		t.Errorf("AfterBatch saw histories of %v messages, want [3 3]", seen)
+	}
+	reqs := m.requests()
+	if len(reqs) != 3 || len(reqs[1].Messages) != 1 || reqs[1].Messages[0].Text() != "summary" {
+		t.Fatalf("the request after the replacement = %+v, want the replaced history", reqs[1].Messages)
+	}
+	if hasContextNote(reqs[1].Messages) || !hasContextNote(reqs[2].Messages) {
+		t.Error("the first request on a replaced history must carry no context note, the next one must")
+	}
+	if len(h) != 4 || h[0].Text() != "summary" || res.Answer != "done" || res.Steps != 3 {
+		t.Errorf("history of %d messages starting %q, answer %q, %d steps", len(h), h[0].Text(), res.Answer, res.Steps)
+	}
+	if ckpts[len(ckpts)-1] != 4 {
+		t.Errorf("checkpoints %v, want the last of the replaced history's 4 messages", ckpts)
+	}
+}
+
+func TestAfterBatchErrorStopsRun(t *testing.T) {
+	m := &fakeModel{turns: []turn{doneTurn(model.StopToolUse, call("c1"))}}
+	stop := errors.New("stop here")
+	a := newAgent(t, m, &fakeTools{}, nil, Options{AfterBatch: func(context.Context, []model.Message, model.Usage) ([]model.Message, error) {
+		return nil, stop
+	}})
+	h, _, err := a.Run(t.Context(), []model.Message{userText("hi")})
+	if !errors.Is(err, stop) {
+		t.Fatalf("Run = %v, want the AfterBatch error", err)
+	}
+	if len(h) != 3 || len(m.requests()) != 1 {
+		t.Errorf("history %d messages after %d requests; want the batch kept and no further request", len(h), len(m.requests()))
+	}
 }

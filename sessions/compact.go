@@ -195,9 +195,35 @@ func recentEntries(th *Thread, window int) []Entry {
 		limit = int(float64(window) * recentShare)
 	}
 	for len(out) > 0 && estimate(messagesOf(out)) > limit {
-		out = dropTurn(out)
+		next := dropTurn(out)
+		if len(next) == 0 {
+			// Only the latest turn is left, too large to keep whole (a long tool loop): keep
+			// its input and its newest tool rounds, the execution frontier.
+			return newestRounds(out, limit)
+		}
+		out = next
 	}
 	return out
+}
+
+// newestRounds returns the input of turn (one turn's entries) and as many of its newest
+// rounds (an assistant message and the results after it) as fit in limit tokens, with a
+// note on the input saying what was left out; nil when not even the input and the last
+// round fit.
+func newestRounds(turn []Entry, limit int) []Entry {
+	for i := 2; i < len(turn); i++ {
+		if turn[i].Message.Role != model.Assistant {
+			continue
+		}
+		in := turn[0]
+		in.Message.Parts = append(append([]model.Part(nil), in.Message.Parts...), model.TextPart(fmt.Sprintf(
+			"[myco: %d messages of this turn after this input were left out here; the predecessor thread keeps them (session_history)]", i-1)))
+		out := append([]Entry{in}, turn[i:]...)
+		if estimate(messagesOf(out)) <= limit {
+			return out
+		}
+	}
+	return nil
 }
 
 // dropTurn removes the oldest turn of entries.
@@ -356,20 +382,11 @@ func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 	if float64(res.LastUsage.Input) < threshold {
 		return res, nil
 	}
-	r.rt.mu.Lock()
-	off := r.rt.autoOff
-	r.rt.mu.Unlock()
-	if off {
+	if r.autoOff() {
 		return res, nil
 	}
-	disable := func(why string) {
-		r.rt.mu.Lock()
-		r.rt.autoOff = true
-		r.rt.mu.Unlock()
-		r.emit(Notice{Text: "auto-compaction is off until a manual compaction succeeds: " + why})
-	}
 	if _, err := r.compact(ctx, cfg, true); err != nil {
-		disable(err.Error())
+		r.disableAuto(err.Error())
 		if errors.Is(err, ErrStopped) {
 			return res, err
 		}
@@ -384,7 +401,57 @@ func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 	next.Steps += res.Steps
 	next.TruncatedResumes += res.TruncatedResumes
 	if err == nil && float64(next.LastUsage.Input) >= threshold {
-		disable(fmt.Sprintf("the prompt is still %d tokens after compacting", next.LastUsage.Input))
+		r.disableAuto(fmt.Sprintf("the prompt is still %d tokens after compacting", next.LastUsage.Input))
 	}
 	return next, err
+}
+
+func (r *Runner) autoOff() bool {
+	r.rt.mu.Lock()
+	defer r.rt.mu.Unlock()
+	return r.rt.autoOff
+}
+
+// disableAuto turns auto-compaction off until a manual compaction succeeds, and says why.
+func (r *Runner) disableAuto(why string) {
+	r.rt.mu.Lock()
+	r.rt.autoOff = true
+	r.rt.mu.Unlock()
+	r.emit(Notice{Text: "auto-compaction is off until a manual compaction succeeds: " + why})
+}
+
+// afterBatch is the agent's hook at the settled boundary after a tool batch's checkpoint.
+// When the last response's prompt reached the auto-compaction threshold it compacts and
+// moves the turn to the successor: the predecessor's turn ends as [TurnCompacted], a
+// # Resumption continuation starts the turn in the successor (so a crash leaves it
+// resumable and a rewind keeps the summary), and the same agent run goes on from the
+// successor's history with the same live tools. A failed summary turns auto-compaction off
+// and the run goes on uncompacted; the loop guard ([ErrCompactionLoop]) also turns it off
+// and stops the run, so the user decides what to drop.
+func (tn *turn) afterBatch(ctx context.Context, _ []model.Message, last model.Usage) ([]model.Message, error) {
+	r, cfg := tn.r, tn.cfg
+	if cfg.AutoCompactAt <= 0 || cfg.ContextWindow <= 0 || float64(last.Input) < cfg.AutoCompactAt*float64(cfg.ContextWindow) || r.autoOff() {
+		return nil, nil
+	}
+	pred := tn.th
+	if _, err := r.compact(ctx, cfg, true); err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrStopped) {
+			return nil, err
+		}
+		r.disableAuto(err.Error())
+		if errors.Is(err, ErrCompactionLoop) {
+			return nil, err
+		}
+		return nil, nil
+	}
+	if err := r.end(ctx, pred, TurnCompacted, nil); err != nil {
+		return nil, err
+	}
+	nt := r.rt.sess.Latest()
+	if err := r.append(ctx, nt, Entry{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart(ResumptionPrompt)}}, Continuation: true}); err != nil {
+		return nil, err
+	}
+	view := nt.History()
+	tn.th, tn.start, tn.saved, tn.lastParts = nt, len(nt.Entries)-1, len(view), partsOfLast(view)
+	return view, nil
 }

@@ -1,10 +1,15 @@
 package sessions
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"myco/agent"
 	"myco/agent/model"
 	"myco/internal/fakemodel"
 )
@@ -256,4 +261,146 @@ func TestAutoCompaction(t *testing.T) {
 			t.Error("a refusal started auto-compaction")
 		}
 	})
+}
+
+// A long tool loop that crosses the threshold between tool rounds is compacted there: the
+// same run goes on in the successor, which holds the turn, its intents and checkpoints.
+func TestAutoCompactionBetweenToolRounds(t *testing.T) {
+	t.Run("the run continues on the successor", func(t *testing.T) {
+		f := newFixture(t,
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("a", "a")}, Usage: fakemodel.Usage{Input: 300}},
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("b", "b")}, Usage: fakemodel.Usage{Input: 500}},
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c", "c")}, Usage: fakemodel.Usage{Input: 850}},
+			fakemodel.Turn{Text: summaryText},
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("d", "d")}, Usage: fakemodel.Usage{Input: 200}},
+			fakemodel.Turn{Text: "all done", Usage: fakemodel.Usage{Input: 250}},
+		)
+		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
+		var during *Session
+		f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+			if c.ID == "d" { // a crash here must leave the turn resumable on the successor
+				during = loadFresh(t, f.store, f.sess.ID)
+			}
+			return model.ToolResult{Text: "did " + c.ID}
+		}
+		res, err := f.submit(t, "do a long job")
+		if err != nil {
+			t.Fatalf("Submit: %v", err)
+		}
+		if res.Answer != "all done" || res.Steps != 5 || f.tools.count() != 4 {
+			t.Errorf("answer %q after %d steps and %d calls, want all done after 5 and 4", res.Answer, res.Steps, f.tools.count())
+		}
+		if res.Usage.Input != 300+500+850+200+250 {
+			t.Errorf("run usage input %d: the successor must keep the run's accounting", res.Usage.Input)
+		}
+		s := loadFresh(t, f.store, f.sess.ID)
+		if len(s.Threads) != 2 {
+			t.Fatalf("%d threads, want 2", len(s.Threads))
+		}
+		pred, cur := s.Threads[0], s.Threads[1]
+		if len(pred.Entries) != 7 || pred.LastTurn() != TurnCompacted || pred.Interrupted() {
+			t.Errorf("predecessor: %d entries, last turn %q; want all 7 kept and the turn moved", len(pred.Entries), pred.LastTurn())
+		}
+		if cur.LastTurn() != TurnDone || cur.Interrupted() || cur.Reason != "compaction" {
+			t.Errorf("successor: last turn %q, reason %q", cur.LastTurn(), cur.Reason)
+		}
+		var resumption, tail = -1, cur.Entries[len(cur.Entries)-3:]
+		for i, e := range cur.Entries {
+			if e.Continuation && strings.HasPrefix(e.Message.Text(), "# Resumption") && e.AcceptedAt == nil {
+				resumption = i
+			}
+		}
+		if resumption < 0 || tail[0].Message.ToolCalls()[0].ID != "d" || tail[2].Message.Text() != "all done" {
+			t.Errorf("successor entries: resumption at %d, tail %+v", resumption, tail)
+		}
+		if err := cur.Executable(); err != nil {
+			t.Error(err)
+		}
+		data, _ := os.ReadFile(f.store.Path(f.sess.ID))
+		if !bytes.Contains(data, []byte(`"intent":{"thread":"t2","call":{"id":"d"`)) || !bytes.Contains(data, []byte(`"intent":{"thread":"t1","call":{"id":"c"`)) {
+			t.Error("the intents of the calls after the compaction are not recorded in the successor")
+		}
+		if during == nil || during.Latest().ID != cur.ID || !during.Latest().Interrupted() {
+			t.Error("during the successor's tool round the saved turn is not resumable on the successor")
+		}
+		// The request after the compaction is the successor's: summary and resumption, and
+		// the next one carries what the run added on it.
+		after := string(f.srv.Requests()[4].Body)
+		if !strings.Contains(after, "Ship it.") || !strings.Contains(after, "# Resumption") {
+			t.Error("the first request after the compaction does not carry the summary and the resumption")
+		}
+		if last := string(f.srv.Requests()[5].Body); !strings.Contains(last, "did d") || !strings.Contains(last, "Ship it.") {
+			t.Error("the run did not go on from the successor's history")
+		}
+		// A checkpoint of the old thread's turn is stale.
+		old := &turn{r: f.runner, th: f.sess.Threads[0], saved: 7}
+		if err := old.checkpoint(t.Context(), append(f.sess.Threads[0].Messages(), user("x").Message)); !errors.Is(err, ErrStaleCheckpoint) {
+			t.Errorf("checkpoint on the predecessor = %v, want ErrStaleCheckpoint", err)
+		}
+	})
+	t.Run("compacting again within a few steps stops the run", func(t *testing.T) {
+		f := newFixture(t,
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("a", "a")}, Usage: fakemodel.Usage{Input: 900}},
+			fakemodel.Turn{Text: summaryText},
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("b", "b")}, Usage: fakemodel.Usage{Input: 950}},
+			fakemodel.Turn{Text: "never asked"},
+		)
+		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
+		_, err := f.submit(t, "do a long job")
+		if !errors.Is(err, ErrCompactionLoop) {
+			t.Fatalf("Submit = %v, want ErrCompactionLoop", err)
+		}
+		if f.srv.Served() != 3 || f.tools.count() != 2 || len(f.sess.Threads) != 2 || !f.runner.autoOff() {
+			t.Errorf("served %d, %d calls, %d threads, auto off %v; want the run stopped after b's results", f.srv.Served(), f.tools.count(), len(f.sess.Threads), f.runner.autoOff())
+		}
+		cur := loadFresh(t, f.store, f.sess.ID).Latest()
+		if cur.LastTurn() != TurnFailed || cur.Entries[len(cur.Entries)-1].Message.Parts[0].ToolResult == nil {
+			t.Errorf("successor last turn %q; want failed with b's result saved", cur.LastTurn())
+		}
+	})
+	t.Run("a failed summary goes on uncompacted", func(t *testing.T) {
+		f := newFixture(t,
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("a", "a")}, Usage: fakemodel.Usage{Input: 900}},
+			fakemodel.Turn{Status: 400, ErrorType: "invalid_request_error", ErrorMessage: "bad"},
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("b", "b")}, Usage: fakemodel.Usage{Input: 950}},
+			fakemodel.Turn{Text: "done", Usage: fakemodel.Usage{Input: 960}},
+		)
+		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
+		f.cfg.CompactionMaxRequests = 1
+		res, err := f.submit(t, "do a long job")
+		if err != nil || res.Answer != "done" {
+			t.Fatalf("Submit = %q, %v; want the run to finish", res.Answer, err)
+		}
+		if f.srv.Served() != 4 || len(f.sess.Threads) != 1 || !f.runner.autoOff() {
+			t.Errorf("served %d, %d threads, auto off %v; want one failed summary and no other", f.srv.Served(), len(f.sess.Threads), f.runner.autoOff())
+		}
+	})
+}
+
+// A latest turn too large to keep whole (a long tool loop) keeps its input and its newest
+// rounds in the successor rather than nothing.
+func TestRecentKeepsNewestRounds(t *testing.T) {
+	th := &Thread{ID: "t1", Entries: []Entry{user("earlier"), {Message: model.Message{Role: model.Assistant, Parts: []model.Part{model.TextPart("ok")}}}, user("long job")}}
+	for i := range 10 {
+		id := fmt.Sprintf("c%d", i)
+		th.Entries = append(th.Entries,
+			Entry{Message: model.Message{Role: model.Assistant, Parts: []model.Part{{Kind: model.KindToolCall, ToolCall: &model.ToolCall{ID: id, Name: "work", Input: []byte(`{}`)}}}}},
+			Entry{Message: model.Message{Role: model.User, Parts: []model.Part{{Kind: model.KindToolResult, ToolResult: &model.ToolResult{CallID: id, Text: id + strings.Repeat(" output", 100)}}}}})
+	}
+	got := recentEntries(th, 4000) // 1,000 tokens of recent context: about two rounds
+	if len(got) < 3 || got[0].Message.Text() == "" || !strings.HasPrefix(got[0].Message.Parts[0].Text, "long job") || got[0].AcceptedAt == nil {
+		t.Fatalf("recent = %d entries starting %+v, want the turn's input first", len(got), got)
+	}
+	if !strings.Contains(got[0].Message.Text(), "left out") {
+		t.Error("the input does not say that rounds were left out")
+	}
+	if last := got[len(got)-1].Message.Parts[0].ToolResult; last == nil || last.CallID != "c9" {
+		t.Errorf("recent ends with %+v, want the newest round's results", got[len(got)-1].Message)
+	}
+	if _, changed := agent.RepairHistory(messagesOf(got)); changed {
+		t.Error("the kept rounds are not a valid history")
+	}
+	if estimate(messagesOf(got)) > 1000 || len(got) >= 21 {
+		t.Errorf("kept %d entries, %d tokens; want a bounded tail", len(got), estimate(messagesOf(got)))
+	}
 }

@@ -191,18 +191,21 @@ func (r *Runner) append(ctx context.Context, th *Thread, entries ...Entry) error
 func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int) (agent.Result, error) {
 	view := th.History()
 	tn := newTurn(r, th, view)
+	tn.start, tn.cfg = start, cfg
 	o := cfg.Options
 	o.Tools = nil
 	if r.rt.tools != nil {
-		o.Tools = &recorder{r: r, th: th, tools: r.rt.tools}
+		o.Tools = &recorder{r: r, tn: tn, tools: r.rt.tools}
 	}
 	o.Checkpoint = tn.checkpoint
 	o.Sink = tn.sink
 	o.BeforeStep = tn.beforeStep(o.BeforeStep)
+	o.AfterBatch = tn.afterBatch
 	if o.Log == nil {
 		o.Log = r.log
 	}
 	_, res, err := agent.New(o).Run(ctx, view)
+	th, start = tn.th, tn.start // a compaction between tool rounds moved the turn
 	bg := context.WithoutCancel(ctx)
 	var tooLarge *model.RequestTooLargeError
 	switch {
@@ -273,8 +276,10 @@ func (r *Runner) nextThreadID() string {
 // turn is the checkpoint state of one agent run.
 type turn struct {
 	r     *Runner
-	th    *Thread
-	saved int // messages of the run's history already on disk
+	cfg   AgentConfig
+	th    *Thread // the thread the turn is on; compaction between tool rounds replaces it
+	start int     // the entry of th that starts the turn
+	saved int     // messages of the run's history already on disk
 	// lastParts is how many parts of the last saved message are on disk; a hook before a
 	// model step may add more.
 	lastParts int
@@ -396,7 +401,7 @@ func partsOfLast(h []model.Message) int {
 // its result as soon as it returns. No call runs once a save has failed.
 type recorder struct {
 	r     *Runner
-	th    *Thread
+	tn    *turn
 	tools Tools
 }
 
@@ -407,7 +412,8 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	if err := rt.stopped(); err != nil {
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: " + err.Error()}
 	}
-	in := &intentRec{Thread: rc.th.ID, Call: call, Host: hostOf(call.Input), Started: rt.now().UTC()}
+	th := rc.tn.th // set between batches only
+	in := &intentRec{Thread: th.ID, Call: call, Host: hostOf(call.Input), Started: rt.now().UTC()}
 	if err := rt.store.recordIntent(rt.sess, in); err != nil {
 		rt.fail(err)
 		rc.r.emit(Stopped{Err: err})
@@ -418,7 +424,7 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	if ctx.Err() != nil {
 		res = model.ToolResult{CallID: call.ID, Unknown: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}
 	}
-	if err := rt.store.recordResult(rt.sess, &resultRec{Thread: rc.th.ID, Result: res, Finished: time.Now().UTC()}); err != nil {
+	if err := rt.store.recordResult(rt.sess, &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()}); err != nil {
 		rt.fail(err)
 		rc.r.emit(Stopped{Err: err})
 	}

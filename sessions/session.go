@@ -94,6 +94,9 @@ const (
 	TurnCancelled = "cancelled" // the user stopped it; final, never resumed
 	TurnFailed    = "failed"    // a model or save error ended it
 	TurnRejected  = "rejected"  // the request was refused before upload; the thread was rewound
+	// TurnCompacted ends a turn in a thread that auto-compaction replaced between tool
+	// rounds: the turn goes on in the successor.
+	TurnCompacted = "compacted"
 )
 
 // Latest returns the thread that accepts new messages.
