@@ -166,3 +166,49 @@ func hasRuntimeNotice(m model.Message) bool {
 	}
 	return false
 }
+
+// TestCrashShowsLastOutput kills a process while its tool calls run real bash commands that
+// have printed a line: the next load shows that output in the calls' unknown outcomes. (The
+// commands' own process groups outlive the kill by their 2 s sleep.)
+func TestCrashShowsLastOutput(t *testing.T) {
+	if crashDriver == "" {
+		t.Fatal("the crash driver did not build")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(crashDriver, "-dir", dir, "-session", "crash-2", "-turns", "1", "-bash")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	seen := false
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "progress ") {
+			seen = true
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if !seen {
+		t.Fatal("the driver saved no progress before it ended")
+	}
+	s, err := NewStore(dir).Load(t.Context(), "crash-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := s.Latest()
+	last := th.Entries[len(th.Entries)-1]
+	withOutput := 0
+	for _, p := range last.Message.Parts {
+		if r := p.ToolResult; r != nil && r.Unknown && strings.Contains(r.Text, "last output seen") && strings.Contains(r.Text, "output of "+r.CallID) {
+			withOutput++
+		}
+	}
+	if !last.Recovered || withOutput == 0 {
+		t.Errorf("recovered message %+v: want unknown outcomes with the last output seen", last.Message.Parts)
+	}
+}

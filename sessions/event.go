@@ -3,7 +3,7 @@ package sessions
 import "myco/agent"
 
 // Event is something a [Runner] reports to its sink. The set is closed: [AgentEvent],
-// [Checkpointed], [Compacted], [Rewound], [Stopped] and [Notice].
+// [Checkpointed], [Compacted], [Rewound], [Stopped], [Notice] and [Progress].
 type Event interface{ isEvent() }
 
 // AgentEvent is an event of the running agent.
@@ -34,9 +34,17 @@ type Stopped struct{ Err error }
 // Notice is something the user should see, such as auto-compaction being turned off.
 type Notice struct{ Text string }
 
+// Progress reports the newest output of a running tool call, as just saved (at most every
+// two seconds per call).
+type Progress struct {
+	Thread, CallID string
+	Output         string
+}
+
 func (AgentEvent) isEvent()   {}
 func (Checkpointed) isEvent() {}
 func (Compacted) isEvent()    {}
 func (Rewound) isEvent()      {}
 func (Stopped) isEvent()      {}
 func (Notice) isEvent()       {}
+func (Progress) isEvent()     {}

@@ -10,18 +10,20 @@ import (
 	"time"
 
 	"myco/agent/model"
+	"myco/hosts/tools"
 )
 
 // record is one line of a session log. Exactly one of the pointers is set.
 type record struct {
-	Kind    string     `json:"kind"`
-	Session *metaRec   `json:"session,omitempty"`
-	Thread  *threadRec `json:"thread,omitempty"`
-	Message *msgRec    `json:"message,omitempty"`
-	Usage   *usageRec  `json:"usage,omitempty"`
-	Intent  *intentRec `json:"intent,omitempty"`
-	Result  *resultRec `json:"result,omitempty"`
-	Turn    *turnRec   `json:"turn,omitempty"`
+	Kind     string       `json:"kind"`
+	Session  *metaRec     `json:"session,omitempty"`
+	Thread   *threadRec   `json:"thread,omitempty"`
+	Message  *msgRec      `json:"message,omitempty"`
+	Usage    *usageRec    `json:"usage,omitempty"`
+	Intent   *intentRec   `json:"intent,omitempty"`
+	Result   *resultRec   `json:"result,omitempty"`
+	Turn     *turnRec     `json:"turn,omitempty"`
+	Progress *progressRec `json:"progress,omitempty"`
 }
 
 // metaRec carries the session's metadata: the first line of every file, and again whenever
@@ -76,6 +78,15 @@ type resultRec struct {
 	Thread   string           `json:"thread"`
 	Result   model.ToolResult `json:"result"`
 	Finished time.Time        `json:"finished"`
+}
+
+// progressRec is the newest output of a running tool call, written at most every
+// progressEvery while it runs, so that a call cut by a crash can show the last output seen.
+type progressRec struct {
+	Thread string    `json:"thread"`
+	CallID string    `json:"call_id"`
+	Output string    `json:"output"`
+	At     time.Time `json:"at"`
 }
 
 // turnRec ends a turn.
@@ -309,6 +320,19 @@ func apply(sp **Session, rec record) error {
 			t.results = map[string]*resultRec{}
 		}
 		t.results[r.Result.CallID] = r
+	case "progress":
+		p := rec.Progress
+		if p == nil {
+			return errors.New("progress record without progress")
+		}
+		t := (*sp).Thread(p.Thread)
+		if t == nil {
+			return fmt.Errorf("progress for unknown thread %q", p.Thread)
+		}
+		if t.progress == nil {
+			t.progress = map[string]*progressRec{}
+		}
+		t.progress[p.CallID] = p
 	case "turn":
 		tr := rec.Turn
 		if tr == nil {
@@ -331,7 +355,7 @@ func (t *Thread) noteEntry(e Entry) {
 		t.open = true
 	}
 	if e.Message.Role == model.User {
-		t.intents, t.results = nil, nil
+		t.intents, t.results, t.progress = nil, nil, nil
 	}
 }
 
@@ -373,6 +397,11 @@ func recoverCalls(t *Thread, legacy bool) {
 			res = model.ToolResult{Unknown: true, Text: fmt.Sprintf(
 				"outcome unknown: myco stopped while this call was running on host %s (started %s); no output was saved. It may have taken effect: inspect its effects before retrying.",
 				in.Host, in.Started.UTC().Format(time.RFC3339))}
+			if p := t.progress[c.ID]; p != nil {
+				res.Text = fmt.Sprintf(
+					"outcome unknown: myco stopped while this call was running on host %s (started %s). It may have taken effect: inspect its effects before retrying. The last output seen (saved %s; at most its newest %d bytes):\n%s",
+					in.Host, in.Started.UTC().Format(time.RFC3339), p.At.UTC().Format(time.RFC3339), tools.ProgressBytes, p.Output)
+			}
 			unknown = append(unknown, fmt.Sprintf("%s %s on %s", c.Name, c.ID, in.Host))
 		case legacy:
 			res = model.ToolResult{Unknown: true, Text: "outcome unknown: the session was saved by an older myco without a result for this call. It may have taken effect: inspect its effects before retrying."}
@@ -388,5 +417,5 @@ func recoverCalls(t *Thread, legacy bool) {
 			strings.Join(unknown, "; ")+". Their outcomes are unknown and they were not run again. Inspect the external state they touch (files, processes, remote hosts) before retrying any of them."))
 	}
 	t.Entries = append(t.Entries, Entry{Message: model.Message{Role: model.User, Parts: parts}, Recovered: true})
-	t.intents, t.results = nil, nil
+	t.intents, t.results, t.progress = nil, nil, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"myco/agent"
 	"myco/agent/model"
+	"myco/hosts/tools"
 )
 
 // Errors callers branch on with errors.Is.
@@ -419,7 +420,9 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 		rc.r.emit(Stopped{Err: err})
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: its start could not be saved, so the session stopped: " + err.Error()}
 	}
-	res := rc.tools.Call(ctx, call)
+	pr := &progress{save: func(tail string) { rc.saveProgress(th, call.ID, tail) }}
+	res := rc.tools.Call(tools.WithProgress(ctx, pr.report), call)
+	pr.stop()
 	res.CallID = call.ID
 	if ctx.Err() != nil {
 		res = model.ToolResult{CallID: call.ID, Unknown: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}

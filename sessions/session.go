@@ -48,11 +48,12 @@ type Thread struct {
 	// much of the window the thread fills.
 	Usage model.Usage `json:"usage,omitzero"`
 
-	saved   int                   // entries already on disk; the rest were made by recovery
-	open    bool                  // a turn started and no end was recorded
-	end     string                // the status of the last recorded turn end
-	intents map[string]*intentRec // tool calls started since the last user message
-	results map[string]*resultRec // tool results recorded since the last user message
+	saved    int                     // entries already on disk; the rest were made by recovery
+	open     bool                    // a turn started and no end was recorded
+	end      string                  // the status of the last recorded turn end
+	intents  map[string]*intentRec   // tool calls started since the last user message
+	results  map[string]*resultRec   // tool results recorded since the last user message
+	progress map[string]*progressRec // the newest output of calls still running
 }
 
 // Entry is one message of a thread with its bookkeeping.

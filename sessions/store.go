@@ -308,6 +308,14 @@ func (s *Store) recordResult(sess *Session, rec *resultRec) error {
 	return s.appendRecords(sess.ID, record{Kind: "result", Result: rec})
 }
 
+// recordProgress durably records the newest output of a running tool call.
+func (s *Store) recordProgress(sess *Session, rec *progressRec) error {
+	if sess.Upgraded != 0 {
+		return nil
+	}
+	return s.appendRecords(sess.ID, record{Kind: "progress", Progress: rec})
+}
+
 func (s *Store) lock(id string) *sync.Mutex {
 	mu, _ := s.locks.LoadOrStore(id, new(sync.Mutex))
 	return mu.(*sync.Mutex)

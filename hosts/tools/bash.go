@@ -243,7 +243,7 @@ func (b *Bash) exec(ctx context.Context, owner, command string, timeout time.Dur
 	}
 	out := &headTail{max: b.opts.MaxOutputBytes}
 	var wg sync.WaitGroup
-	wg.Go(func() { io.Copy(out, pr) })
+	wg.Go(func() { io.Copy(ProgressWriter(ctx, out), pr) })
 	waitErr := cmd.Wait()
 	killGroup(cmd.Process.Pid)
 	// A process that left the group (setsid) may still hold the pipe: stop reading soon.

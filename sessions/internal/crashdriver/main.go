@@ -1,7 +1,9 @@
 // Command crashdriver runs scripted turns with tool batches on one durable session through
 // [sessions.Runner], for the crash test, which kills it with SIGKILL at random points. It
 // resumes the session it finds in -dir. After each durable checkpoint it prints
-// "ckpt THREAD MESSAGES", and after each completed turn "done K".
+// "ckpt THREAD MESSAGES", and after each completed turn "done K". With -bash, each call runs
+// a real bash command that prints a line and then sleeps, and each saved progress record
+// prints "progress CALLID".
 package main
 
 import (
@@ -17,17 +19,22 @@ import (
 	"myco/agent"
 	"myco/agent/model"
 	"myco/agent/model/anthropic"
+	"myco/hosts/tools"
 	"myco/internal/fakemodel"
 	"myco/sessions"
 )
 
-type work struct{}
+type work struct{ bash *tools.Bash }
 
 func (work) Specs() []model.ToolSpec {
 	return []model.ToolSpec{{Name: "work", Description: "Do some work.", Schema: json.RawMessage(`{"type":"object","properties":{"what":{"type":"string"}}}`)}}
 }
 
-func (work) Call(ctx context.Context, call model.ToolCall) model.ToolResult {
+func (w work) Call(ctx context.Context, call model.ToolCall) model.ToolResult {
+	if w.bash != nil {
+		r := w.bash.Call(ctx, "crash", []byte(`{"action":"exec","command":"echo output of `+call.ID+`; sleep 2"}`))
+		return model.ToolResult{CallID: call.ID, Text: r.Text, IsError: r.IsError}
+	}
 	select {
 	case <-time.After(time.Duration(rand.IntN(8)) * time.Millisecond):
 	case <-ctx.Done():
@@ -39,14 +46,23 @@ func main() {
 	dir := flag.String("dir", "", "session directory")
 	id := flag.String("session", "crash-1", "session id")
 	turns := flag.Int("turns", 200, "turns to complete")
+	useBash := flag.Bool("bash", false, "run a real bash command per call")
 	flag.Parse()
-	if err := run(*dir, *id, *turns); err != nil {
+	var w work
+	if *useBash {
+		w.bash = tools.NewBash(tools.BashOptions{})
+	}
+	err := run(*dir, *id, *turns, w)
+	if w.bash != nil {
+		w.bash.Close()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "crashdriver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, id string, turns int) error {
+func run(dir, id string, turns int, w work) error {
 	ctx := context.Background()
 	srv, err := fakemodel.Start(
 		fakemodel.Turn{Text: "Working.", ToolCalls: []fakemodel.ToolCall{
@@ -75,7 +91,7 @@ func run(dir, id string, turns int) error {
 			}
 		}
 	}
-	rt, err := sessions.NewRuntime(sessions.RuntimeOptions{Store: store, Session: sess, Tools: work{}, Owner: fmt.Sprintf("%s/rt-%d", id, os.Getpid())})
+	rt, err := sessions.NewRuntime(sessions.RuntimeOptions{Store: store, Session: sess, Tools: w, Owner: fmt.Sprintf("%s/rt-%d", id, os.Getpid())})
 	if err != nil {
 		return err
 	}
@@ -86,8 +102,11 @@ func run(dir, id string, turns int) error {
 			return sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", System: "crash test", MaxOutputTokens: 100}, ModelKey: "fake", Protocol: "anthropic-messages"}
 		},
 		Sink: func(ev sessions.Event) {
-			if c, ok := ev.(sessions.Checkpointed); ok {
-				fmt.Fprintf(os.Stdout, "ckpt %s %d\n", c.Thread, c.Messages)
+			switch ev := ev.(type) {
+			case sessions.Checkpointed:
+				fmt.Fprintf(os.Stdout, "ckpt %s %d\n", ev.Thread, ev.Messages)
+			case sessions.Progress:
+				fmt.Fprintf(os.Stdout, "progress %s\n", ev.CallID)
 			}
 		},
 	})

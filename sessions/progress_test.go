@@ -1,0 +1,95 @@
+package sessions
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"myco/agent/model"
+	"myco/hosts/tools"
+	"myco/internal/fakemodel"
+)
+
+// Progress is saved at once, then at most every progressEvery with the newest output, and
+// never after the call ends.
+func TestProgressThrottle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var saved []string
+		p := &progress{save: func(s string) { mu.Lock(); saved = append(saved, s); mu.Unlock() }}
+		got := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(saved) }
+		p.report("a")
+		time.Sleep(500 * time.Millisecond)
+		p.report("b")
+		p.report("c")
+		if s := got(); !slices.Equal(s, []string{"a"}) {
+			t.Fatalf("saved %q within the interval, want only a", s)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if s := got(); !slices.Equal(s, []string{"a", "c"}) {
+			t.Fatalf("saved %q after a quiet interval, want a and the newest, c", s)
+		}
+		p.report("d")
+		p.stop()
+		p.report("e")
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if s := got(); !slices.Equal(s, []string{"a", "c"}) {
+			t.Errorf("saved %q after stop, want nothing more", s)
+		}
+	})
+}
+
+// A real bash exec reports its output while it runs; loaded at that moment (as after a
+// crash), the session shows the last output seen in the call's unknown outcome.
+func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
+	f := newFixture(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "build")}},
+		fakemodel.Turn{Text: "built"},
+	)
+	bash := tools.NewBash(tools.BashOptions{})
+	t.Cleanup(bash.Close)
+	f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		r := bash.Call(ctx, "o1", []byte(`{"action":"exec","command":"echo compiling step 1; echo compiling step 2 >&2"}`))
+		return model.ToolResult{Text: r.Text, IsError: r.IsError}
+	}
+	var during *Session
+	var progress []Progress
+	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: "owner-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runner, err = NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+		if p, ok := ev.(Progress); ok {
+			progress = append(progress, p)
+			if during == nil {
+				during = loadFresh(t, f.store, f.sess.ID)
+			}
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.submit(t, "build it"); err != nil {
+		t.Fatal(err)
+	}
+	if len(progress) == 0 || during == nil {
+		t.Fatal("no progress was saved while the call ran")
+	}
+	th := during.Latest()
+	last := th.Entries[len(th.Entries)-1]
+	r := last.Message.Parts[0].ToolResult
+	if !last.Recovered || r == nil || !r.Unknown || !strings.Contains(r.Text, "last output seen") || !strings.Contains(r.Text, "compiling step 1") {
+		t.Fatalf("recovered outcome = %+v, want an unknown outcome with the last output seen", r)
+	}
+	// Once the call returned, its result supersedes the progress.
+	done := loadFresh(t, f.store, f.sess.ID).Latest()
+	if res := done.Entries[2].Message.Parts[0].ToolResult; res.Unknown || !strings.Contains(res.Text, "compiling step 2") {
+		t.Errorf("final result = %+v", res)
+	}
+}
