@@ -75,7 +75,7 @@ type Compaction struct {
 // keeps every message; metadata and live tools stay. It takes the writer gate. A manual
 // compaction that succeeds turns auto-compaction back on.
 func (r *Runner) Compact(ctx context.Context) (*Compaction, error) {
-	if err := r.rt.acquire(ctx); err != nil {
+	if err := r.rt.acquire(ctx, r.waiting); err != nil {
 		return nil, err
 	}
 	defer r.rt.release()

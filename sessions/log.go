@@ -146,11 +146,13 @@ func Decode(path string, data []byte) (*Session, error) {
 			t.saved = len(t.Entries)
 			t.scan()
 		}
+		sess.size = int64(len(data))
 		recoverCalls(sess.Latest(), true)
 		return sess, nil
 	}
 	var sess *Session
 	lineNo := 0
+	valid := 0 // bytes of whole, valid records
 	for len(data) > 0 {
 		lineNo++
 		nl := bytes.IndexByte(data, '\n')
@@ -167,6 +169,7 @@ func Decode(path string, data []byte) (*Session, error) {
 			}
 			return nil, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
 		}
+		valid += nl + 1
 		if sess == nil {
 			if rec.Kind != "session" || rec.Session == nil {
 				return nil, &LoadError{Path: path, Line: lineNo, Msg: "first record is not a session header"}
@@ -185,6 +188,7 @@ func Decode(path string, data []byte) (*Session, error) {
 	for _, t := range sess.Threads {
 		t.saved = len(t.Entries)
 	}
+	sess.size = int64(valid)
 	recoverCalls(sess.Latest(), false)
 	return sess, nil
 }

@@ -99,6 +99,11 @@ func NewRunner(o Options) (*Runner, error) {
 // Runtime returns the runner's runtime.
 func (r *Runner) Runtime() *Runtime { return r.rt }
 
+// waiting tells the user that another holder has the session's writer gate.
+func (r *Runner) waiting(holder string) {
+	r.emit(Notice{Text: fmt.Sprintf("session %s is in use by %s; waiting for it", r.rt.sess.ID, holder)})
+}
+
 func (r *Runner) emit(ev Event) {
 	if r.sink == nil {
 		return
@@ -118,7 +123,7 @@ func (r *Runner) Submit(ctx context.Context, input ...model.Part) (agent.Result,
 	if len(input) == 0 {
 		return agent.Result{}, errors.New("sessions: empty input")
 	}
-	if err := r.rt.acquire(ctx); err != nil {
+	if err := r.rt.acquire(ctx, r.waiting); err != nil {
 		return agent.Result{}, err
 	}
 	defer r.rt.release()
@@ -150,7 +155,7 @@ func (r *Runner) Submit(ctx context.Context, input ...model.Part) (agent.Result,
 // input. A turn that ended, including one the user cancelled, is not resumed:
 // [ErrNotResumable].
 func (r *Runner) Resume(ctx context.Context) (agent.Result, error) {
-	if err := r.rt.acquire(ctx); err != nil {
+	if err := r.rt.acquire(ctx, r.waiting); err != nil {
 		return agent.Result{}, err
 	}
 	defer r.rt.release()

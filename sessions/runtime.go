@@ -36,8 +36,10 @@ type RuntimeOptions struct {
 
 // Runtime binds one session to its tool executor and resource owner. It outlives threads
 // and agents: compaction, rewinds and agent replacement keep it, and with it the live tools.
-// Every [Runner] of the session must share its runtime, whose writer gate serializes their
-// turns and compactions. It is safe for concurrent use.
+// Turns and compactions take the session's writer gate, which the runtimes of one session
+// share within a store and, through an advisory file lock, across stores and processes; a
+// runtime whose document another writer changed reloads it when it takes the gate. It is
+// safe for concurrent use.
 type Runtime struct {
 	store     *Store
 	sess      *Session
@@ -46,7 +48,7 @@ type Runtime struct {
 	inventory func(ctx context.Context) ([]string, error)
 	now       func() time.Time
 
-	gate chan struct{} // the session's writer gate: held by one turn or compaction at a time
+	unlock func() // releases the session's writer gate; set while a turn or compaction holds it
 
 	mu sync.Mutex // guards the fields below and the in-memory session document
 	// failed is the save error that stopped this session's work (fail closed).
@@ -68,7 +70,7 @@ func NewRuntime(o RuntimeOptions) (*Runtime, error) {
 		now = time.Now
 	}
 	return &Runtime{store: o.Store, sess: o.Session, tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
-		now: now, gate: make(chan struct{}, 1)}, nil
+		now: now}, nil
 }
 
 // Session returns the bound session. Read it only under [Runtime.View].
@@ -128,17 +130,36 @@ func (rt *Runtime) stopped() error {
 	return nil
 }
 
-// acquire takes the writer gate.
-func (rt *Runtime) acquire(ctx context.Context) error {
-	select {
-	case rt.gate <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
+// acquire takes the session's writer gate (see [Store.lockSession]), calling waiting when
+// another process holds it, and then reloads the document if another writer changed the
+// file since this runtime read or wrote it.
+func (rt *Runtime) acquire(ctx context.Context, waiting func(holder string)) error {
+	unlock, err := rt.store.lockSession(ctx, rt.sess.ID, waiting)
+	if err != nil {
+		return err
 	}
+	fresh, err := rt.store.reload(ctx, rt.sess)
+	if err != nil {
+		unlock()
+		return err
+	}
+	if fresh != nil {
+		mu := rt.store.lock(rt.sess.ID)
+		rt.mu.Lock()
+		mu.Lock()
+		*rt.sess = *fresh
+		mu.Unlock()
+		rt.mu.Unlock()
+	}
+	rt.unlock = unlock
+	return nil
 }
 
-func (rt *Runtime) release() { <-rt.gate }
+func (rt *Runtime) release() {
+	u := rt.unlock
+	rt.unlock = nil
+	u()
+}
 
 // observe takes the runtime facts now. A failed inventory keeps the last known handles,
 // marked stale, rather than claiming there are none.

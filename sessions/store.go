@@ -25,8 +25,9 @@ import (
 var ErrNotFound = errors.New("sessions: not found")
 
 // Store keeps sessions as files in one directory. It is safe for concurrent use; writes to
-// one session are serialized, and callers keep one writer per session (the runner's writer
-// gate) so that the in-memory document and the file agree.
+// one session are serialized. Turns and compactions hold the session's writer gate (see
+// [Runner]), which also keeps the in-memory document and the file in agreement across
+// runtimes and processes.
 type Store struct {
 	dir string
 
@@ -34,6 +35,7 @@ type Store struct {
 	openLog func(path string) (logFile, error)
 
 	locks sync.Map // session id -> *sync.Mutex serializing appends
+	gates sync.Map // session id -> chan struct{}: the in-process writer gate; see lockSession
 }
 
 // logFile is what an append needs of an open file.
@@ -109,6 +111,14 @@ func (s *Store) writeWhole(sess *Session) error {
 	if err := writeFileAtomic(s.Path(sess.ID), data); err != nil {
 		return err
 	}
+	st, err := os.Stat(s.Path(sess.ID))
+	if err != nil {
+		return err
+	}
+	mu := s.lock(sess.ID)
+	mu.Lock()
+	sess.file, sess.size = st, int64(len(data))
+	mu.Unlock()
 	for _, t := range sess.Threads {
 		t.saved = len(t.Entries)
 	}
@@ -144,7 +154,7 @@ func (s *Store) Checkpoint(ctx context.Context, sess *Session, t *Thread, entrie
 	if usage != nil {
 		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: *usage}})
 	}
-	if err := s.appendRecords(sess.ID, recs...); err != nil {
+	if err := s.appendRecords(sess, recs...); err != nil {
 		return err
 	}
 	t.Entries = append(t.Entries, entries...)
@@ -183,7 +193,7 @@ func (s *Store) Amend(ctx context.Context, sess *Session, t *Thread, parts []mod
 		}
 		return nil
 	}
-	if err := s.appendRecords(sess.ID, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: n - 1, Entry: e}}); err != nil {
+	if err := s.appendRecords(sess, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: n - 1, Entry: e}}); err != nil {
 		return err
 	}
 	t.Entries[n-1] = e
@@ -227,7 +237,7 @@ func (s *Store) SaveMeta(ctx context.Context, sess *Session) error {
 	if sess.Upgraded != 0 {
 		return s.upgrade(sess, sess.Latest(), nil, nil)
 	}
-	return s.appendRecords(sess.ID, record{Kind: "session", Session: metaOf(sess)})
+	return s.appendRecords(sess, record{Kind: "session", Session: metaOf(sess)})
 }
 
 // EndTurn durably records how the current turn of thread t ended: one of [TurnDone],
@@ -240,7 +250,7 @@ func (s *Store) EndTurn(ctx context.Context, sess *Session, t *Thread, status st
 	if err := s.Checkpoint(ctx, sess, t, nil, nil); err != nil {
 		return err
 	}
-	if err := s.appendRecords(sess.ID, record{Kind: "turn", Turn: rec}); err != nil {
+	if err := s.appendRecords(sess, record{Kind: "turn", Turn: rec}); err != nil {
 		return err
 	}
 	t.open, t.end = false, status
@@ -283,7 +293,7 @@ func (s *Store) StartThread(ctx context.Context, sess *Session, t *Thread, inher
 	if t.Usage != (model.Usage{}) {
 		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: t.Usage}})
 	}
-	if err := s.appendRecords(sess.ID, recs...); err != nil {
+	if err := s.appendRecords(sess, recs...); err != nil {
 		return err
 	}
 	t.saved = len(t.Entries)
@@ -297,7 +307,7 @@ func (s *Store) recordIntent(sess *Session, rec *intentRec) error {
 	if sess.Upgraded != 0 {
 		return nil // an upgraded file is rewritten by the checkpoint before any tool runs
 	}
-	return s.appendRecords(sess.ID, record{Kind: "intent", Intent: rec})
+	return s.appendRecords(sess, record{Kind: "intent", Intent: rec})
 }
 
 // recordResult durably records a tool call's result.
@@ -305,7 +315,7 @@ func (s *Store) recordResult(sess *Session, rec *resultRec) error {
 	if sess.Upgraded != 0 {
 		return nil
 	}
-	return s.appendRecords(sess.ID, record{Kind: "result", Result: rec})
+	return s.appendRecords(sess, record{Kind: "result", Result: rec})
 }
 
 // recordProgress durably records the newest output of a running tool call.
@@ -313,7 +323,7 @@ func (s *Store) recordProgress(sess *Session, rec *progressRec) error {
 	if sess.Upgraded != 0 {
 		return nil
 	}
-	return s.appendRecords(sess.ID, record{Kind: "progress", Progress: rec})
+	return s.appendRecords(sess, record{Kind: "progress", Progress: rec})
 }
 
 func (s *Store) lock(id string) *sync.Mutex {
@@ -321,7 +331,8 @@ func (s *Store) lock(id string) *sync.Mutex {
 	return mu.(*sync.Mutex)
 }
 
-func (s *Store) appendRecords(id string, recs ...record) error {
+func (s *Store) appendRecords(sess *Session, recs ...record) error {
+	id := sess.ID
 	data, err := encode(recs...)
 	if err != nil {
 		return err
@@ -342,6 +353,7 @@ func (s *Store) appendRecords(id string, recs ...record) error {
 		f.Close()
 		return fmt.Errorf("checkpoint session %s: sync %s: %w", id, path, err)
 	}
+	sess.size += int64(len(data)) // written and synced, whatever Close says
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("checkpoint session %s: close %s: %w", id, path, err)
 	}
@@ -356,7 +368,7 @@ func (s *Store) Load(ctx context.Context, id string) (*Session, error) {
 		return nil, fmt.Errorf("load session %q: %w", id, ErrNotFound)
 	}
 	path := s.Path(id)
-	data, err := os.ReadFile(path)
+	data, info, err := readFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("load session %s: %w", id, ErrNotFound)
 	}
@@ -370,7 +382,23 @@ func (s *Store) Load(ctx context.Context, id string) (*Session, error) {
 	if sess.ID != id {
 		return nil, fmt.Errorf("load session %s: %w", id, &LoadError{Path: path, Msg: fmt.Sprintf("the file holds session %q", sess.ID)})
 	}
+	sess.file = info
 	return sess, nil
+}
+
+// readFile reads path and returns the identity of the file it read.
+func readFile(path string) ([]byte, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := io.ReadAll(f)
+	return data, info, err
 }
 
 // Summary is one row of a session listing.

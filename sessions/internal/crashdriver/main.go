@@ -3,7 +3,9 @@
 // resumes the session it finds in -dir. After each durable checkpoint it prints
 // "ckpt THREAD MESSAGES", and after each completed turn "done K". With -bash, each call runs
 // a real bash command that prints a line and then sleeps, and each saved progress record
-// prints "progress CALLID".
+// prints "progress CALLID". With -tag NAME the inputs are "NAME turn K" and only those count
+// as done, so that several drivers can share one session; notices (such as waiting for
+// another process's writer gate) go to stderr.
 package main
 
 import (
@@ -47,12 +49,17 @@ func main() {
 	id := flag.String("session", "crash-1", "session id")
 	turns := flag.Int("turns", 200, "turns to complete")
 	useBash := flag.Bool("bash", false, "run a real bash command per call")
+	tag := flag.String("tag", "", "prefix of this driver's inputs")
 	flag.Parse()
 	var w work
 	if *useBash {
 		w.bash = tools.NewBash(tools.BashOptions{})
 	}
-	err := run(*dir, *id, *turns, w)
+	prefix := "turn "
+	if *tag != "" {
+		prefix = *tag + " turn "
+	}
+	err := run(*dir, *id, *turns, w, prefix)
 	if w.bash != nil {
 		w.bash.Close()
 	}
@@ -62,7 +69,7 @@ func main() {
 	}
 }
 
-func run(dir, id string, turns int, w work) error {
+func run(dir, id string, turns int, w work, prefix string) error {
 	ctx := context.Background()
 	srv, err := fakemodel.Start(
 		fakemodel.Turn{Text: "Working.", ToolCalls: []fakemodel.ToolCall{
@@ -86,7 +93,7 @@ func run(dir, id string, turns int, w work) error {
 	done := 0
 	for _, th := range sess.Threads {
 		for _, e := range th.Entries {
-			if e.AcceptedAt != nil && strings.HasPrefix(e.Message.Text(), "turn ") {
+			if e.AcceptedAt != nil && strings.HasPrefix(e.Message.Text(), prefix) {
 				done++
 			}
 		}
@@ -105,6 +112,8 @@ func run(dir, id string, turns int, w work) error {
 			switch ev := ev.(type) {
 			case sessions.Checkpointed:
 				fmt.Fprintf(os.Stdout, "ckpt %s %d\n", ev.Thread, ev.Messages)
+			case sessions.Notice:
+				fmt.Fprintf(os.Stderr, "notice: %s\n", ev.Text)
 			case sessions.Progress:
 				fmt.Fprintf(os.Stdout, "progress %s\n", ev.CallID)
 			}
@@ -114,7 +123,7 @@ func run(dir, id string, turns int, w work) error {
 		return err
 	}
 	for k := done + 1; k <= turns; k++ {
-		if _, err := r.Submit(ctx, model.TextPart(fmt.Sprintf("turn %d", k))); err != nil {
+		if _, err := r.Submit(ctx, model.TextPart(fmt.Sprintf("%s%d", prefix, k))); err != nil {
 			return fmt.Errorf("turn %d: %w", k, err)
 		}
 		fmt.Fprintf(os.Stdout, "done %d\n", k)

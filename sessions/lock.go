@@ -1,0 +1,125 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// lockPollMax bounds the wait between two attempts at a session lock another process holds.
+const lockPollMax = 250 * time.Millisecond
+
+// lockSession takes session id's writer gate: first the store's in-process gate, which
+// serializes the runtimes of this store, then an advisory flock(2) on the hidden file
+// .ID.session.lock next to the session file, which serializes processes (and stores over
+// the same directory).
+// When another holder has the file lock it calls waiting once with a description of the
+// holder and waits, bounded by ctx. The returned func releases both.
+func (s *Store) lockSession(ctx context.Context, id string, waiting func(holder string)) (unlock func(), err error) {
+	g, _ := s.gates.LoadOrStore(id, make(chan struct{}, 1))
+	gate := g.(chan struct{})
+	select {
+	case gate <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("session %s: wait for the writer gate: %w", id, context.Cause(ctx))
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, "."+id+fileExt+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		<-gate
+		return nil, fmt.Errorf("lock session %s: %w", id, err)
+	}
+	fail := func(err error) (func(), error) {
+		f.Close()
+		<-gate
+		return nil, err
+	}
+	delay, told := 10*time.Millisecond, false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return fail(fmt.Errorf("lock session %s: flock %s: %w", id, f.Name(), err))
+		}
+		holder := lockHolder(f)
+		if !told && waiting != nil {
+			waiting(holder)
+			told = true
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fail(fmt.Errorf("session %s is in use by %s: %w", id, holder, context.Cause(ctx)))
+		case <-t.C:
+		}
+		delay = min(2*delay, lockPollMax)
+	}
+	// Who holds it, for the message of a process that has to wait.
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		<-gate
+	}, nil
+}
+
+// lockHolder describes the holder of the lock file f from the pid written in it.
+func lockHolder(f *os.File) string {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	switch {
+	case err != nil:
+		return "another myco process"
+	case pid == os.Getpid():
+		return fmt.Sprintf("another runtime of this process (pid %d)", pid)
+	default:
+		return fmt.Sprintf("another myco process (pid %d)", pid)
+	}
+}
+
+// changedOnDisk reports whether sess's file is no longer what sess was read from or last
+// wrote: another process wrote to it, replaced it, or a torn last write follows the valid
+// records.
+func (s *Store) changedOnDisk(sess *Session) bool {
+	st, err := os.Stat(s.Path(sess.ID))
+	if err != nil {
+		return true
+	}
+	mu := s.lock(sess.ID)
+	mu.Lock()
+	defer mu.Unlock()
+	return sess.file == nil || !os.SameFile(sess.file, st) || st.Size() != sess.size
+}
+
+// reload returns sess as its file holds it now when the file changed on disk, and nil when
+// it did not. It cuts off a torn last write (never acknowledged) so that nothing is
+// appended after it. Call it with the session's writer gate held.
+func (s *Store) reload(ctx context.Context, sess *Session) (*Session, error) {
+	if !s.changedOnDisk(sess) {
+		return nil, nil
+	}
+	fresh, err := s.Load(ctx, sess.ID)
+	if err != nil {
+		return nil, fmt.Errorf("reload session %s, which changed on disk: %w", sess.ID, err)
+	}
+	if fresh.Upgraded == 0 && fresh.file.Size() > fresh.size {
+		if err := os.Truncate(s.Path(sess.ID), fresh.size); err != nil {
+			return nil, fmt.Errorf("session %s: cut off a torn last write: %w", sess.ID, err)
+		}
+		if fresh.file, err = os.Stat(s.Path(sess.ID)); err != nil {
+			return nil, fmt.Errorf("session %s: %w", sess.ID, err)
+		}
+	}
+	return fresh, nil
+}

@@ -1,0 +1,175 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"myco/agent/model"
+	"myco/internal/fakemodel"
+)
+
+// Two runtimes of one session in one process share its writer gate: the second waits for
+// the first's turn, then reloads what it wrote and appends after it.
+func TestWriterGatePerSession(t *testing.T) {
+	f := newFixture(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("a1", "a")}},
+		fakemodel.Turn{Text: "a done"},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("b1", "b")}},
+		fakemodel.Turn{Text: "b done"},
+	)
+	runnerA := f.runner
+	f.reload(t, "owner-b") // a second runtime over its own copy of the session
+	runnerB := f.runner
+	f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		if c.ID == "a1" {
+			// A holds the gate: B cannot start a turn now.
+			wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			if _, err := runnerB.Submit(wctx, model.TextPart("too early")); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Submit on the second runtime during the first's turn = %v, want it to wait until the deadline", err)
+			}
+		}
+		return model.ToolResult{Text: "did " + c.ID}
+	}
+	if _, err := runnerA.Submit(t.Context(), model.TextPart("from a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runnerB.Submit(t.Context(), model.TextPart("from b")); err != nil {
+		t.Fatalf("Submit on the second runtime: %v", err)
+	}
+	if msgs := requestMessages(t, f.srv, 2); len(msgs) != 5 {
+		t.Errorf("the second runtime sent %d messages, want 5: the first runtime's turn, reloaded, and its input", len(msgs))
+	}
+	th := loadFresh(t, f.store, f.sess.ID).Latest()
+	var texts []string
+	for _, e := range th.Entries {
+		texts = append(texts, e.Message.Text())
+	}
+	if len(th.Entries) != 8 || texts[0] != "from a" || texts[3] != "a done" || texts[4] != "from b" || texts[7] != "b done" {
+		t.Errorf("entries %q, want both turns whole and in order", texts)
+	}
+}
+
+// A holder of another store (as another process would be) keeps a runtime waiting, with a
+// notice naming the holder; the wait is bounded by ctx and its error names the session.
+func TestWriterGateAcrossStores(t *testing.T) {
+	f := newFixture(t, fakemodel.Turn{Text: "ok"})
+	other := NewStore(f.store.Dir())
+	unlock, err := other.lockSession(t.Context(), f.sess.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	stop := errors.New("gave up waiting")
+	var notices []string
+	r, err := NewRunner(Options{Runtime: f.rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+		if n, ok := ev.(Notice); ok {
+			notices = append(notices, n.Text)
+			cancel(stop)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Submit(ctx, model.TextPart("hello"))
+	if !errors.Is(err, stop) || !strings.Contains(err.Error(), f.sess.ID) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("Submit while another store holds the lock = %v, want the wait's cause, the session and the holder", err)
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "in use by") {
+		t.Errorf("notices %q, want one saying the session is in use", notices)
+	}
+	if f.srv.Served() != 0 || len(f.sess.Latest().Entries) != 0 {
+		t.Error("work happened without the lock")
+	}
+	unlock()
+	if _, err := f.submit(t, "now"); err != nil {
+		t.Errorf("Submit after the other holder let go: %v", err)
+	}
+}
+
+// Two processes submit turns on one session at once: the advisory lock serializes them, each
+// reloads what the other wrote, and the session ends with every turn of both whole.
+func TestWriterGateAcrossProcesses(t *testing.T) {
+	if crashDriver == "" {
+		t.Fatal("the crash driver did not build")
+	}
+	const turns = 15
+	dir := t.TempDir()
+	st := NewStore(dir)
+	if err := st.Create(t.Context(), &Session{ID: "shared-1", Created: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	stderr := make([]strings.Builder, 2)
+	for i, tag := range []string{"A", "B"} {
+		cmd := exec.Command(crashDriver, "-dir", dir, "-session", "shared-1", "-turns", fmt.Sprint(turns), "-tag", tag)
+		cmd.Stderr = &stderr[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { errs[i] = cmd.Wait() })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("driver %d: %v\n%s", i, err, stderr[i].String())
+		}
+	}
+	s, err := st.Load(t.Context(), "shared-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := s.Latest()
+	next := map[string]int{"A": 1, "B": 1}
+	owners := map[string]bool{}
+	for i := 0; i < len(th.Entries); i += 4 {
+		in := th.Entries[i]
+		if in.Facts != nil {
+			owners[in.Facts.Owner] = true
+		}
+		var tag string
+		var k int
+		if _, err := fmt.Sscanf(in.Message.Text(), "%s turn %d", &tag, &k); err != nil || in.AcceptedAt == nil || k != next[tag] {
+			t.Fatalf("entry %d = %q, want the input of %s turn %d", i, in.Message.Text(), tag, next[tag])
+		}
+		next[tag]++
+		if i+3 >= len(th.Entries) || len(th.Entries[i+1].Message.ToolCalls()) != 3 || th.Entries[i+2].Recovered || unknownIn(th.Entries[i+2].Message) ||
+			th.Entries[i+3].Message.Text() != "All three are done." {
+			t.Fatalf("the turn at entry %d is not whole: interleaved writes", i)
+		}
+	}
+	if next["A"] != turns+1 || next["B"] != turns+1 || len(owners) < 2 {
+		t.Errorf("turns A %d, B %d, %d owners; want %d each from two processes", next["A"]-1, next["B"]-1, len(owners), turns)
+	}
+	t.Logf("%d entries; waits: %d", len(th.Entries), strings.Count(stderr[0].String()+stderr[1].String(), "waiting for it"))
+}
+
+// A torn last write (never acknowledged) is cut off before the next append, which would
+// otherwise run on from it and damage a record in the middle of the log.
+func TestTornTailCutBeforeAppend(t *testing.T) {
+	f := newFixture(t, fakemodel.Turn{Text: "one"}, fakemodel.Turn{Text: "two"})
+	if _, err := f.submit(t, "first"); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.OpenFile(f.store.Path(f.sess.ID), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString(`0badc0de {"kind":"message","mess`)
+	fh.Close()
+	f.reload(t, "owner-2")
+	if _, err := f.submit(t, "second"); err != nil {
+		t.Fatal(err)
+	}
+	if th := loadFresh(t, f.store, f.sess.ID).Latest(); len(th.Entries) != 4 || th.Entries[3].Message.Text() != "two" {
+		t.Errorf("after a torn tail and a turn: %d entries", len(th.Entries))
+	}
+}
