@@ -231,3 +231,53 @@ func TestPrefixStableAcrossSteps(t *testing.T) {
 		t.Errorf("the last request carries %d prelude notes, want 2 (one per edit)", len(notes))
 	}
 }
+
+// TestPreludeAfterCompactionBetweenToolRounds: a prelude change the agent was told of
+// before auto-compaction moved its running turn to a successor thread is still in the
+// context of the first request there, as the watcher decides (retained or reloaded), and
+// saved on the successor.
+func TestPreludeAfterCompactionBetweenToolRounds(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("old fact"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "edit")}, Usage: fakemodel.Usage{Input: 100}},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c2", "more")}, Usage: fakemodel.Usage{Input: 900}},
+		fakemodel.Turn{Text: "## Goal\nsummary"},
+		fakemodel.Turn{Text: "done", Usage: fakemodel.Usage{Input: 100}},
+	)
+	f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
+	w := workspace.NewWatcher(dir)
+	if _, err := w.Prompt(); err != nil {
+		t.Fatal(err)
+	}
+	f.prelude = w
+	f.bind(t, "owner-1", nil)
+	f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		if c.ID == "c1" {
+			os.WriteFile(filepath.Join(dir, "b.md"), []byte("new fact"), 0o644)
+		}
+		return model.ToolResult{Text: "ok"}
+	}
+	if _, err := f.submit(t, "go"); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	s := loadFresh(t, f.store, f.sess.ID)
+	if len(s.Threads) != 2 {
+		t.Fatalf("%d threads, want a compaction between the tool rounds", len(s.Threads))
+	}
+	if n := len(preludeNotes(t, f.srv, 1)); n != 1 {
+		t.Fatalf("the second request carries %d prelude notes, want 1", n)
+	}
+	notes := preludeNotes(t, f.srv, 3)
+	if len(notes) == 0 || !strings.Contains(notes[len(notes)-1], "b.md") {
+		t.Errorf("the first request on the successor carries notes %q, want the change to b.md", notes)
+	}
+	for _, n := range savedNotes(s) {
+		if strings.Contains(n, "b.md") {
+			return
+		}
+	}
+	t.Error("the successor holds no prelude note naming b.md")
+}
