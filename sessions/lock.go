@@ -40,7 +40,7 @@ func (s *Store) lockSession(ctx context.Context, id string, waiting func(holder 
 		return nil, err
 	}
 	delay, told := 10*time.Millisecond, false
-	for {
+	for tries := 0; ; tries++ {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
 			break
@@ -49,7 +49,8 @@ func (s *Store) lockSession(ctx context.Context, id string, waiting func(holder 
 			return fail(fmt.Errorf("lock session %s: flock %s: %w", id, f.Name(), err))
 		}
 		holder := lockHolder(f)
-		if !told && waiting != nil {
+		// The first miss may come between the holder's flock and its writing its pid.
+		if !told && tries > 0 && waiting != nil {
 			waiting(holder)
 			told = true
 		}
@@ -62,10 +63,9 @@ func (s *Store) lockSession(ctx context.Context, id string, waiting func(holder 
 		}
 		delay = min(2*delay, lockPollMax)
 	}
-	// Who holds it, for the message of a process that has to wait.
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
+	// Who holds it, for the message of a process that has to wait: one fixed-width write,
+	// so a reader never sees a mix of two pids.
+	f.WriteAt(fmt.Appendf(nil, "%20d\n", os.Getpid()), 0)
 	return func() {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
