@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,7 +38,8 @@ func TestMain(m *testing.M) {
 // TestCrashRecovery kills a process running 200 scripted turns with tool batches at random
 // points. After every kill the session loads, every checkpoint the process reported is
 // there, every completed turn's input is there, and calls left unresolved have explicit
-// unknown outcomes; the next process carries on from there.
+// unknown outcomes; the next process carries on from there. The second case does the same
+// while turns auto-compact between tool rounds.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test runs the driver for several seconds")
@@ -45,7 +47,19 @@ func TestCrashRecovery(t *testing.T) {
 	if crashDriver == "" {
 		t.Fatal("the crash driver did not build")
 	}
-	const turns, kills = 200, 30
+	for _, tt := range []struct {
+		name         string
+		turns, kills int
+		flags        []string
+	}{
+		{"tool batches", 200, 30, nil},
+		{"auto-compaction between tool rounds", 30, 8, []string{"-compact"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { crashRecovery(t, tt.turns, tt.kills, tt.flags...) })
+	}
+}
+
+func crashRecovery(t *testing.T, turns, kills int, flags ...string) {
 	dir := t.TempDir()
 	st := NewStore(dir)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
@@ -57,7 +71,7 @@ func TestCrashRecovery(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the crash test did not finish in time")
 		}
-		cmd := exec.Command(crashDriver, "-dir", dir, "-session", "crash-1", "-turns", fmt.Sprint(turns))
+		cmd := exec.Command(crashDriver, append([]string{"-dir", dir, "-session", "crash-1", "-turns", fmt.Sprint(turns)}, flags...)...)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -146,7 +160,20 @@ func TestCrashRecovery(t *testing.T) {
 	if done != turns {
 		t.Fatalf("completed %d turns, want %d", done, turns)
 	}
-	t.Logf("%d kills; %d recovered tool batches with %d unknown outcomes", kills, recovered, unknowns)
+	s, err := st.Load(t.Context(), "crash-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compactions := 0
+	for _, th := range s.Threads {
+		if th.Reason == "compaction" {
+			compactions++
+		}
+	}
+	if slices.Contains(flags, "-compact") && compactions < turns/4 {
+		t.Errorf("%d compactions in %d turns; the driver must compact in most turns", compactions, turns)
+	}
+	t.Logf("%d kills; %d recovered tool batches with %d unknown outcomes; %d threads", kills, recovered, unknowns, len(s.Threads))
 }
 
 func unknownIn(m model.Message) bool {

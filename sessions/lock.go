@@ -29,7 +29,7 @@ func (s *Store) lockSession(ctx context.Context, id string, waiting func(holder 
 	case <-ctx.Done():
 		return nil, fmt.Errorf("session %s: wait for the writer gate: %w", id, context.Cause(ctx))
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, "."+id+fileExt+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(s.dir, "."+id+fileExt+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		<-gate
 		return nil, fmt.Errorf("lock session %s: %w", id, err)

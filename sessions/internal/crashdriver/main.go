@@ -5,12 +5,15 @@
 // a real bash command that prints a line and then sleeps, and each saved progress record
 // prints "progress CALLID". With -tag NAME the inputs are "NAME turn K" and only those count
 // as done, so that several drivers can share one session; notices (such as waiting for
-// another process's writer gate) go to stderr.
+// another process's writer gate) go to stderr. With -compact, auto-compaction is on and a
+// tool round of each turn reports a prompt above the threshold, so turns compact between
+// tool rounds; a turn the compaction loop guard stops counts as done.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -50,6 +53,7 @@ func main() {
 	turns := flag.Int("turns", 200, "turns to complete")
 	useBash := flag.Bool("bash", false, "run a real bash command per call")
 	tag := flag.String("tag", "", "prefix of this driver's inputs")
+	compact := flag.Bool("compact", false, "auto-compact between tool rounds")
 	flag.Parse()
 	var w work
 	if *useBash {
@@ -59,7 +63,7 @@ func main() {
 	if *tag != "" {
 		prefix = *tag + " turn "
 	}
-	err := run(*dir, *id, *turns, w, prefix)
+	err := run(*dir, *id, *turns, w, prefix, *compact)
 	if w.bash != nil {
 		w.bash.Close()
 	}
@@ -69,14 +73,21 @@ func main() {
 	}
 }
 
-func run(dir, id string, turns int, w work, prefix string) error {
+func run(dir, id string, turns int, w work, prefix string, compact bool) error {
 	ctx := context.Background()
-	srv, err := fakemodel.Start(
-		fakemodel.Turn{Text: "Working.", ToolCalls: []fakemodel.ToolCall{
-			{Name: "work", Args: `{"what":"a"}`}, {Name: "work", Args: `{"what":"b","host":"local"}`}, {Name: "work", Args: `{"what":"c"}`},
-		}, DelayMs: 1, Usage: fakemodel.Usage{Input: 100, Output: 10}},
-		fakemodel.Turn{Text: "All three are done.", DelayMs: 1, Usage: fakemodel.Usage{Input: 120, Output: 8}},
-	)
+	calls := fakemodel.Turn{Text: "Working.", ToolCalls: []fakemodel.ToolCall{
+		{Name: "work", Args: `{"what":"a"}`}, {Name: "work", Args: `{"what":"b","host":"local"}`}, {Name: "work", Args: `{"what":"c"}`},
+	}, DelayMs: 1, Usage: fakemodel.Usage{Input: 100, Output: 10}}
+	answer := fakemodel.Turn{Text: "All three are done.", DelayMs: 1, Usage: fakemodel.Usage{Input: 120, Output: 8}}
+	script := []fakemodel.Turn{calls, answer}
+	window, at := 0, 0.0
+	if compact {
+		// The summarising request takes whichever turn is next; an answer makes a summary.
+		big := calls
+		big.Usage.Input = 90_000
+		script, window, at = []fakemodel.Turn{calls, answer, calls, big, answer}, 100_000, 0.8
+	}
+	srv, err := fakemodel.Start(script...)
 	if err != nil {
 		return err
 	}
@@ -90,14 +101,15 @@ func run(dir, id string, turns int, w work, prefix string) error {
 			return err
 		}
 	}
-	done := 0
+	seen := map[string]bool{} // a compaction successor may repeat recent inputs
 	for _, th := range sess.Threads {
 		for _, e := range th.Entries {
 			if e.AcceptedAt != nil && strings.HasPrefix(e.Message.Text(), prefix) {
-				done++
+				seen[e.Message.Text()] = true
 			}
 		}
 	}
+	done := len(seen)
 	rt, err := sessions.NewRuntime(sessions.RuntimeOptions{Store: store, Session: sess, Tools: w, Owner: fmt.Sprintf("%s/rt-%d", id, os.Getpid())})
 	if err != nil {
 		return err
@@ -106,7 +118,8 @@ func run(dir, id string, turns int, w work, prefix string) error {
 	r, err := sessions.NewRunner(sessions.Options{
 		Runtime: rt,
 		Agent: func() sessions.AgentConfig {
-			return sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", System: "crash test", MaxOutputTokens: 100}, ModelKey: "fake", Protocol: "anthropic-messages"}
+			return sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", System: "crash test", MaxOutputTokens: 100},
+				ModelKey: "fake", Protocol: "anthropic-messages", ContextWindow: window, AutoCompactAt: at}
 		},
 		Sink: func(ev sessions.Event) {
 			switch ev := ev.(type) {
@@ -123,7 +136,7 @@ func run(dir, id string, turns int, w work, prefix string) error {
 		return err
 	}
 	for k := done + 1; k <= turns; k++ {
-		if _, err := r.Submit(ctx, model.TextPart(fmt.Sprintf("%s%d", prefix, k))); err != nil {
+		if _, err := r.Submit(ctx, model.TextPart(fmt.Sprintf("%s%d", prefix, k))); err != nil && !errors.Is(err, sessions.ErrCompactionLoop) {
 			return fmt.Errorf("turn %d: %w", k, err)
 		}
 		fmt.Fprintf(os.Stdout, "done %d\n", k)
