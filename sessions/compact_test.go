@@ -358,6 +358,44 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 			t.Errorf("successor last turn %q; want failed with b's result saved", cur.LastTurn())
 		}
 	})
+	t.Run("a successor above half the window stops the run", func(t *testing.T) {
+		f := newFixture(t,
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("a", "a")}, Usage: fakemodel.Usage{Input: 900}},
+			fakemodel.Turn{Text: strings.Repeat("summary ", 500)},
+			fakemodel.Turn{Text: "never asked"},
+		)
+		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
+		if _, err := f.submit(t, "do a long job"); !errors.Is(err, ErrCompactionLoop) {
+			t.Fatalf("Submit = %v, want ErrCompactionLoop", err)
+		}
+		if f.srv.Served() != 2 || len(f.sess.Threads) != 1 || !f.runner.autoOff() {
+			t.Errorf("served %d, %d threads, auto off %v; want no successor and the run stopped", f.srv.Served(), len(f.sess.Threads), f.runner.autoOff())
+		}
+	})
+	t.Run("a cancel while compacting ends the turn cancelled", func(t *testing.T) {
+		f := newFixture(t,
+			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("a", "a")}, Usage: fakemodel.Usage{Input: 900}},
+			fakemodel.Turn{Text: summaryText, HangMs: 5000},
+		)
+		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
+		ctx, cancel := context.WithCancelCause(t.Context())
+		r, err := NewRunner(Options{Runtime: f.rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+			if c, ok := ev.(Checkpointed); ok && c.Messages == 3 { // the tool batch is saved
+				cancel(errors.New("stopped by user"))
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Submit(ctx, model.TextPart("go")); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Submit = %v, want cancelled", err)
+		}
+		th := loadFresh(t, f.store, f.sess.ID).Latest()
+		if len(f.sess.Threads) != 1 || th.LastTurn() != TurnCancelled || len(th.Entries) != 3 || r.autoOff() {
+			t.Errorf("%d threads, last turn %q, %d entries, auto off %v; want the turn cancelled with its results and no successor",
+				len(f.sess.Threads), th.LastTurn(), len(th.Entries), r.autoOff())
+		}
+	})
 	t.Run("a failed summary goes on uncompacted", func(t *testing.T) {
 		f := newFixture(t,
 			fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("a", "a")}, Usage: fakemodel.Usage{Input: 900}},
