@@ -68,8 +68,8 @@ func (r *Remote) Check(ctx context.Context) (res CheckResult) {
 		}
 	}
 	if res.Path == "" {
-		res.Problems = append(res.Problems, fmt.Sprintf("%s is not on the PATH of a non-interactive ssh session on %s (an interactive login may find a different one). Install myco into a directory on that PATH (~/.local/bin is common; see it with `ssh %s 'echo $PATH'`)",
-			r.command()[0], r.spec.Alias, r.spec.Alias))
+		res.Problems = append(res.Problems, fmt.Sprintf("%s is not on the PATH of a non-interactive ssh session on %s (an interactive login may find a different one). Run `myco hosts install %s` to copy this myco to %s there, or install myco into a directory on that PATH yourself (see it with `ssh %s 'echo $PATH'`)",
+			r.command()[0], r.spec.Alias, r.spec.Alias, InstallPath, r.spec.Alias))
 		return res
 	}
 	if res.Version == "" || err != nil {
@@ -83,7 +83,7 @@ func (r *Remote) Check(ctx context.Context) (res CheckResult) {
 	if err != nil {
 		var mm *proto.Mismatch
 		if errors.As(err, &mm) {
-			res.Problems = append(res.Problems, fmt.Sprintf("%v. The host runs %s (%s)", mm, res.Path, res.Version))
+			res.Problems = append(res.Problems, fmt.Sprintf("%v. The host runs %s (%s); `myco hosts install %s` copies this myco to %s there", mm, res.Path, res.Version, r.spec.Alias, InstallPath))
 		} else {
 			res.Problems = append(res.Problems, err.Error())
 		}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +57,8 @@ func startSSHD(t testing.TB) *sshWorld {
 		t.Fatal(err)
 	}
 	w := &sshWorld{dir: t.TempDir()}
+	w.home = filepath.Join(w.dir, "home")
+	w.config = filepath.Join(w.home, ".ssh", "config")
 	keygen := func(name string) string {
 		p := filepath.Join(w.dir, name)
 		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", p).CombinedOutput(); err != nil {
@@ -88,7 +91,8 @@ PubkeyAuthentication yes
 PermitRootLogin prohibit-password
 AllowUsers %s
 LogLevel ERROR
-`, port, hostKey, filepath.Join(w.dir, "authorized_keys"), filepath.Join(w.dir, "sshd.pid"), u.Username))
+SetEnv HOME=%s PATH=%s/.local/bin:/usr/local/bin:/usr/bin:/bin
+`, port, hostKey, filepath.Join(w.dir, "authorized_keys"), filepath.Join(w.dir, "sshd.pid"), u.Username, w.home, w.home))
 	var log bytes.Buffer
 	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -119,10 +123,9 @@ LogLevel ERROR
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	// The temporary HOME: devbox comes from an Include, the common settings from a
-	// wildcard block.
-	w.home = filepath.Join(w.dir, "home")
-	w.config = filepath.Join(w.home, ".ssh", "config")
+	// The temporary HOME, which sshd also gives the remote side (SetEnv), so nothing a
+	// test installs or starts there touches the real home: devbox comes from an Include,
+	// the common settings from a wildcard block.
 	writeFile(t, w.config, fmt.Sprintf(`Include %s/.ssh/conf.d/*.conf
 Host refused
 	HostName 127.0.0.1
@@ -225,6 +228,17 @@ func TestSSHRemoteTools(t *testing.T) {
 	}
 }
 
+func TestSSHRemoteHome(t *testing.T) {
+	w := startSSHD(t)
+	out, err := exec.Command("ssh", "-F", w.config, "devbox", "echo $HOME; echo $PATH").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ssh: %v %s", err, out)
+	}
+	if want := w.home + "\n" + w.home + "/.local/bin:"; !strings.HasPrefix(string(out), want) {
+		t.Errorf("remote HOME and PATH = %q, want the temporary home first", out)
+	}
+}
+
 func TestSSHConnectFailure(t *testing.T) {
 	w := startSSHD(t)
 	h := newRemoteHarness(t, w.spec(t, "refused"), sshOptions(t))
@@ -297,5 +311,86 @@ func BenchmarkRemoteRoundTrip(b *testing.B) {
 		b.ReportMetric(float64(fresh.Microseconds())/1000, "ssh-true-ms")
 		b.ReportMetric(float64(remote)/float64(fresh), "remote/ssh-true")
 		b.ReportMetric(float64(remote)/float64(local), "remote/local")
+	}
+}
+
+// mycoCmd runs the real binary as a user whose HOME is the world's temporary home.
+func (w *sshWorld) mycoCmd(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), mycoBin, args...)
+	cmd.Env = append(os.Environ(), "HOME="+w.home, "MYCO_HOME="+filepath.Join(w.dir, "mycohome"), "MYCO_CONFIG=", "MYCO_PROFILE=")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestSSHInstall installs the real binary into the remote's (temporary) home with
+// `myco hosts install`, after a refusal for another platform, and `myco hosts check`
+// then passes.
+func TestSSHInstall(t *testing.T) {
+	w := startSSHD(t)
+	bin := filepath.Join(w.home, ".local", "bin")
+	// A uname that claims another platform comes first on the remote PATH.
+	writeFile(t, filepath.Join(bin, "uname"), "#!/bin/sh\necho Darwin arm64\n")
+	if err := os.Chmod(filepath.Join(bin, "uname"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.mycoCmd(t, "hosts", "install", "devbox")
+	if err == nil || !strings.Contains(out, "devbox runs darwin/arm64 (uname -sm: Darwin arm64), this myco is built for "+runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("install on another platform: %v %q, want a refusal naming both", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(bin, "myco")); err == nil {
+		t.Errorf("install copied myco to a host of another platform")
+	}
+	os.Remove(filepath.Join(bin, "uname"))
+
+	out, err = w.mycoCmd(t, "hosts", "check", "devbox")
+	if err == nil || !strings.Contains(out, "Run `myco hosts install devbox`") {
+		t.Errorf("check before install: %v %q, want a pointer to myco hosts install", err, out)
+	}
+	out, err = w.mycoCmd(t, "hosts", "install", "devbox")
+	if err != nil || !strings.Contains(out, "installed myco") || !strings.Contains(out, "devbox is ready: host protocol") || strings.Contains(out, "warning") {
+		t.Fatalf("install: %v %q", err, out)
+	}
+	want, _ := os.Stat(mycoBin)
+	got, err := os.Stat(filepath.Join(bin, "myco"))
+	if err != nil || got.Size() != want.Size() || got.Mode().Perm() != 0o755 {
+		t.Fatalf("installed file = %v %v, want %d bytes, mode 0755", got, err, want.Size())
+	}
+	if left, _ := filepath.Glob(filepath.Join(bin, ".myco-install-*")); len(left) > 0 {
+		t.Errorf("install left temporary files: %v", left)
+	}
+	out, err = w.mycoCmd(t, "hosts", "check", "devbox")
+	if err != nil || !strings.Contains(out, "myco on devbox: "+filepath.Join(bin, "myco")) || !strings.Contains(out, "devbox is ready") {
+		t.Errorf("check after install: %v %q", err, out)
+	}
+}
+
+// TestSSHCheckAttachTimeout: myco hosts check bounds ssh by the config's
+// attach_timeout_secs, here against a port that accepts and never speaks.
+func TestSSHCheckAttachTimeout(t *testing.T) {
+	w := startSSHD(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	writeFile(t, filepath.Join(w.home, ".ssh", "conf.d", "silent.conf"), fmt.Sprintf("Host silent\n\tHostName 127.0.0.1\n\tPort %d\n", l.Addr().(*net.TCPAddr).Port))
+	writeFile(t, filepath.Join(w.dir, "mycohome", "profiles", "default", "config.toml"), "attach_timeout_secs = 1\n")
+	start := time.Now()
+	out, err := w.mycoCmd(t, "hosts", "check", "silent")
+	if err == nil || !strings.Contains(out, "ssh did not finish within 1s (attach_timeout_secs)") {
+		t.Errorf("check of a silent host: %v %q, want the 1 s bound of the config", err, out)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("check took %s", d)
 	}
 }

@@ -48,7 +48,7 @@ Usage:
   myco -p PROMPT --resume ID              continue a saved session
   myco --compact ID                       compact a saved session into a successor thread
   myco --mode host                        remote host runtime (NDJSON on stdin/stdout)
-  myco hosts [check ALIAS]                the remote hosts of ~/.ssh/config; check one
+  myco hosts [check|install ALIAS]        the remote hosts of ~/.ssh/config; check one, or copy myco there
   myco --version
 
 Flags:
