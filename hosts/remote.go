@@ -47,7 +47,11 @@ type RemoteOptions struct {
 	QueryTimeout time.Duration
 	// Hello is this side's hello (binary version, OS…); Protocol is filled in.
 	Hello proto.Hello
-	Log   *slog.Logger
+	// OnState, when set, is called with a remote's new status each time it attaches,
+	// drops or fails to attach, in the order the changes happen. It must not block for
+	// long; it is never called with the controller's lock held.
+	OnState func(Status)
+	Log     *slog.Logger
 }
 
 // State is a remote's connection state.
@@ -68,6 +72,9 @@ type Status struct {
 	Err   string      // why it dropped or failed, for StateDropped and StateError
 	Since time.Time   // when the state was entered; zero for a remote never used
 	Hello proto.Hello // the host's hello, once attached
+	// Attaches counts the successful attaches so far: more than 1 in StateAttached is a
+	// re-attach.
+	Attaches int
 }
 
 // Remote is the controller of one remote host: it attaches lazily on first call with ssh,
@@ -87,6 +94,9 @@ type Remote struct {
 	lost   map[string]string    // owner -> notice for its next call
 	inv    map[string]Inventory // owner -> last-known inventory
 	closed bool
+	events []Status // changes not yet passed to OnState, oldest first
+
+	notifyMu sync.Mutex // serializes OnState calls; taken before mu, never while holding it
 }
 
 // NewRemote returns the lazy controller of spec; nothing connects until the first call.
@@ -230,8 +240,9 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 			err = &AttachError{Alias: r.spec.Alias, Check: r.CheckCommand(), Note: r.spec.Note, Err: err}
 		}
 		r.mu.Lock()
-		r.status = Status{Alias: r.spec.Alias, State: StateError, Err: err.Error(), Since: time.Now()}
+		r.setStatus(StateError, err.Error(), proto.Hello{})
 		r.mu.Unlock()
+		r.notify()
 		return nil, "", err
 	}
 	r.mu.Lock()
@@ -241,9 +252,10 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 		return nil, "", fmt.Errorf("host %s: the controller is closed", r.spec.Alias)
 	}
 	r.conn = c
-	r.status = Status{Alias: r.spec.Alias, State: StateAttached, Since: time.Now(), Hello: c.host}
+	r.setStatus(StateAttached, "", c.host)
 	notice := r.takeLost(owner)
 	r.mu.Unlock()
+	r.notify()
 	if r.o.PingInterval > 0 {
 		r.wg.Go(func() { r.watch(c) })
 	}
@@ -304,16 +316,19 @@ func (r *Remote) dial(ctx context.Context) (*conn, error) {
 // used it gets a notice on its next call.
 func (r *Remote) ended(c *conn) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.conn != c {
+		r.mu.Unlock()
 		return // a failed attach, already reported
 	}
 	r.conn = nil
 	if r.closed {
-		r.status = Status{Alias: r.spec.Alias, State: StateLazy, Since: time.Now()}
+		r.setStatus(StateLazy, "", proto.Hello{})
+		r.mu.Unlock()
 		return
 	}
-	r.status = Status{Alias: r.spec.Alias, State: StateDropped, Err: c.err.Error(), Since: time.Now()}
+	r.setStatus(StateDropped, c.err.Error(), proto.Hello{})
+	defer r.notify()
+	defer r.mu.Unlock()
 	r.log.Warn("host dropped", "err", c.err)
 	for owner := range c.owners {
 		ids := c.sessions[owner]
@@ -323,6 +338,39 @@ func (r *Remote) ended(c *conn) {
 		}
 		r.lost[owner] = fmt.Sprintf("[myco: the earlier connection to host %s ended at %s (%v); %s. This call re-attached to a new host process.]\n",
 			r.spec.Alias, time.Now().Format(time.TimeOnly), c.err, what)
+	}
+}
+
+// setStatus enters state and queues the change for OnState; r.mu is held.
+func (r *Remote) setStatus(state State, why string, hello proto.Hello) {
+	n := r.status.Attaches
+	if state == StateAttached {
+		n++
+	}
+	r.status = Status{Alias: r.spec.Alias, State: state, Err: why, Since: time.Now(), Hello: hello, Attaches: n}
+	if r.o.OnState != nil && state != StateLazy {
+		r.events = append(r.events, r.status)
+	}
+}
+
+// notify passes the queued changes to OnState in order; r.mu is not held.
+func (r *Remote) notify() {
+	if r.o.OnState == nil {
+		return
+	}
+	r.notifyMu.Lock()
+	defer r.notifyMu.Unlock()
+	for {
+		r.mu.Lock()
+		evs := r.events
+		r.events = nil
+		r.mu.Unlock()
+		if len(evs) == 0 {
+			return
+		}
+		for _, st := range evs {
+			r.o.OnState(st)
+		}
 	}
 }
 

@@ -135,6 +135,8 @@ func TestRemoteAttachFailures(t *testing.T) {
 			if tt.timeout > 0 {
 				o.AttachTimeout = tt.timeout
 			}
+			var states stateLog
+			o.OnState = states.add
 			r := newTestRemote(t, tt.spec, o)
 			start := time.Now()
 			text, isErr := rcall(t, r, "o1", map[string]any{"command": "true"})
@@ -152,6 +154,9 @@ func TestRemoteAttachFailures(t *testing.T) {
 			if st := r.Status(); st.State != StateError || st.Err == "" {
 				t.Errorf("Status = %+v, want error", st)
 			}
+			if got := states.String(); got != "error/0" {
+				t.Errorf("OnState saw %s, want error/0", got)
+			}
 		})
 	}
 }
@@ -159,7 +164,10 @@ func TestRemoteAttachFailures(t *testing.T) {
 // TestRemoteDropAndReattach kills the host process mid-call: calls in flight fail with a
 // clear error, and the next call re-attaches and says the earlier sessions are gone.
 func TestRemoteDropAndReattach(t *testing.T) {
-	r := newTestRemote(t, RemoteSpec{}, testRemoteOptions(t))
+	o := testRemoteOptions(t)
+	var states stateLog
+	o.OnState = states.add
+	r := newTestRemote(t, RemoteSpec{}, o)
 	text, isErr := rcall(t, r, "o1", map[string]any{"action": "start", "command": "cat"})
 	if isErr || !strings.HasPrefix(text, "session_id: b1") {
 		t.Fatalf("start = %q", text)
@@ -196,6 +204,27 @@ func TestRemoteDropAndReattach(t *testing.T) {
 	if isErr || strings.Contains(text, "[myco:") {
 		t.Errorf("second call after the drop = %q, want a plain answer", text)
 	}
+	if got, want := states.String(), "attached/1 dropped/1 attached/2"; got != want {
+		t.Errorf("OnState saw %s, want %s", got, want)
+	}
+}
+
+// stateLog records what OnState reports.
+type stateLog struct {
+	mu  sync.Mutex // guards log
+	log []string
+}
+
+func (l *stateLog) add(st Status) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.log = append(l.log, fmt.Sprintf("%s/%d", st.State, st.Attaches))
+}
+
+func (l *stateLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.log, " ")
 }
 
 func TestRemotePingDetectsHang(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"myco/agent"
 	"myco/agent/model"
+	"myco/hosts"
 )
 
 // printer renders a turn for the terminal: the answer on stdout and short activity lines
@@ -42,6 +43,9 @@ type line struct {
 	Usage    *model.Usage    `json:"usage,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Steps    int             `json:"steps,omitempty"`
+	Host     string          `json:"host,omitempty"`
+	State    string          `json:"state,omitempty"`
+	Attaches int             `json:"attaches,omitempty"`
 }
 
 func (p *printer) emit(l line) {
@@ -62,6 +66,22 @@ func (p *printer) session(id string) {
 	p.note("session: %s", id)
 	if p.json {
 		p.emit(line{Type: "session", Session: id})
+	}
+}
+
+// hostState reports a remote's state change: one short line on stderr and, with --json, a
+// "host" event.
+func (p *printer) hostState(st hosts.Status) {
+	switch {
+	case st.State == hosts.StateAttached && st.Attaches > 1:
+		p.note("host %s: re-attached", st.Alias)
+	case st.State == hosts.StateAttached:
+		p.note("host %s: attached (myco %s, %s/%s)", st.Alias, st.Hello.Version, st.Hello.OS, st.Hello.Arch)
+	default:
+		p.note("host %s: %s: %s", st.Alias, st.State, summarize(st.Err, 300))
+	}
+	if p.json {
+		p.emit(line{Type: "host", Host: st.Alias, State: string(st.State), Error: st.Err, Attaches: st.Attaches})
 	}
 }
 

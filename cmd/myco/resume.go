@@ -53,6 +53,7 @@ func openDurable(ctx context.Context, p *profile, out *printer, id string) (*dur
 	if err != nil {
 		return nil, err
 	}
+	ro.OnState = out.hostState
 	watcher := workspace.NewWatcher(p.paths.PreludeDir())
 	snap, err := watcher.Prompt()
 	if err != nil {
