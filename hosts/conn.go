@@ -28,15 +28,13 @@ type conn struct {
 	done   chan struct{}    // closed when the connection has ended and the process is waited for
 	onEnd  func(*conn)      // called once, before done closes
 
-	mu       sync.Mutex // guards the fields below
-	next     uint64
-	pending  map[uint64]chan proto.Msg
-	ended    bool
-	reason   error               // why the controller ended it, when it did
-	err      error               // why it ended; set before done closes
-	host     proto.Hello         // the host's hello
-	owners   map[string]bool     // owners that made calls
-	sessions map[string][]string // bash session ids started, by owner
+	mu      sync.Mutex // guards the fields below
+	next    uint64
+	pending map[uint64]chan proto.Msg
+	ended   bool
+	reason  error       // why the controller ended it, when it did
+	err     error       // why it ended; set before done closes
+	host    proto.Hello // the host's hello
 }
 
 type helloResult struct {
@@ -47,14 +45,12 @@ type helloResult struct {
 // startConn starts argv. The caller runs readLoop on a goroutine it owns.
 func startConn(argv []string, log *slog.Logger) (*conn, error) {
 	c := &conn{
-		cmd:      exec.Command(argv[0], argv[1:]...),
-		stderr:   &tailBuffer{max: 8 << 10},
-		log:      log,
-		hello:    make(chan helloResult, 1),
-		done:     make(chan struct{}),
-		pending:  map[uint64]chan proto.Msg{},
-		owners:   map[string]bool{},
-		sessions: map[string][]string{},
+		cmd:     exec.Command(argv[0], argv[1:]...),
+		stderr:  &tailBuffer{max: 8 << 10},
+		log:     log,
+		hello:   make(chan helloResult, 1),
+		done:    make(chan struct{}),
+		pending: map[uint64]chan proto.Msg{},
 	}
 	c.cmd.Stderr = c.stderr
 	// Its own process group: a terminal's Ctrl-C cancels the turn, not the connection.
@@ -277,17 +273,11 @@ func (c *conn) request(ctx context.Context, m proto.Msg) (proto.Msg, error) {
 // conn.endErr.
 var errConnEnded = errors.New("the connection to the host ended")
 
-// noteCall records that owner used this connection, and a bash session it started.
-func (c *conn) noteCall(owner, tool string, action string, resultText string, isError bool) {
+// hostHello returns the host's hello.
+func (c *conn) hostHello() proto.Hello {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.owners[owner] = true
-	if tool == "bash" && action == "start" && !isError {
-		if id, ok := strings.CutPrefix(resultText, "session_id: "); ok {
-			id, _, _ = strings.Cut(id, "\n")
-			c.sessions[owner] = append(c.sessions[owner], id)
-		}
-	}
+	return c.host
 }
 
 // tailBuffer keeps the last max bytes written to it. It is safe for concurrent use.

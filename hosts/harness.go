@@ -207,7 +207,7 @@ func (e *Executor) Specs() []model.ToolSpec { return e.h.Specs() }
 // Call routes one tool call and returns its result.
 func (e *Executor) Call(ctx context.Context, call model.ToolCall) model.ToolResult {
 	res := e.call(ctx, call)
-	return model.ToolResult{CallID: call.ID, Text: res.Text, Images: res.Images, IsError: res.IsError}
+	return model.ToolResult{CallID: call.ID, Text: res.Text, Images: res.Images, IsError: res.IsError, Unknown: res.Unknown}
 }
 
 func (e *Executor) call(ctx context.Context, call model.ToolCall) tools.Result {

@@ -29,7 +29,7 @@ func newRemoteHarness(t testing.TB, spec RemoteSpec, o RemoteOptions) *Harness {
 		spec.Alias = "devbox"
 	}
 	if spec.Command == nil {
-		spec.Command = []string{mycoBin}
+		spec.Command = []string{mycoBin, "--host-dir", daemonDir(t)}
 	}
 	h, err := NewHarness(Options{Tools: std, Remotes: []RemoteSpec{spec}, Remote: o, Log: testLog(t)})
 	if err != nil {

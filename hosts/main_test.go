@@ -73,3 +73,41 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 		<-tick.C
 	}
 }
+
+// daemonDir returns a private directory, short enough for a Unix socket path, for the
+// host daemons of one test, and ends every daemon that runs there when the test ends.
+func daemonDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "mh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopDaemons(t, dir)
+		os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// stopDaemons sends SIGTERM to the daemons whose pid files are in dir (a daemon ends
+// every process it started) and waits for them to go.
+func stopDaemons(t testing.TB, dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.pid"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid <= 0 {
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGTERM)
+		deadline := time.Now().Add(5 * time.Second)
+		for !gone(pid) {
+			if time.Now().After(deadline) {
+				t.Errorf("the host daemon %d did not end after SIGTERM", pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}

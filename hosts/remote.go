@@ -2,10 +2,13 @@ package hosts
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +94,8 @@ type Remote struct {
 	mu     sync.Mutex // guards the fields below
 	conn   *conn
 	status Status
-	lost   map[string]string    // owner -> notice for its next call
+	held   map[string]*holding  // owner -> what it holds on the host
+	lost   map[string]lostNote  // owner -> a drop to tell its next call about
 	inv    map[string]Inventory // owner -> last-known inventory
 	closed bool
 	events []Status // changes not yet passed to OnState, oldest first
@@ -119,7 +123,7 @@ func NewRemote(spec RemoteSpec, o RemoteOptions) *Remote {
 		spec: spec, o: o, log: log.With("host", spec.Alias),
 		attachSem: make(chan struct{}, 1), quit: make(chan struct{}),
 		status: Status{Alias: spec.Alias, State: StateLazy},
-		lost:   map[string]string{}, inv: map[string]Inventory{},
+		held:   map[string]*holding{}, lost: map[string]lostNote{}, inv: map[string]Inventory{},
 	}
 }
 
@@ -253,7 +257,7 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 	}
 	r.conn = c
 	r.setStatus(StateAttached, "", c.host)
-	notice := r.takeLost(owner)
+	notice := r.takeLost(owner, c.host.Instance)
 	r.mu.Unlock()
 	r.notify()
 	if r.o.PingInterval > 0 {
@@ -269,14 +273,62 @@ func (r *Remote) current(owner string) (*conn, string, bool) {
 	if r.conn == nil {
 		return nil, "", false
 	}
-	return r.conn, r.takeLost(owner), true
+	return r.conn, r.takeLost(owner, r.conn.host.Instance), true
 }
 
-// takeLost returns and forgets owner's notice; r.mu is held.
-func (r *Remote) takeLost(owner string) string {
-	n := r.lost[owner]
+// holding is what one owner holds on the host: its bash sessions, on the host daemon
+// instance that keeps them.
+type holding struct {
+	instance string
+	sessions []string
+}
+
+// lostNote is a drop an owner's next call hears about.
+type lostNote struct {
+	instance string   // the daemon instance that held the owner's resources
+	sessions []string // the bash sessions the owner started there
+	at       time.Time
+	err      error
+}
+
+// takeLost returns and forgets the notice owner's next call carries about a drop, now
+// that the host daemon instance answers; r.mu is held. On the same instance the owner's
+// resources were kept; on another they are gone.
+func (r *Remote) takeLost(owner, instance string) string {
+	n, ok := r.lost[owner]
+	if !ok {
+		return ""
+	}
 	delete(r.lost, owner)
-	return n
+	if n.instance != "" && n.instance == instance {
+		return fmt.Sprintf("[myco: the connection to host %s dropped at %s (%v) and was re-established to the same host daemon, which kept this runtime's bash sessions and editor read stamps; output produced meanwhile is returned by action=read.]\n",
+			r.spec.Alias, n.at.Format(time.TimeOnly), n.err)
+	}
+	delete(r.held, owner)
+	what := "its editor read stamps are gone (view files again before editing them)"
+	if len(n.sessions) > 0 {
+		what = fmt.Sprintf("bash sessions %s started there are gone, and so are its editor read stamps", strings.Join(n.sessions, ", "))
+	}
+	return fmt.Sprintf("[myco: the earlier connection to host %s ended at %s (%v); %s. This call re-attached to a new host process.]\n",
+		r.spec.Alias, n.at.Format(time.TimeOnly), n.err, what)
+}
+
+// noteCall records that owner holds resources on the host that answered with hello, and
+// a bash session it started.
+func (r *Remote) noteCall(instance, owner, tool, action string, res tools.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.held[owner]
+	if h == nil || h.instance != instance {
+		h = &holding{instance: instance}
+		r.held[owner] = h
+	}
+	if tool == "bash" && action == "start" && !res.IsError {
+		if id, ok := strings.CutPrefix(res.Text, "session_id: "); ok {
+			id, _, _ = strings.Cut(id, "\n")
+			h.sessions = append(h.sessions, id)
+		}
+	}
 }
 
 // dial starts the ssh process and exchanges hellos.
@@ -330,14 +382,11 @@ func (r *Remote) ended(c *conn) {
 	defer r.notify()
 	defer r.mu.Unlock()
 	r.log.Warn("host dropped", "err", c.err)
-	for owner := range c.owners {
-		ids := c.sessions[owner]
-		what := "its editor read stamps are gone (view files again before editing them)"
-		if len(ids) > 0 {
-			what = fmt.Sprintf("bash sessions %s started there are gone, and so are its editor read stamps", strings.Join(ids, ", "))
+	for owner, h := range r.held {
+		if _, ok := r.lost[owner]; ok {
+			continue // the earliest drop names the instance that held the resources
 		}
-		r.lost[owner] = fmt.Sprintf("[myco: the earlier connection to host %s ended at %s (%v); %s. This call re-attached to a new host process.]\n",
-			r.spec.Alias, time.Now().Format(time.TimeOnly), c.err, what)
+		r.lost[owner] = lostNote{instance: h.instance, sessions: slices.Clone(h.sessions), at: time.Now(), err: c.err}
 	}
 }
 
@@ -414,8 +463,10 @@ func (r *Remote) watch(c *conn) {
 	}
 }
 
-// Call runs tool on the host for owner, attaching first when needed. Failures to attach,
-// a drop in flight and host-side errors come back as error results that say what happened.
+// Call runs tool on the host for owner, attaching first when needed. Failures to attach
+// and host-side errors come back as error results that say what happened. A call in
+// flight when the connection drops re-attaches at once: when the same host daemon answers,
+// the call's result is fetched from it by key; otherwise its outcome is unknown.
 func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMessage) tools.Result {
 	c, notice, err := r.attach(ctx, owner)
 	if err != nil {
@@ -424,31 +475,87 @@ func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMes
 		}
 		return tools.Errorf("%v", err)
 	}
-	m, err := c.request(ctx, proto.Msg{Call: &proto.Call{Owner: owner, Tool: tool, Input: input}})
+	key := newCallKey()
+	m, err := c.request(ctx, proto.Msg{Call: &proto.Call{Owner: owner, Tool: tool, Input: input, Key: key}})
 	var res tools.Result
 	switch {
 	case errors.Is(err, errConnEnded):
-		res = tools.Errorf("host %s: the connection ended while this call was in flight (%v). The call's outcome is unknown: it may have run. Bash sessions started on %s are gone; the next call re-attaches.",
-			r.spec.Alias, c.endErr(), r.spec.Alias)
+		res = r.recoverCall(ctx, c, owner, tool, input, key)
 	case err != nil && ctx.Err() != nil:
 		res = tools.Errorf("host %s: cancelled; the call may still be running there (calls over the host pipe cannot be cancelled mid-flight)", r.spec.Alias)
 	case err != nil:
 		res = tools.Errorf("host %s: %v", r.spec.Alias, err)
-	case m.Err != nil:
-		res = tools.Errorf("host %s: %s", r.spec.Alias, m.Err.Message)
-	case m.Result == nil:
-		res = tools.Errorf("host %s: the host answered the call with a frame that is not a result", r.spec.Alias)
 	default:
-		res = *m.Result
-		c.noteCall(owner, tool, action(input), res.Text, res.IsError)
-		if res.IsError {
-			res.Text = "host " + r.spec.Alias + ": " + res.Text // the per-host tool error, say where
+		res = r.answer(c, owner, tool, input, m)
+	}
+	if notice != "" {
+		res.Text = notice + res.Text
+	}
+	return res
+}
+
+// answer turns the host's response to a call into the call's result.
+func (r *Remote) answer(c *conn, owner, tool string, input json.RawMessage, m proto.Msg) tools.Result {
+	switch {
+	case m.Err != nil:
+		return tools.Errorf("host %s: %s", r.spec.Alias, m.Err.Message)
+	case m.Result == nil:
+		return tools.Errorf("host %s: the host answered the call with a frame that is not a result", r.spec.Alias)
+	}
+	res := *m.Result
+	res.Unknown = false // only this side decides that
+	r.noteCall(c.hostHello().Instance, owner, tool, action(input), res)
+	if res.IsError {
+		res.Text = "host " + r.spec.Alias + ": " + res.Text // the per-host tool error, say where
+	}
+	return res
+}
+
+// recoverCall learns the outcome of a call whose connection c ended while it was in
+// flight: it re-attaches and, when the same host daemon answers, fetches the result by
+// key. Anything else is an unknown outcome.
+func (r *Remote) recoverCall(ctx context.Context, c *conn, owner, tool string, input json.RawMessage, key string) tools.Result {
+	dropped := c.endErr()
+	instance := c.hostHello().Instance
+	unknown := func(why string) tools.Result {
+		return tools.Result{Unknown: true, IsError: true, Text: fmt.Sprintf(
+			"host %s: the connection ended while this call was in flight (%v)%s. The call's outcome is unknown: it may have run. Inspect its effects on %s before repeating it.",
+			r.spec.Alias, dropped, why, r.spec.Alias)}
+	}
+	if instance == "" {
+		return unknown(", and the host kept nothing across it")
+	}
+	nc, notice, err := r.attach(ctx, owner)
+	if err != nil {
+		return unknown(fmt.Sprintf(", and attaching again to ask for its result failed: %v", err))
+	}
+	var res tools.Result
+	if now := nc.hostHello().Instance; now != instance {
+		res = unknown(fmt.Sprintf(", and the host daemon that ran it is gone: another instance (%s, was %s) answered the re-attach", now, instance))
+	} else {
+		m, err := nc.request(ctx, proto.Msg{Fetch: &proto.Fetch{Owner: owner, Key: key}})
+		switch {
+		case err != nil:
+			res = unknown(fmt.Sprintf("; asking the host daemon for its result failed too: %v", err))
+		case m.Err != nil:
+			res = unknown(fmt.Sprintf("; the host daemon no longer holds its result: %s", m.Err.Message))
+		default:
+			res = r.answer(nc, owner, tool, input, m)
+			res.Text = fmt.Sprintf("[myco: the connection to host %s dropped while this call ran (%v); myco re-attached to the same host daemon, which kept the call running. This is its result.]\n", r.spec.Alias, dropped) + res.Text
+			notice = "" // said already
 		}
 	}
 	if notice != "" {
 		res.Text = notice + res.Text
 	}
 	return res
+}
+
+// newCallKey returns a key that names one call among its owner's.
+func newCallKey() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // action returns a bash input's action field.
@@ -515,6 +622,7 @@ func (r *Remote) Inventory(ctx context.Context, owner string) Inventory {
 func (r *Remote) Release(ctx context.Context, owner string) {
 	r.mu.Lock()
 	c := r.conn
+	delete(r.held, owner)
 	delete(r.lost, owner)
 	delete(r.inv, owner)
 	r.mu.Unlock()
@@ -526,14 +634,12 @@ func (r *Remote) Release(ctx context.Context, owner string) {
 	if _, err := c.request(ctx, proto.Msg{Release: &proto.Release{Owner: owner}}); err != nil {
 		r.log.Warn("release", "owner", owner, "err", err)
 	}
-	c.mu.Lock()
-	delete(c.owners, owner)
-	delete(c.sessions, owner)
-	c.mu.Unlock()
 }
 
-// Close ends the connection, if any (the host ends every process it started), and waits
-// for the controller's goroutines.
+// Close ends the connection, if any, and waits for the controller's goroutines. It is a
+// clean end: it first releases every owner that holds resources there (bounded by
+// QueryTimeout), so the host ends their processes now rather than keeping them for a
+// re-attach.
 func (r *Remote) Close() {
 	r.mu.Lock()
 	if r.closed {
@@ -542,9 +648,21 @@ func (r *Remote) Close() {
 	}
 	r.closed = true
 	c := r.conn
+	owners := slices.Collect(maps.Keys(r.held))
 	close(r.quit)
 	r.mu.Unlock()
 	if c != nil {
+		var wg sync.WaitGroup
+		for _, owner := range owners {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), r.o.QueryTimeout)
+				defer cancel()
+				if _, err := c.request(ctx, proto.Msg{Release: &proto.Release{Owner: owner}}); err != nil {
+					r.log.Warn("release", "owner", owner, "err", err)
+				}
+			})
+		}
+		wg.Wait()
 		c.close(errors.New("the controller closed the connection"), 3*time.Second)
 	}
 	r.wg.Wait()

@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"myco/hosts/proto"
+	"myco/hosts/tools"
 )
 
 // fakeSSH is an ssh stand-in for tests without sshd: it drops the options and the alias
@@ -52,7 +54,7 @@ func newTestRemote(t *testing.T, spec RemoteSpec, o RemoteOptions) *Remote {
 		spec.Alias = "devbox"
 	}
 	if spec.Command == nil {
-		spec.Command = []string{mycoBin}
+		spec.Command = []string{mycoBin, "--host-dir", daemonDir(t)}
 	}
 	r := NewRemote(spec, o)
 	t.Cleanup(r.Close)
@@ -161,9 +163,10 @@ func TestRemoteAttachFailures(t *testing.T) {
 	}
 }
 
-// TestRemoteDropAndReattach kills the host process mid-call: calls in flight fail with a
-// clear error, and the next call re-attaches and says the earlier sessions are gone.
-func TestRemoteDropAndReattach(t *testing.T) {
+// TestRemoteDaemonGone kills the host daemon mid-call: the calls in flight get unknown
+// outcomes (a new daemon answers the re-attach), the first says the earlier sessions are
+// gone, and the next calls run on the new daemon.
+func TestRemoteDaemonGone(t *testing.T) {
 	o := testRemoteOptions(t)
 	var states stateLog
 	o.OnState = states.add
@@ -173,29 +176,26 @@ func TestRemoteDropAndReattach(t *testing.T) {
 		t.Fatalf("start = %q", text)
 	}
 	var wg sync.WaitGroup
-	var slow string
-	wg.Go(func() { slow, _ = rcall(t, r, "o1", map[string]any{"command": "sleep 5"}) })
-	text, isErr = rcall(t, r, "o1", map[string]any{"command": "sleep 0.2; kill -9 $PPID; sleep 5"})
+	var slow tools.Result
+	wg.Go(func() { slow = rcallResult(t, r, "o1", map[string]any{"command": "sleep 3"}) })
+	killer := rcallResult(t, r, "o1", map[string]any{"command": "sleep 0.2; kill -9 $PPID; sleep 3"})
 	wg.Wait()
-	for _, got := range []string{text, slow} {
-		if !strings.Contains(got, "host devbox: the connection ended while this call was in flight") || !strings.Contains(got, "outcome is unknown") {
-			t.Errorf("call in flight during the drop = %q", got)
+	notices := 0
+	for _, got := range []tools.Result{killer, slow} {
+		if !got.Unknown || !got.IsError || !strings.Contains(got.Text, "host devbox: the connection ended while this call was in flight") ||
+			!strings.Contains(got.Text, "the host daemon that ran it is gone") || !strings.Contains(got.Text, "outcome is unknown") {
+			t.Errorf("call in flight when the daemon died = %+v, want an unknown outcome", got)
+		}
+		if strings.Contains(got.Text, "bash sessions b1 started there are gone") {
+			notices++
 		}
 	}
-	if !isErr {
-		t.Errorf("the dropped call is not an error")
-	}
-	if st := r.Status(); st.State != StateDropped || st.Err == "" {
-		t.Errorf("Status after the drop = %+v, want dropped", st)
+	if notices != 1 {
+		t.Errorf("%d of the calls in flight said that b1 is gone, want 1: %q, %q", notices, killer.Text, slow.Text)
 	}
 	text, isErr = rcall(t, r, "o1", map[string]any{"action": "read", "session_id": "b1"})
-	for _, want := range []string{"[myco: the earlier connection to host devbox ended", "bash sessions b1 started there are gone", "re-attached", "host devbox: ", `"b1" is unknown`} {
-		if !strings.Contains(text, want) {
-			t.Errorf("first call after the drop = %q, lacks %q", text, want)
-		}
-	}
-	if !isErr {
-		t.Errorf("reading a lost session is not an error")
+	if !isErr || !strings.Contains(text, `"b1" is unknown`) || strings.Contains(text, "[myco:") {
+		t.Errorf("read b1 after the drop = %q, want unknown and no second notice", text)
 	}
 	if st := r.Status(); st.State != StateAttached {
 		t.Errorf("Status after the re-attach = %+v, want attached", st)
@@ -207,6 +207,55 @@ func TestRemoteDropAndReattach(t *testing.T) {
 	if got, want := states.String(), "attached/1 dropped/1 attached/2"; got != want {
 		t.Errorf("OnState saw %s, want %s", got, want)
 	}
+}
+
+// TestRemoteDropKeepsDaemon kills the host process (the proxy) mid-call: the controller
+// re-attaches to the same daemon, fetches the result of the call in flight, and reads the
+// output the session produced while disconnected.
+func TestRemoteDropKeepsDaemon(t *testing.T) {
+	o := testRemoteOptions(t)
+	var states stateLog
+	o.OnState = states.add
+	r := newTestRemote(t, RemoteSpec{}, o)
+	dir := t.TempDir()
+	flag, started := filepath.Join(dir, "go"), filepath.Join(dir, "started")
+	wait := "while [ ! -e " + flag + " ]; do sleep 0.02; done; "
+	text, isErr := rcall(t, r, "o1", map[string]any{"action": "start", "command": "echo early; " + wait + "echo late; exec cat"})
+	if isErr || !strings.HasPrefix(text, "session_id: b1") {
+		t.Fatalf("start = %q", text)
+	}
+	var wg sync.WaitGroup
+	var inFlight tools.Result
+	wg.Go(func() {
+		inFlight = rcallResult(t, r, "o1", map[string]any{"command": "touch " + started + "; " + wait + "echo exec-done"})
+	})
+	waitFor(t, 5*time.Second, "the call did not start", func() bool { _, err := os.Stat(started); return err == nil })
+	r.mu.Lock()
+	proxy := r.conn.cmd.Process.Pid
+	r.mu.Unlock()
+	syscall.Kill(proxy, syscall.SIGKILL)
+	waitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return strings.Contains(states.String(), "dropped") })
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if inFlight.Unknown || inFlight.IsError || !strings.Contains(inFlight.Text, "exec-done") ||
+		!strings.Contains(inFlight.Text, "dropped while this call ran") || !strings.Contains(inFlight.Text, "same host daemon") {
+		t.Errorf("call in flight at the drop = %+v, want its result fetched from the daemon", inFlight)
+	}
+	text, isErr = rcall(t, r, "o1", map[string]any{"action": "read", "session_id": "b1", "timeout_secs": 5})
+	if isErr || !strings.Contains(text, "late") || strings.Contains(text, "early") || strings.Contains(text, "[myco:") {
+		t.Errorf("read b1 after the re-attach = %q, want the output produced while disconnected", text)
+	}
+	if got, want := states.String(), "attached/1 dropped/1 attached/2"; got != want {
+		t.Errorf("OnState saw %s, want %s", got, want)
+	}
+}
+
+func rcallResult(t *testing.T, r *Remote, owner string, in map[string]any) tools.Result {
+	t.Helper()
+	b, _ := json.Marshal(in)
+	return r.Call(t.Context(), owner, "bash", b)
 }
 
 // stateLog records what OnState reports.
@@ -270,7 +319,11 @@ func TestRemoteInventory(t *testing.T) {
 	if inv.LastKnown || inv.Observed.IsZero() || !strings.Contains(string(inv.Resources), `"b1"`) {
 		t.Fatalf("Inventory = %+v (%s), want session b1", inv, inv.Resources)
 	}
-	rcall(t, r, "o1", map[string]any{"command": "kill -9 $PPID"})
+	r.mu.Lock()
+	proxy := r.conn.cmd.Process.Pid
+	r.mu.Unlock()
+	syscall.Kill(proxy, syscall.SIGKILL)
+	waitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return r.Status().State == StateDropped })
 	inv2 := r.Inventory(t.Context(), "o1")
 	if !inv2.LastKnown || string(inv2.Resources) != string(inv.Resources) || inv2.Err == "" {
 		t.Errorf("Inventory after the drop = %+v, want the earlier data marked last-known", inv2)

@@ -6,19 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"sync"
+	"time"
 
 	"myco/hosts/proto"
 	"myco/hosts/tools"
 )
-
-// ServeOptions configures a host runtime.
-type ServeOptions struct {
-	Tools []tools.Tool
-	Hello proto.Hello // what this host says about itself; Protocol is filled in
-	Log   *slog.Logger
-}
 
 // frame is one read from the controller.
 type frame struct {
@@ -26,32 +19,29 @@ type frame struct {
 	err error
 }
 
-// Serve runs the host runtime (myco --mode host) over in and out until in closes or ctx
-// ends. Calls run concurrently and answer in any order. A malformed line gets an error
-// frame and the stream goes on. When in closes or ctx ends, every call in flight is
-// cancelled and every process the tools started is ended before Serve returns.
+// Serve runs one connection over in and out until in closes or ctx ends. With first nil,
+// the connection's first frame must be a [proto.Proxy] frame (a proxy on the daemon's
+// socket); otherwise first gives the settings (serving stdin and stdout in-process).
+//
+// Calls run concurrently under the daemon's life, not the connection's, and answer in any
+// order; a malformed line gets an error frame and the stream goes on. When in closes
+// without a release, the owners the connection used keep their resources for the grace
+// period, and calls in flight run on: their results stay fetchable by key.
 //
 // Serve reads in on a goroutine of its own; when ctx ends first, that goroutine stays
 // blocked in its read until in is closed or the process exits.
-func Serve(ctx context.Context, in io.Reader, out io.Writer, o ServeOptions) error {
-	log := o.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	byName := map[string]tools.Tool{}
-	for _, t := range o.Tools {
-		byName[t.Name()] = t
-	}
+func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *proto.Proxy) error {
 	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
+	var fetches sync.WaitGroup
+	cs := &connState{owners: map[string]bool{}}
+	d.mu.Lock()
+	d.conns++
+	d.idle = time.Time{}
+	d.mu.Unlock()
 	defer func() {
 		cancel()
-		wg.Wait()
-		for _, t := range o.Tools {
-			if c, ok := t.(interface{ Close() }); ok {
-				c.Close()
-			}
-		}
+		fetches.Wait()
+		d.connEnded(cs)
 	}()
 
 	// The reader cannot be interrupted in a blocking read, so it is not waited for: it
@@ -79,14 +69,33 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o ServeOptions) err
 			return proto.Msg{}, ctx.Err()
 		}
 	}
-
 	w := proto.NewWriter(out)
-	hello := o.Hello
-	hello.Protocol = proto.Version
+
+	if first == nil {
+		m, err := next()
+		switch {
+		case errors.Is(err, io.EOF), ctx.Err() != nil:
+			return nil
+		case err != nil:
+			return fmt.Errorf("host daemon: read the proxy frame: %w", err)
+		case m.Proxy == nil:
+			w.Write(proto.Msg{Err: &proto.Error{Message: "the first frame on the daemon's socket must be a proxy frame"}})
+			return errors.New("host daemon: the first frame was not a proxy frame")
+		}
+		first = m.Proxy
+	}
+	ts := d.toolsFor(first.MaxImageBase64Bytes)
+	byName := map[string]tools.Tool{}
+	for _, t := range ts {
+		byName[t.Name()] = t
+	}
+
+	hello := d.hello
+	hello.MaxImageBase64Bytes = first.MaxImageBase64Bytes
 	if err := w.Write(proto.Msg{Hello: &hello}); err != nil {
 		return fmt.Errorf("host: write hello: %w", err)
 	}
-	first, err := next()
+	m, err := next()
 	switch {
 	case errors.Is(err, io.EOF), ctx.Err() != nil:
 		return nil
@@ -96,22 +105,25 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o ServeOptions) err
 	case err != nil:
 		return fmt.Errorf("host: read the controller's hello: %w", err)
 	}
-	if first.Hello == nil {
-		w.Write(proto.Msg{ID: first.ID, Err: &proto.Error{Message: "the first frame must be a hello"}})
+	if m.Hello == nil {
+		w.Write(proto.Msg{ID: m.ID, Err: &proto.Error{Message: "the first frame must be a hello"}})
 		return errors.New("host: the controller's first frame was not a hello")
 	}
-	if err := proto.Check(*first.Hello, hello); err != nil {
+	if err := proto.Check(*m.Hello, hello); err != nil {
 		w.Write(proto.Msg{Err: &proto.Error{Message: err.Error()}})
 		return err
 	}
 
+	fail := func(id uint64, format string, args ...any) {
+		w.Write(proto.Msg{ID: id, Err: &proto.Error{Message: fmt.Sprintf(format, args...)}})
+	}
 	for {
 		m, err := next()
 		switch {
 		case errors.Is(err, io.EOF), ctx.Err() != nil:
 			return nil
 		case errors.Is(err, proto.ErrMalformed):
-			log.Warn("malformed frame", "err", err)
+			d.log.Warn("malformed frame", "err", err)
 			if werr := w.Write(proto.Msg{ID: m.ID, Err: &proto.Error{Message: err.Error()}}); werr != nil {
 				return nil
 			}
@@ -120,40 +132,106 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o ServeOptions) err
 			return fmt.Errorf("host: read: %w", err)
 		}
 		if m.ID == 0 {
-			w.Write(proto.Msg{Err: &proto.Error{Message: "a request needs a nonzero id"}})
+			fail(0, "a request needs a nonzero id")
 			continue
 		}
 		switch {
 		case m.Call != nil:
-			call := *m.Call
-			t, ok := byName[call.Tool]
+			t, ok := byName[m.Call.Tool]
 			if !ok {
-				w.Write(proto.Msg{ID: m.ID, Err: &proto.Error{Message: fmt.Sprintf("unknown tool %q on this host", call.Tool)}})
+				fail(m.ID, "unknown tool %q on this host", m.Call.Tool)
 				continue
 			}
-			if len(call.Input) == 0 {
-				call.Input = json.RawMessage("{}")
+			if err := d.call(cs, w, m.ID, t, *m.Call); err != nil {
+				fail(m.ID, "%v", err)
 			}
-			wg.Go(func() {
-				res := t.Call(ctx, call.Owner, call.Input)
-				w.Write(proto.Msg{ID: m.ID, Result: &res})
+		case m.Fetch != nil:
+			kc := d.fetch(cs, *m.Fetch)
+			if kc == nil {
+				fail(m.ID, "this host daemon holds no call %q of owner %q: it was fetched already, its result expired, or its owner was released", m.Fetch.Key, m.Fetch.Owner)
+				continue
+			}
+			fetches.Go(func() {
+				select {
+				case <-kc.done:
+				case <-ctx.Done():
+					return
+				}
+				d.forget(*m.Fetch, kc)
+				w.Write(proto.Msg{ID: m.ID, Result: &kc.res})
 			})
 		case m.Ping != nil:
 			w.Write(proto.Msg{ID: m.ID, Pong: &struct{}{}})
 		case m.Inventory != nil:
-			raw, err := json.Marshal(inventory(o.Tools, m.Inventory.Owner))
+			raw, err := json.Marshal(inventory(ts, m.Inventory.Owner))
 			if err != nil {
-				w.Write(proto.Msg{ID: m.ID, Err: &proto.Error{Message: "encode the inventory: " + err.Error()}})
+				fail(m.ID, "encode the inventory: %v", err)
 				continue
 			}
 			rm := json.RawMessage(raw)
 			w.Write(proto.Msg{ID: m.ID, Resources: &rm})
 		case m.Release != nil:
-			release(o.Tools, m.Release.Owner)
+			d.release(m.Release.Owner)
 			w.Write(proto.Msg{ID: m.ID, Released: &struct{}{}})
 		default:
-			w.Write(proto.Msg{ID: m.ID, Err: &proto.Error{Message: "a host accepts call, ping, inventory and release frames"}})
+			fail(m.ID, "a host accepts call, fetch, ping, inventory and release frames")
 		}
+	}
+}
+
+// call starts one tool call for the connection cs; its result goes to w with id while the
+// connection lives, and is kept for a fetch by key.
+func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, call proto.Call) error {
+	if len(call.Input) == 0 {
+		call.Input = json.RawMessage("{}")
+	}
+	o := d.hold(cs, call.Owner)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return errors.New("the host daemon is shutting down")
+	}
+	var kc *keyedCall
+	if call.Key != "" {
+		if _, dup := o.calls[call.Key]; dup {
+			return fmt.Errorf("call key %q is in use by another call of owner %q", call.Key, call.Owner)
+		}
+		kc = &keyedCall{done: make(chan struct{})}
+		o.calls[call.Key] = kc
+	}
+	d.calls.Go(func() {
+		res := t.Call(d.ctx, call.Owner, call.Input)
+		d.mu.Lock()
+		live := !cs.ended
+		if kc != nil {
+			kc.res = res
+			if live {
+				kc.expires = time.Now().Add(d.o.ResultTTL)
+			}
+			close(kc.done)
+		}
+		d.mu.Unlock()
+		if live {
+			w.Write(proto.Msg{ID: id, Result: &res})
+		}
+	})
+	return nil
+}
+
+// fetch returns the owner's call with the key, or nil.
+func (d *Daemon) fetch(cs *connState, f proto.Fetch) *keyedCall {
+	o := d.hold(cs, f.Owner)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return o.calls[f.Key]
+}
+
+// forget drops a fetched call.
+func (d *Daemon) forget(f proto.Fetch, kc *keyedCall) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if o := d.owners[f.Owner]; o != nil && o.calls[f.Key] == kc {
+		delete(o.calls, f.Key)
 	}
 }
 

@@ -29,10 +29,18 @@ type hostProc struct {
 	exited chan error
 }
 
+// startHost starts the host with a host daemon of the test's own.
 func startHost(t *testing.T, maxImage int) *hostProc {
 	t.Helper()
+	return startHostIn(t, daemonDir(t), maxImage)
+}
+
+// startHostIn starts the host with its daemon in daemonDir, with extra flags.
+func startHostIn(t *testing.T, daemonDir string, maxImage int, extra ...string) *hostProc {
+	t.Helper()
 	h := &hostProc{dir: t.TempDir(), stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
-	h.cmd = exec.Command(mycoBin, "--mode", "host", "--max-image-base64-bytes", strconv.Itoa(maxImage))
+	args := append([]string{"--mode", "host", "--max-image-base64-bytes", strconv.Itoa(maxImage), "--host-dir", daemonDir}, extra...)
+	h.cmd = exec.Command(mycoBin, args...)
 	h.cmd.Dir = h.dir
 	h.cmd.Stderr = h.stderr
 	var err error
@@ -113,6 +121,9 @@ func TestHostHello(t *testing.T) {
 	if dir, _ := filepath.EvalSymlinks(h.dir); got.Dir != h.dir && got.Dir != dir {
 		t.Errorf("hello dir = %q, want %q", got.Dir, h.dir)
 	}
+	if len(got.Instance) != 16 || got.PID <= 0 || got.PID == h.cmd.Process.Pid || got.GraceSecs != 1800 {
+		t.Errorf("hello = %+v, want an instance id, the daemon's pid (not the proxy's %d) and a 30 min grace", got, h.cmd.Process.Pid)
+	}
 	h.send(t, proto.Msg{ID: 1, Ping: &struct{}{}})
 	if m := h.read(t); m.ID != 1 || m.Pong == nil {
 		t.Errorf("ping answered with %+v, want pong 1", m)
@@ -132,9 +143,7 @@ func TestHostVersionMismatch(t *testing.T) {
 			t.Errorf("mismatch error %q lacks %q", m.Err.Message, want)
 		}
 	}
-	if err := h.waitExit(t); err == nil {
-		t.Errorf("the host exited 0 after a mismatch")
-	}
+	h.waitExit(t)
 }
 
 func TestHostFirstFrameNotHello(t *testing.T) {
@@ -254,9 +263,37 @@ func childPIDs(t *testing.T, h *hostProc) (session, inFlight int) {
 	return session, inFlight
 }
 
-func TestHostStdinCloseKillsChildren(t *testing.T) {
+// TestHostReleaseThenCloseKillsChildren: a controller that ends cleanly releases its
+// owners and closes stdin; every process it started ends.
+func TestHostReleaseThenCloseKillsChildren(t *testing.T) {
 	h := startHost(t, 100)
 	h.handshake(t)
+	session, inFlight := childPIDs(t, h)
+	h.send(t, proto.Msg{ID: 9, Release: &proto.Release{Owner: "o1"}})
+	got := map[uint64]proto.Msg{}
+	for len(got) < 2 {
+		m := h.read(t)
+		got[m.ID] = m
+	}
+	if got[9].Released == nil || got[2].Result == nil || !strings.Contains(got[2].Result.Text, "released") {
+		t.Errorf("after the release: %+v, want released (9) and the exec call killed (2)", got)
+	}
+	h.stdin.Close()
+	if err := h.waitExit(t); err != nil {
+		t.Errorf("the host exited with %v after stdin closed, want 0 (stderr: %s)", err, h.stderr)
+	}
+	for _, pid := range []int{session, inFlight} {
+		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the release", pid), func() bool { return gone(pid) })
+	}
+}
+
+// TestHostNoDaemonStdinCloseKillsChildren: without the daemon, the host is the process
+// that runs the tools, and stdin closing ends them all.
+func TestHostNoDaemonStdinCloseKillsChildren(t *testing.T) {
+	h := startHostIn(t, daemonDir(t), 100, "--no-daemon")
+	if hello := h.handshake(t); hello.PID != h.cmd.Process.Pid {
+		t.Errorf("hello pid = %d, want the host's own %d", hello.PID, h.cmd.Process.Pid)
+	}
 	session, inFlight := childPIDs(t, h)
 	h.stdin.Close()
 	if err := h.waitExit(t); err != nil {
@@ -267,13 +304,82 @@ func TestHostStdinCloseKillsChildren(t *testing.T) {
 	}
 }
 
-func TestHostSIGTERMKillsChildren(t *testing.T) {
+func TestHostDaemonSIGTERMKillsChildren(t *testing.T) {
 	h := startHost(t, 100)
-	h.handshake(t)
+	hello := h.handshake(t)
 	session, inFlight := childPIDs(t, h)
-	h.cmd.Process.Signal(syscall.SIGTERM)
-	h.waitExit(t)
+	syscall.Kill(hello.PID, syscall.SIGTERM)
+	h.waitExit(t) // the daemon closed the connection, so the proxy ends
 	for _, pid := range []int{session, inFlight} {
-		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the host", pid), func() bool { return gone(pid) })
+		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the daemon", pid), func() bool { return gone(pid) })
+	}
+}
+
+// TestHostDropKeepsSessions closes the proxy's stdin without a release (a drop): the
+// daemon keeps the bash session and the exec call in flight, both produce output while
+// no one is connected, and a new proxy to the same daemon reads the session's output
+// and fetches the call's result by key.
+func TestHostDropKeepsSessions(t *testing.T) {
+	dir := daemonDir(t)
+	h := startHostIn(t, dir, 100)
+	hello := h.handshake(t)
+	flag := filepath.Join(t.TempDir(), "go")
+	wait := "while [ ! -e " + flag + " ]; do sleep 0.02; done; "
+	h.send(t, bashCall(1, "o1", map[string]any{"action": "start", "command": "echo early pid=$$; " + wait + "echo late; exec sleep 1000"}))
+	m := h.read(t)
+	if m.Result == nil || !strings.Contains(m.Result.Text, "early") {
+		t.Fatalf("start: %+v", m)
+	}
+	_, after, _ := strings.Cut(m.Result.Text, "pid=")
+	session, _ := strconv.Atoi(strings.Fields(after)[0])
+	call := bashCall(2, "o1", map[string]any{"command": wait + "echo exec-done"})
+	call.Call.Key = "k2"
+	h.send(t, call)
+	h.stdin.Close()
+	h.waitExit(t)
+
+	if err := os.WriteFile(flag, nil, 0o644); err != nil { // after the drop
+		t.Fatal(err)
+	}
+	h2 := startHostIn(t, dir, 100)
+	if hello2 := h2.handshake(t); hello2.Instance != hello.Instance || hello2.PID != hello.PID {
+		t.Fatalf("the second proxy reached daemon %s (pid %d), want %s (pid %d)", hello2.Instance, hello2.PID, hello.Instance, hello.PID)
+	}
+	h2.send(t, proto.Msg{ID: 1, Fetch: &proto.Fetch{Owner: "o1", Key: "k2"}})
+	if m := h2.read(t); m.ID != 1 || m.Result == nil || !strings.Contains(m.Result.Text, "exec-done") {
+		t.Errorf("fetch k2 = %+v, want the exec call's result", m)
+	}
+	h2.send(t, bashCall(2, "o1", map[string]any{"action": "read", "session_id": "b1", "timeout_secs": 5}))
+	if m := h2.read(t); m.Result == nil || !strings.Contains(m.Result.Text, "late") || strings.Contains(m.Result.Text, "early") {
+		t.Errorf("read b1 after the re-attach = %+v, want the output produced while disconnected", m.Result)
+	}
+	h2.send(t, proto.Msg{ID: 3, Fetch: &proto.Fetch{Owner: "o1", Key: "k2"}})
+	if m := h2.read(t); m.Err == nil || !strings.Contains(m.Err.Message, "holds no call") {
+		t.Errorf("a second fetch of k2 = %+v, want an error", m)
+	}
+	if gone(session) {
+		t.Fatalf("session %d ended", session)
+	}
+	h2.send(t, proto.Msg{ID: 4, Release: &proto.Release{Owner: "o1"}})
+	h2.read(t)
+	waitFor(t, 5*time.Second, "the session outlived the release", func() bool { return gone(session) })
+}
+
+// TestHostGraceReaps: a dropped owner's sessions end when the grace period passes.
+func TestHostGraceReaps(t *testing.T) {
+	dir := daemonDir(t)
+	h := startHostIn(t, dir, 100, "--host-grace", "300ms", "--host-idle", "100ms")
+	if hello := h.handshake(t); hello.GraceSecs != 0 {
+		t.Errorf("hello grace = %d s, want 0 (300 ms)", hello.GraceSecs)
+	}
+	session, _ := childPIDs(t, h)
+	h.stdin.Close()
+	h.waitExit(t)
+	waitFor(t, 5*time.Second, "the session outlived the grace period", func() bool { return gone(session) })
+	h2 := startHostIn(t, dir, 100)
+	h2.handshake(t)
+	h2.send(t, bashCall(1, "o1", map[string]any{"action": "read", "session_id": "b1"}))
+	if m := h2.read(t); m.Result == nil || !strings.Contains(m.Result.Text, `"b1" is unknown`) {
+		t.Errorf("read b1 after the grace period = %+v, want unknown", m)
 	}
 }

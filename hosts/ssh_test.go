@@ -139,6 +139,8 @@ Host *
 	LogLevel ERROR
 `, w.home, w.closedPort, u.Username, userKey))
 	writeFile(t, filepath.Join(w.home, ".ssh", "conf.d", "devbox.conf"), fmt.Sprintf("Host devbox\n\tHostName 127.0.0.1\n\tPort %d\n", port))
+	// The remote side's host daemons live in its (temporary) HOME.
+	t.Cleanup(func() { stopDaemons(t, filepath.Join(w.home, ".myco-host")) })
 	w.specs, err = LoadSSHConfig(SSHConfigOptions{Path: w.config, Default: filepath.Join(u.HomeDir, ".ssh", "config")})
 	if err != nil {
 		t.Fatal(err)
@@ -195,36 +197,72 @@ func TestSSHRemoteTools(t *testing.T) {
 		t.Fatalf("Status = %+v", st)
 	}
 
-	// Kill the remote worker mid-call.
+	// Kill the remote host daemon mid-call.
 	res := hcall(t, ex, "bash", map[string]any{"command": "echo $PPID", "host": "devbox"})
-	hostPID, err := strconv.Atoi(strings.TrimSpace(strings.Split(res.Text, "\n")[0]))
+	daemonPID, err := strconv.Atoi(strings.TrimSpace(strings.Split(res.Text, "\n")[0]))
 	if err != nil {
 		t.Fatalf("host pid from %q: %v", res.Text, err)
 	}
+	if hello := h.Remote("devbox").Status().Hello; hello.PID != daemonPID {
+		t.Errorf("hello pid = %d, bash's parent = %d; want the daemon in both", hello.PID, daemonPID)
+	}
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	var wg sync.WaitGroup
-	var inFlight string
+	var inFlight model.ToolResult
 	wg.Go(func() {
-		inFlight = hcall(t, ex, "bash", map[string]any{"command": "echo $$ > " + pidFile + "; sleep 5", "host": "devbox"}).Text
+		inFlight = hcall(t, ex, "bash", map[string]any{"command": "echo $$ > " + pidFile + "; sleep 3", "host": "devbox"})
 	})
 	waitFor(t, 10*time.Second, "the remote call started", func() bool { _, err := os.Stat(pidFile); return err == nil })
-	if err := syscall.Kill(hostPID, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(daemonPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	if !strings.Contains(inFlight, "host devbox: the connection ended while this call was in flight") {
-		t.Errorf("the call in flight = %q, want the drop error", inFlight)
-	}
-	if st := h.Remote("devbox").Status(); st.State != StateDropped {
-		t.Errorf("Status after the kill = %+v, want dropped", st)
+	if !inFlight.Unknown || !strings.Contains(inFlight.Text, "host devbox: the connection ended while this call was in flight") ||
+		!strings.Contains(inFlight.Text, "the host daemon that ran it is gone") || !strings.Contains(inFlight.Text, "bash sessions b1 started there are gone") {
+		t.Errorf("the call in flight = %+v, want an unknown outcome that says b1 is gone", inFlight)
 	}
 	res = hcall(t, ex, "bash", map[string]any{"action": "write", "session_id": "b1", "input": "echo hi\n", "host": "devbox"})
-	if !strings.Contains(res.Text, "bash sessions b1 started there are gone") || !strings.Contains(res.Text, `"b1" is unknown`) {
+	if !strings.Contains(res.Text, `"b1" is unknown`) {
 		t.Errorf("first call after the drop = %q", res.Text)
 	}
 	res = hcall(t, ex, "bash", map[string]any{"command": "echo $PPID", "host": "devbox"})
-	if res.IsError || strings.TrimSpace(strings.Split(res.Text, "\n")[0]) == strconv.Itoa(hostPID) {
-		t.Errorf("after the re-attach = %q, want a new host process", res.Text)
+	if res.IsError || strings.TrimSpace(strings.Split(res.Text, "\n")[0]) == strconv.Itoa(daemonPID) {
+		t.Errorf("after the re-attach = %q, want a new host daemon", res.Text)
+	}
+}
+
+// TestSSHDropKeepsSession kills the ssh client: the remote host daemon keeps the bash
+// session, which prints while no one is connected, and bash read returns that output
+// after the lazy re-attach.
+func TestSSHDropKeepsSession(t *testing.T) {
+	w := startSSHD(t)
+	o := sshOptions(t)
+	var states stateLog
+	o.OnState = states.add
+	h := newRemoteHarness(t, w.spec(t, "devbox"), o)
+	ex := h.For("rt1")
+	flag := filepath.Join(t.TempDir(), "go")
+	res := hcall(t, ex, "bash", map[string]any{"action": "start", "host": "devbox",
+		"command": "echo early; while [ ! -e " + flag + " ]; do sleep 0.02; done; echo late; exec sleep 1000"})
+	if res.IsError || !strings.Contains(res.Text, "early") {
+		t.Fatalf("start = %+v", res)
+	}
+	r := h.Remote("devbox")
+	r.mu.Lock()
+	ssh := r.conn.cmd.Process.Pid
+	r.mu.Unlock()
+	syscall.Kill(ssh, syscall.SIGKILL)
+	waitFor(t, 10*time.Second, "the drop was not noticed", func() bool { return r.Status().State == StateDropped })
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = hcall(t, ex, "bash", map[string]any{"action": "read", "session_id": "b1", "timeout_secs": 5, "host": "devbox"})
+	if res.IsError || !strings.Contains(res.Text, "late") || strings.Contains(res.Text, "early") ||
+		!strings.Contains(res.Text, "re-established to the same host daemon") {
+		t.Errorf("read b1 after the re-attach = %+v, want the output produced while disconnected", res)
+	}
+	if got, want := states.String(), "attached/1 dropped/1 attached/2"; got != want {
+		t.Errorf("OnState saw %s, want %s", got, want)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // app is one invocation of the binary.
@@ -28,6 +29,10 @@ type options struct {
 	json      bool
 	version   bool
 	maxImage  int
+	hostGrace time.Duration
+	hostIdle  time.Duration
+	hostDir   string
+	noDaemon  bool
 	resume    string
 	compact   string
 }
@@ -75,6 +80,10 @@ func (a *app) parse() (options, error) {
 	fs.BoolVar(&o.json, "json", false, "with -p: print the turn's events as NDJSON on stdout")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.IntVar(&o.maxImage, "max-image-base64-bytes", 5<<20, "with --mode host: the largest image view_image returns, measured as base64 (`N` bytes)")
+	fs.DurationVar(&o.hostGrace, "host-grace", 30*time.Minute, "with --mode host: how long the host daemon keeps a dropped controller's bash sessions (`DURATION`), when it starts one")
+	fs.DurationVar(&o.hostIdle, "host-idle", 10*time.Second, "with --mode host: the host daemon exits after `DURATION` with nothing to keep, when it starts one")
+	fs.StringVar(&o.hostDir, "host-dir", "", "with --mode host: the host daemon's private `DIR` (default $XDG_RUNTIME_DIR/myco, else ~/.myco-host)")
+	fs.BoolVar(&o.noDaemon, "no-daemon", false, "with --mode host: serve in this process, without the host daemon (processes end when the connection does)")
 	if err := fs.Parse(a.args); err != nil {
 		return o, err
 	}
@@ -114,6 +123,8 @@ func (a *app) main() int {
 	switch o.mode {
 	case "host":
 		return a.hostMode(o)
+	case "host-daemon":
+		return a.hostDaemon(o)
 	case "", "server", "cli":
 		fmt.Fprintf(a.stderr, "myco: the %s mode is not built yet; run a one-shot prompt with myco -p PROMPT\n", modeName(o.mode))
 		return exitUsage

@@ -2,19 +2,27 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 
 	"myco/hosts"
 	"myco/hosts/proto"
+	"myco/hosts/tools"
 )
 
-// hostMode runs myco --mode host: the standard tool services over NDJSON on stdin and
-// stdout, until stdin closes. Logs go to stderr, never to stdout.
+// hostMode runs myco --mode host: a thin proxy between stdin and stdout and the per-user
+// host daemon, which it starts when none answers. When no daemon can be had (or with
+// --no-daemon) it serves the tools in this process, as before the daemon: then every
+// process ends with the connection. Logs go to stderr, never to stdout.
 func (a *app) hostMode(o options) int {
 	if o.maxImage <= 0 {
 		fmt.Fprintf(a.stderr, "myco: --max-image-base64-bytes must be positive, not %d\n", o.maxImage)
@@ -22,19 +30,130 @@ func (a *app) hostMode(o options) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	dir, _ := os.Getwd()
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	err := hosts.Serve(ctx, a.stdin, a.stdout, hosts.ServeOptions{
-		Tools: hostTools(o.maxImage),
-		Hello: proto.Hello{
-			Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH,
-			Shell: a.getenv("SHELL"), Dir: dir, MaxImageBase64Bytes: o.maxImage,
-		},
-		Log: log,
-	})
-	if err != nil {
+	if !o.noDaemon {
+		err := a.proxy(ctx, o, log)
+		if err == nil {
+			return exitOK
+		}
+		if !errors.Is(err, hosts.ErrNoDaemon) {
+			fmt.Fprintln(a.stderr, "myco:", err)
+			return exitError
+		}
+		log.Warn("serving in this process, without the host daemon: processes end with the connection", "err", err)
+	}
+	d := a.newDaemon(o, log)
+	defer d.Close()
+	if err := d.Serve(ctx, a.stdin, a.stdout, &proto.Proxy{MaxImageBase64Bytes: o.maxImage}); err != nil {
 		fmt.Fprintln(a.stderr, "myco:", err)
 		return exitError
 	}
 	return exitOK
+}
+
+func (a *app) proxy(ctx context.Context, o options, log *slog.Logger) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("%w: find the running myco: %w", hosts.ErrNoDaemon, err)
+	}
+	dir := a.hostDir(o)
+	return hosts.Proxy(ctx, a.stdin, a.stdout, hosts.ProxyOptions{
+		Dir: dir, Socket: hosts.DaemonSocket(version), MaxImageBase64Bytes: o.maxImage, Log: log,
+		Daemon: []string{exe, "--mode", "host-daemon", "--host-dir", dir,
+			"--host-grace", o.hostGrace.String(), "--host-idle", o.hostIdle.String()},
+	})
+}
+
+// hostDir is the host daemon's directory: --host-dir, else $XDG_RUNTIME_DIR/myco, else
+// ~/.myco-host.
+func (a *app) hostDir(o options) string {
+	if o.hostDir != "" {
+		return o.hostDir
+	}
+	if x := a.getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
+		return filepath.Join(x, "myco")
+	}
+	home := a.getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".myco-host")
+}
+
+// hostDaemon runs the per-user host daemon (myco --mode host-daemon, started by a proxy):
+// it listens on its socket, tells the proxy on file descriptor 3, and serves until it has
+// been idle for --host-idle.
+func (a *app) hostDaemon(o options) int {
+	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	dir := a.hostDir(o)
+	if err := hosts.PrivateDir(dir); err != nil {
+		return a.fail(err)
+	}
+	sock := filepath.Join(dir, hosts.DaemonSocket(version))
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		return a.fail(fmt.Errorf("host daemon: %w", err))
+	}
+	os.Chmod(sock, 0o600)
+	// The pid file says which process to signal (SIGTERM ends it and everything it runs).
+	pidFile := strings.TrimSuffix(sock, ".sock") + ".pid"
+	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
+	os.WriteFile(pidFile, pid, 0o600)
+	defer func() {
+		if b, _ := os.ReadFile(pidFile); string(b) == string(pid) { // not a successor's
+			os.Remove(pidFile)
+		}
+	}()
+	if ready := os.NewFile(3, "ready"); ready != nil {
+		fmt.Fprintf(ready, "listening on %s as pid %d\n", sock, os.Getpid())
+		ready.Close()
+	}
+	// The proxy that started it may go at any time; only SIGTERM and SIGINT end it.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	d := a.newDaemon(o, log)
+	defer d.Close()
+	log.Info("host daemon", "instance", d.Instance(), "pid", os.Getpid(), "socket", sock, "grace", o.hostGrace)
+	err = d.Run(ctx, l, func() func() {
+		unlock, err := hosts.LockDir(dir)
+		if err != nil {
+			log.Warn("start lock", "err", err)
+			return func() {}
+		}
+		return unlock
+	})
+	if err != nil {
+		return a.fail(err)
+	}
+	return exitOK
+}
+
+// newDaemon builds the host daemon's tools: bash and the editor shared by every
+// connection, view_image per connection with its controller's image cap.
+func (a *app) newDaemon(o options, log *slog.Logger) *hosts.Daemon {
+	dir, _ := os.Getwd()
+	return hosts.NewDaemon(hosts.DaemonOptions{
+		Tools: []tools.Tool{
+			tools.NewBash(tools.BashOptions{Env: hostEnv(os.Environ())}),
+			tools.NewEditor(tools.EditorOptions{}),
+		},
+		ConnTools: func(n int) []tools.Tool {
+			return []tools.Tool{tools.NewImage(tools.ImageOptions{MaxBase64Bytes: n})}
+		},
+		Hello: proto.Hello{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: a.getenv("SHELL"), Dir: dir},
+		Grace: o.hostGrace, IdleExit: o.hostIdle,
+		Log: log,
+	})
+}
+
+// hostEnv is the environment of the host's bash commands: the host's own, without the
+// variables of the ssh session that started it. They are stale once the daemon outlives
+// that session, and on Debian and Ubuntu their presence makes bash read ~/.bashrc for
+// every non-interactive command.
+func hostEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "SSH_CLIENT" || name == "SSH_CONNECTION" || name == "SSH_TTY"
+	})
 }

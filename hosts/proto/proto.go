@@ -23,7 +23,9 @@ import (
 // Changelog, one line per bump:
 //
 //	1: hello, call/result, error, ping/pong, inventory, release.
-const Version = 1
+//	2: the per-user host daemon: hello.instance, hello.pid and hello.grace_secs; call.key;
+//	   fetch (a call's result by key after a drop); proxy (proxy to daemon, first frame).
+const Version = 2
 
 // MaxLine bounds one protocol line (an image result can be several MiB of base64).
 const MaxLine = 64 << 20
@@ -42,6 +44,8 @@ type Msg struct {
 	Resources *json.RawMessage `json:"resources,omitempty"`
 	Release   *Release         `json:"release,omitempty"`
 	Released  *struct{}        `json:"released,omitempty"`
+	Fetch     *Fetch           `json:"fetch,omitempty"`
+	Proxy     *Proxy           `json:"proxy,omitempty"`
 }
 
 // Hello is the first frame each way.
@@ -54,13 +58,35 @@ type Hello struct {
 	Dir      string `json:"dir,omitempty"`   // the working directory
 	// MaxImageBase64Bytes is the image cap the host enforces (from the controller's model).
 	MaxImageBase64Bytes int `json:"max_image_base64_bytes,omitempty"`
+	// Instance names the host daemon that answers; a different instance after a
+	// re-attach means the earlier daemon, and everything it held, is gone. PID is its
+	// process id. GraceSecs is how long it keeps a dropped owner's resources.
+	Instance  string `json:"instance,omitempty"`
+	PID       int    `json:"pid,omitempty"`
+	GraceSecs int    `json:"grace_secs,omitempty"`
 }
 
-// Call runs one tool on behalf of Owner.
+// Call runs one tool on behalf of Owner. Key, chosen by the controller and unique among
+// Owner's calls, lets the controller [Fetch] the result after a drop.
 type Call struct {
 	Owner string          `json:"owner"`
 	Tool  string          `json:"tool"`
 	Input json.RawMessage `json:"input"`
+	Key   string          `json:"key,omitempty"`
+}
+
+// Fetch asks the host daemon for the result of Owner's call Key, made on an earlier
+// connection: it is answered with that call's result once the call ends, or with an
+// error when the daemon does not hold it.
+type Fetch struct {
+	Owner string `json:"owner"`
+	Key   string `json:"key"`
+}
+
+// Proxy is the first frame a `myco --mode host` proxy sends the daemon on a new socket
+// connection: the settings of the controller that spawned it.
+type Proxy struct {
+	MaxImageBase64Bytes int `json:"max_image_base64_bytes"`
 }
 
 // InventoryQuery asks for the tool resources Owner holds.
@@ -162,7 +188,8 @@ func (r *Reader) Read(ctx context.Context) (Msg, error) {
 func (m Msg) payloads() int {
 	n := 0
 	for _, set := range []bool{m.Hello != nil, m.Call != nil, m.Result != nil, m.Err != nil, m.Ping != nil,
-		m.Pong != nil, m.Inventory != nil, m.Resources != nil, m.Release != nil, m.Released != nil} {
+		m.Pong != nil, m.Inventory != nil, m.Resources != nil, m.Release != nil, m.Released != nil,
+		m.Fetch != nil, m.Proxy != nil} {
 		if set {
 			n++
 		}

@@ -25,6 +25,10 @@ func TestRoundTrip(t *testing.T) {
 		{ID: 4, Inventory: &InventoryQuery{Owner: "rt1"}},
 		{ID: 5, Release: &Release{Owner: "rt1"}},
 		{ID: 5, Released: &struct{}{}},
+		{ID: 6, Call: &Call{Owner: "rt1", Tool: "bash", Input: in, Key: "k1"}},
+		{ID: 7, Fetch: &Fetch{Owner: "rt1", Key: "k1"}},
+		{Proxy: &Proxy{MaxImageBase64Bytes: 100}},
+		{Hello: &Hello{Protocol: Version, Instance: "d1", PID: 42, GraceSecs: 1800}},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)

@@ -12,6 +12,9 @@ type Result struct {
 	Text    string        `json:"text"`
 	Images  []model.Image `json:"images,omitempty"`
 	IsError bool          `json:"is_error,omitempty"`
+	// Unknown marks a call whose outcome was never observed (the host that ran it is
+	// gone). Only a controller sets it, never a tool.
+	Unknown bool `json:"unknown,omitempty"`
 }
 
 // Tool is one host tool service. Resources a call creates (bash sessions, editor read

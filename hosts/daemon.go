@@ -1,0 +1,294 @@
+package hosts
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"myco/hosts/proto"
+	"myco/hosts/tools"
+)
+
+// DaemonOptions configures a [Daemon].
+type DaemonOptions struct {
+	// Tools are the tool services every connection shares (bash, the editor). Their
+	// resources are keyed by owner and outlive a connection.
+	Tools []tools.Tool
+	// ConnTools returns the tools that depend on a connection's settings: view_image with
+	// the controller's image cap. Nil means none.
+	ConnTools func(maxImageBase64Bytes int) []tools.Tool
+	// Hello is what the daemon says about itself (binary version, OS, shell, directory);
+	// the protocol, instance, pid and grace are filled in.
+	Hello proto.Hello
+	// Grace is how long an owner's resources are kept after the last connection that used
+	// it ended without a release (default 30 min); then they are released.
+	Grace time.Duration
+	// ResultTTL is how long the result of a call answered on a live connection stays
+	// fetchable by key (default 1 min), for a drop the daemon noticed late. The result of
+	// a call whose connection had ended is kept until fetched or the owner is released.
+	ResultTTL time.Duration
+	// IdleExit ends [Daemon.Run] after this long with no connection and no owner
+	// (default 10 s).
+	IdleExit time.Duration
+	Log      *slog.Logger
+}
+
+// Daemon is the per-user host daemon: it owns the tool services and every owner's
+// resources (bash sessions and their output, editor read stamps, calls in flight), and
+// serves any number of connections, each from one `myco --mode host` proxy. A connection
+// that ends without a release leaves its owners' resources in place for Grace, so a
+// controller that re-attaches finds them. It is safe for concurrent use; the caller must
+// Close it.
+type Daemon struct {
+	o      DaemonOptions
+	hello  proto.Hello
+	log    *slog.Logger
+	byName map[string]tools.Tool
+	ctx    context.Context // the daemon's life: calls run under it, not under a connection
+	cancel context.CancelFunc
+	calls  sync.WaitGroup // calls in flight
+
+	mu        sync.Mutex // guards the fields below
+	owners    map[string]*owner
+	conns     int
+	connTools map[int][]tools.Tool // by image cap
+	idle      time.Time            // when the daemon last became idle; zero while busy
+	closed    bool
+}
+
+// owner is what the daemon keeps for one resource owner, besides the tools' own state.
+type owner struct {
+	conns   map[*connState]bool // live connections that used it
+	dropped time.Time           // when the last of them ended without a release
+	calls   map[string]*keyedCall
+}
+
+// keyedCall is a call made with a key: its result stays fetchable after a drop.
+type keyedCall struct {
+	done    chan struct{} // closed when res is set
+	res     tools.Result
+	expires time.Time // zero: kept until fetched or the owner is released
+}
+
+// connState is one connection's share of the daemon's state; guarded by Daemon.mu.
+type connState struct {
+	ended  bool
+	owners map[string]bool
+}
+
+// NewDaemon returns a daemon over the shared tools.
+func NewDaemon(o DaemonOptions) *Daemon {
+	if o.Grace <= 0 {
+		o.Grace = 30 * time.Minute
+	}
+	if o.ResultTTL <= 0 {
+		o.ResultTTL = time.Minute
+	}
+	if o.IdleExit <= 0 {
+		o.IdleExit = 10 * time.Second
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	hello := o.Hello
+	hello.Protocol = proto.Version
+	hello.Instance = hex.EncodeToString(id[:])
+	hello.PID = os.Getpid()
+	hello.GraceSecs = int(o.Grace / time.Second)
+	d := &Daemon{o: o, hello: hello, log: log, byName: map[string]tools.Tool{},
+		owners: map[string]*owner{}, connTools: map[int][]tools.Tool{}, idle: time.Now()}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	for _, t := range o.Tools {
+		d.byName[t.Name()] = t
+	}
+	return d
+}
+
+// Instance returns the daemon's instance id, as its hello says it.
+func (d *Daemon) Instance() string { return d.hello.Instance }
+
+// toolsFor returns the tools of a connection with the given image cap, shared first.
+func (d *Daemon) toolsFor(maxImage int) []tools.Tool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ts, ok := d.connTools[maxImage]
+	if !ok && d.o.ConnTools != nil {
+		ts = d.o.ConnTools(maxImage)
+		d.connTools[maxImage] = ts
+	}
+	return append(append([]tools.Tool(nil), d.o.Tools...), ts...)
+}
+
+// hold records that cs uses owner name, and returns the owner.
+func (d *Daemon) hold(cs *connState, name string) *owner {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	o := d.owners[name]
+	if o == nil {
+		o = &owner{conns: map[*connState]bool{}, calls: map[string]*keyedCall{}}
+		d.owners[name] = o
+	}
+	if !cs.ended {
+		o.conns[cs] = true
+		o.dropped = time.Time{}
+		cs.owners[name] = true
+	}
+	d.idle = time.Time{}
+	return o
+}
+
+// connEnded lets go of cs: owners no live connection uses start their grace period.
+func (d *Daemon) connEnded(cs *connState) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cs.ended = true
+	d.conns--
+	now := time.Now()
+	for name := range cs.owners {
+		o := d.owners[name]
+		if o == nil {
+			continue
+		}
+		delete(o.conns, cs)
+		if len(o.conns) == 0 {
+			o.dropped = now
+			d.log.Info("owner dropped", "owner", name, "grace", d.o.Grace)
+		}
+	}
+}
+
+// release ends everything owner name holds in every tool and forgets it.
+func (d *Daemon) release(name string) {
+	d.mu.Lock()
+	o := d.owners[name]
+	delete(d.owners, name)
+	if o != nil {
+		for cs := range o.conns {
+			delete(cs.owners, name)
+		}
+	}
+	d.mu.Unlock()
+	release(d.o.Tools, name)
+}
+
+// housekeep drops expired results, releases owners whose grace has passed, and reports
+// whether the daemon has been idle for IdleExit.
+func (d *Daemon) housekeep(now time.Time) (idleExit bool) {
+	var reap []string
+	d.mu.Lock()
+	for name, o := range d.owners {
+		for key, c := range o.calls {
+			if !c.expires.IsZero() && now.After(c.expires) {
+				delete(o.calls, key)
+			}
+		}
+		if len(o.conns) == 0 && !o.dropped.IsZero() && now.Sub(o.dropped) >= d.o.Grace {
+			reap = append(reap, name)
+		}
+	}
+	busy := d.conns > 0 || len(d.owners) > len(reap)
+	switch {
+	case busy:
+		d.idle = time.Time{}
+	case d.idle.IsZero():
+		d.idle = now
+	}
+	idleExit = !d.idle.IsZero() && now.Sub(d.idle) >= d.o.IdleExit
+	d.mu.Unlock()
+	for _, name := range reap {
+		d.log.Info("grace period over; releasing", "owner", name)
+		d.release(name)
+	}
+	return idleExit
+}
+
+// Run accepts connections on l (each starts with a [proto.Proxy] frame) until ctx ends
+// or the daemon has been idle for IdleExit, then closes l and waits for the connections.
+// Before it closes l it calls lock, when set, and unlock after: the proxies' start lock,
+// so a proxy never starts a new daemon while this one is going away.
+func (d *Daemon) Run(ctx context.Context, l net.Listener, lock func() (unlock func())) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var conns sync.WaitGroup
+	accepted := make(chan error, 1)
+	conns.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				accepted <- err
+				return
+			}
+			conns.Go(func() {
+				defer c.Close()
+				// The reader blocks on c; closing c when ctx ends lets it go.
+				stop := context.AfterFunc(ctx, func() { c.Close() })
+				defer stop()
+				if err := d.Serve(ctx, c, c, nil); err != nil {
+					d.log.Warn("connection", "err", err)
+				}
+			})
+		}
+	})
+	tick := time.NewTicker(min(max(min(d.o.Grace, d.o.ResultTTL, d.o.IdleExit)/4, 10*time.Millisecond), time.Second))
+	defer tick.Stop()
+	var err error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err = <-accepted:
+			break loop
+		case now := <-tick.C:
+			if !d.housekeep(now) {
+				continue
+			}
+			unlock := func() {}
+			if lock != nil {
+				unlock = lock()
+			}
+			if d.housekeep(time.Now()) { // still idle under the lock
+				l.Close()
+				unlock()
+				d.log.Info("idle; exiting")
+				break loop
+			}
+			unlock()
+		}
+	}
+	l.Close()
+	cancel()
+	conns.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Close ends every call in flight and every process the tools started, and waits for
+// the calls. Calls after Close fail.
+func (d *Daemon) Close() {
+	d.mu.Lock()
+	d.closed = true
+	var ts []tools.Tool
+	for _, c := range d.connTools {
+		ts = append(ts, c...)
+	}
+	d.mu.Unlock()
+	d.cancel()
+	for _, t := range append(ts, d.o.Tools...) {
+		if c, ok := t.(interface{ Close() }); ok {
+			c.Close()
+		}
+	}
+	d.calls.Wait()
+}

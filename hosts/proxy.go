@@ -1,0 +1,244 @@
+package hosts
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"myco/hosts/proto"
+)
+
+// DaemonSocket is the name of the daemon's socket in its directory: one daemon per
+// protocol and binary version, so an upgraded myco starts a daemon of its own.
+func DaemonSocket(version string) string {
+	return fmt.Sprintf("host-v%d-%s.sock", proto.Version, strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, version))
+}
+
+// ProxyOptions configures [Proxy].
+type ProxyOptions struct {
+	// Dir holds the daemon's socket, its start lock and its log; it is created with mode
+	// 0700 and must belong to this user.
+	Dir    string
+	Socket string // the socket's file name in Dir (see [DaemonSocket])
+	// Daemon is the command line that starts the daemon when none answers. It is started
+	// in a session of its own (setsid) with its stderr appended to Dir/daemon.log, and
+	// must write a line to file descriptor 3 once it listens.
+	Daemon []string
+	// MaxImageBase64Bytes is this controller's image cap, told to the daemon.
+	MaxImageBase64Bytes int
+	// StartTimeout bounds the start of a daemon (default 10 s).
+	StartTimeout time.Duration
+	Log          *slog.Logger
+}
+
+// ErrNoDaemon wraps a [Proxy] failure before anything was written to out: the caller may
+// serve the connection itself instead.
+var ErrNoDaemon = errors.New("no host daemon")
+
+// Proxy connects in and out to the per-user host daemon, starting it when none answers,
+// and copies bytes both ways until the daemon closes the connection. When in ends, the
+// daemon sees the connection end (a drop, unless the controller released its owners).
+//
+// The copy from in runs on a goroutine that stays blocked in its read when the daemon
+// ends first; the caller exits then.
+func Proxy(ctx context.Context, in io.Reader, out io.Writer, o ProxyOptions) error {
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 10 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	var (
+		c     net.Conn
+		hello []byte
+		err   error
+	)
+	// A daemon that exits (idle) just as this proxy connects closes the connection
+	// before its hello: connect again, starting a new one.
+	for range 3 {
+		c, err = connectDaemon(ctx, o)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNoDaemon, err)
+		}
+		if err = proto.NewWriter(c).Write(proto.Msg{Proxy: &proto.Proxy{MaxImageBase64Bytes: o.MaxImageBase64Bytes}}); err == nil {
+			br := bufio.NewReaderSize(c, 64<<10)
+			if hello, err = br.ReadBytes('\n'); err == nil {
+				c = &bufferedConn{Conn: c, r: br}
+				break
+			}
+		}
+		c.Close()
+		o.Log.Warn("the host daemon closed the connection before its hello; connecting again", "err", err)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: the daemon closed every connection before its hello: %w", ErrNoDaemon, err)
+	}
+	defer c.Close()
+	if _, err := out.Write(hello); err != nil {
+		return fmt.Errorf("host proxy: write: %w", err)
+	}
+	inDone := make(chan struct{})
+	go func() {
+		io.Copy(c, in)
+		// The controller's side ended: let the daemon see the end of its input.
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
+		close(inDone)
+	}()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	_, err = io.Copy(out, c)
+	select {
+	case <-inDone:
+		return nil // the controller ended the connection; the daemon closed its side
+	default:
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err == nil {
+		err = errors.New("it closed the connection")
+	}
+	return fmt.Errorf("host proxy: the host daemon ended the connection (%w); is it still running? its log is %s", err, filepath.Join(o.Dir, "daemon.log"))
+}
+
+// bufferedConn reads through the reader that took the hello.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+func (b *bufferedConn) CloseWrite() error {
+	if cw, ok := b.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// connectDaemon dials the daemon's socket, starting the daemon under the start lock when
+// nothing answers.
+func connectDaemon(ctx context.Context, o ProxyOptions) (net.Conn, error) {
+	if err := PrivateDir(o.Dir); err != nil {
+		return nil, err
+	}
+	sock := filepath.Join(o.Dir, o.Socket)
+	if len(sock) >= 104 { // sun_path is 104 bytes on the BSDs, 108 on Linux
+		return nil, fmt.Errorf("the socket path %s is too long for a Unix socket; set XDG_RUNTIME_DIR to a shorter directory", sock)
+	}
+	if c, err := net.Dial("unix", sock); err == nil {
+		return c, nil
+	}
+	unlock, err := LockDir(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if c, err := net.Dial("unix", sock); err == nil {
+		return c, nil
+	}
+	os.Remove(sock) // stale: no daemon answers, and none can start while we hold the lock
+	if err := startDaemon(ctx, o); err != nil {
+		return nil, err
+	}
+	return net.Dial("unix", sock)
+}
+
+// startDaemon starts the daemon detached and waits for its ready line.
+func startDaemon(ctx context.Context, o ProxyOptions) error {
+	logPath := filepath.Join(o.Dir, "daemon.log")
+	if info, err := os.Stat(logPath); err == nil && info.Size() > 1<<20 {
+		os.Rename(logPath, logPath+".old")
+	}
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open the daemon log: %w", err)
+	}
+	defer logf.Close()
+	ready, readyW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start the host daemon: %w", err)
+	}
+	defer ready.Close()
+	cmd := exec.Command(o.Daemon[0], o.Daemon[1:]...)
+	cmd.Stderr = logf
+	cmd.ExtraFiles = []*os.File{readyW}
+	// A session of its own: no controlling terminal, and the ssh session's hangup does
+	// not reach it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	readyW.Close()
+	if err != nil {
+		return fmt.Errorf("start the host daemon: %w", err)
+	}
+	// Reap it should it exit while this proxy still runs; after the proxy exits, init
+	// does.
+	go cmd.Wait()
+	ready.SetReadDeadline(time.Now().Add(o.StartTimeout))
+	stop := context.AfterFunc(ctx, func() { ready.SetReadDeadline(time.Now()) })
+	defer stop()
+	line, err := bufio.NewReader(ready).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("the host daemon did not start (%v); see %s", err, logPath)
+	}
+	o.Log.Info("started the host daemon", "pid", cmd.Process.Pid, "said", strings.TrimSpace(line))
+	return nil
+}
+
+// PrivateDir creates dir with mode 0700 if needed and checks that it is a directory of
+// this user that no one else can enter.
+func PrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the host daemon's directory: %w", err)
+	}
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("check the host daemon's directory: %w", err)
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	switch {
+	case !info.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	case ok && int(st.Uid) != os.Getuid():
+		return fmt.Errorf("%s belongs to another user (uid %d)", dir, st.Uid)
+	case info.Mode().Perm()&0o077 != 0:
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("make %s private: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// LockDir takes the start lock of the daemon's directory, waiting for it; call unlock to
+// let it go.
+func LockDir(dir string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(dir, "start.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the host daemon's start lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("take the host daemon's start lock: %w", err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
