@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -92,25 +93,20 @@ func Proxy(ctx context.Context, in io.Reader, out io.Writer, o ProxyOptions) err
 	if _, err := out.Write(hello); err != nil {
 		return fmt.Errorf("host proxy: write: %w", err)
 	}
-	inDone := make(chan struct{})
+	var inEnded atomic.Bool // set before the daemon can see the end of its input
 	go func() {
 		io.Copy(c, in)
 		// The controller's side ended: let the daemon see the end of its input.
+		inEnded.Store(true)
 		if cw, ok := c.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite()
 		}
-		close(inDone)
 	}()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	_, err = io.Copy(out, c)
-	select {
-	case <-inDone:
+	if inEnded.Load() || ctx.Err() != nil {
 		return nil // the controller ended the connection; the daemon closed its side
-	default:
-	}
-	if ctx.Err() != nil {
-		return nil
 	}
 	if err == nil {
 		err = errors.New("it closed the connection")

@@ -518,7 +518,7 @@ func (r *Remote) recoverCall(ctx context.Context, c *conn, owner, tool string, i
 	dropped := c.endErr()
 	instance := c.hostHello().Instance
 	unknown := func(why string) tools.Result {
-		return tools.Result{Unknown: true, IsError: true, Text: fmt.Sprintf(
+		return tools.Result{Unknown: true, Text: fmt.Sprintf(
 			"host %s: the connection ended while this call was in flight (%v)%s. The call's outcome is unknown: it may have run. Inspect its effects on %s before repeating it.",
 			r.spec.Alias, dropped, why, r.spec.Alias)}
 	}
@@ -617,14 +617,27 @@ func (r *Remote) Inventory(ctx context.Context, owner string) Inventory {
 	return inv
 }
 
-// Release ends every resource owner holds on an attached host, waiting at most
-// QueryTimeout, and forgets what the controller kept for owner. It never connects.
+// Release ends every resource owner holds on the host, waiting at most QueryTimeout, and
+// forgets what the controller kept for owner. It asks an attached host; when the
+// connection dropped while owner held resources there, it attaches again (bounded by
+// AttachTimeout) so the host daemon ends them now rather than after its grace period. It
+// never connects a remote owner has not used.
 func (r *Remote) Release(ctx context.Context, owner string) {
 	r.mu.Lock()
 	c := r.conn
+	_, dropped := r.lost[owner]
 	delete(r.held, owner)
-	delete(r.lost, owner)
 	delete(r.inv, owner)
+	r.mu.Unlock()
+	if c == nil && dropped {
+		var err error
+		if c, _, err = r.attach(ctx, owner); err != nil {
+			r.log.Warn("release after a drop", "owner", owner, "err", err)
+			return
+		}
+	}
+	r.mu.Lock()
+	delete(r.lost, owner)
 	r.mu.Unlock()
 	if c == nil {
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -182,7 +183,7 @@ func TestRemoteDaemonGone(t *testing.T) {
 	wg.Wait()
 	notices := 0
 	for _, got := range []tools.Result{killer, slow} {
-		if !got.Unknown || !got.IsError || !strings.Contains(got.Text, "host devbox: the connection ended while this call was in flight") ||
+		if !got.Unknown || got.IsError || !strings.Contains(got.Text, "host devbox: the connection ended while this call was in flight") ||
 			!strings.Contains(got.Text, "the host daemon that ran it is gone") || !strings.Contains(got.Text, "outcome is unknown") {
 			t.Errorf("call in flight when the daemon died = %+v, want an unknown outcome", got)
 		}
@@ -340,5 +341,31 @@ func TestRemoteRelease(t *testing.T) {
 	}
 	if text, _ := rcall(t, r, "o2", map[string]any{"action": "list"}); !strings.Contains(text, "b1") {
 		t.Errorf("o2's list after o1's Release = %q", text)
+	}
+}
+
+// TestRemoteReleaseAfterDrop: a controller that ends cleanly after a drop attaches again
+// to release what its owner holds, so the daemon does not keep it for the grace period.
+func TestRemoteReleaseAfterDrop(t *testing.T) {
+	r := newTestRemote(t, RemoteSpec{}, testRemoteOptions(t))
+	text, isErr := rcall(t, r, "o1", map[string]any{"action": "start", "command": "echo pid=$$; exec sleep 1000"})
+	_, after, ok := strings.Cut(text, "pid=")
+	if isErr || !ok {
+		t.Fatalf("start = %q", text)
+	}
+	session, _ := strconv.Atoi(strings.Fields(after)[0])
+	r.mu.Lock()
+	proxy := r.conn.cmd.Process.Pid
+	r.mu.Unlock()
+	syscall.Kill(proxy, syscall.SIGKILL)
+	waitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return r.Status().State == StateDropped })
+	if gone(session) {
+		t.Fatalf("the session ended with the connection")
+	}
+	r.Release(t.Context(), "o1")
+	waitFor(t, 5*time.Second, "the session outlived the release", func() bool { return gone(session) })
+	r.Release(t.Context(), "o2") // an owner that never used the host does not connect it
+	if st := r.Status(); st.Attaches != 2 {
+		t.Errorf("Status = %+v, want 2 attaches", st)
 	}
 }

@@ -205,7 +205,10 @@ func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, c
 		live := !cs.ended
 		if kc != nil {
 			kc.res = res
-			if live {
+			switch {
+			case live && resultSize(res) > maxKeptResult:
+				delete(o.calls, call.Key) // answered; too big to keep in case the answer is lost
+			case live:
 				kc.expires = time.Now().Add(d.o.ResultTTL)
 			}
 			close(kc.done)
@@ -216,6 +219,18 @@ func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, c
 		}
 	})
 	return nil
+}
+
+// maxKeptResult bounds a result kept for a fetch after it was answered on a live
+// connection (images make results large).
+const maxKeptResult = 1 << 20
+
+func resultSize(res tools.Result) int {
+	n := len(res.Text)
+	for _, im := range res.Images {
+		n += len(im.Data)
+	}
+	return n
 }
 
 // fetch returns the owner's call with the key, or nil.

@@ -154,6 +154,6 @@ func (a *app) newDaemon(o options, log *slog.Logger) *hosts.Daemon {
 func hostEnv(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		return name == "SSH_CLIENT" || name == "SSH_CONNECTION" || name == "SSH_TTY"
+		return name == "SSH_CLIENT" || name == "SSH2_CLIENT" || name == "SSH_CONNECTION" || name == "SSH_TTY"
 	})
 }
