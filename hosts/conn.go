@@ -233,7 +233,7 @@ func (c *conn) request(ctx context.Context, m proto.Msg) (proto.Msg, error) {
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()
-		return proto.Msg{}, errConnEnded
+		return proto.Msg{}, errNotSent
 	}
 	c.next++
 	m.ID = c.next
@@ -272,6 +272,10 @@ func (c *conn) request(ctx context.Context, m proto.Msg) (proto.Msg, error) {
 // errConnEnded is returned by request when the connection ended first; the reason is
 // conn.endErr.
 var errConnEnded = errors.New("the connection to the host ended")
+
+// errNotSent is returned by request when the connection had ended before m was sent: the
+// host never saw it.
+var errNotSent = fmt.Errorf("%w before the request was sent", errConnEnded)
 
 // hostHello returns the host's hello.
 func (c *conn) hostHello() proto.Hello {

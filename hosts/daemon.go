@@ -223,9 +223,20 @@ func (d *Daemon) Run(ctx context.Context, l net.Listener, lock func() (unlock fu
 	conns.Go(func() {
 		for {
 			c, err := l.Accept()
-			if err != nil {
+			if errors.Is(err, net.ErrClosed) {
 				accepted <- err
 				return
+			}
+			if err != nil {
+				// Out of descriptors, say: everything the daemon holds is worth a retry.
+				d.log.Warn("accept", "err", err)
+				select {
+				case <-ctx.Done():
+					accepted <- err
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+				continue
 			}
 			conns.Go(func() {
 				defer c.Close()

@@ -477,8 +477,20 @@ func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMes
 	}
 	key := newCallKey()
 	m, err := c.request(ctx, proto.Msg{Call: &proto.Call{Owner: owner, Tool: tool, Input: input, Key: key}})
+	if errors.Is(err, errNotSent) {
+		// The connection ended before the call went out, so it never ran: send it once
+		// more on a fresh connection.
+		var more string
+		if c, more, err = r.attach(ctx, owner); err != nil {
+			return tools.Errorf("host %s: the connection ended before this call was sent (it did not run), and attaching again failed: %v", r.spec.Alias, err)
+		}
+		notice += more
+		m, err = c.request(ctx, proto.Msg{Call: &proto.Call{Owner: owner, Tool: tool, Input: input, Key: key}})
+	}
 	var res tools.Result
 	switch {
+	case errors.Is(err, errNotSent):
+		res = tools.Errorf("host %s: the connection ended twice before this call was sent; it did not run", r.spec.Alias)
 	case errors.Is(err, errConnEnded):
 		res = r.recoverCall(ctx, c, owner, tool, input, key)
 	case err != nil && ctx.Err() != nil:

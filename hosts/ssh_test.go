@@ -398,7 +398,8 @@ func TestSSHInstall(t *testing.T) {
 		t.Errorf("install left temporary files: %v", left)
 	}
 	out, err = w.mycoCmd(t, "hosts", "check", "devbox")
-	if err != nil || !strings.Contains(out, "myco on devbox: "+filepath.Join(bin, "myco")) || !strings.Contains(out, "devbox is ready") {
+	if err != nil || !strings.Contains(out, "myco on devbox: "+filepath.Join(bin, "myco")) || !strings.Contains(out, "devbox is ready") ||
+		!strings.Contains(out, "host daemon: pid ") || !strings.Contains(out, "bash sessions for 30m0s") {
 		t.Errorf("check after install: %v %q", err, out)
 	}
 }

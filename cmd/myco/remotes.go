@@ -124,6 +124,10 @@ func (a *app) checkHost(ctx context.Context, r *hosts.Remote) int {
 func (a *app) printReady(alias string, h proto.Hello) {
 	fmt.Fprintf(a.stdout, "%s is ready: host protocol %d, myco %s, %s/%s, shell %s, directory %s\n",
 		alias, h.Protocol, h.Version, h.OS, h.Arch, h.Shell, h.Dir)
+	if h.Instance != "" {
+		fmt.Fprintf(a.stdout, "host daemon: pid %d, instance %s; it keeps a dropped connection's bash sessions for %s\n",
+			h.PID, h.Instance, time.Duration(h.GraceSecs)*time.Second)
+	}
 }
 
 // installHost copies the running binary to ~/.local/bin/myco on the remote, then runs the
