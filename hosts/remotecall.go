@@ -1,0 +1,186 @@
+package hosts
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"myco/hosts/proto"
+	"myco/hosts/tools"
+)
+
+// Call runs tool on the host for owner, attaching first when needed. Failures to attach
+// and host-side errors come back as error results that say what happened. A call in
+// flight when the connection drops re-attaches at once: when the same host daemon answers,
+// the call's result is fetched from it by key; otherwise its outcome is unknown.
+func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMessage) tools.Result {
+	c, notice, err := r.attach(ctx, owner)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tools.Errorf("host %s: cancelled while attaching: %v", r.spec.Alias, context.Cause(ctx))
+		}
+		return tools.Errorf("%v", err)
+	}
+	key := newCallKey()
+	m, err := c.request(ctx, proto.Msg{Call: &proto.Call{Owner: owner, Tool: tool, Input: input, Key: key}})
+	if errors.Is(err, errNotSent) {
+		// The connection ended before the call went out, so it never ran: send it once
+		// more on a fresh connection.
+		var more string
+		if c, more, err = r.attach(ctx, owner); err != nil {
+			return tools.Errorf("host %s: the connection ended before this call was sent (it did not run), and attaching again failed: %v", r.spec.Alias, err)
+		}
+		notice += more
+		m, err = c.request(ctx, proto.Msg{Call: &proto.Call{Owner: owner, Tool: tool, Input: input, Key: key}})
+	}
+	var res tools.Result
+	switch {
+	case errors.Is(err, errNotSent):
+		res = tools.Errorf("host %s: the connection ended twice before this call was sent; it did not run", r.spec.Alias)
+	case errors.Is(err, errConnEnded):
+		res = r.recoverCall(ctx, c, owner, tool, input, key)
+	case err != nil && ctx.Err() != nil:
+		res = tools.Errorf("host %s: cancelled; the call may still be running there (calls over the host pipe cannot be cancelled mid-flight)", r.spec.Alias)
+	case err != nil:
+		res = tools.Errorf("host %s: %v", r.spec.Alias, err)
+	default:
+		res = r.answer(c, owner, tool, input, m)
+	}
+	if notice != "" {
+		res.Text = notice + res.Text
+	}
+	return res
+}
+
+// answer turns the host's response to a call into the call's result.
+func (r *Remote) answer(c *conn, owner, tool string, input json.RawMessage, m proto.Msg) tools.Result {
+	switch {
+	case m.Err != nil:
+		return tools.Errorf("host %s: %s", r.spec.Alias, m.Err.Message)
+	case m.Result == nil:
+		return tools.Errorf("host %s: the host answered the call with a frame that is not a result", r.spec.Alias)
+	}
+	res := *m.Result
+	res.Unknown = false // only this side decides that
+	r.noteCall(c.hostHello().Instance, owner, tool, action(input), res)
+	if res.IsError {
+		res.Text = "host " + r.spec.Alias + ": " + res.Text // the per-host tool error, say where
+	}
+	return res
+}
+
+// recoverCall learns the outcome of a call whose connection c ended while it was in
+// flight: it re-attaches and, when the same host daemon answers, fetches the result by
+// key. Anything else is an unknown outcome.
+func (r *Remote) recoverCall(ctx context.Context, c *conn, owner, tool string, input json.RawMessage, key string) tools.Result {
+	dropped := c.endErr()
+	instance := c.hostHello().Instance
+	unknown := func(why string) tools.Result {
+		return tools.Result{Unknown: true, Text: fmt.Sprintf(
+			"host %s: the connection ended while this call was in flight (%v)%s. The call's outcome is unknown: it may have run. Inspect its effects on %s before repeating it.",
+			r.spec.Alias, dropped, why, r.spec.Alias)}
+	}
+	if instance == "" {
+		return unknown(", and the host kept nothing across it")
+	}
+	nc, notice, err := r.attach(ctx, owner)
+	if err != nil {
+		return unknown(fmt.Sprintf(", and attaching again to ask for its result failed: %v", err))
+	}
+	var res tools.Result
+	if now := nc.hostHello().Instance; now != instance {
+		res = unknown(fmt.Sprintf(", and the host daemon that ran it is gone: another instance (%s, was %s) answered the re-attach", now, instance))
+	} else {
+		m, err := nc.request(ctx, proto.Msg{Fetch: &proto.Fetch{Owner: owner, Key: key}})
+		switch {
+		case err != nil:
+			res = unknown(fmt.Sprintf("; asking the host daemon for its result failed too: %v", err))
+		case m.Err != nil:
+			res = unknown(fmt.Sprintf("; the host daemon no longer holds its result: %s", m.Err.Message))
+		default:
+			res = r.answer(nc, owner, tool, input, m)
+			res.Text = fmt.Sprintf("[myco: the connection to host %s dropped while this call ran (%v); myco re-attached to the same host daemon, which kept the call running. This is its result.]\n", r.spec.Alias, dropped) + res.Text
+			notice = "" // said already
+		}
+	}
+	if notice != "" {
+		res.Text = notice + res.Text
+	}
+	return res
+}
+
+// newCallKey returns a key that names one call among its owner's.
+func newCallKey() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// action returns a bash input's action field.
+func action(input json.RawMessage) string {
+	var in struct {
+		Action string `json:"action"`
+	}
+	_ = json.Unmarshal(input, &in)
+	return in.Action
+}
+
+// holding is what one owner holds on the host: its bash sessions, on the host daemon
+// instance that keeps them.
+type holding struct {
+	instance string
+	sessions []string
+}
+
+// lostNote is a drop an owner's next call hears about.
+type lostNote struct {
+	instance string   // the daemon instance that held the owner's resources
+	sessions []string // the bash sessions the owner started there
+	at       time.Time
+	err      error
+}
+
+// takeLost returns and forgets the notice owner's next call carries about a drop, now
+// that the host daemon instance answers; r.mu is held. On the same instance the owner's
+// resources were kept; on another they are gone.
+func (r *Remote) takeLost(owner, instance string) string {
+	n, ok := r.lost[owner]
+	if !ok {
+		return ""
+	}
+	delete(r.lost, owner)
+	if n.instance != "" && n.instance == instance {
+		return fmt.Sprintf("[myco: the connection to host %s dropped at %s (%v) and was re-established to the same host daemon, which kept this runtime's bash sessions and editor read stamps; output produced meanwhile is returned by action=read.]\n",
+			r.spec.Alias, n.at.Format(time.TimeOnly), n.err)
+	}
+	delete(r.held, owner)
+	what := "its editor read stamps are gone (view files again before editing them)"
+	if len(n.sessions) > 0 {
+		what = fmt.Sprintf("bash sessions %s started there are gone, and so are its editor read stamps", strings.Join(n.sessions, ", "))
+	}
+	return fmt.Sprintf("[myco: the earlier connection to host %s ended at %s (%v); %s. This call re-attached to a new host process.]\n",
+		r.spec.Alias, n.at.Format(time.TimeOnly), n.err, what)
+}
+
+// noteCall records that owner holds resources on the host that answered with hello, and
+// a bash session it started.
+func (r *Remote) noteCall(instance, owner, tool, action string, res tools.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.held[owner]
+	if h == nil || h.instance != instance {
+		h = &holding{instance: instance}
+		r.held[owner] = h
+	}
+	if tool == "bash" && action == "start" && !res.IsError {
+		if id, ok := strings.CutPrefix(res.Text, "session_id: "); ok {
+			id, _, _ = strings.Cut(id, "\n")
+			h.sessions = append(h.sessions, id)
+		}
+	}
+}
