@@ -137,7 +137,7 @@ func connectDaemon(ctx context.Context, o ProxyOptions) (net.Conn, error) {
 	}
 	sock := filepath.Join(o.Dir, o.Socket)
 	if len(sock) >= 104 { // sun_path is 104 bytes on the BSDs, 108 on Linux
-		return nil, fmt.Errorf("the socket path %s is too long for a Unix socket; set XDG_RUNTIME_DIR to a shorter directory", sock)
+		return nil, fmt.Errorf("the socket path %s is too long for a Unix socket; set TMPDIR to a shorter directory on the host", sock)
 	}
 	if c, err := net.Dial("unix", sock); err == nil {
 		return c, nil

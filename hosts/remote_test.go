@@ -345,7 +345,8 @@ func TestRemoteRelease(t *testing.T) {
 }
 
 // TestRemoteReleaseAfterDrop: a controller that ends cleanly after a drop attaches again
-// to release what its owner holds, so the daemon does not keep it for the grace period.
+// to release what its owner holds, so the daemon does not keep it for the grace period;
+// another owner's next call hears that its session was kept.
 func TestRemoteReleaseAfterDrop(t *testing.T) {
 	r := newTestRemote(t, RemoteSpec{}, testRemoteOptions(t))
 	text, isErr := rcall(t, r, "o1", map[string]any{"action": "start", "command": "echo pid=$$; exec sleep 1000"})
@@ -354,6 +355,9 @@ func TestRemoteReleaseAfterDrop(t *testing.T) {
 		t.Fatalf("start = %q", text)
 	}
 	session, _ := strconv.Atoi(strings.Fields(after)[0])
+	if text, isErr := rcall(t, r, "o2", map[string]any{"action": "start", "command": "exec cat"}); isErr {
+		t.Fatalf("start = %q", text)
+	}
 	r.mu.Lock()
 	proxy := r.conn.cmd.Process.Pid
 	r.mu.Unlock()
@@ -364,8 +368,12 @@ func TestRemoteReleaseAfterDrop(t *testing.T) {
 	}
 	r.Release(t.Context(), "o1")
 	waitFor(t, 5*time.Second, "the session outlived the release", func() bool { return gone(session) })
-	r.Release(t.Context(), "o2") // an owner that never used the host does not connect it
+	r.Release(t.Context(), "o3") // an owner that never used the host does not connect it
 	if st := r.Status(); st.Attaches != 2 {
 		t.Errorf("Status = %+v, want 2 attaches", st)
+	}
+	text, isErr = rcall(t, r, "o2", map[string]any{"action": "list"})
+	if isErr || !strings.Contains(text, "re-established to the same host daemon") || !strings.Contains(text, "b1\trunning") {
+		t.Errorf("o2's list after the drop = %q, want a notice and its session", text)
 	}
 }

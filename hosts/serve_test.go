@@ -383,3 +383,23 @@ func TestHostGraceReaps(t *testing.T) {
 		t.Errorf("read b1 after the grace period = %+v, want unknown", m)
 	}
 }
+
+// TestHostConcurrentStartsOneDaemon starts five hosts at once on a directory with no
+// daemon: the start lock lets one of them start it, and all five reach that one.
+func TestHostConcurrentStartsOneDaemon(t *testing.T) {
+	dir := daemonDir(t)
+	var hs []*hostProc
+	for range 5 {
+		hs = append(hs, startHostIn(t, dir, 100))
+	}
+	instances := map[string]bool{}
+	for _, h := range hs {
+		instances[h.handshake(t).Instance] = true
+	}
+	if len(instances) != 1 {
+		t.Errorf("five hosts started at once reached daemons %v, want one", instances)
+	}
+	if pids, _ := filepath.Glob(filepath.Join(dir, "*.pid")); len(pids) != 1 {
+		t.Errorf("pid files %v, want one", pids)
+	}
+}

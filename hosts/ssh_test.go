@@ -91,8 +91,8 @@ PubkeyAuthentication yes
 PermitRootLogin prohibit-password
 AllowUsers %s
 LogLevel ERROR
-SetEnv HOME=%s PATH=%s/.local/bin:/usr/local/bin:/usr/bin:/bin
-`, port, hostKey, filepath.Join(w.dir, "authorized_keys"), filepath.Join(w.dir, "sshd.pid"), u.Username, w.home, w.home))
+SetEnv HOME=%s PATH=%s/.local/bin:/usr/local/bin:/usr/bin:/bin TMPDIR=%s
+`, port, hostKey, filepath.Join(w.dir, "authorized_keys"), filepath.Join(w.dir, "sshd.pid"), u.Username, w.home, w.home, filepath.Join(w.dir, "tmp")))
 	var log bytes.Buffer
 	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -139,8 +139,11 @@ Host *
 	LogLevel ERROR
 `, w.home, w.closedPort, u.Username, userKey))
 	writeFile(t, filepath.Join(w.home, ".ssh", "conf.d", "devbox.conf"), fmt.Sprintf("Host devbox\n\tHostName 127.0.0.1\n\tPort %d\n", port))
-	// The remote side's host daemons live in its (temporary) HOME.
-	t.Cleanup(func() { stopDaemons(t, filepath.Join(w.home, ".myco-host")) })
+	// The remote side's host daemons live in its own TMPDIR.
+	if err := os.Mkdir(filepath.Join(w.dir, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopDaemons(t, filepath.Join(w.dir, "tmp", fmt.Sprintf("myco-%d", os.Getuid()))) })
 	w.specs, err = LoadSSHConfig(SSHConfigOptions{Path: w.config, Default: filepath.Join(u.HomeDir, ".ssh", "config")})
 	if err != nil {
 		t.Fatal(err)
@@ -231,9 +234,10 @@ func TestSSHRemoteTools(t *testing.T) {
 	}
 }
 
-// TestSSHDropKeepsSession kills the ssh client: the remote host daemon keeps the bash
-// session, which prints while no one is connected, and bash read returns that output
-// after the lazy re-attach.
+// TestSSHDropKeepsSession kills the ssh client with an exec call in flight: the remote
+// host daemon keeps the bash session, which prints while no one is connected, and lets
+// the call finish; the controller re-attaches at once, fetches the call's result, and bash
+// read returns the session's output.
 func TestSSHDropKeepsSession(t *testing.T) {
 	w := startSSHD(t)
 	o := sshOptions(t)
@@ -241,24 +245,34 @@ func TestSSHDropKeepsSession(t *testing.T) {
 	o.OnState = states.add
 	h := newRemoteHarness(t, w.spec(t, "devbox"), o)
 	ex := h.For("rt1")
-	flag := filepath.Join(t.TempDir(), "go")
-	res := hcall(t, ex, "bash", map[string]any{"action": "start", "host": "devbox",
-		"command": "echo early; while [ ! -e " + flag + " ]; do sleep 0.02; done; echo late; exec sleep 1000"})
+	dir := t.TempDir()
+	flag, started := filepath.Join(dir, "go"), filepath.Join(dir, "started")
+	wait := "while [ ! -e " + flag + " ]; do sleep 0.02; done; "
+	res := hcall(t, ex, "bash", map[string]any{"action": "start", "host": "devbox", "command": "echo early; " + wait + "echo late; exec sleep 1000"})
 	if res.IsError || !strings.Contains(res.Text, "early") {
 		t.Fatalf("start = %+v", res)
 	}
+	var wg sync.WaitGroup
+	var inFlight model.ToolResult
+	wg.Go(func() {
+		inFlight = hcall(t, ex, "bash", map[string]any{"host": "devbox", "command": "touch " + started + "; " + wait + "echo exec-done"})
+	})
+	waitFor(t, 10*time.Second, "the call did not start", func() bool { _, err := os.Stat(started); return err == nil })
 	r := h.Remote("devbox")
 	r.mu.Lock()
 	ssh := r.conn.cmd.Process.Pid
 	r.mu.Unlock()
 	syscall.Kill(ssh, syscall.SIGKILL)
-	waitFor(t, 10*time.Second, "the drop was not noticed", func() bool { return r.Status().State == StateDropped })
+	waitFor(t, 10*time.Second, "the drop was not noticed", func() bool { return strings.Contains(states.String(), "dropped") })
 	if err := os.WriteFile(flag, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	wg.Wait()
+	if inFlight.Unknown || inFlight.IsError || !strings.Contains(inFlight.Text, "exec-done") || !strings.Contains(inFlight.Text, "dropped while this call ran") {
+		t.Errorf("the call in flight at the drop = %+v, want its result from the daemon", inFlight)
+	}
 	res = hcall(t, ex, "bash", map[string]any{"action": "read", "session_id": "b1", "timeout_secs": 5, "host": "devbox"})
-	if res.IsError || !strings.Contains(res.Text, "late") || strings.Contains(res.Text, "early") ||
-		!strings.Contains(res.Text, "re-established to the same host daemon") {
+	if res.IsError || !strings.Contains(res.Text, "late") || strings.Contains(res.Text, "early") {
 		t.Errorf("read b1 after the re-attach = %+v, want the output produced while disconnected", res)
 	}
 	if got, want := states.String(), "attached/1 dropped/1 attached/2"; got != want {

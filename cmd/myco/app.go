@@ -82,7 +82,7 @@ func (a *app) parse() (options, error) {
 	fs.IntVar(&o.maxImage, "max-image-base64-bytes", 5<<20, "with --mode host: the largest image view_image returns, measured as base64 (`N` bytes)")
 	fs.DurationVar(&o.hostGrace, "host-grace", 30*time.Minute, "with --mode host: how long the host daemon keeps a dropped controller's bash sessions (`DURATION`), when it starts one")
 	fs.DurationVar(&o.hostIdle, "host-idle", 10*time.Second, "with --mode host: the host daemon exits after `DURATION` with nothing to keep, when it starts one")
-	fs.StringVar(&o.hostDir, "host-dir", "", "with --mode host: the host daemon's private `DIR` (default $XDG_RUNTIME_DIR/myco, else ~/.myco-host)")
+	fs.StringVar(&o.hostDir, "host-dir", "", "with --mode host: the host daemon's private `DIR` (default $TMPDIR/myco-UID, else /tmp/myco-UID)")
 	fs.BoolVar(&o.noDaemon, "no-daemon", false, "with --mode host: serve in this process, without the host daemon (processes end when the connection does)")
 	if err := fs.Parse(a.args); err != nil {
 		return o, err

@@ -64,20 +64,19 @@ func (a *app) proxy(ctx context.Context, o options, log *slog.Logger) error {
 	})
 }
 
-// hostDir is the host daemon's directory: --host-dir, else $XDG_RUNTIME_DIR/myco, else
-// ~/.myco-host.
+// hostDir is the host daemon's directory: --host-dir, else myco-UID in $TMPDIR or /tmp,
+// as tmux does. Not $XDG_RUNTIME_DIR, which logind removes when the user's last session
+// ends, the very drop the daemon is there to outlive; not the home directory, which may be
+// shared by several machines over NFS.
 func (a *app) hostDir(o options) string {
 	if o.hostDir != "" {
 		return o.hostDir
 	}
-	if x := a.getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
-		return filepath.Join(x, "myco")
+	tmp := a.getenv("TMPDIR")
+	if !filepath.IsAbs(tmp) {
+		tmp = "/tmp"
 	}
-	home := a.getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return filepath.Join(home, ".myco-host")
+	return filepath.Join(tmp, fmt.Sprintf("myco-%d", os.Getuid()))
 }
 
 // hostDaemon runs the per-user host daemon (myco --mode host-daemon, started by a proxy):
