@@ -137,10 +137,13 @@ func (d *Daemon) hold(cs *connState, name string) *owner {
 		o = &owner{conns: map[*connState]bool{}, calls: map[string]*keyedCall{}}
 		d.owners[name] = o
 	}
-	if !cs.ended {
+	switch {
+	case !cs.ended:
 		o.conns[cs] = true
 		o.dropped = time.Time{}
 		cs.owners[name] = true
+	case len(o.conns) == 0 && o.dropped.IsZero():
+		o.dropped = time.Now() // held by no connection: the grace period runs
 	}
 	d.idle = time.Time{}
 	return o

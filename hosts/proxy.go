@@ -192,7 +192,7 @@ func startDaemon(ctx context.Context, o ProxyOptions) error {
 	defer stop()
 	line, err := bufio.NewReader(ready).ReadString('\n')
 	if err != nil {
-		return fmt.Errorf("the host daemon did not start (%v); see %s", err, logPath)
+		return fmt.Errorf("the host daemon did not start (see %s): %w", logPath, err)
 	}
 	o.Log.Info("started the host daemon", "pid", cmd.Process.Pid, "said", strings.TrimSpace(line))
 	return nil

@@ -143,7 +143,9 @@ func TestHostVersionMismatch(t *testing.T) {
 			t.Errorf("mismatch error %q lacks %q", m.Err.Message, want)
 		}
 	}
-	h.waitExit(t)
+	if err := h.waitExit(t); err == nil {
+		t.Errorf("the host exited 0 after a mismatch")
+	}
 }
 
 func TestHostFirstFrameNotHello(t *testing.T) {
