@@ -405,3 +405,23 @@ func TestHostConcurrentStartsOneDaemon(t *testing.T) {
 		t.Errorf("pid files %v, want one", pids)
 	}
 }
+
+// TestHostFallsBackWithoutDaemon: when no daemon can run (here its directory is a file),
+// the host serves in its own process and says so on stderr.
+func TestHostFallsBackWithoutDaemon(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	writeFile(t, file, "x")
+	h := startHostIn(t, file, 100)
+	if hello := h.handshake(t); hello.PID != h.cmd.Process.Pid {
+		t.Errorf("hello pid = %d, want the host's own %d", hello.PID, h.cmd.Process.Pid)
+	}
+	h.send(t, bashCall(1, "o1", map[string]any{"command": "echo ok"}))
+	if m := h.read(t); m.Result == nil || !strings.Contains(m.Result.Text, "ok") {
+		t.Errorf("call = %+v", m)
+	}
+	h.stdin.Close()
+	h.waitExit(t)
+	if !strings.Contains(h.stderr.String(), "serving in this process, without the host daemon") || !strings.Contains(h.stderr.String(), "not a directory") {
+		t.Errorf("stderr = %q, want the fallback and its reason", h.stderr)
+	}
+}
