@@ -11,7 +11,7 @@ build:
 # test: vet, the gofmt check, the race-enabled suite and a short fuzz of the session loader.
 test: lint
 	$(GO) test -race -count=1 $(PKGS)
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s ./sessions/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s -fuzzminimizetime 100x ./sessions/
 
 lint:
 	$(GO) vet $(PKGS)
