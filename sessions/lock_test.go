@@ -173,3 +173,40 @@ func TestTornTailCutBeforeAppend(t *testing.T) {
 		t.Errorf("after a torn tail and a turn: %d entries", len(th.Entries))
 	}
 }
+
+// TestUpdateNeverOverwritesNewerMetadata: a runtime whose copy of the document is stale
+// (another store, standing for another process, changed the scratchpad) sets the title; the
+// write takes the gate, reloads first, and keeps the other writer's scratchpad.
+func TestUpdateNeverOverwritesNewerMetadata(t *testing.T) {
+	f := newFixture(t)
+	other := NewStore(f.store.Dir())
+	sess2, err := other.Load(t.Context(), f.sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt2, err := NewRuntime(RuntimeOptions{Store: other, Session: sess2, Owner: "owner-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt2.Update(t.Context(), func(s *Session) { s.Scratchpad = "from the other process" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.rt.Update(t.Context(), func(s *Session) { s.Title = "from this one" }); err != nil {
+		t.Fatal(err)
+	}
+	got := loadFresh(t, f.store, f.sess.ID)
+	if got.Title != "from this one" || got.Scratchpad != "from the other process" {
+		t.Errorf("title %q, scratchpad %q: want both writes kept", got.Title, got.Scratchpad)
+	}
+	// While another holder has the gate, an Update waits for it (bounded by ctx).
+	unlock, err := other.lockSession(t.Context(), f.sess.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if err := f.rt.Update(ctx, func(s *Session) { s.Title = "late" }); err == nil {
+		t.Error("Update while another process held the session succeeded")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"myco/agent/model"
@@ -48,7 +49,8 @@ type Runtime struct {
 	inventory func(ctx context.Context) ([]string, error)
 	now       func() time.Time
 
-	unlock func() // releases the session's writer gate; set while a turn or compaction holds it
+	unlock  func()      // releases the session's writer gate; set while this runtime holds it
+	holding atomic.Bool // this runtime holds the gate (a turn, a compaction or an Update)
 
 	mu sync.Mutex // guards the fields below and the in-memory session document
 	// failed is the save error that stopped this session's work (fail closed).
@@ -90,8 +92,17 @@ func (rt *Runtime) View(f func(*Session)) {
 }
 
 // Update calls f with the session document under the runtime's lock and then saves the
-// metadata. f must change metadata only (title, links, scratchpad, archive status).
+// metadata. f must change metadata only (title, links, scratchpad, archive status). Outside
+// this runtime's turns and compactions it takes the session's writer gate for the write,
+// and with it a reload of a document another writer changed, so that a stale copy never
+// overwrites newer metadata; during them (the session tools) the gate is already held.
 func (rt *Runtime) Update(ctx context.Context, f func(*Session)) error {
+	if !rt.holding.Load() {
+		if err := rt.acquire(ctx, nil); err != nil {
+			return err
+		}
+		defer rt.release()
+	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.failed != nil {
@@ -152,12 +163,14 @@ func (rt *Runtime) acquire(ctx context.Context, waiting func(holder string)) err
 		rt.mu.Unlock()
 	}
 	rt.unlock = unlock
+	rt.holding.Store(true)
 	return nil
 }
 
 func (rt *Runtime) release() {
 	u := rt.unlock
 	rt.unlock = nil
+	rt.holding.Store(false)
 	u()
 }
 
