@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"myco/agent/model"
+	"myco/internal/atomicfile"
 )
 
 // ErrNotFound reports a session id with no file in the store.
@@ -108,7 +109,7 @@ func (s *Store) writeWhole(sess *Session) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.Path(sess.ID), data); err != nil {
+	if err := atomicfile.Write(s.Path(sess.ID), data, 0o600); err != nil {
 		return err
 	}
 	st, err := os.Stat(s.Path(sess.ID))
@@ -209,7 +210,7 @@ func (s *Store) upgrade(sess *Session, t *Thread, entries []Entry, usage *model.
 		return fmt.Errorf("upgrade session %s: %w", sess.ID, err)
 	}
 	backup := fmt.Sprintf("%s.v%d", path, sess.Upgraded)
-	if err := writeFileAtomic(backup, old); err != nil {
+	if err := atomicfile.Write(backup, old, 0o600); err != nil {
 		return fmt.Errorf("upgrade session %s: keep the version %d file: %w", sess.ID, sess.Upgraded, err)
 	}
 	before, usageBefore, from := len(t.Entries), t.Usage, sess.Upgraded
@@ -483,36 +484,4 @@ func (s *Store) readMeta(id string) (*metaRec, error) {
 		return nil, errors.New("no session header")
 	}
 	return meta, nil
-}
-
-// writeFileAtomic writes data to path through a synced temporary file and a rename, then
-// syncs the directory, so path holds either nothing or all of data.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename this fails harmlessly
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -6,7 +6,7 @@ import (
 	"myco/internal/depstest"
 )
 
-// TestDeps keeps the workspace package on the standard library alone.
+// TestDeps keeps the workspace package on the standard library and a file helper.
 func TestDeps(t *testing.T) {
-	depstest.Only(t, "myco/workspace")
+	depstest.Only(t, "myco/workspace", "myco/internal/atomicfile")
 }

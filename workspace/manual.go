@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"myco/internal/atomicfile"
 )
 
 // ExportManual writes the Markdown files of manual (the embedded docs/) into dir, replacing
@@ -32,7 +34,7 @@ func ExportManual(manual fs.FS, dir string) error {
 			keep[name] = true
 			continue
 		}
-		if err := writeAtomic(dst, data); err != nil {
+		if err := atomicfile.Write(dst, data, 0o644); err != nil {
 			return fmt.Errorf("export the manual: %w", err)
 		}
 		keep[name] = true
@@ -67,28 +69,4 @@ func ManualBlock(manual fs.FS, dir string) string {
 		b.WriteString(line + "\n")
 	}
 	return b.String()
-}
-
-// writeAtomic writes data to path through a synced temporary file and a rename.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
