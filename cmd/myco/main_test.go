@@ -14,7 +14,18 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"myco": func() { os.Exit(run()) }})
+	testscript.Main(cleanup{m}, map[string]func(){"myco": func() { os.Exit(run()) }})
+}
+
+// cleanup runs the tests and then removes the binary that [binary] built for them.
+type cleanup struct{ m *testing.M }
+
+func (c cleanup) Run() int {
+	code := c.m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	return code
 }
 
 // TestScripts runs the CLI scripts in testdata/script against the real binary (re-executed
