@@ -25,7 +25,8 @@ import (
 //	1: hello, call/result, error, ping/pong, inventory, release.
 //	2: the per-user host daemon: hello.instance, hello.pid and hello.grace_secs; call.key;
 //	   fetch (a call's result by key after a drop); proxy (proxy to daemon, first frame).
-const Version = 2
+//	3: call.progress and progress frames (a running call's newest output, host to controller).
+const Version = 3
 
 // MaxLine bounds one protocol line (an image result can be several MiB of base64).
 const MaxLine = 64 << 20
@@ -46,6 +47,7 @@ type Msg struct {
 	Released  *struct{}        `json:"released,omitempty"`
 	Fetch     *Fetch           `json:"fetch,omitempty"`
 	Proxy     *Proxy           `json:"proxy,omitempty"`
+	Progress  *Progress        `json:"progress,omitempty"`
 }
 
 // Hello is the first frame each way.
@@ -73,6 +75,15 @@ type Call struct {
 	Tool  string          `json:"tool"`
 	Input json.RawMessage `json:"input"`
 	Key   string          `json:"key,omitempty"`
+	// Progress asks for [Progress] frames while the call runs.
+	Progress bool `json:"progress,omitempty"`
+}
+
+// Progress is the newest output of a running call (at most [tools.ProgressBytes], cut at a
+// UTF-8 boundary), sent with the call's id when the call asked for it: at most one a second
+// per call, and the newest one not yet sent just before the result, never after it.
+type Progress struct {
+	Tail string `json:"tail"`
 }
 
 // Fetch asks the host daemon for the result of Owner's call Key, made on an earlier
@@ -189,7 +200,7 @@ func (m Msg) payloads() int {
 	n := 0
 	for _, set := range []bool{m.Hello != nil, m.Call != nil, m.Result != nil, m.Err != nil, m.Ping != nil,
 		m.Pong != nil, m.Inventory != nil, m.Resources != nil, m.Release != nil, m.Released != nil,
-		m.Fetch != nil, m.Proxy != nil} {
+		m.Fetch != nil, m.Proxy != nil, m.Progress != nil} {
 		if set {
 			n++
 		}

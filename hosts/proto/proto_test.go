@@ -29,6 +29,8 @@ func TestRoundTrip(t *testing.T) {
 		{ID: 7, Fetch: &Fetch{Owner: "rt1", Key: "k1"}},
 		{Proxy: &Proxy{MaxImageBase64Bytes: 100}},
 		{Hello: &Hello{Protocol: Version, Instance: "d1", PID: 42, GraceSecs: 1800}},
+		{ID: 8, Call: &Call{Owner: "rt1", Tool: "bash", Input: in, Key: "k2", Progress: true}},
+		{ID: 8, Progress: &Progress{Tail: "half\n"}},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
@@ -64,6 +66,7 @@ func TestReadMalformedGoesOn(t *testing.T) {
 		`{"id":7}`,
 		`{"id":8,"ping":{},"pong":{}}`,
 		`[1,2]`,
+		`{"id":10,"progress":{"tail":"x"},"pong":{}}`,
 		`{"id":9,"ping":{}}`,
 	}, "\n") + "\n"
 	r := NewReader(strings.NewReader(input))
@@ -76,6 +79,7 @@ func TestReadMalformedGoesOn(t *testing.T) {
 		{"no payload", true, 7},
 		{"two payloads", true, 8},
 		{"array", true, 0},
+		{"progress and another payload", true, 10},
 		{"good after bad", false, 9},
 	}
 	for _, tt := range tests {
