@@ -180,7 +180,8 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 }
 
 // call starts one tool call for the connection cs; its result goes to w with id while the
-// connection lives, and is kept for a fetch by key.
+// connection lives, and is kept for a fetch by key. A call that asks for progress sends
+// throttled progress frames to w before its result, while the connection lives.
 func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, call proto.Call) error {
 	if len(call.Input) == 0 {
 		call.Input = json.RawMessage("{}")
@@ -199,8 +200,25 @@ func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, c
 		kc = &keyedCall{done: make(chan struct{})}
 		o.calls[call.Key] = kc
 	}
+	ctx := d.ctx
+	var ps *progressSender
+	if call.Progress {
+		// Progress goes only to the connection that made the call, while it lives.
+		ps = &progressSender{send: func(tail string) {
+			d.mu.Lock()
+			live := !cs.ended
+			d.mu.Unlock()
+			if live {
+				w.Write(proto.Msg{ID: id, Progress: &proto.Progress{Tail: tail}})
+			}
+		}}
+		ctx = tools.WithProgress(ctx, ps.report)
+	}
 	d.calls.Go(func() {
-		res := t.Call(d.ctx, call.Owner, call.Input)
+		res := t.Call(ctx, call.Owner, call.Input)
+		if ps != nil {
+			ps.finish() // before the result: nothing is sent after it
+		}
 		d.mu.Lock()
 		live := !cs.ended
 		if kc != nil {

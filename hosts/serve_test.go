@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -423,5 +424,61 @@ func TestHostFallsBackWithoutDaemon(t *testing.T) {
 	h.waitExit(t)
 	if !strings.Contains(h.stderr.String(), "serving in this process, without the host daemon") || !strings.Contains(h.stderr.String(), "not a directory") {
 		t.Errorf("stderr = %q, want the fallback and its reason", h.stderr)
+	}
+}
+
+// TestHostProgress runs an exec call that prints, sleeps and prints again, on the daemon
+// and in-process. Asked for progress, the host sends a progress frame holding the first
+// output while the call still runs, and none after its result (a later call of 1.2 s, past
+// the throttle interval, shows none either); not asked, it sends none.
+func TestHostProgress(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		extra    []string
+		progress bool
+	}{
+		{"daemon", nil, true},
+		{"daemon not asked", nil, false},
+		{"in-process", []string{"--no-daemon"}, true},
+		{"in-process not asked", []string{"--no-daemon"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := startHostIn(t, daemonDir(t), 100, tt.extra...)
+			h.handshake(t)
+			call := bashCall(1, "o1", map[string]any{"command": "echo first; sleep 0.6; echo second"})
+			call.Call.Progress = tt.progress
+			h.send(t, call)
+			var tails []string
+			for {
+				m := h.read(t)
+				if m.ID != 1 {
+					t.Fatalf("frame %+v, want one of call 1", m)
+				}
+				if m.Result != nil {
+					if !strings.Contains(m.Result.Text, "first\nsecond\n") {
+						t.Fatalf("result = %q", m.Result.Text)
+					}
+					break
+				}
+				if m.Progress == nil {
+					t.Fatalf("frame %+v, want progress or the result", m)
+				}
+				tails = append(tails, m.Progress.Tail)
+			}
+			midRun := slices.ContainsFunc(tails, func(tail string) bool {
+				return strings.Contains(tail, "first") && !strings.Contains(tail, "second")
+			})
+			switch {
+			case tt.progress && !midRun:
+				t.Errorf("progress before the result = %q, want one with the first output only (sent while the call ran)", tails)
+			case !tt.progress && len(tails) > 0:
+				t.Errorf("progress frames %q for a call that did not ask for them", tails)
+			}
+			h.send(t, bashCall(2, "o1", map[string]any{"command": "sleep 1.2; echo later"}))
+			if m := h.read(t); m.ID != 2 || m.Result == nil {
+				t.Errorf("after the result of call 1: %+v, want only the result of call 2", m)
+			}
+		})
 	}
 }
