@@ -31,6 +31,7 @@ type conn struct {
 	mu      sync.Mutex // guards the fields below
 	next    uint64
 	pending map[uint64]chan proto.Msg
+	onProg  map[uint64]func(tail string) // a pending call's progress reporter
 	ended   bool
 	reason  error       // why the controller ended it, when it did
 	err     error       // why it ended; set before done closes
@@ -51,6 +52,7 @@ func startConn(argv []string, log *slog.Logger) (*conn, error) {
 		hello:   make(chan helloResult, 1),
 		done:    make(chan struct{}),
 		pending: map[uint64]chan proto.Msg{},
+		onProg:  map[uint64]func(string){},
 	}
 	c.cmd.Stderr = c.stderr
 	// Its own process group: a terminal's Ctrl-C cancels the turn, not the connection.
@@ -113,9 +115,21 @@ func (c *conn) readLoop() {
 			}
 			continue
 		}
+		if m.Progress != nil {
+			// Not a response: pass it on when the call asked for it, ignore it otherwise
+			// (an unknown id, or a call already answered).
+			c.mu.Lock()
+			report := c.onProg[m.ID]
+			c.mu.Unlock()
+			if report != nil {
+				report(m.Progress.Tail)
+			}
+			continue
+		}
 		c.mu.Lock()
 		ch := c.pending[m.ID]
 		delete(c.pending, m.ID)
+		delete(c.onProg, m.ID)
 		c.mu.Unlock()
 		if ch != nil {
 			ch <- m
@@ -132,7 +146,7 @@ func (c *conn) readLoop() {
 	default:
 		c.err = c.exitError(err, waitErr, junk, !first)
 	}
-	c.pending = nil
+	c.pending, c.onProg = nil, nil
 	c.mu.Unlock()
 	if first {
 		c.hello <- helloResult{err: c.err}
@@ -229,6 +243,12 @@ func (c *conn) exitError(readErr, waitErr error, junk []string, attached bool) e
 
 // request sends m with a fresh id and waits for the response with that id.
 func (c *conn) request(ctx context.Context, m proto.Msg) (proto.Msg, error) {
+	return c.requestProgress(ctx, m, nil)
+}
+
+// requestProgress is [conn.request] that passes the progress frames with m's id to report,
+// when set, from the read loop, until the response arrives; report must not block.
+func (c *conn) requestProgress(ctx context.Context, m proto.Msg, report func(tail string)) (proto.Msg, error) {
 	ch := make(chan proto.Msg, 1)
 	c.mu.Lock()
 	if c.ended {
@@ -238,10 +258,14 @@ func (c *conn) request(ctx context.Context, m proto.Msg) (proto.Msg, error) {
 	c.next++
 	m.ID = c.next
 	c.pending[m.ID] = ch
+	if report != nil {
+		c.onProg[m.ID] = report
+	}
 	c.mu.Unlock()
 	forget := func() {
 		c.mu.Lock()
 		delete(c.pending, m.ID)
+		delete(c.onProg, m.ID)
 		c.mu.Unlock()
 	}
 	if err := c.w.Write(m); err != nil {

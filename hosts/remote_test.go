@@ -1,10 +1,12 @@
 package hosts
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -375,5 +377,94 @@ func TestRemoteReleaseAfterDrop(t *testing.T) {
 	text, isErr = rcall(t, r, "o2", map[string]any{"action": "list"})
 	if isErr || !strings.Contains(text, "re-established to the same host daemon") || !strings.Contains(text, "b1\trunning") {
 		t.Errorf("o2's list after the drop = %q, want a notice and its session", text)
+	}
+}
+
+// progressLog records what a progress reporter receives, and counts reports that come
+// after the call returned.
+type progressLog struct {
+	mu       sync.Mutex // guards the fields below
+	tails    []string
+	returned bool
+	late     int
+}
+
+func (l *progressLog) report(tail string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.returned {
+		l.late++
+	}
+	l.tails = append(l.tails, tail)
+}
+
+// bashCaller is one way to make a remote bash exec call: through a [Remote] or a [Harness].
+type bashCaller func(ctx context.Context, command string) (text string, isErr bool)
+
+func remoteBash(r *Remote) bashCaller {
+	return func(ctx context.Context, command string) (string, bool) {
+		b, _ := json.Marshal(map[string]any{"command": command})
+		res := r.Call(ctx, "o1", "bash", b)
+		return res.Text, res.IsError
+	}
+}
+
+// call makes a bash exec call under a ctx that carries l as its reporter.
+func (l *progressLog) call(t *testing.T, bash bashCaller, command string) (string, bool) {
+	t.Helper()
+	text, isErr := bash(tools.WithProgress(t.Context(), l.report), command)
+	l.mu.Lock()
+	l.returned = true
+	l.mu.Unlock()
+	return text, isErr
+}
+
+// checkRemoteProgress: a reporter in the ctx of a remote call receives the call's output
+// while it runs (the first line before the second is printed), and nothing after.
+func checkRemoteProgress(t *testing.T, bash bashCaller) {
+	t.Helper()
+	var l progressLog
+	text, isErr := l.call(t, bash, "echo first; sleep 0.6; echo second")
+	if isErr || !strings.Contains(text, "first\nsecond\n") {
+		t.Fatalf("call = %q", text)
+	}
+	// The relay's goroutine has ended; a report after Call returned would be a bug, not a race.
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	midRun := slices.ContainsFunc(l.tails, func(tail string) bool {
+		return strings.Contains(tail, "first") && !strings.Contains(tail, "second")
+	})
+	if !midRun || l.late > 0 {
+		t.Errorf("reported %q (%d after the call returned), want the first output while the call ran and nothing after", l.tails, l.late)
+	}
+}
+
+func TestRemoteProgress(t *testing.T) {
+	r := newTestRemote(t, RemoteSpec{}, testRemoteOptions(t))
+	checkRemoteProgress(t, remoteBash(r))
+}
+
+// TestRemoteProgressStrayFrames: a host that sends progress for unknown ids, without an
+// id, malformed, too long, and after the result does not disturb the call; only its one
+// good progress frame is reported, cut to the newest ProgressBytes.
+func TestRemoteProgressStrayFrames(t *testing.T) {
+	long := "head" + strings.Repeat("x", tools.ProgressBytes)
+	host := fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"fake"}}'
+read hello; read call
+id=$(echo "$call" | sed 's/^{"id":\([0-9]*\),.*/\1/')
+echo '{"id":99,"progress":{"tail":"unknown id"}}'
+echo '{"progress":{"tail":"no id"}}'
+echo "{\"id\":$id,\"progress\":{\"tail\":123}}"
+echo "{\"id\":$id,\"progress\":{\"tail\":\"two payloads\"},\"pong\":{}}"
+echo "{\"id\":$id,\"progress\":{\"tail\":\"%s\"}}"
+echo "{\"id\":$id,\"result\":{\"text\":\"ok\"}}"
+echo "{\"id\":$id,\"progress\":{\"tail\":\"after the result\"}}"`, proto.Version, long)
+	r := newTestRemote(t, RemoteSpec{Command: []string{"sh", "-c", host}}, testRemoteOptions(t))
+	var l progressLog
+	if text, isErr := l.call(t, remoteBash(r), "true"); isErr || text != "ok" {
+		t.Fatalf("call = %q, want ok", text)
+	}
+	if want := strings.Repeat("x", tools.ProgressBytes); !slices.Equal(l.tails, []string{want}) {
+		t.Errorf("reported %d tails %.40q…, want only the good one, cut to %d bytes", len(l.tails), l.tails, tools.ProgressBytes)
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"myco/hosts/proto"
 	"myco/hosts/tools"
@@ -17,8 +19,16 @@ import (
 // Call runs tool on the host for owner, attaching first when needed. Failures to attach
 // and host-side errors come back as error results that say what happened. A call in
 // flight when the connection drops re-attaches at once: when the same host daemon answers,
-// the call's result is fetched from it by key; otherwise its outcome is unknown.
+// the call's result is fetched from it by key; otherwise its outcome is unknown. When ctx
+// carries a progress reporter (see [tools.WithProgress]), the host sends the call's newest
+// output while it runs and Call passes it on, never after Call returned.
 func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMessage) tools.Result {
+	var offer func(string)
+	if report := tools.ProgressFrom(ctx); report != nil {
+		relay := startRelay(report)
+		defer relay.close()
+		offer = relay.offer
+	}
 	c, notice, err := r.attach(ctx, owner)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -27,7 +37,8 @@ func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMes
 		return tools.Errorf("%v", err)
 	}
 	key := newCallKey()
-	m, err := c.request(ctx, proto.Msg{Call: &proto.Call{Owner: owner, Tool: tool, Input: input, Key: key}})
+	call := &proto.Call{Owner: owner, Tool: tool, Input: input, Key: key, Progress: offer != nil}
+	m, err := c.requestProgress(ctx, proto.Msg{Call: call}, offer)
 	if errors.Is(err, errNotSent) {
 		// The connection ended before the call went out, so it never ran: send it once
 		// more on a fresh connection.
@@ -36,7 +47,7 @@ func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMes
 			return tools.Errorf("host %s: the connection ended before this call was sent (it did not run), and attaching again failed: %v", r.spec.Alias, err)
 		}
 		notice += more
-		m, err = c.request(ctx, proto.Msg{Call: &proto.Call{Owner: owner, Tool: tool, Input: input, Key: key}})
+		m, err = c.requestProgress(ctx, proto.Msg{Call: call}, offer)
 	}
 	var res tools.Result
 	switch {
@@ -112,6 +123,65 @@ func (r *Remote) recoverCall(ctx context.Context, c *conn, owner, tool string, i
 		res.Text = notice + res.Text
 	}
 	return res
+}
+
+// progressRelay passes a remote call's progress from the connection's read loop to the
+// reporter in the call's ctx, on a goroutine of its own: a slow reporter (a session saving
+// to disk) never stalls the connection's other frames, and only the newest tail waits.
+type progressRelay struct {
+	report func(tail string)
+	latest chan string // the newest tail not yet passed on
+	stop   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func startRelay(report func(string)) *progressRelay {
+	p := &progressRelay{report: report, latest: make(chan string, 1), stop: make(chan struct{})}
+	p.wg.Go(func() {
+		for {
+			select {
+			case tail := <-p.latest:
+				p.report(tail)
+			case <-p.stop:
+				select {
+				case tail := <-p.latest: // sent before the result
+					p.report(tail)
+				default:
+				}
+				return
+			}
+		}
+	})
+	return p
+}
+
+// offer replaces the tail waiting to be passed on; it never blocks. It is called from one
+// goroutine at a time (the read loop).
+func (p *progressRelay) offer(tail string) {
+	if len(tail) > tools.ProgressBytes { // a host that sends more than it should
+		tail = tail[len(tail)-tools.ProgressBytes:]
+		for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+			tail = tail[1:]
+		}
+	}
+	for {
+		select {
+		case p.latest <- tail:
+			return
+		default:
+		}
+		select {
+		case <-p.latest: // superseded
+		default:
+		}
+	}
+}
+
+// close passes on the tail still waiting, if any, and returns once the reporter is no
+// longer called.
+func (p *progressRelay) close() {
+	close(p.stop)
+	p.wg.Wait()
 }
 
 // newCallKey returns a key that names one call among its owner's.

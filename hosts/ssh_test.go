@@ -280,6 +280,18 @@ func TestSSHDropKeepsSession(t *testing.T) {
 	}
 }
 
+// TestSSHProgress: a remote call through the harness and a real ssh passes the host's
+// progress to the reporter in its ctx.
+func TestSSHProgress(t *testing.T) {
+	w := startSSHD(t)
+	ex := newRemoteHarness(t, w.spec(t, "devbox"), sshOptions(t)).For("rt1")
+	checkRemoteProgress(t, func(ctx context.Context, command string) (string, bool) {
+		b, _ := json.Marshal(map[string]any{"command": command, "host": "devbox"})
+		res := ex.Call(ctx, model.ToolCall{ID: "c", Name: "bash", Input: b})
+		return res.Text, res.IsError
+	})
+}
+
 func TestSSHRemoteHome(t *testing.T) {
 	w := startSSHD(t)
 	out, err := exec.Command("ssh", "-F", w.config, "devbox", "echo $HOME; echo $PATH").CombinedOutput()

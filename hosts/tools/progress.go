@@ -16,16 +16,25 @@ type progressKey struct{}
 // boundary) after each write. A session recorder uses it to save the last output seen, so a
 // call cut by a crash can say what it was doing. report is called from the tool's own
 // goroutines, one at a time per call, and must not block for long. Progress is
-// request-scoped: it does not cross to remote hosts.
+// request-scoped, and crosses to remote hosts: a remote call made under ctx asks its host
+// for progress frames (throttled there to one a second) and passes each tail to report,
+// never after the call has returned.
 func WithProgress(ctx context.Context, report func(tail string)) context.Context {
 	return context.WithValue(ctx, progressKey{}, report)
+}
+
+// ProgressFrom returns the reporter in ctx (see [WithProgress]), or nil when there is none.
+// A remote controller uses it to ask its host for progress and to pass on what it reports.
+func ProgressFrom(ctx context.Context) func(tail string) {
+	report, _ := ctx.Value(progressKey{}).(func(string))
+	return report
 }
 
 // ProgressWriter returns a writer that passes everything to w and reports the newest output
 // to the reporter in ctx (see [WithProgress]); without one it returns w itself. The writer
 // is not safe for concurrent use.
 func ProgressWriter(ctx context.Context, w io.Writer) io.Writer {
-	report, _ := ctx.Value(progressKey{}).(func(string))
+	report := ProgressFrom(ctx)
 	if report == nil {
 		return w
 	}
