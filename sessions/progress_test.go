@@ -2,6 +2,9 @@ package sessions
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +13,8 @@ import (
 	"time"
 
 	"myco/agent/model"
+	"myco/hosts"
+	"myco/hosts/proto"
 	"myco/hosts/tools"
 	"myco/internal/fakemodel"
 )
@@ -91,5 +96,62 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 	done := loadFresh(t, f.store, f.sess.ID).Latest()
 	if res := done.Entries[2].Message.Parts[0].ToolResult; res.Unknown || !strings.Contains(res.Text, "compiling step 2") {
 		t.Errorf("final result = %+v", res)
+	}
+}
+
+// A remote call reports its host's progress too: loaded while it runs (as after a crash),
+// the session quotes the remote output in the call's unknown outcome.
+func TestUnknownOutcomeShowsRemoteOutput(t *testing.T) {
+	dir := t.TempDir()
+	ssh := filepath.Join(dir, "ssh") // drops the options and the alias, runs the rest here
+	writeScript(t, ssh, `while [ "$1" = -o ]; do shift 2; done; shift; exec "$@"`)
+	host := filepath.Join(dir, "host") // sends progress only when the call asks for it
+	writeScript(t, host, fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"fake"}}'
+read hello; read call
+id=$(echo "$call" | sed 's/^{"id":\([0-9]*\),.*/\1/')
+case "$call" in *'"progress":true'*) echo "{\"id\":$id,\"progress\":{\"tail\":\"remote step 1\"}}" ;; esac
+echo "{\"id\":$id,\"result\":{\"text\":\"remote step 1, remote step 2\"}}"`, proto.Version))
+	remote := hosts.NewRemote(hosts.RemoteSpec{Alias: "devbox", Command: []string{"sh", host}},
+		hosts.RemoteOptions{SSH: ssh, MaxImageBase64Bytes: 1 << 20, Hello: proto.Hello{Version: "test"}})
+	t.Cleanup(remote.Close)
+
+	f := newFixture(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "build")}},
+		fakemodel.Turn{Text: "built"},
+	)
+	f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		r := remote.Call(ctx, "o1", "bash", []byte(`{"action":"exec","command":"make"}`))
+		return model.ToolResult{Text: r.Text, IsError: r.IsError}
+	}
+	var during *Session
+	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: "owner-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runner, err = NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+		if _, ok := ev.(Progress); ok && during == nil {
+			during = loadFresh(t, f.store, f.sess.ID)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.submit(t, "build it"); err != nil {
+		t.Fatal(err)
+	}
+	if during == nil {
+		t.Fatal("no progress was saved while the remote call ran")
+	}
+	th := during.Latest()
+	r := th.Entries[len(th.Entries)-1].Message.Parts[0].ToolResult
+	if r == nil || !r.Unknown || !strings.Contains(r.Text, "last output seen") || !strings.Contains(r.Text, "remote step 1") {
+		t.Fatalf("recovered outcome = %+v, want an unknown outcome with the remote's last output", r)
+	}
+}
+
+func writeScript(t *testing.T, path, script string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
