@@ -52,6 +52,7 @@ Usage:
   myco -p - ...                           read the prompt from standard input
   myco -p PROMPT --resume ID              continue a saved session
   myco --compact ID                       compact a saved session into a successor thread
+  myco --mode cli [--resume ID]           terminal chat on a durable session (myco --help cli)
   myco --mode host                        remote host runtime (NDJSON on stdin/stdout)
   myco hosts [check|install ALIAS]        the remote hosts of ~/.ssh/config; check one, or copy myco there
   myco --version
@@ -75,7 +76,7 @@ func (a *app) parse() (options, error) {
 	fs.StringVar(&o.profile, "profile", "", "profile `NAME` (default: $MYCO_PROFILE, else default)")
 	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
 	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
-	fs.StringVar(&o.resume, "resume", "", "with -p: continue the saved session `ID` (live tools are not restored)")
+	fs.StringVar(&o.resume, "resume", "", "with -p or --mode cli: continue the saved session `ID` (live tools are not restored)")
 	fs.StringVar(&o.compact, "compact", "", "compact the saved session `ID` into a successor thread and exit")
 	fs.BoolVar(&o.json, "json", false, "with -p: print the turn's events as NDJSON on stdout")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -97,6 +98,10 @@ func (a *app) main() int {
 	if len(a.args) > 0 && a.args[0] == "hosts" {
 		return a.hostsCmd(a.args[1:])
 	}
+	if len(a.args) == 2 && strings.TrimLeft(a.args[0], "-") == "help" && a.args[1] == "cli" {
+		fmt.Fprint(a.stdout, chatHelp)
+		return exitOK
+	}
 	o, err := a.parse()
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -114,8 +119,8 @@ func (a *app) main() int {
 		return exitUsage
 	case o.compact != "":
 		return a.compactCmd(o)
-	case o.resume != "" && !o.promptSet:
-		fmt.Fprintln(a.stderr, "myco: --resume needs a prompt: myco -p TEXT --resume ID")
+	case o.resume != "" && !o.promptSet && o.mode != "cli":
+		fmt.Fprintln(a.stderr, "myco: --resume needs a prompt (myco -p TEXT --resume ID) or the chat (myco --mode cli --resume ID)")
 		return exitUsage
 	case o.promptSet:
 		return a.oneShot(o)
@@ -125,7 +130,9 @@ func (a *app) main() int {
 		return a.hostMode(o)
 	case "host-daemon":
 		return a.hostDaemon(o)
-	case "", "server", "cli":
+	case "cli":
+		return a.chat(o)
+	case "", "server":
 		fmt.Fprintf(a.stderr, "myco: the %s mode is not built yet; run a one-shot prompt with myco -p PROMPT\n", modeName(o.mode))
 		return exitUsage
 	default:

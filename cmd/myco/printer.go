@@ -16,11 +16,15 @@ import (
 // printer renders a turn for the terminal: the answer on stdout and short activity lines
 // on stderr, or, with --json, every event as one JSON object per line on stdout.
 type printer struct {
-	mu     sync.Mutex // guards the writers
+	mu     sync.Mutex // guards the writers and midLine
 	stdout io.Writer
 	stderr io.Writer
 	json   bool
 	enc    *json.Encoder
+	// stream prints the model's text to stdout as it arrives (the terminal chat) rather
+	// than the final answer at the end (myco -p).
+	stream  bool
+	midLine bool // stream: stdout's last byte was not a newline
 }
 
 func newPrinter(stdout, stderr io.Writer, asJSON bool) *printer {
@@ -57,7 +61,28 @@ func (p *printer) emit(l line) {
 func (p *printer) note(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.endLine()
 	fmt.Fprintf(p.stderr, format+"\n", args...)
+}
+
+// endLine ends a streamed line of stdout, so that what follows starts on its own. Call it
+// with mu held.
+func (p *printer) endLine() {
+	if p.midLine {
+		io.WriteString(p.stdout, "\n")
+		p.midLine = false
+	}
+}
+
+// text streams model text to stdout.
+func (p *printer) text(s string) {
+	if s == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	io.WriteString(p.stdout, s)
+	p.midLine = !strings.HasSuffix(s, "\n")
 }
 
 // session announces the session id before the first model call, so a run that dies can
@@ -91,6 +116,10 @@ func (p *printer) event(ev agent.Event) {
 		return
 	}
 	switch ev := ev.(type) {
+	case agent.TextDelta:
+		if p.stream {
+			p.text(ev.Text)
+		}
 	case agent.ToolStarted:
 		p.note("→ %s %s", ev.Call.Name, summarize(string(ev.Call.Input), 100))
 	case agent.ToolFinished:
@@ -145,6 +174,10 @@ func (p *printer) done(res agent.Result) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.stream {
+		p.endLine() // the answer has streamed already
+		return
+	}
 	answer := res.Answer
 	if answer != "" && !strings.HasSuffix(answer, "\n") {
 		answer += "\n"

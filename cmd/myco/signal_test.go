@@ -118,3 +118,89 @@ func TestStdinNotReadWithoutDash(t *testing.T) {
 		t.Fatal("myco -p hung on an open standard input")
 	}
 }
+
+// TestChatInterruptStopsTheTurn sends SIGINT to the chat while a tool runs: the turn stops
+// (its command's process is ended), the chat goes on to the next line, and the end of input
+// ends it with status 0.
+func TestChatInterruptStopsTheTurn(t *testing.T) {
+	bin := binary(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	srv := fakemodel.New(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"echo $$ > ` + pidFile + `; sleep 60"}`}}},
+		fakemodel.Turn{Text: "still here"})
+	home := profileHome(t, "anthropic-messages", srv.URL, "")
+	cmd := exec.Command(bin, "--mode", "cli")
+	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	waitLine := func(prefix string) {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("stderr ended before a line with %q", prefix)
+				}
+				if strings.Contains(l, prefix) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no stderr line with %q", prefix)
+			}
+		}
+	}
+	stdin.Write([]byte("sleep please\n"))
+	waitLine("→ bash")
+	deadline := time.Now().Add(10 * time.Second)
+	var pid int
+	for pid == 0 {
+		if raw, err := os.ReadFile(pidFile); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(raw)))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tool never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitLine("myco: interrupted")
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tool's process %d survived the interrupt", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stdin.Write([]byte("are you there?\n"))
+	stdin.Close()
+	for range lines {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("chat exit = %v, want 0", err)
+	}
+	if !strings.Contains(stdout.String(), "still here\n") {
+		t.Errorf("stdout = %q, want the answer to the line after the interrupt", stdout.String())
+	}
+}
