@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"myco/sessions"
 )
 
 const chatHelp = `myco --mode cli: a scrolling terminal chat on a durable session
@@ -27,7 +29,7 @@ outcomes) and, at the prompt, ends the chat. Ctrl-D ends it too.
 Commands:
   /help           this text
   /compact        summarise the conversation into a successor thread (live tools stay)
-  /new            start a new session (the tools of the current one are released)
+  /new            start a new session with the next message (the current one's tools are released)
   /resume ID      switch to a saved session (live tools of an earlier process are not restored)
   /sessions       list this profile's sessions, newest first
   /quit, /exit    end the chat
@@ -50,25 +52,36 @@ func (a *app) chat(o options) int {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 
-	d, err := openDurable(context.Background(), p, out, o.resume)
-	if err != nil {
-		return a.fail(err)
+	c := &chatSession{p: p, out: out}
+	defer c.close()
+	if o.resume != "" {
+		if err := c.open(o.resume); err != nil {
+			return a.fail(err)
+		}
 	}
-	defer func() { d.close() }()
-	out.session(d.id())
 	out.note("model %s · /help for commands · Ctrl-D to quit", p.model.Key)
 
 	lines := readLines(a.stdin)
+	prompt := "" // none when the input is not typed: no echo would end the line
+	if f, ok := a.stdin.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			prompt = "> "
+		}
+	}
 	for {
-		fmt.Fprint(a.stderr, "> ")
+		fmt.Fprint(a.stderr, prompt)
 		var text string
 		select {
 		case <-sig:
-			fmt.Fprintln(a.stderr)
+			if prompt != "" {
+				fmt.Fprintln(a.stderr)
+			}
 			return exitInterrupt
 		case l, ok := <-lines:
 			if !ok {
-				fmt.Fprintln(a.stderr)
+				if prompt != "" {
+					fmt.Fprintln(a.stderr)
+				}
 				return exitOK
 			}
 			text = l
@@ -77,15 +90,19 @@ func (a *app) chat(o options) int {
 			continue
 		}
 		if cmd, ok := strings.CutPrefix(strings.TrimSpace(text), "/"); ok {
-			next, quit := a.chatCommand(p, d, out, sig, cmd)
-			if quit {
+			if quit := a.chatCommand(c, sig, cmd); quit {
 				return exitOK
 			}
-			d = next
 			continue
 		}
+		if c.d == nil {
+			if err := c.open(""); err != nil {
+				out.failed(err)
+				continue
+			}
+		}
 		err := interruptibleBy(sig, func(ctx context.Context) error {
-			res, err := d.turn(ctx, text)
+			res, err := c.d.turn(ctx, text)
 			if err == nil {
 				out.done(res)
 			}
@@ -100,62 +117,91 @@ func (a *app) chat(o options) int {
 	}
 }
 
-// chatCommand runs one slash command and returns the session to go on with, or quit.
-func (a *app) chatCommand(p *profile, d *durable, out *printer, sig <-chan os.Signal, cmd string) (next *durable, quit bool) {
+// chatSession is the chat's current durable session: none until the first message (so
+// opening and leaving the chat leaves no empty session behind), or one resumed.
+type chatSession struct {
+	p   *profile
+	out *printer
+	d   *durable
+}
+
+// open makes session id (a new one when empty) the current one, releasing the previous
+// one's tools; on error the current session stays.
+func (c *chatSession) open(id string) error {
+	d, err := openDurable(context.Background(), c.p, c.out, id)
+	if err != nil {
+		return err
+	}
+	c.close()
+	c.d = d
+	c.out.session(d.id())
+	return nil
+}
+
+func (c *chatSession) close() {
+	if c.d != nil {
+		c.d.close()
+		c.d = nil
+	}
+}
+
+// chatCommand runs one slash command and reports whether the chat should end.
+func (a *app) chatCommand(c *chatSession, sig <-chan os.Signal, cmd string) (quit bool) {
+	out := c.out
 	name, arg, _ := strings.Cut(cmd, " ")
 	arg = strings.TrimSpace(arg)
 	switch name {
 	case "quit", "exit":
-		return d, true
+		return true
 	case "help":
 		fmt.Fprint(a.stderr, chatHelp)
 	case "compact":
+		if c.d == nil {
+			out.note("myco: nothing to compact yet")
+			return false
+		}
+		// The session's sink reports the new thread.
 		err := interruptibleBy(sig, func(ctx context.Context) error {
-			c, err := d.runner.Compact(ctx)
-			if err == nil {
-				out.note("compacted thread %s into %s", c.From, c.To)
-			}
+			_, err := c.d.runner.Compact(ctx)
 			return err
 		})
 		if err != nil {
 			out.failed(err)
 		}
-	case "new", "resume":
-		if name == "resume" && arg == "" {
+	case "new":
+		c.close()
+		out.note("a new session starts with your next message")
+	case "resume":
+		if arg == "" {
 			out.note("myco: /resume needs a session id (see /sessions)")
-			return d, false
+			return false
 		}
-		if name == "new" {
-			arg = ""
-		}
-		nd, err := openDurable(context.Background(), p, out, arg)
-		if err != nil {
+		if err := c.open(arg); err != nil {
 			out.failed(err)
-			return d, false
 		}
-		d.close()
-		out.session(nd.id())
-		return nd, false
 	case "sessions":
-		list, err := d.store.List(context.Background())
+		list, err := sessions.NewStore(c.p.paths.SessionDir()).List(context.Background())
 		if err != nil {
 			out.failed(err)
-			return d, false
+			return false
 		}
 		for _, s := range list {
 			if s.Hidden {
 				continue
 			}
 			mark := ""
-			if s.ID == d.id() {
+			if c.d != nil && s.ID == c.d.id() {
 				mark = " (this one)"
 			}
 			out.note("%s  %s%s", s.ID, s.Title, mark)
 		}
+		if len(list) == 0 {
+			out.note("no sessions yet")
+		}
 	default:
 		out.note("myco: unknown command /%s (see /help)", name)
 	}
-	return d, false
+	return false
 }
 
 // interruptibleBy runs f under a context that the next signal on sig cancels with
