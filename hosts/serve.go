@@ -11,6 +11,7 @@ import (
 
 	"myco/hosts/proto"
 	"myco/hosts/tools"
+	"myco/internal/throttle"
 )
 
 // frame is one read from the controller.
@@ -201,10 +202,10 @@ func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, c
 		o.calls[call.Key] = kc
 	}
 	ctx := d.ctx
-	var ps *progressSender
+	var ps *throttle.Latest
 	if call.Progress {
 		// Progress goes only to the connection that made the call, while it lives.
-		ps = &progressSender{send: func(tail string) {
+		ps = &throttle.Latest{Every: progressEvery, Send: func(tail string) {
 			d.mu.Lock()
 			live := !cs.ended
 			d.mu.Unlock()
@@ -212,12 +213,12 @@ func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, c
 				w.Write(proto.Msg{ID: id, Progress: &proto.Progress{Tail: tail}})
 			}
 		}}
-		ctx = tools.WithProgress(ctx, ps.report)
+		ctx = tools.WithProgress(ctx, ps.Report)
 	}
 	d.calls.Go(func() {
 		res := t.Call(ctx, call.Owner, call.Input)
 		if ps != nil {
-			ps.finish() // before the result: nothing is sent after it
+			ps.Stop(true) // the newest tail before the result; nothing after it
 		}
 		d.mu.Lock()
 		live := !cs.ended

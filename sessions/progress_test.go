@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"testing/synctest"
-	"time"
 
 	"myco/agent/model"
 	"myco/hosts"
@@ -18,37 +14,6 @@ import (
 	"myco/hosts/tools"
 	"myco/internal/fakemodel"
 )
-
-// Progress is saved at once, then at most every progressEvery with the newest output, and
-// never after the call ends.
-func TestProgressThrottle(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var saved []string
-		p := &progress{save: func(s string) { mu.Lock(); saved = append(saved, s); mu.Unlock() }}
-		got := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(saved) }
-		p.report("a")
-		time.Sleep(500 * time.Millisecond)
-		p.report("b")
-		p.report("c")
-		if s := got(); !slices.Equal(s, []string{"a"}) {
-			t.Fatalf("saved %q within the interval, want only a", s)
-		}
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
-		if s := got(); !slices.Equal(s, []string{"a", "c"}) {
-			t.Fatalf("saved %q after a quiet interval, want a and the newest, c", s)
-		}
-		p.report("d")
-		p.stop()
-		p.report("e")
-		time.Sleep(10 * time.Second)
-		synctest.Wait()
-		if s := got(); !slices.Equal(s, []string{"a", "c"}) {
-			t.Errorf("saved %q after stop, want nothing more", s)
-		}
-	})
-}
 
 // A real bash exec reports its output while it runs; loaded at that moment (as after a
 // crash), the session shows the last output seen in the call's unknown outcome.

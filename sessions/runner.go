@@ -11,6 +11,7 @@ import (
 	"myco/agent"
 	"myco/agent/model"
 	"myco/hosts/tools"
+	"myco/internal/throttle"
 )
 
 // Errors callers branch on with errors.Is.
@@ -425,9 +426,9 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 		rc.r.emit(Stopped{Err: err})
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: its start could not be saved, so the session stopped: " + err.Error()}
 	}
-	pr := &progress{save: func(tail string) { rc.saveProgress(th, call.ID, tail) }}
-	res := rc.tools.Call(tools.WithProgress(ctx, pr.report), call)
-	pr.stop()
+	pr := &throttle.Latest{Every: progressEvery, Send: func(tail string) { rc.saveProgress(th, call.ID, tail) }}
+	res := rc.tools.Call(tools.WithProgress(ctx, pr.Report), call)
+	pr.Stop(false) // the result supersedes its progress
 	res.CallID = call.ID
 	if ctx.Err() != nil {
 		res = model.ToolResult{CallID: call.ID, Unknown: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}
