@@ -46,16 +46,7 @@ func TestInterruptExits130(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	var pid int
-	for pid == 0 {
-		if raw, err := os.ReadFile(pidFile); err == nil {
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(raw)))
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the tool never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	pid := waitPID(t, pidFile, deadline)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -71,12 +62,7 @@ func TestInterruptExits130(t *testing.T) {
 	if !strings.Contains(rest.String(), "interrupted") {
 		t.Errorf("stderr after SIGINT = %q, want it to say interrupted", rest.String())
 	}
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the tool's process %d survived the interrupt", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGone(t, pid, deadline)
 	sess, err := sessions.NewStore(filepath.Join(home, "profiles", "default", "session")).Load(t.Context(), sessionID)
 	if err != nil {
 		t.Fatalf("load session %q: %v", sessionID, err)
@@ -173,26 +159,12 @@ func TestChatInterruptStopsTheTurn(t *testing.T) {
 	stdin.Write([]byte("sleep please\n"))
 	waitLine("→ bash")
 	deadline := time.Now().Add(10 * time.Second)
-	var pid int
-	for pid == 0 {
-		if raw, err := os.ReadFile(pidFile); err == nil {
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(raw)))
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the tool never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	pid := waitPID(t, pidFile, deadline)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	waitLine("myco: interrupted")
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the tool's process %d survived the interrupt", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGone(t, pid, deadline)
 	stdin.Write([]byte("are you there?\n"))
 	stdin.Close()
 	for range lines {
@@ -202,5 +174,32 @@ func TestChatInterruptStopsTheTurn(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "still here\n") {
 		t.Errorf("stdout = %q, want the answer to the line after the interrupt", stdout.String())
+	}
+}
+
+// waitPID waits until the tool has written its pid to path, and returns it.
+func waitPID(t *testing.T, path string, deadline time.Time) int {
+	t.Helper()
+	for {
+		if raw, err := os.ReadFile(path); err == nil {
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(raw))); pid > 0 {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tool never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitGone waits until process pid has ended.
+func waitGone(t *testing.T, pid int, deadline time.Time) {
+	t.Helper()
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tool's process %d survived the interrupt", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
