@@ -59,12 +59,7 @@ func TestPreludeNoteBetweenToolRounds(t *testing.T) {
 		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c2", "nothing")}},
 		fakemodel.Turn{Text: "done"},
 	)
-	w := workspace.NewWatcher(dir)
-	if _, err := w.Prompt(); err != nil {
-		t.Fatal(err)
-	}
-	f.prelude = w
-	f.bind(t, "owner-1", nil)
+	f.watchPrelude(t, dir)
 	f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
 		if strings.Contains(string(c.Input), "edit") {
 			os.WriteFile(filepath.Join(dir, "b.md"), []byte("new fact"), 0o644)
@@ -147,12 +142,7 @@ func TestPrefixStableAcrossSteps(t *testing.T) {
 		fakemodel.Turn{Text: "done", Usage: fakemodel.Usage{Input: 1300}},
 	)
 	f.cfg.Options.ContextWindow = 100_000
-	w := workspace.NewWatcher(dir)
-	if _, err := w.Prompt(); err != nil {
-		t.Fatal(err)
-	}
-	f.prelude = w
-	f.bind(t, "owner-1", nil)
+	f.watchPrelude(t, dir)
 	n := 0
 	f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
 		if strings.Contains(string(c.Input), "edit") {
@@ -248,12 +238,7 @@ func TestPreludeAfterCompactionBetweenToolRounds(t *testing.T) {
 		fakemodel.Turn{Text: "done", Usage: fakemodel.Usage{Input: 100}},
 	)
 	f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
-	w := workspace.NewWatcher(dir)
-	if _, err := w.Prompt(); err != nil {
-		t.Fatal(err)
-	}
-	f.prelude = w
-	f.bind(t, "owner-1", nil)
+	f.watchPrelude(t, dir)
 	f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
 		if c.ID == "c1" {
 			os.WriteFile(filepath.Join(dir, "b.md"), []byte("new fact"), 0o644)
@@ -280,4 +265,16 @@ func TestPreludeAfterCompactionBetweenToolRounds(t *testing.T) {
 		}
 	}
 	t.Error("the successor holds no prelude note naming b.md")
+}
+
+// watchPrelude rebinds the fixture's runner with a watcher of the prelude in dir, whose
+// prompt snapshot is taken now.
+func (f *fixture) watchPrelude(t *testing.T, dir string) {
+	t.Helper()
+	w := workspace.NewWatcher(dir)
+	if _, err := w.Prompt(); err != nil {
+		t.Fatal(err)
+	}
+	f.prelude = w
+	f.bind(t, "owner-1", nil)
 }
