@@ -230,7 +230,7 @@ func (b *Bash) exec(ctx context.Context, owner, command string, timeout time.Dur
 		return Errorf("run command: %v", err)
 	}
 	cmd := exec.CommandContext(ctx, b.opts.Shell, "-c", command)
-	cmd.Env = b.opts.Env
+	cmd.Env = envFor(ctx, b.opts.Env)
 	cmd.Stdout, cmd.Stderr = pw, pw // one file: output arrives interleaved as written
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }

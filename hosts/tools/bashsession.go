@@ -95,7 +95,7 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 		return Errorf("start session: %v", err)
 	}
 	cmd := exec.Command(b.opts.Shell, "-c", command)
-	cmd.Env = b.opts.Env
+	cmd.Env = envFor(ctx, b.opts.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
