@@ -123,13 +123,8 @@ func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Comp
 		}
 		recent = dropTurn(recent)
 	}
-	r.rt.mu.Lock()
-	err = r.rt.store.StartThread(ctx, r.rt.sess, nt, 0)
-	r.rt.mu.Unlock()
-	if err != nil {
-		r.rt.fail(err)
-		r.emit(Stopped{Err: err})
-		return nil, fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrStopped, err)
+	if err := r.save(func() error { return r.rt.store.StartThread(ctx, r.rt.sess, nt, 0) }); err != nil {
+		return nil, err
 	}
 	nt.scan()
 	nt.open = false
@@ -387,7 +382,7 @@ func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 	}
 	if _, err := r.compact(ctx, cfg, true); err != nil {
 		r.disableAuto(err.Error())
-		if errors.Is(err, ErrStopped) {
+		if errors.Is(err, ErrSaveFailed) {
 			return res, err
 		}
 		return res, nil
@@ -435,7 +430,7 @@ func (tn *turn) afterBatch(ctx context.Context, _ []model.Message, last model.Us
 	}
 	pred := tn.th
 	if _, err := r.compact(ctx, cfg, true); err != nil {
-		if ctx.Err() != nil || errors.Is(err, ErrStopped) {
+		if ctx.Err() != nil || errors.Is(err, ErrSaveFailed) {
 			return nil, err
 		}
 		r.disableAuto(err.Error())

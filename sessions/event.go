@@ -3,7 +3,7 @@ package sessions
 import "myco/agent"
 
 // Event is something a [Runner] reports to its sink. The set is closed: [AgentEvent],
-// [Checkpointed], [Compacted], [Rewound], [Stopped], [Notice] and [Progress].
+// [Checkpointed], [Compacted], [Rewound], [SaveFailed], [Notice] and [Progress].
 type Event interface{ isEvent() }
 
 // AgentEvent is an event of the running agent.
@@ -28,8 +28,8 @@ type Rewound struct {
 	Err      error
 }
 
-// Stopped reports a save error that stopped the session's work.
-type Stopped struct{ Err error }
+// SaveFailed reports a save error that stopped the session's work.
+type SaveFailed struct{ Err error }
 
 // Notice is something the user should see, such as auto-compaction being turned off.
 type Notice struct{ Text string }
@@ -45,6 +45,6 @@ func (AgentEvent) isEvent()   {}
 func (Checkpointed) isEvent() {}
 func (Compacted) isEvent()    {}
 func (Rewound) isEvent()      {}
-func (Stopped) isEvent()      {}
+func (SaveFailed) isEvent()   {}
 func (Notice) isEvent()       {}
 func (Progress) isEvent()     {}

@@ -14,9 +14,8 @@ func (rc *recorder) saveProgress(th *Thread, callID, tail string) {
 	if rt.stopped() != nil {
 		return
 	}
-	if err := rt.store.recordProgress(rt.sess, &progressRec{Thread: th.ID, CallID: callID, Output: tail, At: rt.now().UTC()}); err != nil {
-		rt.fail(err)
-		rc.r.emit(Stopped{Err: err})
+	rec := &progressRec{Thread: th.ID, CallID: callID, Output: tail, At: rt.now().UTC()}
+	if rc.r.save(func() error { return rt.store.recordProgress(rt.sess, rec) }) != nil {
 		return
 	}
 	rc.r.emit(Progress{Thread: th.ID, CallID: callID, Output: tail})

@@ -16,8 +16,8 @@ import (
 
 // Errors callers branch on with errors.Is.
 var (
-	// ErrStopped reports a session whose work stopped because a save failed (fail closed).
-	ErrStopped = errors.New("sessions: a save failed; this session's model and tool work is stopped")
+	// ErrSaveFailed reports a session whose work stopped because a save failed (fail closed).
+	ErrSaveFailed = errors.New("sessions: a save failed; this session's model and tool work is stopped")
 	// ErrStaleCheckpoint reports a checkpoint of a history that is behind what is saved,
 	// or of a thread that is no longer the session's latest.
 	ErrStaleCheckpoint = errors.New("sessions: stale checkpoint")
@@ -117,7 +117,7 @@ func (r *Runner) emit(ev Event) {
 // Submit accepts input as a human user turn and runs the agent on it. The input is durable
 // (with its acceptance time) before the model sees it. A cancelled ctx ends the turn as
 // cancelled, which is final. A save error stops the session's work and returns
-// [ErrStopped]. A request refused before upload rewinds the thread and returns
+// [ErrSaveFailed]. A request refused before upload rewinds the thread and returns
 // [ErrRewound] together with the cause. After a completed answer above the auto-compaction
 // threshold the runner compacts once and continues with a # Resumption message.
 func (r *Runner) Submit(ctx context.Context, input ...model.Part) (agent.Result, error) {
@@ -183,15 +183,22 @@ func (r *Runner) Resume(ctx context.Context) (agent.Result, error) {
 // append saves entries (and anything recovery made) to th, failing the session closed on
 // error.
 func (r *Runner) append(ctx context.Context, th *Thread, entries ...Entry) error {
+	return r.save(func() error { return r.rt.store.Append(ctx, r.rt.sess, th, entries...) })
+}
+
+// save runs write under the runtime's lock. A failed write stops the session's model and
+// tool work (fail closed): it is recorded on the runtime, reported as [SaveFailed] and
+// returned wrapped in [ErrSaveFailed].
+func (r *Runner) save(write func() error) error {
 	r.rt.mu.Lock()
-	err := r.rt.store.Append(ctx, r.rt.sess, th, entries...)
+	err := write()
 	r.rt.mu.Unlock()
-	if err != nil {
-		r.rt.fail(err)
-		r.emit(Stopped{Err: err})
-		return fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrStopped, err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	r.rt.fail(err)
+	r.emit(SaveFailed{Err: err})
+	return fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrSaveFailed, err)
 }
 
 // run runs the agent on th, whose turn began at entry start, and records how it ended.
@@ -217,7 +224,7 @@ func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	var tooLarge *model.RequestTooLargeError
 	switch {
 	case r.rt.Err() != nil:
-		return res, fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrStopped, err)
+		return res, fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrSaveFailed, err)
 	case err == nil:
 		return res, r.end(bg, th, TurnDone, nil)
 	case errors.As(err, &tooLarge):
@@ -239,15 +246,7 @@ func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 }
 
 func (r *Runner) end(ctx context.Context, th *Thread, status string, cause error) error {
-	r.rt.mu.Lock()
-	err := r.rt.store.EndTurn(ctx, r.rt.sess, th, status, cause)
-	r.rt.mu.Unlock()
-	if err != nil {
-		r.rt.fail(err)
-		r.emit(Stopped{Err: err})
-		return fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrStopped, err)
-	}
-	return nil
+	return r.save(func() error { return r.rt.store.EndTurn(ctx, r.rt.sess, th, status, cause) })
 }
 
 // rewind ends th's turn as rejected and starts a successor that keeps th's entries before
@@ -258,13 +257,8 @@ func (r *Runner) rewind(ctx context.Context, th *Thread, start int, cause error)
 	}
 	nt := &Thread{ID: r.nextThreadID(), Created: r.rt.now().UTC(), Reason: "rewind",
 		Entries: append([]Entry(nil), th.Entries[:start]...), Usage: model.Usage{}}
-	r.rt.mu.Lock()
-	err := r.rt.store.StartThread(ctx, r.rt.sess, nt, start)
-	r.rt.mu.Unlock()
-	if err != nil {
-		r.rt.fail(err)
-		r.emit(Stopped{Err: err})
-		return fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrStopped, err)
+	if err := r.save(func() error { return r.rt.store.StartThread(ctx, r.rt.sess, nt, start) }); err != nil {
+		return err
 	}
 	nt.scan()
 	r.emit(Rewound{From: th.ID, To: nt.ID, Err: cause})
@@ -325,13 +319,8 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	}
 	if tn.saved > 0 {
 		if last := history[tn.saved-1].Parts; len(last) > tn.lastParts {
-			rt.mu.Lock()
-			err := rt.store.Amend(ctx, rt.sess, tn.th, last[tn.lastParts:])
-			rt.mu.Unlock()
-			if err != nil {
-				rt.fail(err)
-				tn.r.emit(Stopped{Err: err})
-				return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrStopped, err)
+			if err := tn.r.save(func() error { return rt.store.Amend(ctx, rt.sess, tn.th, last[tn.lastParts:]) }); err != nil {
+				return err
 			}
 			tn.lastParts = len(last)
 		}
@@ -344,13 +333,8 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	u := tn.usage
 	tn.usage = nil
 	tn.mu.Unlock()
-	rt.mu.Lock()
-	err := rt.store.Checkpoint(ctx, rt.sess, tn.th, entries, u)
-	rt.mu.Unlock()
-	if err != nil {
-		rt.fail(err)
-		tn.r.emit(Stopped{Err: err})
-		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrStopped, err)
+	if err := tn.r.save(func() error { return rt.store.Checkpoint(ctx, rt.sess, tn.th, entries, u) }); err != nil {
+		return err
 	}
 	tn.saved, tn.lastParts = len(history), partsOfLast(history)
 	tn.r.emit(Checkpointed{Thread: tn.th.ID, Messages: len(tn.th.Entries)})
@@ -421,9 +405,7 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	}
 	th := rc.tn.th // set between batches only
 	in := &intentRec{Thread: th.ID, Call: call, Host: hostOf(call.Input), Started: rt.now().UTC()}
-	if err := rt.store.recordIntent(rt.sess, in); err != nil {
-		rt.fail(err)
-		rc.r.emit(Stopped{Err: err})
+	if err := rc.r.save(func() error { return rt.store.recordIntent(rt.sess, in) }); err != nil {
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: its start could not be saved, so the session stopped: " + err.Error()}
 	}
 	pr := &throttle.Latest{Every: progressEvery, Send: func(tail string) { rc.saveProgress(th, call.ID, tail) }}
@@ -433,9 +415,8 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	if ctx.Err() != nil {
 		res = model.ToolResult{CallID: call.ID, Unknown: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}
 	}
-	if err := rt.store.recordResult(rt.sess, &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()}); err != nil {
-		rt.fail(err)
-		rc.r.emit(Stopped{Err: err})
-	}
+	rc.r.save(func() error {
+		return rt.store.recordResult(rt.sess, &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()})
+	})
 	return res
 }

@@ -260,12 +260,12 @@ func TestFailClosed(t *testing.T) {
 				return &failingLog{f: fh, fail: writes > tt.ok}, err
 			}
 			_, err := f.submit(t, "go")
-			if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "no space left") {
-				t.Fatalf("Submit = %v, want ErrStopped naming the write error", err)
+			if !errors.Is(err, ErrSaveFailed) || !strings.Contains(err.Error(), "no space left") {
+				t.Fatalf("Submit = %v, want ErrSaveFailed naming the write error", err)
 			}
 			served, ran := f.srv.Served(), f.tools.count()
-			if _, err := f.submit(t, "again"); !errors.Is(err, ErrStopped) {
-				t.Errorf("Submit after a failed save = %v, want ErrStopped", err)
+			if _, err := f.submit(t, "again"); !errors.Is(err, ErrSaveFailed) {
+				t.Errorf("Submit after a failed save = %v, want ErrSaveFailed", err)
 			}
 			if f.srv.Served() != served || f.tools.count() != ran {
 				t.Error("model or tool work happened after the failed save")
@@ -275,12 +275,12 @@ func TestFailClosed(t *testing.T) {
 			}
 			stopped := false
 			for _, ev := range f.events {
-				if _, ok := ev.(Stopped); ok {
+				if _, ok := ev.(SaveFailed); ok {
 					stopped = true
 				}
 			}
 			if !stopped {
-				t.Error("no Stopped event")
+				t.Error("no SaveFailed event")
 			}
 			if _, err := f.store.Load(t.Context(), f.sess.ID); err != nil {
 				t.Errorf("Load after a failed save: %v", err)

@@ -106,7 +106,7 @@ func (rt *Runtime) Update(ctx context.Context, f func(*Session)) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.failed != nil {
-		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrStopped, rt.failed)
+		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrSaveFailed, rt.failed)
 	}
 	before := *rt.sess
 	f(rt.sess)
@@ -136,7 +136,7 @@ func (rt *Runtime) fail(err error) {
 
 func (rt *Runtime) stopped() error {
 	if err := rt.Err(); err != nil {
-		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrStopped, err)
+		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrSaveFailed, err)
 	}
 	return nil
 }
