@@ -30,7 +30,9 @@ const maxTitle = 100
 // ListingBlock renders the # Workspace Files section for the workspace in fsys (rooted at
 // workspace/, shown to the model as dir): each visible file's path, the UTC day it last
 // changed and its title, in path order. Hidden names, symlinks and other non-regular files,
-// and prelude/ are skipped; a file whose start is not text is listed without a title. Days
+// and prelude/ are skipped; a file whose start is not text is listed without a title. A
+// path or title with a character that is not printable (a newline, an escape, a
+// bidirectional override) is Go-quoted, so each file stays one line of plain text. Days
 // rather than times, and path order rather than recency, keep the block unchanged by
 // ordinary writes, so the prompt prefix stays cacheable.
 func ListingBlock(fsys fs.FS, dir string, lim ListingLimits) string {
@@ -89,9 +91,9 @@ func listFiles(fsys fs.FS, lim ListingLimits) (lines, omitted []string) {
 		if err != nil {
 			return nil
 		}
-		line := "- " + p + " (" + info.ModTime().UTC().Format("2006-01-02") + ")"
+		line := "- " + oneLine(p) + " (" + info.ModTime().UTC().Format("2006-01-02") + ")"
 		if t := title(fsys, p); t != "" {
-			line += " " + t
+			line += " " + oneLine(t)
 		}
 		if size+len(line)+1 > lim.Bytes {
 			overBytes++

@@ -38,8 +38,10 @@ func Visible(name string) bool {
 	return !strings.HasPrefix(name, ".") && !strings.HasPrefix(name, "~") && strings.HasSuffix(name, ".md") && name != ".md"
 }
 
-// entryLabel is what precedes each entry in the rendered prelude.
-func entryLabel(name string) string { return "[prelude entry " + name + "]" }
+// entryLabel is what precedes each entry in the rendered prelude. The tool never makes a
+// name with control characters, but any process can drop a file into prelude/: such a
+// name is quoted, so the label stays one line.
+func entryLabel(name string) string { return "[prelude entry " + oneLine(name) + "]" }
 
 // RenderEntries renders entries, in the order given, as the body of the # Prelude section:
 // each under its [prelude entry NAME] label, separated by blank lines. Its length is what

@@ -106,7 +106,11 @@ func writeLists(b *strings.Builder, c Changes) {
 		names []string
 	}{{"Added", c.Added}, {"Modified", c.Modified}, {"Removed", c.Removed}} {
 		if len(l.names) > 0 {
-			fmt.Fprintf(b, " %s: %s.", l.label, strings.Join(l.names, ", "))
+			quoted := make([]string, len(l.names))
+			for i, n := range l.names {
+				quoted[i] = oneLine(n)
+			}
+			fmt.Fprintf(b, " %s: %s.", l.label, strings.Join(quoted, ", "))
 		}
 	}
 }
