@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -25,9 +26,10 @@ type Auth struct {
 	Path    string // for AuthFile; may start with ~/
 }
 
-// Key returns the credential, or "" for [AuthNone]. lookupEnv stands in for
-// os.LookupEnv and home is the directory ~/ expands to. The error names the variable or
-// file that could not supply it.
+// Key returns the credential, or "" for [AuthNone]. lookupEnv is where an env source
+// is looked up, normally [Env.Lookup] (the process environment, then the .env), and home
+// is the directory ~/ expands to. The error names the variable or file that could not
+// supply it.
 func (a Auth) Key(lookupEnv func(string) (string, bool), home string) (string, error) {
 	switch a.Source {
 	case "", AuthNone:
@@ -60,6 +62,26 @@ func (a Auth) Key(lookupEnv func(string) (string, bool), home string) (string, e
 		return key, nil
 	}
 	return "", fmt.Errorf("credential: unknown auth source %q", a.Source)
+}
+
+// CredentialVars returns the names of the environment variables that an auth of any
+// gateway or model reads ({ source = "env", var_name = … }), sorted and without
+// duplicates. They are the only variables a .env may supply ([LoadDotEnv]), and they are
+// what to keep out of the environment of every process myco starts.
+func (c *Config) CredentialVars() []string {
+	var names []string
+	for _, g := range c.Gateways {
+		if g.Auth.Source == AuthEnv && g.Auth.VarName != "" {
+			names = append(names, g.Auth.VarName)
+		}
+	}
+	for _, m := range c.Models {
+		if m.Auth.Source == AuthEnv && m.Auth.VarName != "" {
+			names = append(names, m.Auth.VarName)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // String describes the auth without revealing an inline credential, so that a [Model]

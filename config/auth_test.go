@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,27 @@ func TestAuthKey(t *testing.T) {
 				t.Fatalf("Key() = %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestCredentialVars(t *testing.T) {
+	c, err := Parse("config.toml", []byte(catalog+`
+[gateways.dup]
+protocol = "openai-responses"
+base_url = "https://h"
+auth = { source = "env", var_name = "XAI_API_KEY" }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A gateway's and a model's (grok-4.5-build, which is not the default), each once;
+	// not the file, inline or none sources.
+	got, want := c.CredentialVars(), []string{"ANTHROPIC_API_KEY", "XAI_API_KEY"}
+	if !slices.Equal(got, want) {
+		t.Errorf("CredentialVars() = %q, want %q", got, want)
+	}
+	if got := defaults("c.toml").CredentialVars(); len(got) != 0 {
+		t.Errorf("CredentialVars() of an empty catalog = %q, want none", got)
 	}
 }
 

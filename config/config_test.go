@@ -268,13 +268,13 @@ func TestEmptyCatalogError(t *testing.T) {
 
 // A credential that cannot be looked up fails when the model is used, not at Load.
 func TestLoadDoesNotLookUpCredentials(t *testing.T) {
-	src := "[models.m]\nprotocol = \"openai-responses\"\nbase_url = \"https://h\"\ncontext_window = 1\nauth = { source = \"env\", var_name = \"MYCO_TEST_UNSET_KEY\" }\n" +
+	src := "[models.m]\nprotocol = \"openai-responses\"\nbase_url = \"https://h\"\ncontext_window = 1\nauth = { source = \"env\", var_name = \"NO_SUCH_TEST_KEY\" }\n" +
 		"[models.f]\nprotocol = \"openai-responses\"\nbase_url = \"https://h\"\ncontext_window = 1\nauth = { source = \"file\", path = \"/nonexistent/key\" }\n"
 	c, err := Load(writeConfig(t, src), true)
 	if err != nil {
 		t.Fatalf("Load = %v, want success with unresolvable credentials", err)
 	}
-	for key, want := range map[string]string{"m": "MYCO_TEST_UNSET_KEY", "f": "/nonexistent/key"} {
+	for key, want := range map[string]string{"m": "NO_SUCH_TEST_KEY", "f": "/nonexistent/key"} {
 		m, err := c.Resolve(key)
 		if err != nil {
 			t.Fatalf("Resolve(%q) = %v", key, err)

@@ -19,24 +19,41 @@ type Error struct {
 // Error formats the problem as "FILE:LINE: KEY: MSG", leaving out the parts that are
 // unknown.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteString(":" + strconv.Itoa(e.Line))
+	msg := e.Msg
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
 	}
-	b.WriteString(": ")
-	if e.Key != "" {
-		b.WriteString(e.Key + ": ")
-	}
-	if e.Msg == "" && e.Err != nil {
-		b.WriteString(e.Err.Error())
-	} else {
-		b.WriteString(e.Msg)
-	}
-	return b.String()
+	return formatProblem(e.File, e.Line, e.Key, msg)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Warning is a problem that does not stop startup: a .env line that was ignored, or a
+// config file that others can read. The package never prints; the caller shows each
+// warning on one line and goes on.
+type Warning struct {
+	File string // the file it is about; always set
+	Line int    // 1-based; 0 when none applies
+	Key  string // the .env variable or TOML key; empty when none applies
+	Msg  string
+}
+
+// String formats the warning like [Error.Error]: "FILE:LINE: KEY: MSG".
+func (w Warning) String() string { return formatProblem(w.File, w.Line, w.Key, w.Msg) }
+
+func formatProblem(file string, line int, key, msg string) string {
+	var b strings.Builder
+	b.WriteString(file)
+	if line > 0 {
+		b.WriteString(":" + strconv.Itoa(line))
+	}
+	b.WriteString(": ")
+	if key != "" {
+		b.WriteString(key + ": ")
+	}
+	b.WriteString(msg)
+	return b.String()
+}
 
 // EmptyCatalogError is returned by [Config.DefaultModel] when the config has no [models]
 // entries. Myco ships no models, so this is what a first run sees; the message names the

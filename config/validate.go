@@ -184,8 +184,15 @@ func (v *validator) auth(key []string, a Auth) {
 			v.errorf(key, `empty credential; omit auth or use { source = "none" } to send none`)
 		}
 	case AuthEnv:
-		if a.VarName == "" {
+		switch {
+		case a.VarName == "":
 			v.errorf(at("var_name"), `required with source = "env": the environment variable that holds the credential`)
+		case !isEnvName(a.VarName):
+			v.errorf(at("var_name"), "invalid variable name %q: use letters, digits and '_', not starting with a digit", a.VarName)
+		case strings.HasPrefix(a.VarName, "MYCO_"):
+			// MYCO_ variables configure myco and its tool processes; a credential
+			// among them would be stripped from the tools or supplied by a .env.
+			v.errorf(at("var_name"), "%q: MYCO_ variables configure myco itself and cannot hold a credential; choose another name", a.VarName)
 		}
 	case AuthFile:
 		if a.Path == "" {

@@ -54,6 +54,8 @@ func TestLoadErrors(t *testing.T) {
 		{"auth without source", gw + "auth = { var_name = \"K\" }\n", []string{"4: gateways.g.auth.source: missing"}},
 		{"dotted auth without source", gw + "\nauth.var_name = \"K\"\n", []string{"5: gateways.g.auth.source: missing"}},
 		{"env without var_name", gw + "auth = { source = \"env\" }\n", []string{"4: gateways.g.auth.var_name: required"}},
+		{"var_name not a name", gw + "auth = { source = \"env\", var_name = \"A=B\" }\n", []string{`4: gateways.g.auth.var_name: invalid variable name "A=B"`}},
+		{"var_name MYCO_", gw + "auth = { source = \"env\", var_name = \"MYCO_HOME\" }\n", []string{`4: gateways.g.auth.var_name: "MYCO_HOME": MYCO_ variables configure myco itself`}},
 		{"file without path", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\nauth = { source = \"file\" }\n", []string{"7: models.m.auth.path: required"}},
 		{"empty inline credential", gw + "auth = \"\"\n", []string{"4: gateways.g.auth: empty credential"}},
 		{"unknown gateway", gw + "[models.m]\ngateway = \"gg\"\ncontext_window = 1\n", []string{`5: models.m.gateway: unknown gateway "gg"; configured gateways: g`}},
