@@ -30,6 +30,9 @@ type Entry struct {
 	Size    int64
 	ModTime time.Time
 	Sum     [sha256.Size]byte
+	// Unread reports a file larger than the scan's bound (max_prelude_bytes): it was not
+	// read, Content is empty, and Sum covers only its size and modification time.
+	Unread bool
 }
 
 // Visible reports whether a file name in the prelude directory can be an entry: a
@@ -45,7 +48,8 @@ func entryLabel(name string) string { return "[prelude entry " + oneLine(name) +
 
 // RenderEntries renders entries, in the order given, as the body of the # Prelude section:
 // each under its [prelude entry NAME] label, separated by blank lines. Its length is what
-// max_prelude_bytes bounds.
+// max_prelude_bytes bounds. An [Entry.Unread] entry is rendered as a one-line notice that
+// says its size and how to get rid of it.
 func RenderEntries(entries []Entry) string {
 	var b strings.Builder
 	for i, e := range entries {
@@ -54,18 +58,28 @@ func RenderEntries(entries []Entry) string {
 		}
 		b.WriteString(entryLabel(e.Name))
 		b.WriteString("\n")
-		b.WriteString(strings.TrimRight(e.Content, "\n"))
+		if e.Unread {
+			fmt.Fprintf(&b, "[myco: this entry was not read: its file is %d bytes, more than the whole prelude may hold; remove it (prelude tool, action remove) or prune it by hand]", e.Size)
+		} else {
+			b.WriteString(strings.TrimRight(e.Content, "\n"))
+		}
 		b.WriteString("\n")
 	}
 	return b.String()
 }
 
-// renderedSize is len(RenderEntries(entries)) without building the string.
-func renderedSize(entries []Entry) int {
+// RenderedSize is what max_prelude_bytes is checked against: len(RenderEntries(entries))
+// without building the string, except that an [Entry.Unread] entry counts at its file's
+// size, the room it would take if it were read.
+func RenderedSize(entries []Entry) int {
 	n := 0
 	for i, e := range entries {
 		if i > 0 {
 			n++
+		}
+		if e.Unread {
+			n += len(entryLabel(e.Name)) + 1 + int(e.Size) + 1
+			continue
 		}
 		n += entrySize(e.Name, e.Content)
 	}
@@ -88,9 +102,11 @@ type Prelude struct {
 }
 
 // Load reads every visible entry in filename order. Hidden, temporary, non-Markdown,
-// non-regular and empty files are skipped. A missing directory is an empty prelude.
+// non-regular and empty files are skipped. A missing directory is an empty prelude. Each
+// file's size is checked before it is read: one larger than p.Max is not read but
+// returned with [Entry.Unread] set.
 func (p *Prelude) Load() ([]Entry, error) {
-	var s Scanner
+	s := Scanner{Limit: p.limit()}
 	snap, err := s.Scan(p.Dir)
 	if err != nil {
 		return nil, err
@@ -98,15 +114,42 @@ func (p *Prelude) Load() ([]Entry, error) {
 	return snap.Entries, nil
 }
 
-// Check returns an error when the prelude as it is on disk renders larger than p.Max,
-// naming both sizes and the two fixes. Startup calls it and exits on error.
+// Watcher returns a [Watcher] of the prelude that reads no entry larger than p.Max.
+func (p *Prelude) Watcher() *Watcher {
+	w := NewWatcher(p.Dir)
+	w.scanner.Limit = p.limit()
+	return w
+}
+
+// limit is the most read of one entry: an entry over p.Max alone takes the prelude over it.
+func (p *Prelude) limit() int64 {
+	if p.Max > 0 {
+		return int64(p.Max)
+	}
+	return DefaultEntryLimit
+}
+
+// Check returns an error when the prelude as it is on disk renders larger than p.Max, or
+// holds an entry too large to read, naming the sizes and the two fixes. Startup calls it
+// and exits on error.
 func (p *Prelude) Check() error {
 	entries, err := p.Load()
 	if err != nil {
 		return err
 	}
-	if n := renderedSize(entries); p.Max > 0 && n > p.Max {
-		return fmt.Errorf("the prelude in %s renders to %d bytes, over max_prelude_bytes = %d: prune entries by hand (delete or merge files there) or raise max_prelude_bytes in config.toml", p.Dir, n, p.Max)
+	big := ""
+	for _, e := range entries {
+		if e.Unread {
+			big = fmt.Sprintf(" (its entry %s alone is %d bytes and was not read)", oneLine(e.Name), e.Size)
+			break
+		}
+	}
+	if n := RenderedSize(entries); big != "" || p.Max > 0 && n > p.Max {
+		bound := fmt.Sprintf("max_prelude_bytes = %d", p.Max)
+		if p.Max <= 0 {
+			bound = fmt.Sprintf("the %d-byte bound on one entry", DefaultEntryLimit)
+		}
+		return fmt.Errorf("the prelude in %s renders to %d bytes%s, over %s: prune entries by hand (delete or merge files there) or raise max_prelude_bytes in config.toml", p.Dir, n, big, bound)
 	}
 	return nil
 }
@@ -208,12 +251,12 @@ func (p *Prelude) add(content, slug, replacing string) (string, error) {
 		}
 		entries = slices.DeleteFunc(entries, func(e Entry) bool { return e.Name == replacing })
 		name := p.newName(slug)
-		after := renderedSize(entries) + entrySize(name, content)
+		after := RenderedSize(entries) + entrySize(name, content)
 		if len(entries) > 0 {
 			after++
 		}
 		if after > p.Max {
-			return "", fmt.Errorf("%w: the prelude would render to %d bytes, over the cap of %d (now %d): shorten the entry, merge or remove entries first, or ask the user to raise max_prelude_bytes", ErrTooLarge, after, p.Max, renderedSize(entries))
+			return "", fmt.Errorf("%w: the prelude would render to %d bytes, over the cap of %d (now %d): shorten the entry, merge or remove entries first, or ask the user to raise max_prelude_bytes", ErrTooLarge, after, p.Max, RenderedSize(entries))
 		}
 	}
 	if err := os.MkdirAll(p.Dir, 0o755); err != nil {

@@ -3,11 +3,14 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -54,8 +57,8 @@ func TestLoadOrderLabelsAndSkips(t *testing.T) {
 	if got := RenderEntries(entries); got != want {
 		t.Errorf("RenderEntries = %q, want %q", got, want)
 	}
-	if renderedSize(entries) != len(want) {
-		t.Errorf("renderedSize = %d, want %d", renderedSize(entries), len(want))
+	if RenderedSize(entries) != len(want) {
+		t.Errorf("RenderedSize = %d, want %d", RenderedSize(entries), len(want))
 	}
 	if entries, err := (&Prelude{Dir: filepath.Join(dir, "missing")}).Load(); err != nil || len(entries) != 0 {
 		t.Errorf("Load of a missing directory = %v, %v; want an empty prelude", entries, err)
@@ -206,5 +209,123 @@ func TestPreludeWorker(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestOversizeEntry: an entry's size is checked before it is read, everywhere the prelude
+// is read (the startup check, the prompt build, the scan before every step, the tool's
+// loads): a 1 GiB entry is never read, and is shown as a notice naming its size.
+func TestOversizeEntry(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.md"), "small note")
+	huge := filepath.Join(dir, "b-huge.md")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	p := Prelude{Dir: dir, Max: 1000}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+
+	err = p.Check()
+	if err == nil || !strings.Contains(err.Error(), "entry b-huge.md alone is 1073741824 bytes and was not read") || !strings.Contains(err.Error(), "over max_prelude_bytes = 1000") {
+		t.Errorf("Check = %v, want the entry and its size named", err)
+	}
+	entries, err := p.Load()
+	if err != nil || len(entries) != 2 || !entries[1].Unread || entries[1].Content != "" || entries[1].Size != 1<<30 {
+		t.Fatalf("Load = %+v, %v; want b-huge.md unread", entries, err)
+	}
+	size := int64(1 << 30)
+	for _, w := range []*Watcher{p.Watcher(), NewWatcher(dir)} {
+		snap, err := w.Prompt()
+		if err != nil {
+			t.Fatal(err)
+		}
+		block := PreludeBlock(dir, snap)
+		if len(block) > 4096 || !strings.Contains(block, fmt.Sprintf("[prelude entry b-huge.md]\n[myco: this entry was not read: its file is %d bytes", size)) || !strings.Contains(block, "small note") {
+			t.Errorf("PreludeBlock (%d bytes) =\n%.2000s", len(block), block)
+		}
+		if note, err := w.Step("t", true); err != nil || note != "" {
+			t.Errorf("Step = %q, %v; want no note", note, err)
+		}
+		size++
+		if err := os.Truncate(huge, size); err != nil {
+			t.Fatal(err)
+		}
+		if note, err := w.Step("t", true); err != nil || !strings.Contains(note, "Modified: b-huge.md.") {
+			t.Errorf("Step after the huge entry changed = %q, %v; want it modified", note, err)
+		}
+	}
+	if _, err := p.Add("more", ""); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Add next to a huge entry = %v, want ErrTooLarge", err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		t.Errorf("reading a prelude with a 1 GiB entry allocated %d MiB", n>>20)
+	}
+	if err := p.Remove("b-huge.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); err != nil {
+		t.Errorf("Check after the removal = %v", err)
+	}
+}
+
+// TestEntryGrowsPastLimit: a file that grows between its stat and its read is read no
+// further than the bound and counts as unread.
+func TestEntryGrowsPastLimit(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.md"), strings.Repeat("x", 50))
+	c, err := readEntry(dir, "a.md", 10)
+	if err != nil || !c.entry.Unread || c.entry.Content != "" {
+		t.Errorf("readEntry over the limit = %+v, %v; want unread", c.entry, err)
+	}
+	if c, err := readEntry(dir, "a.md", 50); err != nil || c.entry.Unread || len(c.entry.Content) != 50 {
+		t.Errorf("readEntry at the limit = %+v, %v; want read", c.entry, err)
+	}
+}
+
+// TestScanSpecialFiles: a FIFO or a socket among the entries, or swapped in after the
+// listing, neither blocks a scan nor fails it; a symlink is not followed.
+func TestScanSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.md"), "a")
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", filepath.Join(dir, "sock.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	outside := filepath.Join(t.TempDir(), "secret")
+	write(t, outside, "secret")
+	if err := os.Symlink(outside, filepath.Join(dir, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		entries, err := (&Prelude{Dir: dir}).Load()
+		if err == nil && !slices.Equal(names(entries), []string{"a.md"}) {
+			err = fmt.Errorf("entries %v, want only a.md", names(entries))
+		}
+		for _, name := range []string{"fifo.md", "sock.md", "link.md"} {
+			if _, rerr := readEntry(dir, name, 100); !errors.Is(rerr, errNotRegular) && err == nil {
+				err = fmt.Errorf("readEntry(%s) = %v, want errNotRegular", name, rerr)
+			}
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the scan blocked on a special file")
 	}
 }

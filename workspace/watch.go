@@ -25,8 +25,9 @@ type Watcher struct {
 	notified bool     // known differs from prompt: the model depends on notes
 }
 
-// NewWatcher returns a watcher of the prelude in dir. Call [Watcher.Prompt] to build the
-// system prompt before the first step.
+// NewWatcher returns a watcher of the prelude in dir that reads no entry larger than
+// [DefaultEntryLimit]; [Prelude.Watcher] bounds entries by max_prelude_bytes instead. Call
+// [Watcher.Prompt] to build the system prompt before the first step.
 func NewWatcher(dir string) *Watcher { return &Watcher{dir: dir} }
 
 // Prompt scans the prelude for a new system prompt (session start, model switch, worker

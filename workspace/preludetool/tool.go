@@ -112,7 +112,7 @@ func (t *Tool) size() string {
 	if err != nil {
 		return ""
 	}
-	n := len(workspace.RenderEntries(entries))
+	n := workspace.RenderedSize(entries)
 	if t.p.Max > 0 {
 		return fmt.Sprintf(" [prelude: %d entries, %d of %d bytes]", len(entries), n, t.p.Max)
 	}

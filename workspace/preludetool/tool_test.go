@@ -52,3 +52,21 @@ func TestTool(t *testing.T) {
 		}
 	}
 }
+
+// TestToolOversizeEntry: the tool never reads an entry larger than the cap; list shows it
+// as a notice with its size, the size line counts it whole, and remove gets rid of it.
+func TestToolOversizeEntry(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "huge.md"), []byte(strings.Repeat("x", 5000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tool := New(&workspace.Prelude{Dir: dir, Max: 400})
+	res := tool.Call(t.Context(), "owner", json.RawMessage(`{"action":"list"}`))
+	if res.IsError || strings.Contains(res.Text, "xxx") || !strings.Contains(res.Text, "[prelude entry huge.md]\n[myco: this entry was not read: its file is 5000 bytes") || !strings.Contains(res.Text, "[prelude: 1 entries, 5025 of 400 bytes]") {
+		t.Errorf("list = %q", res.Text)
+	}
+	res = tool.Call(t.Context(), "owner", json.RawMessage(`{"action":"remove","entry":"huge.md"}`))
+	if res.IsError || !strings.Contains(res.Text, "[prelude: 0 entries, 0 of 400 bytes]") {
+		t.Errorf("remove = %q", res.Text)
+	}
+}
