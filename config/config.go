@@ -3,11 +3,14 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/BurntSushi/toml"
 )
 
 // Config is a decoded config.toml with the defaults applied and the catalog resolved:
@@ -21,6 +24,9 @@ type Config struct {
 	Gateways              map[string]Gateway
 	Models                map[string]Model
 
+	// Warnings are what [Load] found that does not stop startup; the caller shows them.
+	Warnings []Warning
+
 	lines lineIndex // where keys are defined in File, for error lines; nil if unknown
 }
 
@@ -28,10 +34,15 @@ type Config struct {
 // named the path (--config, $MYCO_CONFIG): then a missing file is an error; otherwise it
 // is a first run and Load returns the defaults with an empty catalog.
 //
+// The file must be one no other user could have written (see [ResolvePaths]); it is
+// checked on the open descriptor, so the checked file is the one read, and a symlink to
+// it must not be another user's. A file with an inline credential that group or others
+// may read loads with a [Warning] in [Config.Warnings].
+//
 // Problems in the file are returned as [*Error] values, all of them joined with
 // [errors.Join] when there are several.
 func Load(path string, named bool) (*Config, error) {
-	src, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if named {
 			return nil, &Error{File: path, Msg: "the named config file does not exist", Err: err}
@@ -41,7 +52,41 @@ func Load(path string, named bool) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
-	return Parse(path, src)
+	defer f.Close()
+	info, err := checkFile("config file", path, f, os.Getuid())
+	if err != nil {
+		return nil, err
+	}
+	src, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	c, err := Parse(path, src)
+	if err != nil {
+		return nil, err
+	}
+	if key := c.inlineCredential(); key != nil && info.Mode().Perm()&0o044 != 0 {
+		c.Warnings = append(c.Warnings, Warning{File: path, Line: c.lines.line(key), Key: toml.Key(key).String(),
+			Msg: fmt.Sprintf("an inline credential in a file that group or others may read (mode %s); run: chmod 600 %s, or move the credential to an env or file source",
+				info.Mode(), shellQuote(path))})
+	}
+	return c, nil
+}
+
+// inlineCredential returns the key of the first auth that holds the credential itself,
+// or nil.
+func (c *Config) inlineCredential() []string {
+	for _, name := range slices.Sorted(maps.Keys(c.Gateways)) {
+		if c.Gateways[name].Auth.Source == AuthInline {
+			return []string{"gateways", name, "auth"}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Models)) {
+		if c.Models[k].Auth.Source == AuthInline { // not inherited: no gateway has one
+			return []string{"models", k, "auth"}
+		}
+	}
+	return nil
 }
 
 // Parse decodes and validates src as the contents of the config file named file, like

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -298,5 +299,109 @@ func TestErrorFormat(t *testing.T) {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
 		}
+	}
+}
+
+// The config chooses where the user's credentials go, so a config file another user
+// could have written is refused, named by --config or not, and a symlink to it that
+// another user owns too.
+func TestLoadUntrusted(t *testing.T) {
+	const src = "[gateways.g]\nprotocol = \"anthropic-messages\"\nbase_url = \"https://h\"\nauth = { source = \"env\", var_name = \"K\" }\n"
+	for _, tt := range []struct {
+		name  string
+		setup func(t *testing.T, path string) string // returns the path to load
+		want  []string                                // substrings of the error; none means success
+	}{
+		{"private", func(t *testing.T, path string) string { return path }, nil},
+		{"readable by others", func(t *testing.T, path string) string { chmod(t, path, 0o644); return path }, nil},
+		{"group-writable", func(t *testing.T, path string) string { chmod(t, path, 0o664); return path }, []string{
+			"refusing the config file $F (owner " + who(os.Getuid()) + ", mode -rw-rw-r--): group or others may write to it",
+			"run: chmod go-w $F"}},
+		{"world-writable", func(t *testing.T, path string) string { chmod(t, path, 0o646); return path }, []string{"mode -rw-r--rw-", "chmod go-w $F"}},
+		{"my symlink to a writable file", func(t *testing.T, path string) string {
+			chmod(t, path, 0o666)
+			link := path + ".link"
+			if err := os.Symlink(path, link); err != nil {
+				t.Fatal(err)
+			}
+			return link
+		}, []string{"refusing the config file $F.link (owner", "mode -rw-rw-rw-", "chmod go-w $F.link"}},
+		{"another user's", func(t *testing.T, path string) string { giveAway(t, path, false); return path }, []string{
+			"refusing the config file $F (owner " + who(65534) + ", mode -rw-------): it belongs to another user",
+			"run: sudo chown " + userArg(os.Getuid()) + " $F"}},
+		{"another user's symlink", func(t *testing.T, path string) string {
+			link := path + ".link"
+			if err := os.Symlink(path, link); err != nil {
+				t.Fatal(err)
+			}
+			giveAway(t, link, true)
+			return link
+		}, []string{"refusing the config file $F.link: it is a symlink owned by " + who(65534), "sudo chown -h"}},
+	} {
+		for _, named := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/named=%v", tt.name, named), func(t *testing.T) {
+				path := writeConfig(t, src)
+				load := tt.setup(t, path)
+				c, err := Load(load, named)
+				if tt.want == nil {
+					if err != nil || len(c.Warnings) != 0 {
+						t.Fatalf("Load = %v, %v; want success without warnings", err, c.Warnings)
+					}
+					return
+				}
+				for _, w := range tt.want {
+					if w = strings.ReplaceAll(w, "$F", path); err == nil || !strings.Contains(err.Error(), w) {
+						t.Errorf("Load = %v\nwant an error containing %q", err, w)
+					}
+				}
+			})
+		}
+	}
+}
+
+// An inline credential in a file others can read loads, with a warning that says how to
+// make it private.
+func TestLoadInlineCredentialReadable(t *testing.T) {
+	const gw = "[gateways.g]\nprotocol = \"anthropic-messages\"\nbase_url = \"https://h\"\n"
+	for _, tt := range []struct {
+		name string
+		src  string
+		mode os.FileMode
+		want string // the warning; empty means none
+	}{
+		{"gateway, readable", gw + "auth = \"sk-x\"\n", 0o644, "$F:4: gateways.g.auth: an inline credential in a file that group or others may read (mode -rw-r--r--); run: chmod 600 $F"},
+		{"model, group-readable", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\nauth = \"sk-x\"\n", 0o640, "$F:7: models.m.auth: an inline credential"},
+		{"private", gw + "auth = \"sk-x\"\n", 0o600, ""},
+		{"env source, readable", gw + "auth = { source = \"env\", var_name = \"K\" }\n", 0o644, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeConfig(t, tt.src)
+			chmod(t, path, tt.mode)
+			c, err := Load(path, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "" {
+				if len(c.Warnings) != 0 {
+					t.Errorf("Load warnings = %v, want none", c.Warnings)
+				}
+				return
+			}
+			want := strings.ReplaceAll(tt.want, "$F", path)
+			if len(c.Warnings) != 1 || !strings.HasPrefix(c.Warnings[0].String(), want) {
+				t.Errorf("Load warnings = %v, want one starting %q", c.Warnings, want)
+			}
+			if strings.Contains(fmt.Sprint(c.Warnings), "sk-x") {
+				t.Errorf("the warning %v reveals the credential", c.Warnings)
+			}
+		})
+	}
+}
+
+// chmod sets exactly perm on path, whatever the umask.
+func chmod(t *testing.T, path string, perm os.FileMode) {
+	t.Helper()
+	if err := os.Chmod(path, perm); err != nil {
+		t.Fatal(err)
 	}
 }

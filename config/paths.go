@@ -11,12 +11,18 @@ import (
 const DefaultProfile = "default"
 
 // PathOptions are the inputs of [ResolvePaths]. Getenv stands in for os.Getenv so that
-// resolution never reads process state on its own; nil means an empty environment.
+// resolution never reads process state on its own; nil means an empty environment. It
+// must be the real environment: MYCO_PROFILE, MYCO_HOME and MYCO_CONFIG never come from
+// a .env.
 type PathOptions struct {
-	ProfileFlag string // --profile; empty means unset
-	ConfigFlag  string // --config; empty means unset
-	Getenv      func(string) string
-	UserHome    string // the user's home directory, the parent of the default MYCO_HOME
+	ProfileFlag string // --profile
+	// ProfileSet reports that --profile was given, even as "": then an empty
+	// ProfileFlag is an error rather than a fallback to MYCO_PROFILE and "default".
+	// A non-empty ProfileFlag counts as given either way.
+	ProfileSet bool
+	ConfigFlag string // --config; empty means unset
+	Getenv     func(string) string
+	UserHome   string // the user's home directory, the parent of the default MYCO_HOME
 }
 
 // Paths are the resolved locations of one profile. Every path is absolute.
@@ -32,7 +38,13 @@ type Paths struct {
 
 // ResolvePaths picks the profile (--profile, then MYCO_PROFILE, then "default"), the
 // installation directory (MYCO_HOME, then UserHome/.myco) and the config file (--config,
-// then $MYCO_CONFIG, then ProfileDir/config.toml). It creates nothing; see [Paths.Ensure].
+// then $MYCO_CONFIG, then ProfileDir/config.toml).
+//
+// It creates nothing ([Paths.Ensure] does), but it refuses an installation, profiles or
+// profile directory that exists and that another user could have written: one owned by
+// neither this user nor root, one that group or others may write to, or a symlink owned
+// by another user. The error names the directory, its owner and mode, and the command
+// that fixes it. The config file is checked when it is read ([Load]).
 func ResolvePaths(o PathOptions) (Paths, error) {
 	getenv := o.Getenv
 	if getenv == nil {
@@ -40,11 +52,11 @@ func ResolvePaths(o PathOptions) (Paths, error) {
 	}
 
 	profile, source := o.ProfileFlag, "--profile"
-	if profile == "" {
+	if profile == "" && !o.ProfileSet {
 		profile, source = getenv("MYCO_PROFILE"), "MYCO_PROFILE"
-	}
-	if profile == "" {
-		profile = DefaultProfile
+		if profile == "" {
+			profile = DefaultProfile
+		}
 	}
 	if err := CheckProfileName(profile); err != nil {
 		return Paths{}, fmt.Errorf("%s: %w", source, err)
@@ -76,7 +88,26 @@ func ResolvePaths(o PathOptions) (Paths, error) {
 	if p.ConfigFile, err = filepath.Abs(p.ConfigFile); err != nil {
 		return Paths{}, fmt.Errorf("resolve config path: %w", err)
 	}
+	if err := p.check(os.Getuid()); err != nil {
+		return Paths{}, err
+	}
 	return p, nil
+}
+
+// check refuses the directories above everything the profile reads and writes when
+// another user could have written them; those below are guarded by them. Missing ones
+// pass: [Paths.Ensure] creates them private and checks again.
+func (p Paths) check(uid int) error {
+	for _, d := range []struct{ what, path string }{
+		{"installation directory (MYCO_HOME)", p.Home},
+		{"profiles directory", filepath.Join(p.Home, "profiles")},
+		{"profile directory", p.ProfileDir},
+	} {
+		if err := checkDir(d.what, d.path, uid); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CheckProfileName reports whether name is a valid profile name: one or more ASCII
@@ -106,26 +137,16 @@ func (p Paths) PreludeDir() string { return filepath.Join(p.ProfileDir, "workspa
 // ManualDir is where the manual is exported on startup.
 func (p Paths) ManualDir() string { return filepath.Join(p.ProfileDir, "manual") }
 
-// Ensure creates the profile's directories if they are missing. The installation and
-// profile directories and session/ are private (0700): they hold the config, which may
-// carry credentials, and conversations. The workspace and manual are ordinary 0755
-// directories, guarded by the profile directory above them. Existing directories keep
-// their permissions.
+// Ensure creates the profile's directories that are missing, each private (0700): they
+// hold the config, which may carry credentials, conversations, and the agents' notes,
+// which may quote them. Existing directories keep their permissions. It then checks the
+// directories again as [ResolvePaths] does, so that one another user created in the
+// meantime is refused rather than used.
 func (p Paths) Ensure() error {
-	for _, d := range []struct {
-		path string
-		perm os.FileMode
-	}{
-		{p.Home, 0o700},
-		{p.ProfileDir, 0o700},
-		{p.SessionDir(), 0o700},
-		{p.WorkspaceDir(), 0o755},
-		{p.PreludeDir(), 0o755},
-		{p.ManualDir(), 0o755},
-	} {
-		if err := os.MkdirAll(d.path, d.perm); err != nil {
+	for _, d := range []string{p.Home, p.ProfileDir, p.SessionDir(), p.WorkspaceDir(), p.PreludeDir(), p.ManualDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("create profile directory: %w", err)
 		}
 	}
-	return nil
+	return p.check(os.Getuid())
 }
