@@ -310,7 +310,7 @@ func TestLoadUntrusted(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		setup func(t *testing.T, path string) string // returns the path to load
-		want  []string                                // substrings of the error; none means success
+		want  []string                               // substrings of the error; none means success
 	}{
 		{"private", func(t *testing.T, path string) string { return path }, nil},
 		{"readable by others", func(t *testing.T, path string) string { chmod(t, path, 0o644); return path }, nil},

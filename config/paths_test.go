@@ -207,7 +207,10 @@ func TestResolvePathsUntrusted(t *testing.T) {
 		{"sticky world-writable home", func(t *testing.T, home string) { mkdir(t, home, 0o1777) }, []string{"chmod go-w $H"}},
 		{"group-writable profiles", func(t *testing.T, home string) { mkdir(t, home, 0o700); mkdir(t, home+"/profiles", 0o775) }, []string{
 			"refusing the profiles directory $H/profiles", "chmod go-w $H/profiles"}},
-		{"writable profile directory", func(t *testing.T, home string) { mkdir(t, home+"/profiles", 0o700); mkdir(t, home+"/profiles/default", 0o702) }, []string{
+		{"writable profile directory", func(t *testing.T, home string) {
+			mkdir(t, home+"/profiles", 0o700)
+			mkdir(t, home+"/profiles/default", 0o702)
+		}, []string{
 			"refusing the profile directory $H/profiles/default", "mode drwx----w-", "chmod go-w $H/profiles/default"}},
 		{"home is a file", func(t *testing.T, home string) {
 			if err := os.WriteFile(home, nil, 0o600); err != nil {
