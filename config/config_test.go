@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeConfig(t *testing.T, src string) string {
@@ -26,6 +27,8 @@ compaction_max_requests = 7
 protocol = "anthropic-messages"
 base_url = "https://api.anthropic.com/"
 auth = { source = "env", var_name = "ANTHROPIC_API_KEY" }
+response_header_timeout_secs = 60
+stream_idle_timeout_secs = 600
 
 [gateways.openrouter]
 protocol = "openai-responses"
@@ -52,6 +55,7 @@ thinking = "budget"
 context_window = 200_000
 auth = "sk-inline"
 max_request_bytes = 10_000_000
+stream_idle_timeout_secs = 0
 
 [models.claude-haiku-4-5.retry]
 initial_backoff_ms = 100
@@ -71,6 +75,7 @@ api_id = "qwen3:8b"
 thinking = "none"
 context_window = 32768
 auth = { source = "none" }
+response_header_timeout_secs = 30
 
 [models."grok-4.5-build"]
 gateway = "ollama"
@@ -97,6 +102,7 @@ func TestLoadCatalog(t *testing.T) {
 			Key: "claude-opus-4-8", APIID: "claude-opus-4-8", Gateway: "anthropic",
 			Protocol: ProtocolAnthropicMessages, BaseURL: "https://api.anthropic.com", // trailing slash dropped
 			Auth: anthropicAuth, Retry: anthropicRetry, MaxRequestBytes: 30_000_000,
+			ResponseHeaderTimeout: time.Minute, StreamIdleTimeout: 10 * time.Minute, // the gateway's
 			ContextWindow: 1_000_000, Thinking: ThinkingAdaptive, MaxOutputTokens: 8192,
 			MaxImageBase64Bytes: 5 << 20, MaxTruncatedResumes: 3, AutoCompactAt: 0.8,
 		},
@@ -107,13 +113,15 @@ func TestLoadCatalog(t *testing.T) {
 			Protocol: ProtocolAnthropicMessages, BaseURL: "https://api.anthropic.com",
 			Auth:            Auth{Source: AuthInline, Value: "sk-inline"},
 			Retry:           Retry{MaxAttempts: 3, InitialBackoffMs: 100, MaxBackoffMs: 30_000, BackoffMultiplier: 2},
-			MaxRequestBytes: 10_000_000, ContextWindow: 200_000, Thinking: ThinkingBudget, MaxOutputTokens: 8192,
+			MaxRequestBytes: 10_000_000, ResponseHeaderTimeout: time.Minute, StreamIdleTimeout: 0, // 0 disables
+			ContextWindow: 200_000, Thinking: ThinkingBudget, MaxOutputTokens: 8192,
 			MaxImageBase64Bytes: 5 << 20, MaxTruncatedResumes: 3,
 		},
 		{
 			Key: "kimi-k3", APIID: "moonshotai/kimi-k3", Gateway: "openrouter",
 			Protocol: ProtocolOpenAIResponses, BaseURL: "https://openrouter.ai/api/v1",
 			Auth: Auth{Source: AuthFile, Path: "~/.keys/openrouter"}, Retry: DefaultRetry(), MaxRequestBytes: 20_000_000,
+			ResponseHeaderTimeout: 120 * time.Second, StreamIdleTimeout: 300 * time.Second,
 			ContextWindow: 1_000_000, Thinking: ThinkingEffort, MaxOutputTokens: 32_000,
 			MaxImageBase64Bytes: 1000, MaxTruncatedResumes: 0,
 		},
@@ -121,6 +129,7 @@ func TestLoadCatalog(t *testing.T) {
 			Key: "local-qwen", APIID: "qwen3:8b",
 			Protocol: ProtocolOpenAICompletions, BaseURL: "http://localhost:11434/v1",
 			Auth: Auth{Source: AuthNone}, Retry: DefaultRetry(), MaxRequestBytes: 30_000_000,
+			ResponseHeaderTimeout: 30 * time.Second, StreamIdleTimeout: DefaultStreamIdleTimeout,
 			ContextWindow: 32768, Thinking: ThinkingNone, MaxOutputTokens: 8192,
 			MaxImageBase64Bytes: 5 << 20, MaxTruncatedResumes: 3,
 		},
@@ -130,6 +139,7 @@ func TestLoadCatalog(t *testing.T) {
 			Key: "grok-4.5-build", APIID: "grok-4.5-build", Gateway: "ollama",
 			Protocol: ProtocolOpenAIResponses, BaseURL: "https://api.x.ai/v1",
 			Auth: Auth{Source: AuthEnv, VarName: "XAI_API_KEY"}, Retry: DefaultRetry(), MaxRequestBytes: 30_000_000,
+			ResponseHeaderTimeout: DefaultResponseHeaderTimeout, StreamIdleTimeout: DefaultStreamIdleTimeout,
 			ContextWindow: 500_000, Thinking: ThinkingEffort, MaxOutputTokens: 8192,
 			MaxImageBase64Bytes: 5 << 20, MaxTruncatedResumes: 3,
 		},
@@ -146,7 +156,8 @@ func TestLoadCatalog(t *testing.T) {
 	if len(c.Models) != 5 {
 		t.Errorf("Load has %d models, want 5", len(c.Models))
 	}
-	if g := c.Gateways["ollama"]; g.Auth != (Auth{}) || g.Retry != DefaultRetry() || g.MaxRequestBytes != DefaultMaxRequestBytes {
+	if g := c.Gateways["ollama"]; g.Auth != (Auth{}) || g.Retry != DefaultRetry() || g.MaxRequestBytes != DefaultMaxRequestBytes ||
+		g.ResponseHeaderTimeout != 2*time.Minute || g.StreamIdleTimeout != 5*time.Minute {
 		t.Errorf("gateway ollama = %+v, want no auth and the defaults", g)
 	}
 }

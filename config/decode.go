@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -31,6 +32,9 @@ type (
 		Auth            toml.Primitive `toml:"auth"`
 		Retry           *rawRetry      `toml:"retry"`
 		MaxRequestBytes *int           `toml:"max_request_bytes"`
+
+		ResponseHeaderTimeoutSecs *int `toml:"response_header_timeout_secs"`
+		StreamIdleTimeoutSecs     *int `toml:"stream_idle_timeout_secs"`
 	}
 	rawModel struct {
 		rawEndpoint
@@ -134,10 +138,16 @@ func (d *decoder) gateway(name string, p toml.Primitive) (Gateway, bool) {
 	if !d.value(p, &raw, key...) {
 		return Gateway{}, false
 	}
-	g := Gateway{Retry: DefaultRetry(), MaxRequestBytes: DefaultMaxRequestBytes}
+	g := Gateway{
+		Retry:                 DefaultRetry(),
+		MaxRequestBytes:       DefaultMaxRequestBytes,
+		ResponseHeaderTimeout: DefaultResponseHeaderTimeout,
+		StreamIdleTimeout:     DefaultStreamIdleTimeout,
+	}
 	set(&g.Protocol, raw.Protocol)
 	set(&g.BaseURL, raw.BaseURL)
 	set(&g.MaxRequestBytes, raw.MaxRequestBytes)
+	d.timeouts(&g.ResponseHeaderTimeout, &g.StreamIdleTimeout, &raw, key)
 	g.BaseURL = strings.TrimRight(g.BaseURL, "/")
 	if raw.Retry != nil {
 		g.Retry = raw.Retry.apply()
@@ -166,6 +176,9 @@ func (d *decoder) model(c *Config, k string, p toml.Primitive) (Model, bool) {
 		MaxOutputTokens:     DefaultMaxOutputTokens,
 		MaxImageBase64Bytes: DefaultMaxImageBase64Bytes,
 		MaxTruncatedResumes: DefaultMaxTruncatedResumes,
+
+		ResponseHeaderTimeout: DefaultResponseHeaderTimeout,
+		StreamIdleTimeout:     DefaultStreamIdleTimeout,
 	}
 	if raw.Gateway != nil {
 		m.Gateway = *raw.Gateway
@@ -177,6 +190,7 @@ func (d *decoder) model(c *Config, k string, p toml.Primitive) (Model, bool) {
 		}
 		if g, ok := c.Gateways[m.Gateway]; ok {
 			m.Protocol, m.BaseURL, m.Auth, m.Retry, m.MaxRequestBytes = g.Protocol, g.BaseURL, g.Auth, g.Retry, g.MaxRequestBytes
+			m.ResponseHeaderTimeout, m.StreamIdleTimeout = g.ResponseHeaderTimeout, g.StreamIdleTimeout
 		}
 	}
 	set(&m.Protocol, raw.Protocol)
@@ -184,6 +198,7 @@ func (d *decoder) model(c *Config, k string, p toml.Primitive) (Model, bool) {
 		m.BaseURL = strings.TrimRight(*raw.BaseURL, "/")
 	}
 	set(&m.MaxRequestBytes, raw.MaxRequestBytes)
+	d.timeouts(&m.ResponseHeaderTimeout, &m.StreamIdleTimeout, &raw.rawEndpoint, key)
 	if raw.Retry != nil {
 		// A model's retry table replaces its gateway's; unset fields take the defaults.
 		m.Retry = raw.Retry.apply()
@@ -255,6 +270,29 @@ func (d *decoder) auth(p toml.Primitive, entry []string) (*Auth, bool) {
 		`must be the credential as a string or a table such as { source = "env", var_name = "API_KEY" }, not %s`,
 		strings.ToLower(d.md.Type(key...)))))
 	return nil, false
+}
+
+// timeouts sets the endpoint's timeouts that raw defines. A value too large for a
+// [time.Duration] is reported here and leaves dst alone; a negative one is converted, for
+// [Config.Validate] to report.
+func (d *decoder) timeouts(header, idle *time.Duration, raw *rawEndpoint, entry []string) {
+	for _, t := range []struct {
+		dst  *time.Duration
+		secs *int
+		key  string
+	}{
+		{header, raw.ResponseHeaderTimeoutSecs, "response_header_timeout_secs"},
+		{idle, raw.StreamIdleTimeoutSecs, "stream_idle_timeout_secs"},
+	} {
+		switch {
+		case t.secs == nil:
+		case int64(*t.secs) > maxTimeoutSecs || int64(*t.secs) < -maxTimeoutSecs:
+			d.errs = append(d.errs, d.errorAt(append(slices.Clip(entry), t.key),
+				fmt.Sprintf("must be from 0 to %d seconds (0 disables the timeout), got %d", maxTimeoutSecs, *t.secs)))
+		default:
+			*t.dst = time.Duration(*t.secs) * time.Second
+		}
+	}
 }
 
 func (r *rawRetry) apply() Retry {

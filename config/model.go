@@ -1,5 +1,10 @@
 package config
 
+import (
+	"math"
+	"time"
+)
+
 // The wire protocols a gateway or model can speak.
 const (
 	ProtocolAnthropicMessages = "anthropic-messages" // {base_url}/v1/messages
@@ -25,7 +30,13 @@ const (
 	DefaultMaxOutputTokens       = 8192
 	DefaultMaxImageBase64Bytes   = 5 * 1024 * 1024
 	DefaultMaxTruncatedResumes   = 3
+
+	DefaultResponseHeaderTimeout = 120 * time.Second // response_header_timeout_secs
+	DefaultStreamIdleTimeout     = 300 * time.Second // stream_idle_timeout_secs
 )
+
+// maxTimeoutSecs is the largest timeout in seconds a [time.Duration] holds.
+const maxTimeoutSecs = math.MaxInt64 / int64(time.Second)
 
 // DefaultRetry returns the retry policy of a gateway or model without a retry table; each
 // field a retry table leaves unset keeps its value from here.
@@ -41,6 +52,10 @@ type Gateway struct {
 	Auth            Auth
 	Retry           Retry
 	MaxRequestBytes int
+	// ResponseHeaderTimeout bounds the wait for a response's headers, and
+	// StreamIdleTimeout the silence between two reads of a streamed body; 0 disables.
+	ResponseHeaderTimeout time.Duration
+	StreamIdleTimeout     time.Duration
 }
 
 // Model is one resolved catalog entry: the [models.KEY] table merged over its gateway,
@@ -54,6 +69,12 @@ type Model struct {
 	Auth            Auth
 	Retry           Retry
 	MaxRequestBytes int // cap on the serialized request body
+	// ResponseHeaderTimeout bounds the wait for a response's headers after the request
+	// is sent; 0 disables it.
+	ResponseHeaderTimeout time.Duration
+	// StreamIdleTimeout bounds the silence between two reads of a streamed response
+	// body; 0 disables it.
+	StreamIdleTimeout time.Duration
 
 	ContextWindow       int
 	Thinking            string

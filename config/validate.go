@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -39,7 +40,7 @@ func (c *Config) validate(broken map[string]bool) []*Error {
 	for _, name := range slices.Sorted(maps.Keys(c.Gateways)) {
 		g := c.Gateways[name]
 		key := []string{"gateways", name}
-		v.endpoint(key, g.Protocol, g.BaseURL, g.Auth, g.Retry, g.MaxRequestBytes)
+		v.endpoint(key, g)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Models)) {
 		v.model(c.Models[k], broken)
@@ -97,7 +98,8 @@ func (v *validator) model(m Model, broken map[string]bool) {
 		protocol, baseURL = m.Protocol, m.BaseURL
 		auth, retry       = m.Auth, m.Retry
 		maxRequestBytes   = m.MaxRequestBytes
-		skip              = Gateway{Protocol: "\x00", BaseURL: "\x00", Auth: Auth{Source: "\x00"}, MaxRequestBytes: -1}
+		skip              = Gateway{Protocol: "\x00", BaseURL: "\x00", Auth: Auth{Source: "\x00"}, MaxRequestBytes: -1,
+			ResponseHeaderTimeout: -1, StreamIdleTimeout: -1} // values no file can produce
 	)
 	if g != nil {
 		skip = *g
@@ -121,6 +123,12 @@ func (v *validator) model(m Model, broken map[string]bool) {
 	if maxRequestBytes != skip.MaxRequestBytes {
 		v.positive(at("max_request_bytes"), maxRequestBytes)
 	}
+	if m.ResponseHeaderTimeout != skip.ResponseHeaderTimeout {
+		v.timeout(at("response_header_timeout_secs"), m.ResponseHeaderTimeout)
+	}
+	if m.StreamIdleTimeout != skip.StreamIdleTimeout {
+		v.timeout(at("stream_idle_timeout_secs"), m.StreamIdleTimeout)
+	}
 
 	if m.APIID == "" {
 		v.errorf(at("api_id"), "must not be empty (it defaults to the model key)")
@@ -141,17 +149,25 @@ func (v *validator) model(m Model, broken map[string]bool) {
 	}
 }
 
-func (v *validator) endpoint(key []string, protocol, baseURL string, auth Auth, retry Retry, maxRequestBytes int) {
+func (v *validator) endpoint(key []string, g Gateway) {
 	at := func(k string) []string { return append(slices.Clip(key), k) }
-	if err := checkProtocol(protocol); err != "" {
+	if err := checkProtocol(g.Protocol); err != "" {
 		v.errorf(at("protocol"), "%s", err)
 	}
-	if err := checkBaseURL(baseURL); err != "" {
+	if err := checkBaseURL(g.BaseURL); err != "" {
 		v.errorf(at("base_url"), "%s", err)
 	}
-	v.auth(at("auth"), auth)
-	v.retry(at("retry"), retry)
-	v.positive(at("max_request_bytes"), maxRequestBytes)
+	v.auth(at("auth"), g.Auth)
+	v.retry(at("retry"), g.Retry)
+	v.positive(at("max_request_bytes"), g.MaxRequestBytes)
+	v.timeout(at("response_header_timeout_secs"), g.ResponseHeaderTimeout)
+	v.timeout(at("stream_idle_timeout_secs"), g.StreamIdleTimeout)
+}
+
+func (v *validator) timeout(key []string, d time.Duration) {
+	if d < 0 {
+		v.errorf(key, "must not be negative (0 disables the timeout), got %d", d/time.Second)
+	}
 }
 
 func checkProtocol(p string) string {

@@ -43,6 +43,13 @@ func TestLoadErrors(t *testing.T) {
 		{"missing protocol", "[gateways.g]\nbase_url = \"http://h\"\n", []string{"1: gateways.g.protocol: required"}},
 		{"zero max_request_bytes", gw + "max_request_bytes = 0\n", []string{"4: gateways.g.max_request_bytes: must be a positive integer"}},
 		{"model zero max_request_bytes", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\nmax_request_bytes = -5\n", []string{"7: models.m.max_request_bytes: must be a positive integer, got -5"}},
+		{"negative header timeout", gw + "response_header_timeout_secs = -1\n", []string{"4: gateways.g.response_header_timeout_secs: must not be negative (0 disables the timeout), got -1"}},
+		{"negative idle timeout", gw + "stream_idle_timeout_secs = -300\n", []string{"4: gateways.g.stream_idle_timeout_secs: must not be negative (0 disables the timeout), got -300"}},
+		{"timeout wrong type", gw + "stream_idle_timeout_secs = 1.5\n", []string{"4: gateways.g.stream_idle_timeout_secs: must be an integer, not a float"}},
+		{"timeout overflows", gw + "response_header_timeout_secs = 9_300_000_000\n", []string{"4: gateways.g.response_header_timeout_secs: must be from 0 to 9223372036 seconds (0 disables the timeout), got 9300000000"}},
+		{"timeout overflows negative", gw + "response_header_timeout_secs = -9_300_000_000\n", []string{"4: gateways.g.response_header_timeout_secs: must be from 0 to 9223372036 seconds"}},
+		{"model negative timeout", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\nresponse_header_timeout_secs = -2\n", []string{"7: models.m.response_header_timeout_secs: must not be negative (0 disables the timeout), got -2"}},
+		{"inline model negative timeout", "[models.m]\nprotocol = \"openai-responses\"\nbase_url = \"https://h\"\ncontext_window = 1\nstream_idle_timeout_secs = -2\n", []string{"5: models.m.stream_idle_timeout_secs: must not be negative"}},
 		{"max_attempts 0", gw + "[gateways.g.retry]\nmax_attempts = 0\n", []string{"5: gateways.g.retry.max_attempts: must be at least 1"}},
 		{"multiplier below 1", gw + "retry = { backoff_multiplier = 0.5 }\n", []string{"4: gateways.g.retry.backoff_multiplier: must be a finite number of at least 1"}},
 		{"multiplier nan", gw + "retry = { backoff_multiplier = nan }\n", []string{"4: gateways.g.retry.backoff_multiplier: must be a finite"}},
@@ -138,6 +145,17 @@ func TestLoadErrorsNotRepeated(t *testing.T) {
 		if want := path + ":" + bad.want; err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Load(%q) = %v, want only %s", src, err, want)
 		}
+	}
+}
+
+// A gateway's bad timeout is reported once, at the gateway, not again at each model
+// that inherits it.
+func TestLoadTimeoutErrorNotRepeated(t *testing.T) {
+	src := "[gateways.g]\nprotocol = \"anthropic-messages\"\nbase_url = \"http://h\"\nstream_idle_timeout_secs = -1\n[models.m]\ngateway = \"g\"\ncontext_window = 1\n"
+	path := writeConfig(t, src)
+	_, err := Load(path, true)
+	if want := path + ":4: gateways.g.stream_idle_timeout_secs: must not be negative"; err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Load(%q) = %v, want only %s", src, err, want)
 	}
 }
 
