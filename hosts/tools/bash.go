@@ -35,7 +35,20 @@ type BashOptions struct {
 	// (default 300 ms); DefaultWait bounds the wait of start and write (default 10 s).
 	SettleQuiet time.Duration
 	DefaultWait time.Duration
-	Log         *slog.Logger
+	// Reaper, when not nil, is told each process group the tool starts and ends, so that
+	// the groups die with the host process however it ends (see myco/internal/reaper).
+	// nil means none: the groups are killed when the tool ends them, on Release and on
+	// Close, but not when the host process is killed.
+	Reaper Reaper
+	Log    *slog.Logger
+}
+
+// Reaper is the part of a reaper process that the bash tool uses. Track registers the
+// process group pgid, whose leader was just started; the tool calls untrack once the group
+// is killed and its leader waited for, so that a reused group number is never killed.
+// Implementations are safe for concurrent use.
+type Reaper interface {
+	Track(pgid int) (untrack func())
 }
 
 // Bash is the bash tool: one-shot commands (exec) and long-lived processes with a stdin
@@ -241,11 +254,13 @@ func (b *Bash) exec(ctx context.Context, owner, command string, timeout time.Dur
 		pr.Close()
 		return Errorf("run %s: %v", b.opts.Shell, err)
 	}
+	untrackGroup := b.track(cmd.Process.Pid)
 	out := &headTail{max: b.opts.MaxOutputBytes}
 	var wg sync.WaitGroup
 	wg.Go(func() { io.Copy(ProgressWriter(ctx, out), pr) })
 	waitErr := cmd.Wait()
 	killGroup(cmd.Process.Pid)
+	untrackGroup()
 	// A process that left the group (setsid) may still hold the pipe: stop reading soon.
 	pr.SetReadDeadline(time.Now().Add(time.Second))
 	wg.Wait()
@@ -288,6 +303,14 @@ func (b *Bash) trackExec(owner string, cancel context.CancelCauseFunc) (untrack 
 		defer b.mu.Unlock()
 		delete(o.execs, n)
 	}, true
+}
+
+// track registers the process group led by pid with the reaper, if there is one.
+func (b *Bash) track(pid int) (untrack func()) {
+	if b.opts.Reaper == nil {
+		return func() {}
+	}
+	return b.opts.Reaper.Track(pid)
 }
 
 // ownerLocked returns owner's state, creating it. b.mu must be held.

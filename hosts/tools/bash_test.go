@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -335,5 +337,49 @@ func TestBashCloseKillsSessions(t *testing.T) {
 	waitGone(t, pid)
 	if res := call(t, b, "o1", map[string]any{"command": "echo hi"}); !res.IsError || !strings.Contains(res.Text, "shut down") {
 		t.Errorf("exec after Close = %+v", res)
+	}
+}
+
+// fakeReaper records what the bash tool tells a reaper.
+type fakeReaper struct {
+	mu     sync.Mutex // guards events
+	events []string
+}
+
+func (f *fakeReaper) Track(pgid int) func() {
+	f.add("+" + strconv.Itoa(pgid))
+	return func() { f.add("-" + strconv.Itoa(pgid)) }
+}
+
+func (f *fakeReaper) add(e string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, e)
+}
+
+func (f *fakeReaper) took() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.events)
+}
+
+// TestBashTellsReaper: every process group the tool starts, exec and start alike, is
+// tracked once it runs and untracked once it has ended.
+func TestBashTellsReaper(t *testing.T) {
+	r := &fakeReaper{}
+	b := newTestBash(t, BashOptions{Reaper: r})
+	res := call(t, b, "o1", map[string]any{"command": "echo $$"})
+	pid := pidIn(t, strings.TrimSuffix(res.Text, "[exit status 0]"))
+	if got, want := r.took(), []string{fmt.Sprint("+", pid), fmt.Sprint("-", pid)}; !slices.Equal(got, want) {
+		t.Fatalf("after exec: reaper events = %v, want %v", got, want)
+	}
+	res = call(t, b, "o1", map[string]any{"action": "start", "command": "echo $$; exec sleep 60"})
+	spid := pidIn(t, strings.Split(res.Text, "\n")[1])
+	if got := r.took(); !slices.Equal(got[2:], []string{fmt.Sprint("+", spid)}) {
+		t.Fatalf("after start: reaper events = %v, want +%d added", got, spid)
+	}
+	call(t, b, "o1", map[string]any{"action": "kill", "session_id": "b1"})
+	if got := r.took(); !slices.Equal(got[2:], []string{fmt.Sprint("+", spid), fmt.Sprint("-", spid)}) {
+		t.Fatalf("after kill: reaper events = %v, want +%d, -%d", got, spid, spid)
 	}
 }

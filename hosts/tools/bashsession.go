@@ -106,6 +106,7 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 		inW.Close()
 		return Errorf("run %s: %v", b.opts.Shell, err)
 	}
+	untrackGroup := b.track(cmd.Process.Pid)
 	s := &session{
 		command: command, pid: cmd.Process.Pid, started: time.Now(), bufMax: b.opts.SessionBufferBytes,
 		done: make(chan struct{}), stdin: inW, changed: make(chan struct{}),
@@ -116,6 +117,7 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 		b.mu.Unlock()
 		killGroup(s.pid)
 		cmd.Wait()
+		untrackGroup()
 		pr.Close()
 		inW.Close()
 		return Errorf("bash is shut down on this host")
@@ -132,6 +134,7 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 	b.wg.Go(func() {
 		err := cmd.Wait()
 		killGroup(s.pid) // what the process left behind in its group
+		untrackGroup()
 		pr.SetReadDeadline(time.Now().Add(time.Second))
 		<-pumped
 		pr.Close()
