@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +22,8 @@ import (
 // EditorOptions configures the editor. Zero values take the defaults.
 type EditorOptions struct {
 	MaxView int // largest view output in bytes; default 256 KiB
+	// Guard, when not nil, refuses paths in myco's own files; nil allows every path.
+	Guard *Guard
 }
 
 // Editor is str_replace_based_edit_tool: view, create, str_replace and insert. Editing an
@@ -63,7 +66,7 @@ command=view: a file as numbered lines (like cat -n; view_range [start, end] sel
 command=create: write file_text to path; missing parent directories are created.
 command=str_replace: replace old_str, which must occur exactly once (whitespace included), with new_str (empty deletes it).
 command=insert: insert insert_text after line insert_line (0 inserts at the top).
-Editing an existing file (str_replace, insert, create over it) requires that you viewed it earlier and that it has not changed since; after an outside change, view it again. Writes are atomic and keep the file's mode.`, e.o.MaxView),
+Editing an existing file (str_replace, insert, create over it) requires that you viewed it earlier and that it has not changed since; after an outside change, view it again. Writes are atomic and keep the file's mode.`, e.o.MaxView) + e.o.Guard.describe(),
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -127,10 +130,17 @@ func (e *Editor) Call(ctx context.Context, owner string, input json.RawMessage) 
 	if !filepath.IsAbs(in.Path) {
 		return Errorf("path %q is not absolute; give the full path, for example /home/me/project/%s", in.Path, in.Path)
 	}
-	path := resolve(filepath.Clean(in.Path))
+	path, err := realPath(filepath.Clean(in.Path))
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	guard := e.o.Guard.resolved()
+	if err := guard.check(e.Name(), filepath.Clean(in.Path), path, in.Command != "view"); err != nil {
+		return Errorf("%v", err)
+	}
 	switch in.Command {
 	case "view":
-		return e.view(owner, path, in.ViewRange)
+		return e.view(owner, path, in.ViewRange, guard)
 	case "create":
 		if in.FileText == nil {
 			return Errorf("command=create needs file_text")
@@ -154,15 +164,6 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// resolve follows symlinks of an existing path, so a stamp names the file itself and a
-// write replaces the file rather than the link.
-func resolve(path string) string {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		return real
-	}
-	return path
 }
 
 func fingerprint(path string, data []byte, info fs.FileInfo) Fingerprint {
@@ -205,20 +206,25 @@ func (e *Editor) check(owner, path string) ([]byte, fs.FileInfo, error) {
 // maxRead bounds the files the editor reads whole.
 const maxRead = 64 << 20
 
+// readRegular reads a regular file whole (see [openRegular]).
 func readRegular(path string) ([]byte, fs.FileInfo, error) {
-	info, err := os.Stat(path)
+	f, info, err := openRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s is not a regular file", path)
+	defer f.Close()
+	tooBig := func(size int64) error {
+		return fmt.Errorf("%s is %d bytes, over the %d bytes the editor reads; use bash (head, sed -n, rg) on it", path, size, maxRead)
 	}
 	if info.Size() > maxRead {
-		return nil, nil, fmt.Errorf("%s is %d bytes, over the %d bytes the editor reads; use bash (head, sed -n, rg) on it", path, info.Size(), maxRead)
+		return nil, nil, tooBig(info.Size())
 	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(io.LimitReader(f, maxRead+1)) // it may have grown
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > maxRead {
+		return nil, nil, tooBig(int64(len(data)))
 	}
 	return data, info, nil
 }
@@ -226,7 +232,7 @@ func readRegular(path string) ([]byte, fs.FileInfo, error) {
 func (e *Editor) create(owner, path, text string) Result {
 	e.editMu.Lock()
 	defer e.editMu.Unlock()
-	perm := fs.FileMode(0o644)
+	perm, keep := fs.FileMode(0o666), false // a new file: 0666 less the umask, as the kernel applies it
 	verb := "created"
 	switch info, err := os.Stat(path); {
 	case err == nil:
@@ -236,15 +242,15 @@ func (e *Editor) create(owner, path, text string) Result {
 		if _, info, err = e.check(owner, path); err != nil {
 			return Errorf("%s exists and create would overwrite it: %v", path, err)
 		}
-		perm, verb = info.Mode().Perm(), "overwrote"
+		perm, keep, verb = info.Mode().Perm(), true, "overwrote"
 	case !errors.Is(err, fs.ErrNotExist):
 		return Errorf("%v", err)
 	default:
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil { // less the umask
 			return Errorf("%v", err)
 		}
 	}
-	if err := e.write(owner, path, []byte(text), perm); err != nil {
+	if err := e.write(owner, path, []byte(text), perm, keep); err != nil {
 		return Errorf("%v", err)
 	}
 	return Result{Text: fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, path, len(text), len(splitLines(text)))}
@@ -267,7 +273,7 @@ func (e *Editor) replace(owner, path, oldStr, newStr string) Result {
 	}
 	i := strings.Index(text, oldStr)
 	out := text[:i] + newStr + text[i+len(oldStr):]
-	if err := e.write(owner, path, []byte(out), info.Mode().Perm()); err != nil {
+	if err := e.write(owner, path, []byte(out), info.Mode().Perm(), true); err != nil {
 		return Errorf("%v", err)
 	}
 	first := strings.Count(text[:i], "\n") + 1
@@ -309,7 +315,7 @@ func (e *Editor) insert(owner, path string, at int, text string) Result {
 		text += "\n"
 	}
 	out := strings.Join(lines[:at], "") + text + strings.Join(lines[at:], "")
-	if err := e.write(owner, path, []byte(out), info.Mode().Perm()); err != nil {
+	if err := e.write(owner, path, []byte(out), info.Mode().Perm(), true); err != nil {
 		return Errorf("%v", err)
 	}
 	n := len(splitLines(text))
@@ -341,16 +347,19 @@ func splitLines(s string) []string {
 }
 
 // write replaces path atomically (a temporary file in the same directory, then a rename)
-// and refreshes owner's stamp.
-func (e *Editor) write(owner, path string, data []byte, perm fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".myco-*")
+// and refreshes owner's stamp. The file is created with perm less the umask, so a new file
+// gets what any program creating it would; with keep (an existing file) its mode is then
+// set to perm exactly. Creating it with perm, not a wider mode, means the new contents are
+// never more exposed than the old.
+func (e *Editor) write(owner, path string, data []byte, perm fs.FileMode, keep bool) error {
+	f, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".myco-", perm)
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // fails harmlessly after the rename
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && keep {
 		err = f.Chmod(perm)
 	}
 	if err == nil {

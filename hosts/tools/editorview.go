@@ -10,7 +10,7 @@ import (
 
 // view shows a file's numbered lines or lists a directory. Only a successful file view
 // stamps the file: a rejected one authorizes nothing.
-func (e *Editor) view(owner, path string, vr []int) Result {
+func (e *Editor) view(owner, path string, vr []int, guard *guardPaths) Result {
 	info, err := os.Stat(path)
 	if err != nil {
 		return Errorf("%v", err)
@@ -19,7 +19,7 @@ func (e *Editor) view(owner, path string, vr []int) Result {
 		if vr != nil {
 			return Errorf("view_range applies to files, and %s is a directory", path)
 		}
-		return e.listDir(path)
+		return e.listDir(path, guard)
 	}
 	data, info, err := readRegular(path)
 	if err != nil {
@@ -72,7 +72,8 @@ func (e *Editor) view(owner, path string, vr []int) Result {
 }
 
 // listDir lists root two levels deep, skipping hidden entries. Directories end in "/".
-func (e *Editor) listDir(root string) Result {
+// It does not descend into a directory the guard refuses.
+func (e *Editor) listDir(root string, guard *guardPaths) Result {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s, two levels deep, hidden entries skipped:\n", root)
 	var walk func(dir, prefix string, depth int) error
@@ -90,9 +91,14 @@ func (e *Editor) listDir(root string) Result {
 				sb.WriteString(name + "\n")
 				continue
 			}
+			sub := filepath.Join(dir, d.Name())
+			if guard.check(e.Name(), sub, sub, false) != nil {
+				sb.WriteString(name + "/ [not listed: myco's own files]\n")
+				continue
+			}
 			sb.WriteString(name + "/\n")
 			if depth < 2 {
-				if err := walk(filepath.Join(dir, d.Name()), name+"/", depth+1); err != nil {
+				if err := walk(sub, name+"/", depth+1); err != nil {
 					fmt.Fprintf(&sb, "%s/ [unreadable: %v]\n", name, err)
 				}
 			}

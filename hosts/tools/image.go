@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,6 +20,8 @@ type ImageOptions struct {
 	// MaxBase64Bytes is the largest image accepted, measured on its base64 encoding (the
 	// model's max_image_base64_bytes); default 5 MiB.
 	MaxBase64Bytes int
+	// Guard, when not nil, refuses paths in myco's own files; nil allows every path.
+	Guard *Guard
 }
 
 // Image is view_image: it returns a png, jpeg, gif or webp file as an image the model can
@@ -45,7 +46,7 @@ func (im *Image) Spec() model.ToolSpec {
 	return model.ToolSpec{
 		Name: "view_image",
 		Description: fmt.Sprintf("Look at an image file: screenshots, diagrams, rendered output. png, jpeg, gif and webp are accepted, recognised by the file's contents whatever its extension. The limit is %d bytes of base64 (%s; about %d bytes on disk); a larger file fails with both sizes. path must be absolute. Text files stay with str_replace_based_edit_tool.",
-			im.o.MaxBase64Bytes, mib(im.o.MaxBase64Bytes), im.o.MaxBase64Bytes/4*3),
+			im.o.MaxBase64Bytes, mib(im.o.MaxBase64Bytes), im.o.MaxBase64Bytes/4*3) + im.o.Guard.describe(),
 		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"absolute path of the image"}},"required":["path"],"additionalProperties":false}`),
 	}
 }
@@ -84,18 +85,19 @@ func (im *Image) Call(ctx context.Context, owner string, input json.RawMessage) 
 	if !filepath.IsAbs(in.Path) {
 		return Errorf("path %q is not absolute", in.Path)
 	}
-	f, err := os.Open(in.Path)
+	clean := filepath.Clean(in.Path)
+	real, err := realPath(clean)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if err := im.o.Guard.resolved().check(im.Name(), clean, real, false); err != nil {
+		return Errorf("%v", err)
+	}
+	f, info, err := openRegular(real)
 	if err != nil {
 		return Errorf("%v", err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	if !info.Mode().IsRegular() {
-		return Errorf("%s is not a regular file", in.Path)
-	}
 	head := make([]byte, 64)
 	n, _ := io.ReadFull(f, head)
 	mt := SniffImage(head[:n])

@@ -60,7 +60,7 @@ func TestViewImageRejects(t *testing.T) {
 		{"empty", filepath.Join(dir, "empty.gif"), "it looks like an empty file"},
 		{"svg", filepath.Join(dir, "pic.svg"), "an SVG image"},
 		{"binary", filepath.Join(dir, "blob.jpg"), "unrecognized data (its first bytes are 00 01 02 03 fe)"},
-		{"directory", dir, "is not a regular file"},
+		{"directory", dir, "is a directory, not a regular file"},
 		{"relative", "pic.png", `path "pic.png" is not absolute`},
 		{"missing", filepath.Join(dir, "nope.png"), "no such file"},
 	}
