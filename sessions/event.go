@@ -1,9 +1,13 @@
 package sessions
 
-import "myco/agent"
+import (
+	"time"
+
+	"myco/agent"
+)
 
 // Event is something a [Runner] reports to its sink. The set is closed: [AgentEvent],
-// [Checkpointed], [Compacted], [Rewound], [SaveFailed], [Notice] and [Progress].
+// [Checkpointed], [Compacted], [Rewound], [SaveFailed], [Notice], [Progress] and [Accepted].
 type Event interface{ isEvent() }
 
 // AgentEvent is an event of the running agent.
@@ -34,6 +38,14 @@ type SaveFailed struct{ Err error }
 // Notice is something the user should see, such as auto-compaction being turned off.
 type Notice struct{ Text string }
 
+// Accepted reports that a user turn's input is durable, with its acceptance time. Text
+// is the input's visible text.
+type Accepted struct {
+	Thread string
+	At     time.Time
+	Text   string
+}
+
 // Progress reports the newest output of a running tool call, as just saved (at most every
 // two seconds per call).
 type Progress struct {
@@ -48,3 +60,4 @@ func (Rewound) isEvent()      {}
 func (SaveFailed) isEvent()   {}
 func (Notice) isEvent()       {}
 func (Progress) isEvent()     {}
+func (Accepted) isEvent()     {}

@@ -123,3 +123,18 @@ func (s *Store) reload(ctx context.Context, sess *Session) (*Session, error) {
 	}
 	return fresh, nil
 }
+
+// Holder reports whether another process holds session id's writer lock (it runs a turn or
+// a compaction on it), and who. It does not wait and takes nothing.
+func (s *Store) Holder(id string) (holder string, held bool) {
+	f, err := os.Open(filepath.Join(s.dir, "."+id+fileExt+".lock"))
+	if err != nil {
+		return "", false // no lock file: nobody ever took it
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return lockHolder(f), errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return "", false
+}

@@ -39,6 +39,7 @@ type metaRec struct {
 	Archived   bool      `json:"archived,omitempty"`
 	Parent     string    `json:"parent,omitempty"`
 	Hidden     bool      `json:"hidden,omitempty"`
+	Selected   string    `json:"selected_model,omitempty"`
 }
 
 // threadRec starts a thread. Inherit is how many leading entries of the predecessor it
@@ -251,7 +252,7 @@ func apply(sp **Session, rec record) error {
 			return fmt.Errorf("metadata for session %q inside session %q", m.ID, s.ID)
 		}
 		s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
-		s.Scratchpad, s.Archived, s.Parent, s.Hidden = m.Scratchpad, m.Archived, m.Parent, m.Hidden
+		s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
 	case "thread":
 		t := rec.Thread
 		if t == nil || t.ID == "" {

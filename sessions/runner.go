@@ -144,6 +144,7 @@ func (r *Runner) Submit(ctx context.Context, input ...model.Part) (agent.Result,
 	if err := r.append(ctx, th, entry); err != nil {
 		return agent.Result{}, err
 	}
+	r.emit(Accepted{Thread: th.ID, At: now, Text: model.Message{Parts: input}.Text()})
 	start := len(th.Entries) - 1
 	res, err := r.run(ctx, cfg, th, start)
 	if err != nil {

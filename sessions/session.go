@@ -24,7 +24,10 @@ type Session struct {
 	Archived   bool      `json:"archived,omitempty"`
 	Parent     string    `json:"parent,omitempty"`
 	Hidden     bool      `json:"hidden,omitempty"`
-	Threads    []*Thread `json:"threads"`
+	// Selected is the catalog key chosen for the session's next turns (a model switch);
+	// empty means the model of its latest runtime facts, else Model.
+	Selected string    `json:"selected_model,omitempty"`
+	Threads  []*Thread `json:"threads"`
 
 	// Upgraded is the schema version of the file this session was loaded from when that
 	// was older than [Version] (2, 3 or 4), and 0 otherwise. Such a file is rewritten as a
@@ -35,6 +38,20 @@ type Session struct {
 	// identity and the length of its valid records. Guarded by the store's per-session lock.
 	file os.FileInfo
 	size int64
+}
+
+// ModelKey returns the catalog key the session's next turn uses: the selected one, else
+// the one its latest runtime facts name, else its initial one.
+func (s *Session) ModelKey() string {
+	if s.Selected != "" {
+		return s.Selected
+	}
+	for i := len(s.Threads) - 1; i >= 0; i-- {
+		if f := s.Threads[i].Facts(); f != nil && f.ModelKey != "" {
+			return f.ModelKey
+		}
+	}
+	return s.Model
 }
 
 // Thread is one linear history within a session.

@@ -72,7 +72,7 @@ func NewID(now time.Time) string {
 
 func metaOf(s *Session) *metaRec {
 	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
-		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden}
+		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Selected: s.Selected}
 }
 
 // Create writes a new session with one empty thread. The file appears whole or not at all.
@@ -406,6 +406,7 @@ func readFile(path string) ([]byte, os.FileInfo, error) {
 type Summary struct {
 	ID       string
 	Title    string
+	Model    string // the catalog key the next turn uses, when the metadata names one
 	Created  time.Time
 	Modified time.Time
 	Hidden   bool
@@ -432,7 +433,11 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 			continue
 		}
 		info, _ := e.Info()
-		sum := Summary{ID: meta.ID, Title: meta.Title, Created: meta.Created, Hidden: meta.Hidden, Archived: meta.Archived, Parent: meta.Parent}
+		model := meta.Selected
+		if model == "" {
+			model = meta.Model
+		}
+		sum := Summary{ID: meta.ID, Title: meta.Title, Model: model, Created: meta.Created, Hidden: meta.Hidden, Archived: meta.Archived, Parent: meta.Parent}
 		if info != nil {
 			sum.Modified = info.ModTime()
 		}

@@ -24,17 +24,19 @@ type options struct {
 	promptSet bool
 	model     string
 	profile   string
-	config    string
-	mode      string
-	json      bool
-	version   bool
-	maxImage  int
-	hostGrace time.Duration
-	hostIdle  time.Duration
-	hostDir   string
-	noDaemon  bool
-	resume    string
-	compact   string
+	// profileSet reports that --profile was given, even as "", which is then an error.
+	profileSet bool
+	config     string
+	mode       string
+	json       bool
+	version    bool
+	maxImage   int
+	hostGrace  time.Duration
+	hostIdle   time.Duration
+	hostDir    string
+	noDaemon   bool
+	resume     string
+	compact    string
 }
 
 // Exit statuses.
@@ -73,7 +75,10 @@ func (a *app) parse() (options, error) {
 		return nil
 	})
 	fs.StringVar(&o.model, "model", "", "model `KEY` from the catalog (default: config model, else the only one)")
-	fs.StringVar(&o.profile, "profile", "", "profile `NAME` (default: $MYCO_PROFILE, else default)")
+	fs.Func("profile", "profile `NAME` (default: $MYCO_PROFILE, else default)", func(s string) error {
+		o.profile, o.profileSet = s, true
+		return nil
+	})
 	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
 	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
 	fs.StringVar(&o.resume, "resume", "", "with -p or --mode cli: continue the saved session `ID` (live tools are not restored)")

@@ -14,6 +14,7 @@ import (
 	"myco/agent/model"
 	"myco/agent/model/anthropic"
 	"myco/hosts"
+	"myco/hosts/tools"
 	"myco/internal/fakemodel"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkToolRoundTrip(b *testing.B) {
 		fakemodel.Turn{Text: "done"},
 	)
 	srv.Loop()
-	std := hostTools(5 << 20)
+	std := []tools.Tool{tools.NewBash(tools.BashOptions{}), tools.NewEditor(tools.EditorOptions{}), tools.NewImage(tools.ImageOptions{})}
 	h, err := hosts.NewHarness(hosts.Options{Tools: std})
 	if err != nil {
 		b.Fatal(err)

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 
+	"myco/agent/model"
+	"myco/internal/termtext"
 	"myco/sessions"
 )
 
@@ -24,7 +25,8 @@ answer streams to stdout, tool calls show as short lines on stderr. Every step i
 as in myco -p, so a session can be continued later with --resume ID.
 
 Ctrl-C stops the turn in progress (a stopped turn is final; the calls it cut show unknown
-outcomes) and, at the prompt, ends the chat. Ctrl-D ends it too.
+outcomes) and, at the prompt, ends the chat. Ctrl-D ends it too. Closing the terminal
+(SIGHUP) or SIGTERM stops the turn, saves it and ends the chat.
 
 Commands:
   /help           this text
@@ -42,24 +44,20 @@ func (a *app) chat(o options) int {
 		fmt.Fprintln(a.stderr, "myco: --json goes with -p, not with --mode cli")
 		return exitUsage
 	}
-	p, err := a.setup(o)
+	t, err := a.newTerminal(o, true)
 	if err != nil {
 		return a.fail(err)
 	}
-	out := newPrinter(a.stdout, a.stderr, false)
-	out.stream = true
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-
-	c := &chatSession{p: p, out: out}
+	defer t.close()
+	t.chat = true
+	c := &chatSession{t: t, model: o.model}
 	defer c.close()
 	if o.resume != "" {
 		if err := c.open(o.resume); err != nil {
 			return a.fail(err)
 		}
 	}
-	out.note("model %s · /help for commands · Ctrl-D to quit", p.model.Key)
+	t.out.note("model %s · /help for commands · Ctrl-D to quit", t.e.mgr.Models().Default())
 
 	lines := readLines(a.stdin)
 	prompt := "" // none when the input is not typed: no echo would end the line
@@ -72,11 +70,11 @@ func (a *app) chat(o options) int {
 		fmt.Fprint(a.stderr, prompt)
 		var text string
 		select {
-		case <-sig:
+		case s := <-t.sig:
 			if prompt != "" {
 				fmt.Fprintln(a.stderr)
 			}
-			return exitInterrupt
+			return exitStatus(s)
 		case l, ok := <-lines:
 			if !ok {
 				if prompt != "" {
@@ -90,64 +88,86 @@ func (a *app) chat(o options) int {
 			continue
 		}
 		if cmd, ok := strings.CutPrefix(strings.TrimSpace(text), "/"); ok {
-			if quit := a.chatCommand(c, sig, cmd); quit {
+			if quit := a.chatCommand(c, cmd); quit {
 				return exitOK
 			}
-			continue
-		}
-		if c.d == nil {
-			if err := c.open(""); err != nil {
-				out.failed(err)
+		} else if c.id == "" {
+			if err := c.create(); err != nil {
+				t.out.failed(err)
 				continue
 			}
 		}
-		err := interruptibleBy(sig, func(ctx context.Context) error {
-			res, err := c.d.turn(ctx, text)
-			if err == nil {
-				out.done(res)
+		if !strings.HasPrefix(strings.TrimSpace(text), "/") {
+			res, err := t.run(c.id, func() (*sessions.Job, error) {
+				return t.e.mgr.Submit(context.Background(), c.id, model.TextPart(text))
+			})
+			switch {
+			case errors.Is(err, sessions.ErrStopped):
+				t.out.interrupted()
+			case err != nil:
+				t.out.failed(err)
+			default:
+				t.out.done(res.Result)
 			}
-			return err
-		})
-		switch {
-		case errors.Is(err, errInterrupted):
-			out.interrupted()
-		case err != nil:
-			out.failed(err)
+		}
+		if t.signalled != 0 && t.signalled != exitStatus(syscall.SIGINT) {
+			return t.signalled // the terminal closed or the process was told to end
 		}
 	}
 }
 
-// chatSession is the chat's current durable session: none until the first message (so
-// opening and leaving the chat leaves no empty session behind), or one resumed.
+// chatSession is the chat's current session: none until the first message (so opening
+// and leaving the chat leaves no empty session behind), or one resumed.
 type chatSession struct {
-	p   *profile
-	out *printer
-	d   *durable
+	t     *terminal
+	model string // --model, for the sessions the chat creates
+	id    string
 }
 
-// open makes session id (a new one when empty) the current one, releasing the previous
-// one's tools; on error the current session stays.
-func (c *chatSession) open(id string) error {
-	d, err := openDurable(context.Background(), c.p, c.out, id)
+// create starts a new session as the current one.
+func (c *chatSession) create() error {
+	id, err := c.t.e.mgr.Create(context.Background(), sessions.CreateOptions{Model: c.model})
 	if err != nil {
 		return err
 	}
 	c.close()
-	c.d = d
-	c.out.session(d.id())
+	c.id = id
+	c.t.out.session(id)
 	return nil
 }
 
+// open makes saved session id the current one, releasing the previous one's tools; on
+// error the current session stays.
+func (c *chatSession) open(id string) error {
+	ctx := context.Background()
+	if _, _, err := c.t.e.mgr.Snapshot(ctx, id); err != nil {
+		return err
+	}
+	if c.model != "" {
+		if err := c.t.e.mgr.SelectModel(ctx, id, c.model); err != nil {
+			return err
+		}
+	}
+	if id != c.id {
+		c.close()
+	}
+	c.id = id
+	c.t.out.session(id)
+	return nil
+}
+
+// close releases the current session's tools.
 func (c *chatSession) close() {
-	if c.d != nil {
-		c.d.close()
-		c.d = nil
+	if c.id != "" {
+		c.t.e.mgr.CloseSession(c.id)
+		c.id = ""
 	}
 }
 
 // chatCommand runs one slash command and reports whether the chat should end.
-func (a *app) chatCommand(c *chatSession, sig <-chan os.Signal, cmd string) (quit bool) {
-	out := c.out
+func (a *app) chatCommand(c *chatSession, cmd string) (quit bool) {
+	t := c.t
+	out := t.out
 	name, arg, _ := strings.Cut(cmd, " ")
 	arg = strings.TrimSpace(arg)
 	switch name {
@@ -156,16 +176,16 @@ func (a *app) chatCommand(c *chatSession, sig <-chan os.Signal, cmd string) (qui
 	case "help":
 		fmt.Fprint(a.stderr, chatHelp)
 	case "compact":
-		if c.d == nil {
+		if c.id == "" {
 			out.note("myco: nothing to compact yet")
 			return false
 		}
-		// The session's sink reports the new thread.
-		err := interruptibleBy(sig, func(ctx context.Context) error {
-			_, err := c.d.runner.Compact(ctx)
-			return err
-		})
-		if err != nil {
+		// The session's updates report the new thread.
+		_, err := t.run(c.id, func() (*sessions.Job, error) { return t.e.mgr.Compact(context.Background(), c.id) })
+		switch {
+		case errors.Is(err, sessions.ErrStopped):
+			out.interrupted()
+		case err != nil:
 			out.failed(err)
 		}
 	case "new":
@@ -180,17 +200,14 @@ func (a *app) chatCommand(c *chatSession, sig <-chan os.Signal, cmd string) (qui
 			out.failed(err)
 		}
 	case "sessions":
-		list, err := sessions.NewStore(c.p.paths.SessionDir()).List(context.Background())
+		list, err := t.e.mgr.List(context.Background(), sessions.ListOptions{})
 		if err != nil {
 			out.failed(err)
 			return false
 		}
 		for _, s := range list {
-			if s.Hidden {
-				continue
-			}
 			mark := ""
-			if c.d != nil && s.ID == c.d.id() {
+			if s.ID == c.id {
 				mark = " (this one)"
 			}
 			out.note("%s  %s%s", s.ID, s.Title, mark)
@@ -199,26 +216,9 @@ func (a *app) chatCommand(c *chatSession, sig <-chan os.Signal, cmd string) (qui
 			out.note("no sessions yet")
 		}
 	default:
-		out.note("myco: unknown command /%s (see /help)", name)
+		out.note("myco: unknown command /%s (see /help)", termtext.Safe(name))
 	}
 	return false
-}
-
-// interruptibleBy runs f under a context that the next signal on sig cancels with
-// errInterrupted.
-func interruptibleBy(sig <-chan os.Signal, f func(ctx context.Context) error) error {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-sig:
-			cancel(errInterrupted)
-		case <-stop:
-		}
-	}()
-	return f(ctx)
 }
 
 // readLines delivers the lines of r, joining a line that ends with a backslash to the

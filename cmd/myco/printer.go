@@ -4,72 +4,99 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"myco/agent"
-	"myco/agent/model"
-	"myco/hosts"
+	"myco/internal/termtext"
+	"myco/sessions"
 )
 
-// printer renders a turn for the terminal: the answer on stdout and short activity lines
-// on stderr, or, with --json, every event as one JSON object per line on stdout.
+// printer renders the session service's updates for a terminal: the answer on stdout and
+// short activity lines on stderr, or, with --json, every update as one JSON object per line
+// on stdout. Everything it writes to a terminal passes through [termtext.Safe], so that
+// model output, tool output, gateway messages and titles cannot drive the terminal.
 type printer struct {
-	mu     sync.Mutex // guards the writers and midLine
-	stdout io.Writer
-	stderr io.Writer
-	json   bool
-	enc    *json.Encoder
+	mu       sync.Mutex // guards the writers, midLine and writeErr
+	stdout   io.Writer
+	stderr   io.Writer
+	json     bool
+	enc      *json.Encoder
+	rawOut   bool // stdout is not a terminal: the answer goes out as it is
+	midLine  bool // stream: stdout's last byte was not a newline
+	writeErr error
 	// stream prints the model's text to stdout as it arrives (the terminal chat) rather
 	// than the final answer at the end (myco -p).
-	stream  bool
-	midLine bool // stream: stdout's last byte was not a newline
+	stream bool
 }
 
 func newPrinter(stdout, stderr io.Writer, asJSON bool) *printer {
-	return &printer{stdout: stdout, stderr: stderr, json: asJSON, enc: json.NewEncoder(stdout)}
+	p := &printer{stdout: stdout, stderr: stderr, json: asJSON, rawOut: !isTerminal(stdout)}
+	p.enc = json.NewEncoder(writerFunc(p.writeOut))
+	return p
 }
 
-// line is one NDJSON event.
-type line struct {
-	Type     string          `json:"type"`
-	Session  string          `json:"session,omitempty"`
-	Text     string          `json:"text,omitempty"`
-	Tool     string          `json:"tool,omitempty"`
-	CallID   string          `json:"call_id,omitempty"`
-	Input    json.RawMessage `json:"input,omitempty"`
-	IsError  bool            `json:"is_error,omitempty"`
-	Unknown  bool            `json:"unknown,omitempty"`
-	Images   int             `json:"images,omitempty"`
-	Duration float64         `json:"duration_secs,omitempty"`
-	Stop     string          `json:"stop,omitempty"`
-	Usage    *model.Usage    `json:"usage,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Steps    int             `json:"steps,omitempty"`
-	Host     string          `json:"host,omitempty"`
-	State    string          `json:"state,omitempty"`
-	Attaches int             `json:"attaches,omitempty"`
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func (p *printer) emit(l line) {
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// writeOut writes to stdout and keeps the first error, which the caller reports: an answer
+// that could not be written is a failure. Call it with mu held.
+func (p *printer) writeOut(b []byte) (int, error) {
+	n, err := p.stdout.Write(b)
+	if err != nil && p.writeErr == nil {
+		p.writeErr = err
+	}
+	return n, err
+}
+
+// outText writes model text to stdout: made safe when stdout is a terminal. Call it with mu
+// held.
+func (p *printer) outText(s string) {
+	if !p.rawOut {
+		s = termtext.Safe(s)
+	}
+	io.WriteString(writerFunc(p.writeOut), s)
+}
+
+// err returns the first error writing to stdout, if any.
+func (p *printer) err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.enc.Encode(l)
+	return p.writeErr
 }
 
+func (p *printer) emit(u sessions.Update) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.enc.Encode(u)
+}
+
+// note writes one line to stderr, made safe.
 func (p *printer) note(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.endLine()
-	fmt.Fprintf(p.stderr, format+"\n", args...)
+	io.WriteString(p.stderr, termtext.Safe(fmt.Sprintf(format, args...))+"\n")
 }
 
 // endLine ends a streamed line of stdout, so that what follows starts on its own. Call it
 // with mu held.
 func (p *printer) endLine() {
 	if p.midLine {
-		io.WriteString(p.stdout, "\n")
+		p.writeOut([]byte("\n"))
 		p.midLine = false
 	}
 }
@@ -81,7 +108,7 @@ func (p *printer) text(s string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	io.WriteString(p.stdout, s)
+	p.outText(s)
 	p.midLine = !strings.HasSuffix(s, "\n")
 }
 
@@ -90,84 +117,64 @@ func (p *printer) text(s string) {
 func (p *printer) session(id string) {
 	p.note("session: %s", id)
 	if p.json {
-		p.emit(line{Type: "session", Session: id})
+		p.emit(sessions.Update{Type: sessions.UpdateSession, Session: id})
 	}
 }
 
-// hostState reports a remote's state change: one short line on stderr and, with --json, a
-// "host" event.
-func (p *printer) hostState(st hosts.Status) {
-	switch {
-	case st.State == hosts.StateAttached && st.Attaches > 1:
-		p.note("host %s: re-attached", st.Alias)
-	case st.State == hosts.StateAttached:
-		p.note("host %s: attached (myco %s, %s/%s)", st.Alias, st.Hello.Version, st.Hello.OS, st.Hello.Arch)
-	default:
-		p.note("host %s: %s: %s", st.Alias, st.State, summarize(st.Err, 300))
-	}
+// update prints one update of the session service.
+func (p *printer) update(u sessions.Update) {
 	if p.json {
-		p.emit(line{Type: "host", Host: st.Alias, State: string(st.State), Error: st.Err, Attaches: st.Attaches})
-	}
-}
-
-func (p *printer) event(ev agent.Event) {
-	if p.json {
-		p.emit(jsonEvent(ev))
+		if u.Type != sessions.UpdateReset {
+			p.emit(u)
+		}
+		if u.Type == sessions.UpdateHost {
+			p.hostState(u) // a host's state shows on stderr too, as without --json
+		}
 		return
 	}
-	switch ev := ev.(type) {
-	case agent.TextDelta:
+	switch u.Type {
+	case sessions.UpdateTextDelta:
 		if p.stream {
-			p.text(ev.Text)
+			p.text(u.Text)
 		}
-	case agent.ToolStarted:
-		p.note("→ %s %s", ev.Call.Name, summarize(string(ev.Call.Input), 100))
-	case agent.ToolFinished:
-		r := ev.Result
+	case sessions.UpdateToolStarted:
+		p.note("→ %s %s", u.Tool, summarize(string(u.Input), 100))
+	case sessions.UpdateToolFinished:
 		status := "ok"
 		switch {
-		case r.Unknown:
+		case u.Unknown:
 			status = "outcome unknown"
-		case r.IsError:
-			status = "error: " + summarize(r.Text, 100)
+		case u.IsError:
+			status = "error: " + summarize(u.Text, 100)
 		}
-		p.note("← %s %s (%s)", ev.Call.Name, status, ev.Duration.Round(time.Millisecond))
-	case agent.Notice:
-		p.note("! %s", ev.Text)
-	case agent.Resumed:
-		p.note("… %s", ev.Reason)
+		p.note("← %s %s (%s)", u.Tool, status, (time.Duration(u.Duration * float64(time.Second))).Round(time.Millisecond))
+	case sessions.UpdateNotice:
+		p.note("! %s", u.Text)
+	case sessions.UpdateResumed:
+		p.note("… %s", u.Text)
+	case sessions.UpdateCompacted:
+		p.note("compacted thread %s into %s", u.From, u.To)
+	case sessions.UpdateHost:
+		p.hostState(u)
 	}
 }
 
-func jsonEvent(ev agent.Event) line {
-	switch ev := ev.(type) {
-	case agent.TextDelta:
-		return line{Type: "text_delta", Text: ev.Text}
-	case agent.ThinkingDelta:
-		return line{Type: "thinking_delta", Text: ev.Text}
-	case agent.Notice:
-		return line{Type: "notice", Text: ev.Text}
-	case agent.ToolStarted:
-		return line{Type: "tool_started", Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input}
-	case agent.ToolFinished:
-		r := ev.Result
-		return line{Type: "tool_finished", Tool: ev.Call.Name, CallID: ev.Call.ID, Text: r.Text,
-			IsError: r.IsError, Unknown: r.Unknown, Images: len(r.Images), Duration: ev.Duration.Seconds()}
-	case agent.StepDone:
-		u := ev.Usage
-		return line{Type: "step", Stop: string(ev.Stop), Usage: &u}
-	case agent.Resumed:
-		return line{Type: "resumed", Text: ev.Reason}
+// hostState reports a remote's state change: one short line on stderr.
+func (p *printer) hostState(u sessions.Update) {
+	switch {
+	case u.State == "attached" && u.Attaches > 1:
+		p.note("host %s: re-attached", u.Host)
+	case u.State == "attached":
+		p.note("host %s: attached (%s)", u.Host, u.Text)
+	default:
+		p.note("host %s: %s: %s", u.Host, u.State, summarize(u.Error, 300))
 	}
-	return line{Type: fmt.Sprintf("%T", ev)}
 }
 
 // done prints the final answer.
 func (p *printer) done(res agent.Result) {
 	if p.json {
-		u := res.Usage
-		p.emit(line{Type: "done", Text: res.Answer, Stop: string(res.Stop), Usage: &u, Steps: res.Steps})
-		return
+		return // the done update carried it
 	}
 	if res.CapReached {
 		p.note("myco: the answer was cut off by the output limit %d times in a row; stopping (raise max_output_tokens or max_truncated_resumes)", res.TruncatedResumes)
@@ -182,20 +189,14 @@ func (p *printer) done(res agent.Result) {
 	if answer != "" && !strings.HasSuffix(answer, "\n") {
 		answer += "\n"
 	}
-	io.WriteString(p.stdout, answer)
+	p.outText(answer)
 }
 
 func (p *printer) failed(err error) {
-	if p.json {
-		p.emit(line{Type: "error", Error: err.Error()})
-	}
 	p.note("myco: %s", oneLine(err.Error()))
 }
 
 func (p *printer) interrupted() {
-	if p.json {
-		p.emit(line{Type: "interrupted"})
-	}
 	p.note("myco: interrupted")
 }
 

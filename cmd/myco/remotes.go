@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"os/user"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"syscall"
 	"time"
 
 	"myco/config"
@@ -78,8 +80,8 @@ func (a *app) hostsCmd(args []string) int {
 		fmt.Fprintf(a.stderr, "myco: no host %q in %s/.ssh/config (myco hosts lists them)\n", args[1], a.getenv("HOME"))
 		return exitError
 	}
-	ctx, cancel := interruptible()
-	defer cancel(nil)
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer cancel()
 	r := hosts.NewRemote(specs[i], remoteDefaults(5<<20, a.attachTimeout()))
 	defer r.Close()
 	if args[0] == "install" {

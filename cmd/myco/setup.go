@@ -15,28 +15,25 @@ import (
 	"myco/hosts"
 )
 
-// profile is everything startup resolves once: paths, config, the selected model and a
-// client for it.
+// profile is everything startup resolves once: paths, config, the selected model and the
+// environment credentials are looked up in.
 type profile struct {
 	// remotes returns the remote hosts and their options (from ~/.ssh/config).
 	remotes func() ([]hosts.RemoteSpec, hosts.RemoteOptions, error)
 	paths   config.Paths
 	cfg     *config.Config
-	model   config.Model
-	client  *model.Client
+	model   config.Model // the launch model: --model, else the config's default
+	env     config.Env   // the process environment, then the .env credentials
+	home    string       // the user's home directory, for ~/ in auth file paths
 }
 
-// setup resolves the profile, loads .env and the config, validates it, and selects the
-// model, all before any model call.
+// setup resolves the profile from the real environment, loads and validates the config,
+// reads the working directory's .env for the credentials the config names, and selects
+// the model, all before any model call.
 func (a *app) setup(o options) (*profile, error) {
 	home, _ := os.UserHomeDir()
-	if wd, err := os.Getwd(); err == nil {
-		if err := config.LoadDotEnv(filepath.Join(wd, ".env"), os.LookupEnv, os.Setenv); err != nil {
-			return nil, err
-		}
-	}
 	paths, err := config.ResolvePaths(config.PathOptions{
-		ProfileFlag: o.profile, ConfigFlag: o.config, Getenv: a.getenv, UserHome: home,
+		ProfileFlag: o.profile, ProfileSet: o.profileSet, ConfigFlag: o.config, Getenv: a.getenv, UserHome: home,
 	})
 	if err != nil {
 		return nil, err
@@ -53,17 +50,27 @@ func (a *app) setup(o options) (*profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := protocols[m.Protocol]; !ok {
+		return nil, fmt.Errorf("model %s: unknown protocol %q", m.Key, m.Protocol)
+	}
+	env := config.NewEnv(os.LookupEnv)
+	if wd, err := os.Getwd(); err == nil {
+		var warnings []config.Warning
+		env, warnings, err = config.LoadDotEnv(filepath.Join(wd, ".env"), cfg, os.LookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range warnings {
+			fmt.Fprintln(a.stderr, "myco: warning:", w)
+		}
+	}
 	if err := paths.Ensure(); err != nil {
 		return nil, err
 	}
 	if err := startWorkspace(paths, cfg); err != nil {
 		return nil, err
 	}
-	client, err := newClient(m, home)
-	if err != nil {
-		return nil, err
-	}
-	pr := &profile{paths: paths, cfg: cfg, model: m, client: client}
+	pr := &profile{paths: paths, cfg: cfg, model: m, env: env, home: home}
 	pr.remotes = func() ([]hosts.RemoteSpec, hosts.RemoteOptions, error) { return a.remoteOptions(pr) }
 	return pr, nil
 }
@@ -75,7 +82,8 @@ var protocols = map[string]model.Protocol{
 	"openai-completions": completions.Protocol{},
 }
 
-func newClient(m config.Model, home string) (*model.Client, error) {
+// newClient returns the client of model m, looking its credential up in env at each use.
+func newClient(m config.Model, env config.Env, home string) (*model.Client, error) {
 	p, ok := protocols[m.Protocol]
 	if !ok {
 		return nil, fmt.Errorf("model %s: unknown protocol %q", m.Key, m.Protocol)
@@ -84,7 +92,7 @@ func newClient(m config.Model, home string) (*model.Client, error) {
 	return &model.Client{
 		Protocol:        p,
 		BaseURL:         m.BaseURL,
-		Key:             func() (string, error) { return auth.Key(os.LookupEnv, home) },
+		Key:             func() (string, error) { return auth.Key(env.Lookup, home) },
 		HTTP:            &http.Client{Transport: http.DefaultTransport},
 		MaxRequestBytes: m.MaxRequestBytes,
 		Retry: model.RetryPolicy{

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"myco/agent"
+	"myco/agent/model"
+	"myco/config"
+	"myco/hosts"
+	"myco/hosts/tools"
+	"myco/sessions"
+	"myco/workspace"
+	"myco/workspace/preludetool"
+)
+
+// engine is one profile's session service and what it runs on: the host harness shared
+// by every session (local tools in-process, lazy remotes), the root-only tools and the
+// model catalog.
+type engine struct {
+	mgr     *sessions.Manager
+	harness *hosts.Harness
+	std     []tools.Tool
+}
+
+// newEngine builds the session service of profile p. wait makes jobs wait for another
+// process that works on the same session (the terminal modes); the server refuses instead.
+func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
+	reg := &sessions.Registry{}
+	std := hostTools(p)
+	remotes, ro, err := p.remotes()
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{std: std}
+	ro.OnState = func(st hosts.Status) {
+		if e.mgr != nil {
+			e.mgr.Publish(hostUpdate(st))
+		}
+	}
+	prelude := preludetool.New(&workspace.Prelude{Dir: p.paths.PreludeDir(), Max: p.cfg.MaxPreludeBytes})
+	e.harness, err = hosts.NewHarness(hosts.Options{Tools: std, Root: []tools.Tool{sessions.NewHistoryTool(reg), sessions.NewMetaTool(reg), prelude},
+		Remotes: remotes, Remote: ro})
+	if err != nil {
+		return nil, fmt.Errorf("build the harness: %w", err)
+	}
+	e.mgr, err = sessions.NewManager(sessions.ManagerOptions{
+		Store:    sessions.NewStore(p.paths.SessionDir()),
+		Models:   &catalog{p: p, harness: e.harness},
+		Tools:    toolHost{e.harness},
+		Registry: reg,
+		Wait:     wait,
+		Prompt: func() ([]string, sessions.PreludeWatcher, error) {
+			watcher := workspace.NewWatcher(p.paths.PreludeDir())
+			snap, err := watcher.Prompt()
+			if err != nil {
+				return nil, nil, err
+			}
+			return promptBlocks(p.paths, snap), watcher, nil
+		},
+	})
+	if err != nil {
+		e.harness.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// close stops every job (turns end cancelled and checkpointed), releases every session's
+// tools and ends the remote connections and local processes.
+func (e *engine) close() {
+	e.mgr.Close()
+	e.harness.Close()
+	for _, t := range e.std {
+		if c, ok := t.(interface{ Close() }); ok {
+			c.Close()
+		}
+	}
+}
+
+// hostUpdate is a remote host's state change as a profile-wide update.
+func hostUpdate(st hosts.Status) sessions.Update {
+	u := sessions.Update{Type: sessions.UpdateHost, Host: st.Alias, State: string(st.State), Error: st.Err, Attaches: st.Attaches}
+	if st.State == hosts.StateAttached && st.Attaches == 1 {
+		u.Text = fmt.Sprintf("myco %s, %s/%s", st.Hello.Version, st.Hello.OS, st.Hello.Arch)
+	}
+	return u
+}
+
+// toolHost gives each session runtime its executor on the shared harness.
+type toolHost struct{ h *hosts.Harness }
+
+func (t toolHost) Tools(owner string) sessions.Tools { return t.h.For(owner) }
+func (t toolHost) Release(owner string)              { t.h.Release(owner) }
+
+// Inventory lists owner's bash sessions and editor read stamps on every host, one line
+// each. A remote that is not attached, or does not answer, is listed with its last-known
+// handles, marked as such; it is never connected for this.
+func (t toolHost) Inventory(ctx context.Context, owner string) ([]string, error) {
+	var out []string
+	for _, inv := range t.h.Inventory(ctx, owner) {
+		var res struct {
+			Bash   []tools.BashSessionInfo `json:"bash"`
+			Editor []tools.Fingerprint     `json:"str_replace_based_edit_tool"`
+		}
+		if len(inv.Resources) > 0 {
+			if err := json.Unmarshal(inv.Resources, &res); err != nil {
+				return nil, fmt.Errorf("inventory of host %s: %w", inv.Host, err)
+			}
+		}
+		known := ""
+		if inv.LastKnown {
+			known = " [last known: " + inv.Err + "]"
+		}
+		for _, s := range res.Bash {
+			out = append(out, fmt.Sprintf("%s bash session %s (%s): %s%s", inv.Host, s.ID, s.State, s.Command, known))
+		}
+		for _, fp := range res.Editor {
+			out = append(out, fmt.Sprintf("%s editor read stamp %s (%d bytes, sha256 %.12s)%s", inv.Host, fp.Path, fp.Size, fp.SHA256, known))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// catalog resolves the config's model keys into agent configurations, with one client per
+// model.
+type catalog struct {
+	p       *profile
+	harness *hosts.Harness
+
+	mu      sync.Mutex // guards clients
+	clients map[string]*model.Client
+}
+
+func (c *catalog) Default() string { return c.p.model.Key }
+
+func (c *catalog) Agent(key string, blocks []string) (sessions.AgentConfig, error) {
+	m, err := c.p.cfg.Resolve(key)
+	if err != nil {
+		return sessions.AgentConfig{}, err
+	}
+	client, err := c.client(m)
+	if err != nil {
+		return sessions.AgentConfig{}, err
+	}
+	system := agent.SystemPrompt(agent.PromptOptions{
+		Tools:         c.harness.Specs(),
+		Hosts:         c.harness.Hosts(),
+		ContextWindow: m.ContextWindow,
+		AutoCompactAt: m.AutoCompactAt,
+		Blocks:        blocks,
+	})
+	return sessions.AgentConfig{
+		Options: agent.Options{
+			Model: client, APIModel: m.APIID, MaxOutputTokens: m.MaxOutputTokens, Thinking: m.Thinking,
+			System: system, MaxTruncatedResumes: m.MaxTruncatedResumes, ContextWindow: m.ContextWindow,
+		},
+		ModelKey: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, AutoCompactAt: m.AutoCompactAt,
+		CompactionMaxRequests: c.p.cfg.CompactionMaxRequests,
+	}, nil
+}
+
+func (c *catalog) client(m config.Model) (*model.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl := c.clients[m.Key]; cl != nil {
+		return cl, nil
+	}
+	cl, err := newClient(m, c.p.env, c.p.home)
+	if err != nil {
+		return nil, err
+	}
+	if c.clients == nil {
+		c.clients = map[string]*model.Client{}
+	}
+	c.clients[m.Key] = cl
+	return cl, nil
+}
+
+// hostTools builds the local worker's standard tool services: bash (whose processes get
+// the profile's variables and never the configured credentials), the editor and
+// view_image with the launch model's image cap.
+func hostTools(p *profile) []tools.Tool {
+	return []tools.Tool{
+		tools.NewBash(tools.BashOptions{Env: toolEnv(os.Environ(), p)}),
+		tools.NewEditor(tools.EditorOptions{}),
+		tools.NewImage(tools.ImageOptions{MaxBase64Bytes: p.model.MaxImageBase64Bytes}),
+	}
+}
+
+// toolEnv is the environment of local tool processes: env without the variables that
+// carry model credentials (a command such as env must not print a key), with the
+// profile's MYCO_PROFILE and absolute MYCO_HOME, so that a nested myco finds the same
+// profile from any directory.
+func toolEnv(env []string, p *profile) []string {
+	drop := p.cfg.CredentialVars()
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(drop, name) || name == "MYCO_PROFILE" || name == "MYCO_HOME"
+	})
+	return append(out, "MYCO_PROFILE="+p.paths.Profile, "MYCO_HOME="+p.paths.Home)
+}

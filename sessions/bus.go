@@ -1,0 +1,229 @@
+package sessions
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// ringSize bounds the events kept per session for subscribers that reconnect or fall
+// behind. Deltas are coalesced before they reach the ring (at most ~25 a second), so it holds
+// a good minute of a busy turn.
+const ringSize = 1024
+
+// bus fans the updates of one [Manager] out to its subscribers. Each session keeps its newest
+// updates in a bounded ring; a subscriber reads from the rings at its own pace, so the
+// publisher never waits for one. A subscriber whose cursor fell out of a session's ring
+// gets one reset update for that session instead of the events it missed.
+type bus struct {
+	boot string // this process's bus instance: cursors of another boot are unknown
+
+	mu    sync.Mutex // guards the fields below
+	seq   uint64     // the last sequence number handed out
+	rings map[string]*ring
+	subs  map[*Subscription]struct{}
+}
+
+// ring is the newest updates of one session (or of the profile, under ""), oldest first.
+type ring struct {
+	buf     []Update
+	head    int    // index of the oldest update in buf once it is full
+	dropped uint64 // the highest sequence number evicted, 0 for none
+}
+
+func (r *ring) add(u Update) {
+	if len(r.buf) < ringSize {
+		r.buf = append(r.buf, u)
+		return
+	}
+	r.dropped = r.buf[r.head].Seq
+	r.buf[r.head] = u
+	r.head = (r.head + 1) % ringSize
+}
+
+// after appends the updates with a sequence number above seq to out, in order.
+func (r *ring) after(seq uint64, out []Update) []Update {
+	n := len(r.buf)
+	for i := range n {
+		if u := r.buf[(r.head+i)%n]; u.Seq > seq {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func newBus() *bus {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return &bus{boot: hex.EncodeToString(b[:]), rings: map[string]*ring{}, subs: map[*Subscription]struct{}{}}
+}
+
+// publish gives u the next sequence number, keeps it in its session's ring and wakes the
+// subscribers that want it. It never blocks on a subscriber.
+func (b *bus) publish(u Update) Update {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	u.Seq = b.seq
+	r := b.rings[u.Session]
+	if r == nil {
+		r = &ring{}
+		b.rings[u.Session] = r
+	}
+	r.add(u)
+	for s := range b.subs {
+		if s.wants(u.Session) {
+			select {
+			case s.notify <- struct{}{}:
+			default:
+			}
+		}
+	}
+	return u
+}
+
+// ID returns the event id of update seq: "<boot>-<seq>".
+func (b *bus) id(seq uint64) string { return b.boot + "-" + strconv.FormatUint(seq, 10) }
+
+// cursor parses an event id. known is false for an id of another boot or one that does not
+// parse: its subscriber must start over from a snapshot.
+func (b *bus) cursor(id string) (seq uint64, known bool) {
+	boot, n, ok := strings.Cut(id, "-")
+	if !ok || boot != b.boot {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(n, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if seq > b.seq {
+		return 0, false
+	}
+	return seq, true
+}
+
+// Subscription reads the updates of some sessions (or all) from a cursor on. It is not
+// safe for concurrent use; Close it when done.
+type Subscription struct {
+	b        *bus
+	sessions []string // nil means every session
+	cursor   uint64
+	reset    bool // the first Next reports a reset: the cursor was unknown
+	notify   chan struct{}
+}
+
+// wants reports whether the subscription reads session's updates; profile-wide updates
+// (session "") reach everyone.
+func (s *Subscription) wants(session string) bool {
+	return s.sessions == nil || session == "" || slices.Contains(s.sessions, session)
+}
+
+// Cursor returns the event id of the last update Next returned (or of the subscription's
+// start): a subscriber that reconnects with it gets exactly what it missed.
+func (s *Subscription) Cursor() string { return s.b.id(s.cursor) }
+
+// Next waits for updates after the cursor and returns them in order, advancing the cursor.
+// Consecutive deltas of one session are coalesced into one update carrying the last one's
+// sequence number. For a session whose missed updates are no longer kept (or when the
+// subscription started from an unknown cursor), Next returns one [UpdateReset] in their
+// place. It returns ctx's error when ctx ends first.
+func (s *Subscription) Next(ctx context.Context) ([]Update, error) {
+	for {
+		if out := s.take(); len(out) > 0 {
+			return out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-s.notify:
+		}
+	}
+}
+
+func (s *Subscription) take() []Update {
+	b := s.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.cursor >= b.seq && !s.reset {
+		return nil
+	}
+	var out []Update
+	if s.reset {
+		s.reset = false
+		for _, id := range s.sessions {
+			out = append(out, Update{Type: UpdateReset, Session: id, Seq: b.seq})
+		}
+		if s.sessions == nil {
+			out = append(out, Update{Type: UpdateReset, Seq: b.seq})
+		}
+		s.cursor = b.seq
+		return out
+	}
+	for id, r := range b.rings {
+		if !s.wants(id) {
+			continue
+		}
+		if r.dropped > s.cursor && id != "" {
+			out = append(out, Update{Type: UpdateReset, Session: id, Seq: r.buf[(r.head+len(r.buf)-1)%len(r.buf)].Seq})
+			continue
+		}
+		out = r.after(s.cursor, out)
+	}
+	s.cursor = b.seq
+	slices.SortFunc(out, func(x, y Update) int { return cmpSeq(x.Seq, y.Seq) })
+	return coalesce(out)
+}
+
+func cmpSeq(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// coalesce merges runs of deltas of the same session and type into one update.
+func coalesce(us []Update) []Update {
+	out := us[:0]
+	for _, u := range us {
+		if n := len(out); n > 0 && u.delta() && out[n-1].Type == u.Type && out[n-1].Session == u.Session {
+			out[n-1].Text += u.Text
+			out[n-1].Seq = u.Seq
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// Close ends the subscription.
+func (s *Subscription) Close() {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	delete(s.b.subs, s)
+}
+
+// subscribe starts a subscription to sessions (nil for all) after the event id after: ""
+// starts at the newest update; an id the bus does not know starts with a reset.
+func (b *bus) subscribe(sessions []string, after string) *Subscription {
+	s := &Subscription{b: b, sessions: sessions, notify: make(chan struct{}, 1)}
+	if after != "" {
+		seq, known := b.cursor(after)
+		s.cursor, s.reset = seq, !known
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if after == "" || s.reset {
+		s.cursor = b.seq
+	}
+	b.subs[s] = struct{}{}
+	return s
+}

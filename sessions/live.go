@@ -1,0 +1,231 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+)
+
+// live is a session open in a [Manager]: its runtime (the live tools, kept across threads
+// and model switches), its runner, and its running job.
+type live struct {
+	m      *Manager
+	id     string
+	rt     *Runtime
+	remove func() // takes the runtime out of the registry
+
+	mu sync.Mutex // guards the fields below
+	// runner runs the jobs; it is rebuilt with the prompt when the model changes.
+	runner *Runner
+	model  string      // the catalog key runner was built for
+	cfg    AgentConfig // its agent configuration
+	job    *Job
+	// Delta coalescing: deltas published less than DeltaEvery after the last one wait in
+	// pending, and a timer publishes them.
+	pending   *Update
+	lastDelta time.Time
+	timer     *time.Timer
+}
+
+// prepare builds the runner for the session's current model, reading the prompt blocks
+// again when the model changed (a model switch re-reads the prelude). Call with l.mu held.
+func (l *live) prepare() error {
+	var key string
+	l.rt.View(func(s *Session) { key = s.ModelKey() })
+	if key == "" {
+		key = l.m.o.Models.Default()
+	}
+	if l.runner != nil && key == l.model {
+		return nil
+	}
+	var blocks []string
+	var watcher PreludeWatcher
+	if l.m.o.Prompt != nil {
+		var err error
+		if blocks, watcher, err = l.m.o.Prompt(); err != nil {
+			return fmt.Errorf("session %s: build the system prompt: %w", l.id, err)
+		}
+	}
+	cfg, err := l.m.o.Models.Agent(key, blocks)
+	if err != nil {
+		return fmt.Errorf("session %s: %w", l.id, err)
+	}
+	r, err := NewRunner(Options{Runtime: l.rt, Agent: l.agentConfig, Sink: l.sink, Prelude: watcher, Log: l.m.log})
+	if err != nil {
+		return err
+	}
+	l.runner, l.model, l.cfg = r, key, cfg
+	return nil
+}
+
+func (l *live) agentConfig() AgentConfig {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cfg
+}
+
+// sink publishes the runner's events.
+func (l *live) sink(ev Event) {
+	u, ok := updateOf(ev)
+	if !ok {
+		return
+	}
+	if a, ok := ev.(Accepted); ok {
+		l.mu.Lock()
+		if j := l.job; j != nil && j.Kind == JobTurn {
+			select {
+			case <-j.accepted:
+			default:
+				j.acceptedAt = a.At
+				close(j.accepted)
+			}
+		}
+		l.mu.Unlock()
+	}
+	l.publish(u)
+}
+
+func (l *live) publish(u Update) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.publishLocked(u)
+}
+
+// publishLocked publishes u on the bus, coalescing deltas: the first delta after a quiet
+// DeltaEvery goes out at once, the ones that follow within it are joined and go out when it
+// has passed (or before the next other event). Call with l.mu held.
+func (l *live) publishLocked(u Update) {
+	u.Session = l.id
+	if u.Time.IsZero() {
+		u.Time = time.Now().UTC()
+	}
+	every := l.m.o.DeltaEvery
+	if u.delta() {
+		since := time.Since(l.lastDelta)
+		switch {
+		case l.pending == nil && since >= every:
+			l.lastDelta = time.Now()
+			l.m.bus.publish(u)
+		case l.pending != nil && l.pending.Type == u.Type:
+			l.pending.Text += u.Text
+		default:
+			l.flushLocked()
+			l.pending = &u
+			if l.timer == nil {
+				l.timer = time.AfterFunc(max(0, every-time.Since(l.lastDelta)), l.flushTimer)
+			}
+		}
+		return
+	}
+	l.flushLocked()
+	l.m.bus.publish(u)
+}
+
+func (l *live) flushLocked() {
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	if l.pending == nil {
+		return
+	}
+	l.lastDelta = time.Now()
+	l.m.bus.publish(*l.pending)
+	l.pending = nil
+}
+
+func (l *live) flushTimer() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.timer = nil
+	l.flushLocked()
+}
+
+// finish records how job j ended and publishes it: one terminal update, then the state.
+func (l *live) finish(j *Job, res JobResult, err error) {
+	j.result, j.err = res, err
+	end := Update{Job: j.Kind}
+	switch {
+	case err == nil && j.Kind == JobCompact:
+		end.Type, end.From, end.To = UpdateDone, res.Compaction.From, res.Compaction.To
+		end.Text = fmt.Sprintf("compacted thread %s into %s", res.Compaction.From, res.Compaction.To)
+	case err == nil:
+		u := res.Usage
+		end.Type, end.Text, end.Stop, end.Usage, end.Steps, end.CapReached = UpdateDone, res.Answer, string(res.Stop), &u, res.Steps, res.CapReached
+	case errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown):
+		end.Type, end.Error = UpdateCancelled, err.Error()
+	default:
+		end.Type, end.Error, end.Code = UpdateError, err.Error(), ErrorCode(err)
+	}
+	l.mu.Lock()
+	l.job = nil
+	l.publishLocked(end)
+	idle := false
+	l.publishLocked(Update{Type: UpdateState, Busy: &idle, Job: j.Kind})
+	l.mu.Unlock()
+	close(j.done)
+}
+
+// ErrorCode names the kind of a job's error for front ends and the API: "save_failed",
+// "rewound", "compaction_loop", "busy", "stopped", "shutdown", else "failed".
+func ErrorCode(err error) string {
+	var busy *BusyError
+	switch {
+	case errors.Is(err, ErrSaveFailed):
+		return "save_failed"
+	case errors.Is(err, ErrRewound):
+		return "rewound"
+	case errors.Is(err, ErrCompactionLoop):
+		return "compaction_loop"
+	case errors.As(err, &busy):
+		return "busy"
+	case errors.Is(err, ErrStopped):
+		return "stopped"
+	case errors.Is(err, ErrShutdown):
+		return "shutdown"
+	}
+	return "failed"
+}
+
+// publishMeta publishes the session's metadata.
+func (l *live) publishMeta() {
+	var u Update
+	l.rt.View(func(s *Session) { u = metaUpdate(s) })
+	l.publish(u)
+}
+
+func metaUpdate(s *Session) Update {
+	title, archived := s.Title, s.Archived
+	return Update{Type: UpdateMeta, Title: &title, Archived: &archived, Model: s.ModelKey()}
+}
+
+// close flushes the session's pending deltas and releases its tools.
+func (l *live) close() {
+	l.mu.Lock()
+	l.flushLocked()
+	l.mu.Unlock()
+	l.remove()
+	if th := l.m.o.Tools; th != nil {
+		th.Release(l.rt.Owner())
+	}
+}
+
+// Title derives a session title from a prompt: its first non-empty line, with control
+// characters made spaces, at most 80 characters.
+func Title(prompt string) string {
+	line := ""
+	for l := range strings.SplitSeq(prompt, "\n") {
+		if strings.TrimSpace(l) != "" {
+			line = l
+			break
+		}
+	}
+	line = strings.Join(strings.FieldsFunc(line, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if r := []rune(line); len(r) > 80 {
+		line = string(r[:79]) + "…"
+	}
+	return line
+}

@@ -1,0 +1,413 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"myco/agent"
+	"myco/agent/model"
+)
+
+// Errors of the session service that callers branch on with errors.Is.
+var (
+	// ErrStopped is the cause of a job that [Manager.Stop] ended.
+	ErrStopped = errors.New("sessions: stopped")
+	// ErrBusy reports a session that already runs a job, here or in another process; see
+	// [BusyError].
+	ErrBusy = errors.New("sessions: busy")
+	// ErrShutdown is the cause of the jobs that [Manager.Close] ended, and the error of
+	// whatever is asked of a closed manager.
+	ErrShutdown = errors.New("sessions: the session service is shutting down")
+)
+
+// BusyError reports a session that runs a job (Job) in this process, or, with Holder set,
+// that another process holds.
+type BusyError struct {
+	Session string
+	Job     string // "turn" or "compact"; empty when another process holds the session
+	Holder  string // who holds it, when it is another process
+}
+
+func (e *BusyError) Error() string {
+	if e.Holder != "" {
+		return fmt.Sprintf("session %s is busy elsewhere: %s is working on it", e.Session, e.Holder)
+	}
+	return fmt.Sprintf("session %s is busy: a %s is running; stop it or wait for it to end", e.Session, e.Job)
+}
+
+func (e *BusyError) Unwrap() error { return ErrBusy }
+
+// Job kinds.
+const (
+	JobTurn    = "turn"
+	JobCompact = "compact"
+)
+
+// ToolHost is what the service needs of a profile's shared host harness: each session
+// runtime gets an executor for its own resource owner, released when the session closes.
+type ToolHost interface {
+	Tools(owner string) Tools
+	Release(owner string)
+	Inventory(ctx context.Context, owner string) ([]string, error)
+}
+
+// Models resolves catalog keys into agent configurations.
+type Models interface {
+	// Default returns the catalog key of new sessions.
+	Default() string
+	// Agent returns the configuration of a run of model key whose system prompt carries
+	// blocks, or an error naming a key the catalog does not have.
+	Agent(key string, blocks []string) (AgentConfig, error)
+}
+
+// ManagerOptions configures a [Manager].
+type ManagerOptions struct {
+	Store  *Store
+	Models Models
+	// Tools is the profile's shared harness; nil means sessions have no tools.
+	Tools ToolHost
+	// Prompt reads what a session's system prompt is built from: the appended blocks and a
+	// prelude watcher relative to them. It is called when a session's model is built (its
+	// first job in this process, and after a model switch). nil means neither.
+	Prompt func() (blocks []string, prelude PreludeWatcher, err error)
+	// Registry is where the root-only session tools find the runtimes; nil means a
+	// private one.
+	Registry *Registry
+	// Wait makes a job wait while another process works on its session (the terminal
+	// modes say so and wait); otherwise Submit and Compact refuse with a [BusyError].
+	Wait bool
+	// DeltaEvery is the least time between two published deltas of one session; the text
+	// in between is coalesced. 0 means 40 ms.
+	DeltaEvery time.Duration
+	Log        *slog.Logger
+}
+
+// Manager is the session service of one profile, the one thing every front end calls: it
+// creates, opens, lists and archives sessions, runs their turns and compactions as jobs
+// (one at a time per session; closing a client never stops one, [Manager.Stop] does), and
+// fans their events out to subscribers from a sequence number. It is safe for concurrent
+// use; Close it when done.
+type Manager struct {
+	o        ManagerOptions
+	log      *slog.Logger
+	bus      *bus
+	registry *Registry
+	owners   atomic.Int64 // runtimes made, for unique owner names
+
+	base   context.Context // the parent of every job; Close cancels it with ErrShutdown
+	cancel context.CancelCauseFunc
+	jobs   sync.WaitGroup
+
+	mu     sync.Mutex // guards the fields below
+	live   map[string]*live
+	cache  map[string]*Session // documents loaded for reading, by id
+	closed bool
+}
+
+// NewManager returns the session service over o.Store.
+func NewManager(o ManagerOptions) (*Manager, error) {
+	if o.Store == nil || o.Models == nil {
+		return nil, errors.New("sessions: a manager needs a store and a model catalog")
+	}
+	if o.DeltaEvery <= 0 {
+		o.DeltaEvery = 40 * time.Millisecond
+	}
+	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry,
+		live: map[string]*live{}, cache: map[string]*Session{}}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	if m.registry == nil {
+		m.registry = &Registry{}
+	}
+	m.base, m.cancel = context.WithCancelCause(context.Background())
+	return m, nil
+}
+
+// Store returns the store the sessions live in.
+func (m *Manager) Store() *Store { return m.o.Store }
+
+// CreateOptions are the choices of a new session.
+type CreateOptions struct {
+	Model  string // catalog key; empty means the default
+	Title  string
+	Parent string // the parent session of a child
+	Hidden bool   // left out of ordinary listings (children are)
+}
+
+// Create makes a new, empty session and returns its id. The model key must be in the
+// catalog.
+func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
+	if err := m.usable(); err != nil {
+		return "", err
+	}
+	key := o.Model
+	if key == "" {
+		key = m.o.Models.Default()
+	}
+	if _, err := m.o.Models.Agent(key, nil); err != nil {
+		return "", err
+	}
+	now := time.Now().UTC()
+	sess := &Session{ID: NewID(now), Created: now, Model: key, Title: Title(o.Title), Parent: o.Parent, Hidden: o.Hidden}
+	if err := m.o.Store.Create(ctx, sess); err != nil {
+		return "", err
+	}
+	return sess.ID, nil
+}
+
+func (m *Manager) usable() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrShutdown
+	}
+	return nil
+}
+
+// Job is one turn or compaction running on a session.
+type Job struct {
+	Session string
+	Kind    string // JobTurn or JobCompact
+
+	cancel   context.CancelCauseFunc
+	accepted chan struct{} // closed when a turn's input is durable
+	done     chan struct{} // closed when the job ended
+
+	// Set before accepted is closed.
+	acceptedAt time.Time
+	// Set before done is closed.
+	result JobResult
+	err    error
+}
+
+// JobResult is how a job ended.
+type JobResult struct {
+	agent.Result             // a turn's
+	Compaction   *Compaction // a compaction's
+}
+
+// Done is closed when the job has ended.
+func (j *Job) Done() <-chan struct{} { return j.done }
+
+// Accepted waits until a turn's input is durable and returns its acceptance time, or the
+// job's error if it ended before that.
+func (j *Job) Accepted(ctx context.Context) (time.Time, error) {
+	select {
+	case <-j.accepted:
+		return j.acceptedAt, nil
+	case <-j.done:
+		select {
+		case <-j.accepted:
+			return j.acceptedAt, nil
+		default:
+		}
+		if j.err == nil {
+			return time.Time{}, errors.New("sessions: the job ended before its input was accepted")
+		}
+		return time.Time{}, j.err
+	case <-ctx.Done():
+		return time.Time{}, context.Cause(ctx)
+	}
+}
+
+// Wait waits for the job's end and returns how it ended. A job ended by [Manager.Stop]
+// returns an error matching [ErrStopped]; one ended by Close, [ErrShutdown]. When ctx ends
+// first, Wait returns its cause and the job goes on.
+func (j *Job) Wait(ctx context.Context) (JobResult, error) {
+	select {
+	case <-j.done:
+		return j.result, j.err
+	case <-ctx.Done():
+		return JobResult{}, context.Cause(ctx)
+	}
+}
+
+// Submit starts a turn on session id with input as the user's message, titling an untitled
+// session after it. It refuses with a [BusyError] while the session runs a job; it never
+// queues. The turn runs until it ends or [Manager.Stop]: ctx bounds only the start.
+func (m *Manager) Submit(ctx context.Context, id string, input ...model.Part) (*Job, error) {
+	if len(input) == 0 || strings.TrimSpace(model.Message{Parts: input}.Text()) == "" && !hasImage(input) {
+		return nil, errors.New("sessions: the input is empty")
+	}
+	l, err := m.open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	text := model.Message{Parts: input}.Text()
+	return m.start(l, JobTurn, func(ctx context.Context, j *Job) (JobResult, error) {
+		var untitled bool
+		l.rt.View(func(s *Session) { untitled = s.Title == "" })
+		if untitled {
+			if err := l.rt.Update(ctx, func(s *Session) { s.Title = Title(text) }); err != nil {
+				return JobResult{}, err
+			}
+			l.publishMeta()
+		}
+		res, err := l.runner.Submit(ctx, input...)
+		if errors.Is(err, ErrRewound) {
+			err = fmt.Errorf("%w; the session was rewound to its last completed turn", err)
+		}
+		return JobResult{Result: res}, err
+	})
+}
+
+func hasImage(parts []model.Part) bool {
+	for _, p := range parts {
+		if p.Kind == model.KindImage {
+			return true
+		}
+	}
+	return false
+}
+
+// Compact starts a compaction of session id's active thread into a successor thread.
+func (m *Manager) Compact(ctx context.Context, id string) (*Job, error) {
+	l, err := m.open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return m.start(l, JobCompact, func(ctx context.Context, j *Job) (JobResult, error) {
+		c, err := l.runner.Compact(ctx)
+		return JobResult{Compaction: c}, err
+	})
+}
+
+// Stop ends the job running on session id, if any, with [ErrStopped] as the cause: a turn
+// ends cancelled (its running calls get unknown outcomes), a retry wait ends at once. It
+// reports whether a job was running.
+func (m *Manager) Stop(id string) bool {
+	m.mu.Lock()
+	l := m.live[id]
+	m.mu.Unlock()
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	j := l.job
+	l.mu.Unlock()
+	if j == nil {
+		return false
+	}
+	j.cancel(ErrStopped)
+	return true
+}
+
+// start runs f as session l's job.
+func (m *Manager) start(l *live, kind string, f func(context.Context, *Job) (JobResult, error)) (*Job, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.job != nil {
+		return nil, &BusyError{Session: l.id, Job: l.job.Kind}
+	}
+	if !m.o.Wait {
+		if holder, held := m.o.Store.Holder(l.id); held {
+			return nil, &BusyError{Session: l.id, Holder: holder}
+		}
+	}
+	if err := l.prepare(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrShutdown
+	}
+	m.jobs.Add(1)
+	m.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(m.base)
+	j := &Job{Session: l.id, Kind: kind, cancel: cancel, accepted: make(chan struct{}), done: make(chan struct{})}
+	l.job = j
+	busy := true
+	l.publishLocked(Update{Type: UpdateState, Busy: &busy, Job: kind})
+	go func() {
+		defer m.jobs.Done()
+		defer cancel(nil)
+		res, err := f(ctx, j)
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+		}
+		l.finish(j, res, err)
+	}()
+	return j, nil
+}
+
+// Close stops every job with [ErrShutdown] as the cause (turns end cancelled and
+// checkpointed), waits for them and releases every session's tools.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel(ErrShutdown)
+	m.jobs.Wait()
+	m.mu.Lock()
+	lives := m.live
+	m.live = map[string]*live{}
+	m.mu.Unlock()
+	for _, l := range lives {
+		l.close()
+	}
+}
+
+// CloseSession stops session id's job, if any, waits for it, and releases the session's
+// tools (its bash sessions end, its read stamps are forgotten). The session stays on disk;
+// its next job builds a new runtime.
+func (m *Manager) CloseSession(id string) {
+	m.mu.Lock()
+	l := m.live[id]
+	delete(m.live, id)
+	m.mu.Unlock()
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	j := l.job
+	l.mu.Unlock()
+	if j != nil {
+		j.cancel(ErrStopped)
+		<-j.done
+	}
+	l.close()
+}
+
+// open returns the live session id, loading it and binding a runtime on first use.
+func (m *Manager) open(ctx context.Context, id string) (*live, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrShutdown
+	}
+	if l := m.live[id]; l != nil {
+		return l, nil
+	}
+	sess, err := m.o.Store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	delete(m.cache, id)
+	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
+	ro := RuntimeOptions{Store: m.o.Store, Session: sess, Owner: owner}
+	if th := m.o.Tools; th != nil {
+		ro.Tools = th.Tools(owner)
+		ro.Inventory = func(ctx context.Context) ([]string, error) { return th.Inventory(ctx, owner) }
+	}
+	rt, err := NewRuntime(ro)
+	if err != nil {
+		return nil, err
+	}
+	l := &live{m: m, id: id, rt: rt}
+	l.remove = m.registry.Add(rt)
+	m.live[id] = l
+	return l, nil
+}

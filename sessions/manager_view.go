@@ -1,0 +1,242 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Subscribe starts a subscription to the updates of sessions (nil for every session of the
+// profile; profile-wide updates reach every subscription) after the event id after. An
+// empty after starts at the newest update; an id of another process or boot starts with a
+// reset. Close the subscription when done.
+func (m *Manager) Subscribe(sessions []string, after string) *Subscription {
+	return m.bus.subscribe(sessions, after)
+}
+
+// EventID returns the id of the newest update so far: a page rendered now subscribes
+// after it to miss nothing that happens later.
+func (m *Manager) EventID() string {
+	m.bus.mu.Lock()
+	defer m.bus.mu.Unlock()
+	return m.bus.id(m.bus.seq)
+}
+
+// Publish publishes a profile-wide update (Session must be empty), such as a remote host's
+// state change.
+func (m *Manager) Publish(u Update) {
+	u.Session = ""
+	if u.Time.IsZero() {
+		u.Time = time.Now().UTC()
+	}
+	m.bus.publish(u)
+}
+
+// Status is what a session is doing now.
+type Status struct {
+	Busy bool
+	Job  string // the running job's kind, when Busy
+	// Elsewhere names another process that works on the session now, if one does.
+	Elsewhere string
+	// Stopped is the save error that stopped the session's work in this process, if any.
+	Stopped error
+	// Model is the catalog key the next turn uses.
+	Model string
+}
+
+// Snapshot returns a copy of session id's document that is safe to read while its work
+// goes on, and what it is doing now. The copy shares message contents, which are never
+// changed in place.
+func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, error) {
+	m.mu.Lock()
+	l := m.live[id]
+	m.mu.Unlock()
+	var st Status
+	if l != nil {
+		l.mu.Lock()
+		if l.job != nil {
+			st.Busy, st.Job = true, l.job.Kind
+		}
+		l.mu.Unlock()
+		st.Stopped = l.rt.Err()
+		var cp *Session
+		var changed bool
+		l.rt.View(func(s *Session) {
+			cp = s.clone()
+			changed = !st.Busy && m.o.Store.changedOnDisk(s)
+		})
+		if !changed {
+			if !st.Busy {
+				st.Elsewhere, _ = m.o.Store.Holder(id)
+			}
+			st.Model = m.modelOf(cp)
+			return cp, st, nil
+		}
+		// Another process wrote to it since this runtime last did: show what it wrote. The
+		// runtime reloads when it next takes the writer gate.
+	}
+	sess, err := m.load(ctx, id)
+	if err != nil {
+		return nil, st, err
+	}
+	if !st.Busy {
+		st.Elsewhere, _ = m.o.Store.Holder(id)
+	}
+	st.Model = m.modelOf(sess)
+	return sess.clone(), st, nil
+}
+
+func (m *Manager) modelOf(s *Session) string {
+	if k := s.ModelKey(); k != "" {
+		return k
+	}
+	return m.o.Models.Default()
+}
+
+// load returns session id as its file holds it now, from a cache of documents read for
+// viewing that is checked against the file on every call.
+func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
+	m.mu.Lock()
+	cached := m.cache[id]
+	m.mu.Unlock()
+	if cached != nil && !m.o.Store.changedOnDisk(cached) {
+		return cached, nil
+	}
+	sess, err := m.o.Store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if len(m.cache) >= 64 {
+		clear(m.cache)
+	}
+	m.cache[id] = sess
+	m.mu.Unlock()
+	return sess, nil
+}
+
+// clone copies the document down to the entries of each thread.
+func (s *Session) clone() *Session {
+	cp := *s
+	cp.Links = append([]string(nil), s.Links...)
+	cp.Threads = make([]*Thread, len(s.Threads))
+	for i, t := range s.Threads {
+		tc := *t
+		tc.Entries = append([]Entry(nil), t.Entries...)
+		tc.intents, tc.results, tc.progress = nil, nil, nil
+		cp.Threads[i] = &tc
+	}
+	return &cp
+}
+
+// ListOptions filter a listing.
+type ListOptions struct {
+	// Archived picks archived sessions only; All picks both; neither picks active ones.
+	Archived, All bool
+	// IncludeHidden keeps hidden sessions (children) in the listing.
+	IncludeHidden bool
+	// Query keeps sessions whose title or id contains it, case-insensitively.
+	Query string
+	// Parent keeps the children of this session only.
+	Parent string
+}
+
+// Listed is one row of a listing.
+type Listed struct {
+	Summary
+	Busy bool // a job runs on it in this process
+}
+
+// List returns the profile's sessions, newest first, filtered by o.
+func (m *Manager) List(ctx context.Context, o ListOptions) ([]Listed, error) {
+	all, err := m.o.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := strings.ToLower(strings.TrimSpace(o.Query))
+	var out []Listed
+	for _, s := range all {
+		switch {
+		case s.Hidden && !o.IncludeHidden && o.Parent == "":
+			continue
+		case !o.All && s.Archived != o.Archived:
+			continue
+		case o.Parent != "" && s.Parent != o.Parent:
+			continue
+		case q != "" && !strings.Contains(strings.ToLower(s.Title), q) && !strings.Contains(strings.ToLower(s.ID), q):
+			continue
+		}
+		out = append(out, Listed{Summary: s, Busy: m.busy(s.ID)})
+	}
+	return out, nil
+}
+
+func (m *Manager) busy(id string) bool {
+	m.mu.Lock()
+	l := m.live[id]
+	m.mu.Unlock()
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.job != nil
+}
+
+// update changes session id's metadata with f and publishes it: through its runtime when
+// it is open (which takes the writer gate), else through a runtime of its own for the write.
+func (m *Manager) update(ctx context.Context, id string, f func(*Session) error) error {
+	l, err := m.open(ctx, id)
+	if err != nil {
+		return err
+	}
+	var ferr error
+	err = l.rt.Update(ctx, func(s *Session) { ferr = f(s) })
+	if ferr != nil {
+		return ferr
+	}
+	if err != nil {
+		return err
+	}
+	l.publishMeta()
+	return nil
+}
+
+// SetTitle renames session id.
+func (m *Manager) SetTitle(ctx context.Context, id, title string) error {
+	t := Title(title)
+	if t == "" {
+		return errors.New("sessions: the title is empty")
+	}
+	return m.update(ctx, id, func(s *Session) error { s.Title = t; return nil })
+}
+
+// SetArchived archives or restores session id. Archiving changes browsing only: every
+// thread, and a running job with its live tools, stay.
+func (m *Manager) SetArchived(ctx context.Context, id string, archived bool) error {
+	return m.update(ctx, id, func(s *Session) error { s.Archived = archived; return nil })
+}
+
+// SelectModel makes catalog key the model of session id's next turns. The next job builds
+// the model anew, with the prelude read again.
+func (m *Manager) SelectModel(ctx context.Context, id, key string) error {
+	if _, err := m.o.Models.Agent(key, nil); err != nil {
+		return err
+	}
+	return m.update(ctx, id, func(s *Session) error { s.Selected = key; return nil })
+}
+
+// Owner returns the tool-resource owner of session id's runtime in this process, or "" when
+// it is not open.
+func (m *Manager) Owner(id string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l := m.live[id]; l != nil {
+		return l.rt.Owner()
+	}
+	return ""
+}
+
+// Models returns the model catalog the service resolves keys with.
+func (m *Manager) Models() Models { return m.o.Models }

@@ -1,0 +1,134 @@
+package sessions
+
+import (
+	"encoding/json"
+	"time"
+
+	"myco/agent"
+	"myco/agent/model"
+)
+
+// Update types: the events of the session service, as every front end sees them.
+const (
+	UpdateSession       = "session"        // a front end announces the session it works on
+	UpdateAccepted      = "accepted"       // a user turn's input is durable: Text, AcceptedAt
+	UpdateTextDelta     = "text_delta"     // assistant text as it streams (deltas may be coalesced)
+	UpdateThinkingDelta = "thinking_delta" // reasoning text as it streams
+	UpdateToolStarted   = "tool_started"   // Tool, CallID, Input, Host
+	UpdateToolProgress  = "tool_progress"  // the newest output of a running call: CallID, Text
+	UpdateToolFinished  = "tool_finished"  // Tool, CallID, Text, IsError, Unknown, Images, Duration
+	UpdateStep          = "step"           // one model response ended: Stop, Usage
+	UpdateNotice        = "notice"         // something to show that is not conversation, e.g. a retry
+	UpdateResumed       = "resumed"        // the run continues past a response cut off at the token limit
+	UpdateCompacted     = "compacted"      // From, To, Auto
+	UpdateRewound       = "rewound"        // From, To, Error
+	UpdateSaveFailed    = "save_failed"    // a save failed: the session's work is stopped (Error)
+	UpdateDone          = "done"           // a turn ended with an answer: Text, Stop, Usage, Steps
+	UpdateError         = "error"          // a turn or compaction failed: Error, Code
+	UpdateCancelled     = "cancelled"      // a turn or compaction was stopped: Error says why
+	UpdateState         = "state"          // Busy and Job: work started or ended
+	UpdateMeta          = "meta"           // the metadata changed: Title, Archived, Model
+	UpdateHost          = "host"           // a remote host's state changed (profile-wide): Host, State, Error, Attaches
+	UpdateReset         = "reset"          // the subscriber missed events it can no longer get: reload the snapshot
+)
+
+// Update is one event of the session service: the one JSON encoding that `myco -p --json`
+// prints and the server's event streams carry. Session is empty for profile-wide events
+// (host state). Seq orders every event of one [Manager]: it grows by one per event across
+// all its sessions, so one cursor serves a stream of one session or of many.
+type Update struct {
+	Type    string    `json:"type"`
+	Session string    `json:"session,omitempty"`
+	Seq     uint64    `json:"seq,omitempty"`
+	Time    time.Time `json:"time,omitzero"`
+	Thread  string    `json:"thread,omitempty"`
+
+	Text       string          `json:"text,omitempty"`
+	Tool       string          `json:"tool,omitempty"`
+	CallID     string          `json:"call_id,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	Host       string          `json:"host,omitempty"`
+	IsError    bool            `json:"is_error,omitempty"`
+	Unknown    bool            `json:"unknown,omitempty"`
+	Images     int             `json:"images,omitempty"`
+	Duration   float64         `json:"duration_secs,omitempty"`
+	Stop       string          `json:"stop,omitempty"`
+	Usage      *model.Usage    `json:"usage,omitempty"`
+	Steps      int             `json:"steps,omitempty"`
+	CapReached bool            `json:"cap_reached,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Code       string          `json:"code,omitempty"`
+	From       string          `json:"from,omitempty"`
+	To         string          `json:"to,omitempty"`
+	Auto       bool            `json:"auto,omitempty"`
+	AcceptedAt *time.Time      `json:"accepted_at,omitempty"`
+	Busy       *bool           `json:"busy,omitempty"`
+	Job        string          `json:"job,omitempty"`
+	Title      *string         `json:"title,omitempty"`
+	Archived   *bool           `json:"archived,omitempty"`
+	Model      string          `json:"model,omitempty"`
+	State      string          `json:"state,omitempty"`
+	Attaches   int             `json:"attaches,omitempty"`
+}
+
+// Terminal reports whether u ends a job: a turn's answer, failure or stop.
+func (u Update) Terminal() bool {
+	switch u.Type {
+	case UpdateDone, UpdateError, UpdateCancelled:
+		return true
+	}
+	return false
+}
+
+// delta reports whether u is a streamed delta, which may be coalesced with its neighbours.
+func (u Update) delta() bool { return u.Type == UpdateTextDelta || u.Type == UpdateThinkingDelta }
+
+// updateOf translates a runner event into an update, or reports false for events that
+// front ends do not see.
+func updateOf(ev Event) (Update, bool) {
+	switch ev := ev.(type) {
+	case AgentEvent:
+		return agentUpdate(ev.Event)
+	case Compacted:
+		return Update{Type: UpdateCompacted, From: ev.From, To: ev.To, Auto: ev.Auto}, true
+	case Rewound:
+		u := Update{Type: UpdateRewound, From: ev.From, To: ev.To}
+		if ev.Err != nil {
+			u.Error = ev.Err.Error()
+		}
+		return u, true
+	case SaveFailed:
+		return Update{Type: UpdateSaveFailed, Error: ev.Err.Error()}, true
+	case Notice:
+		return Update{Type: UpdateNotice, Text: ev.Text}, true
+	case Progress:
+		return Update{Type: UpdateToolProgress, Thread: ev.Thread, CallID: ev.CallID, Text: ev.Output}, true
+	case Accepted:
+		at := ev.At
+		return Update{Type: UpdateAccepted, Thread: ev.Thread, Text: ev.Text, AcceptedAt: &at}, true
+	}
+	return Update{}, false
+}
+
+func agentUpdate(ev agent.Event) (Update, bool) {
+	switch ev := ev.(type) {
+	case agent.TextDelta:
+		return Update{Type: UpdateTextDelta, Text: ev.Text}, true
+	case agent.ThinkingDelta:
+		return Update{Type: UpdateThinkingDelta, Text: ev.Text}, true
+	case agent.Notice:
+		return Update{Type: UpdateNotice, Text: ev.Text}, true
+	case agent.ToolStarted:
+		return Update{Type: UpdateToolStarted, Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input, Host: hostOf(ev.Call.Input)}, true
+	case agent.ToolFinished:
+		r := ev.Result
+		return Update{Type: UpdateToolFinished, Tool: ev.Call.Name, CallID: ev.Call.ID, Host: hostOf(ev.Call.Input),
+			Text: r.Text, IsError: r.IsError, Unknown: r.Unknown, Images: len(r.Images), Duration: ev.Duration.Seconds()}, true
+	case agent.StepDone:
+		u := ev.Usage
+		return Update{Type: UpdateStep, Stop: string(ev.Stop), Usage: &u}, true
+	case agent.Resumed:
+		return Update{Type: UpdateResumed, Text: ev.Reason}, true
+	}
+	return Update{}, false
+}
