@@ -219,7 +219,7 @@ func TestLoadDotEnvOtherUser(t *testing.T) {
 	path := writeFile(t, ".env", "A=theirs\n")
 	giveAway(t, path, false)
 	env, warnings, err := LoadDotEnv(path, credConfig("A"), nil)
-	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0].Msg, "uid 65534)") {
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0].Msg, fmt.Sprintf("uid %d)", otherUID())) {
 		t.Fatalf("LoadDotEnv(another user's) = %v, %v; want a warning naming the owner", warnings, err)
 	}
 	if _, ok := env.Lookup("A"); ok {
@@ -227,15 +227,23 @@ func TestLoadDotEnvOtherUser(t *testing.T) {
 	}
 }
 
-// giveAway makes another user (65534) the owner of path (the symlink itself when link is
-// set). That needs root, which CI has; elsewhere the test is skipped.
+// otherUID is a user other than the one running the tests.
+func otherUID() int {
+	if os.Getuid() == 65534 {
+		return 65533
+	}
+	return 65534
+}
+
+// giveAway makes another user ([otherUID]) the owner of path (the symlink itself when
+// link is set). That needs root, which CI has; elsewhere the test is skipped.
 func giveAway(t *testing.T, path string, link bool) {
 	t.Helper()
 	chown := os.Chown
 	if link {
 		chown = os.Lchown
 	}
-	if err := chown(path, 65534, 65534); err != nil {
+	if err := chown(path, otherUID(), otherUID()); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("chown needs root, and CI runs as root: the other-user case must run there: %v", err)
 		}
