@@ -60,11 +60,11 @@ func (e Env) Lookup(name string) (string, bool) {
 func LoadDotEnv(path string, c *Config, lookup func(string) (string, bool)) (Env, []Warning, error) {
 	env := NewEnv(lookup)
 	src, skip, err := readDotEnv(path, os.Getuid())
-	if err != nil || skip != nil {
-		if skip != nil {
-			return env, []Warning{*skip}, nil
-		}
+	switch {
+	case err != nil:
 		return env, nil, err
+	case skip != nil:
+		return env, []Warning{*skip}, nil
 	}
 	vars, err := parseDotEnv(path, string(src))
 	if err != nil {
