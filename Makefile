@@ -12,6 +12,7 @@ build:
 test: lint
 	$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s -fuzzminimizetime 100x ./sessions/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s -fuzzminimizetime 100x ./config/
 
 lint:
 	$(GO) vet $(PKGS)

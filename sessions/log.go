@@ -312,6 +312,7 @@ func apply(sp **Session, rec record) error {
 			t.intents = map[string]*intentRec{}
 		}
 		t.intents[in.Call.ID] = in
+		t.noteCall(in.Call.ID, in.Host, in.Started, time.Time{})
 	case "result":
 		r := rec.Result
 		if r == nil {
@@ -325,6 +326,7 @@ func apply(sp **Session, rec record) error {
 			t.results = map[string]*resultRec{}
 		}
 		t.results[r.Result.CallID] = r
+		t.noteCall(r.Result.CallID, "", time.Time{}, r.Finished)
 	case "progress":
 		p := rec.Progress
 		if p == nil {
@@ -348,6 +350,7 @@ func apply(sp **Session, rec record) error {
 			return fmt.Errorf("turn end for unknown thread %q", tr.Thread)
 		}
 		t.open, t.end = false, tr.Status
+		t.ends = append(t.ends, TurnEnd{After: len(t.Entries), Status: tr.Status, Error: tr.Error, At: tr.At})
 	default:
 		// A record kind from a newer minor revision: skip it rather than refuse the file.
 	}

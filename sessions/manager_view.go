@@ -3,6 +3,8 @@ package sessions
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -125,6 +127,8 @@ func (s *Session) clone() *Session {
 		tc := *t
 		tc.Entries = append([]Entry(nil), t.Entries...)
 		tc.intents, tc.results, tc.progress = nil, nil, nil
+		tc.calls = maps.Clone(t.calls)
+		tc.ends = slices.Clone(t.ends)
 		cp.Threads[i] = &tc
 	}
 	return &cp

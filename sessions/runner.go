@@ -406,7 +406,13 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	}
 	th := rc.tn.th // set between batches only
 	in := &intentRec{Thread: th.ID, Call: call, Host: hostOf(call.Input), Started: rt.now().UTC()}
-	if err := rc.r.save(func() error { return rt.store.recordIntent(rt.sess, in) }); err != nil {
+	if err := rc.r.save(func() error {
+		if err := rt.store.recordIntent(rt.sess, in); err != nil {
+			return err
+		}
+		th.noteCall(call.ID, in.Host, in.Started, time.Time{})
+		return nil
+	}); err != nil {
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: its start could not be saved, so the session stopped: " + err.Error()}
 	}
 	pr := &throttle.Latest{Every: progressEvery, Send: func(tail string) { rc.saveProgress(th, call.ID, tail) }}
@@ -417,7 +423,12 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 		res = model.ToolResult{CallID: call.ID, Unknown: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}
 	}
 	rc.r.save(func() error {
-		return rt.store.recordResult(rt.sess, &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()})
+		rec := &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()}
+		if err := rt.store.recordResult(rt.sess, rec); err != nil {
+			return err
+		}
+		th.noteCall(call.ID, "", time.Time{}, rec.Finished)
+		return nil
 	})
 	return res
 }

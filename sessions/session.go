@@ -77,6 +77,51 @@ type Thread struct {
 	intents  map[string]*intentRec   // tool calls started since the last user message
 	results  map[string]*resultRec   // tool results recorded since the last user message
 	progress map[string]*progressRec // the newest output of calls still running
+	calls    map[string]CallInfo     // every tool call's host and times, for display
+	ends     []TurnEnd               // how each turn ended, in order
+}
+
+// CallInfo is what the log says of one tool call beyond its message parts: where and
+// when it ran. Calls saved by older versions have none.
+type CallInfo struct {
+	Host     string
+	Started  time.Time
+	Finished time.Time // zero while running, or when the process stopped first
+}
+
+// TurnEnd is how a turn ended: its status ([TurnDone], [TurnCancelled], …), the error
+// that ended it, and After, the number of the thread's entries when it ended.
+type TurnEnd struct {
+	After  int
+	Status string
+	Error  string
+	At     time.Time
+}
+
+// Call returns what the log recorded of tool call id.
+func (t *Thread) Call(id string) (CallInfo, bool) {
+	c, ok := t.calls[id]
+	return c, ok
+}
+
+// Ends returns how the thread's turns ended, oldest first.
+func (t *Thread) Ends() []TurnEnd { return t.ends }
+
+func (t *Thread) noteCall(id, host string, started, finished time.Time) {
+	if t.calls == nil {
+		t.calls = map[string]CallInfo{}
+	}
+	c := t.calls[id]
+	if host != "" {
+		c.Host = host
+	}
+	if !started.IsZero() {
+		c.Started = started
+	}
+	if !finished.IsZero() {
+		c.Finished = finished
+	}
+	t.calls[id] = c
 }
 
 // Entry is one message of a thread with its bookkeeping.

@@ -255,6 +255,7 @@ func (s *Store) EndTurn(ctx context.Context, sess *Session, t *Thread, status st
 		return err
 	}
 	t.open, t.end = false, status
+	t.ends = append(t.ends, TurnEnd{After: len(t.Entries), Status: status, Error: rec.Error, At: rec.At})
 	return nil
 }
 

@@ -20,7 +20,7 @@ func ExportManual(manual fs.FS, dir string) error {
 	if err != nil {
 		return fmt.Errorf("export the manual: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("export the manual: %w", err)
 	}
 	keep := map[string]bool{}

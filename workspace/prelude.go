@@ -259,7 +259,7 @@ func (p *Prelude) add(content, slug, replacing string) (string, error) {
 			return "", fmt.Errorf("%w: the prelude would render to %d bytes, over the cap of %d (now %d): shorten the entry, merge or remove entries first, or ask the user to raise max_prelude_bytes", ErrTooLarge, after, p.Max, RenderedSize(entries))
 		}
 	}
-	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return "", fmt.Errorf("create the prelude directory: %w", err)
 	}
 	tmp, err := os.CreateTemp(p.Dir, ".add-*.tmp")

@@ -57,12 +57,12 @@ func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 		Registry: reg,
 		Wait:     wait,
 		Prompt: func() ([]string, sessions.PreludeWatcher, error) {
-			watcher := workspace.NewWatcher(p.paths.PreludeDir())
+			watcher := (&workspace.Prelude{Dir: p.paths.PreludeDir(), Max: p.cfg.MaxPreludeBytes}).Watcher()
 			snap, err := watcher.Prompt()
 			if err != nil {
 				return nil, nil, err
 			}
-			return promptBlocks(p.paths, snap), watcher, nil
+			return promptBlocks(p.paths, snap, a.warn), watcher, nil
 		},
 	})
 	if err != nil {

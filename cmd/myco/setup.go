@@ -13,6 +13,7 @@ import (
 	"myco/agent/model/responses"
 	"myco/config"
 	"myco/hosts"
+	"myco/internal/termtext"
 )
 
 // profile is everything startup resolves once: paths, config, the selected model and the
@@ -42,6 +43,9 @@ func (a *app) setup(o options) (*profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range cfg.Warnings {
+		a.warn(w.String())
+	}
 	key, err := cfg.DefaultModel(o.model)
 	if err != nil {
 		return nil, err
@@ -61,7 +65,7 @@ func (a *app) setup(o options) (*profile, error) {
 			return nil, err
 		}
 		for _, w := range warnings {
-			fmt.Fprintln(a.stderr, "myco: warning:", w)
+			a.warn(w.String())
 		}
 	}
 	if err := paths.Ensure(); err != nil {
@@ -73,6 +77,11 @@ func (a *app) setup(o options) (*profile, error) {
 	pr := &profile{paths: paths, cfg: cfg, model: m, env: env, home: home}
 	pr.remotes = func() ([]hosts.RemoteSpec, hosts.RemoteOptions, error) { return a.remoteOptions(pr) }
 	return pr, nil
+}
+
+// warn prints a one-line warning on stderr, made safe for the terminal.
+func (a *app) warn(msg string) {
+	fmt.Fprintln(a.stderr, "myco: warning:", termtext.Safe(msg))
 }
 
 // protocols maps config protocol names to their wire implementations.
