@@ -43,11 +43,13 @@ type BashOptions struct {
 	Log    *slog.Logger
 }
 
-// Reaper is the part of a reaper process that the bash tool uses. Track registers the
-// process group pgid, whose leader was just started; the tool calls untrack once the group
-// is killed and its leader waited for, so that a reused group number is never killed.
-// Implementations are safe for concurrent use.
+// Reaper is the part of a reaper process that the bash tool uses. The tool calls Prepare
+// before it starts a process group, so that the reaper (started at the first call) is
+// ready to take the group the moment it exists; then Track with the group, whose leader
+// was just started; then untrack once the group is killed and its leader waited for, so
+// that a reused group number is never killed. Implementations are safe for concurrent use.
 type Reaper interface {
+	Prepare()
 	Track(pgid int) (untrack func())
 }
 
@@ -248,6 +250,7 @@ func (b *Bash) exec(ctx context.Context, owner, command string, timeout time.Dur
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = time.Second
+	b.prepare()
 	err = cmd.Start()
 	pw.Close()
 	if err != nil {
@@ -303,6 +306,13 @@ func (b *Bash) trackExec(owner string, cancel context.CancelCauseFunc) (untrack 
 		defer b.mu.Unlock()
 		delete(o.execs, n)
 	}, true
+}
+
+// prepare readies the reaper, if there is one, for a group about to start.
+func (b *Bash) prepare() {
+	if b.opts.Reaper != nil {
+		b.opts.Reaper.Prepare()
+	}
 }
 
 // track registers the process group led by pid with the reaper, if there is one.

@@ -346,6 +346,8 @@ type fakeReaper struct {
 	events []string
 }
 
+func (f *fakeReaper) Prepare() { f.add("prepare") }
+
 func (f *fakeReaper) Track(pgid int) func() {
 	f.add("+" + strconv.Itoa(pgid))
 	return func() { f.add("-" + strconv.Itoa(pgid)) }
@@ -364,22 +366,22 @@ func (f *fakeReaper) took() []string {
 }
 
 // TestBashTellsReaper: every process group the tool starts, exec and start alike, is
-// tracked once it runs and untracked once it has ended.
+// prepared for before it starts, tracked once it runs and untracked once it has ended.
 func TestBashTellsReaper(t *testing.T) {
 	r := &fakeReaper{}
 	b := newTestBash(t, BashOptions{Reaper: r})
 	res := call(t, b, "o1", map[string]any{"command": "echo $$"})
 	pid := pidIn(t, strings.TrimSuffix(res.Text, "[exit status 0]"))
-	if got, want := r.took(), []string{fmt.Sprint("+", pid), fmt.Sprint("-", pid)}; !slices.Equal(got, want) {
+	if got, want := r.took(), []string{"prepare", fmt.Sprint("+", pid), fmt.Sprint("-", pid)}; !slices.Equal(got, want) {
 		t.Fatalf("after exec: reaper events = %v, want %v", got, want)
 	}
 	res = call(t, b, "o1", map[string]any{"action": "start", "command": "echo $$; exec sleep 60"})
 	spid := pidIn(t, strings.Split(res.Text, "\n")[1])
-	if got := r.took(); !slices.Equal(got[2:], []string{fmt.Sprint("+", spid)}) {
+	if got := r.took(); !slices.Equal(got[3:], []string{"prepare", fmt.Sprint("+", spid)}) {
 		t.Fatalf("after start: reaper events = %v, want +%d added", got, spid)
 	}
 	call(t, b, "o1", map[string]any{"action": "kill", "session_id": "b1"})
-	if got := r.took(); !slices.Equal(got[2:], []string{fmt.Sprint("+", spid), fmt.Sprint("-", spid)}) {
+	if got := r.took(); !slices.Equal(got[3:], []string{"prepare", fmt.Sprint("+", spid), fmt.Sprint("-", spid)}) {
 		t.Fatalf("after kill: reaper events = %v, want +%d, -%d", got, spid, spid)
 	}
 }

@@ -98,6 +98,7 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 	cmd.Env = envFor(ctx, b.opts.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	b.prepare()
 	err = cmd.Start()
 	pw.Close()
 	inR.Close()

@@ -12,7 +12,8 @@
 // process group of its own), so Ctrl-C or a hangup cannot end it before its myco.
 //
 // The cost per process group is one pipe write when it starts and one when it ends; the
-// reaper process is started once, at the first group, by [Reaper.Track].
+// reaper process is started once, before the first group, by [Reaper.Prepare] (or
+// [Reaper.Track]).
 //
 // It imports only the standard library.
 package reaper

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // ready is what [Main] writes to its standard output once it listens, and what the
@@ -17,10 +18,11 @@ const ready = "reaper ready\n"
 // (the pipe from its myco) and standard output (the ready line), before it does anything
 // else, and exits with the status it returns. It reads "+PGID" and "-PGID" lines from
 // stdin until end of file or a read error, then sends SIGKILL to every process group still
-// registered and returns 0. It does the same when its parent-death signal (SIGTERM)
-// arrives and its parent is gone; a SIGTERM while the parent lives (a signal for someone
-// else, or the death of the parent's thread that started it) is ignored. SIGINT, SIGHUP
-// and SIGQUIT are ignored.
+// registered and returns 0. It does the same when it finds its parent gone (it was
+// reparented): it checks every second, and every 20 ms for a while after a SIGTERM, its
+// parent-death signal on Linux. A SIGTERM while the parent lives (a signal meant for
+// someone else, or the end of the parent's thread that started it) changes nothing else.
+// SIGINT, SIGHUP and SIGQUIT are ignored.
 func Main(stdin io.Reader, stdout io.Writer) int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Reset(syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
@@ -51,6 +53,12 @@ func Main(stdin io.Reader, stdout io.Writer) int {
 	}()
 	groups := map[int]bool{}
 	self := syscall.Getpgrp()
+	// The parent is also checked now and then: a parent-death signal can be lost. When the
+	// parent's threads end one by one, the first signal may come while the parent lives
+	// on in another thread, and a second merges with it; there is none without Linux.
+	check := time.NewTicker(time.Second)
+	defer check.Stop()
+	var often time.Time // until when to check often, after a SIGTERM
 	for {
 		select {
 		case line, ok := <-lines:
@@ -68,9 +76,16 @@ func Main(stdin io.Reader, stdout io.Writer) int {
 				delete(groups, n)
 			}
 		case <-term:
+			check.Reset(20 * time.Millisecond)
+			often = time.Now().Add(5 * time.Second)
+		case now := <-check.C:
 			if os.Getppid() != parent {
 				killAll(groups)
 				return 0
+			}
+			if !often.IsZero() && now.After(often) {
+				check.Reset(time.Second)
+				often = time.Time{}
 			}
 		}
 	}

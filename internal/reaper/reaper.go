@@ -26,8 +26,8 @@ type Options struct {
 }
 
 // Reaper is the myco side of a reaper process (see the package documentation). It starts
-// the process at the first [Reaper.Track], and starts another, registering every group
-// still tracked, when the one it had is gone. Its methods are safe for concurrent use.
+// the process when first needed ([Reaper.Prepare], [Reaper.Track]), and starts another,
+// registering every group still tracked, when the one it had is gone. Its methods are safe for concurrent use.
 // Caller must Close it after the groups it tracks have ended.
 type Reaper struct {
 	opts Options
@@ -53,6 +53,17 @@ func New(opts Options) *Reaper {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Reaper{opts: opts, groups: map[int]bool{}}
+}
+
+// Prepare starts the reaper process if none runs, so that the group the caller is about
+// to start can be registered the moment it exists: a myco killed between starting a group
+// and registering it leaves that group behind.
+func (r *Reaper) Prepare() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w == nil {
+		r.startLocked()
+	}
 }
 
 // Track registers the process group pgid, which the caller has just started, with the

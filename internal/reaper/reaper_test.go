@@ -1,6 +1,7 @@
 package reaper
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -86,6 +87,33 @@ func waitPid(t *testing.T, path string) int {
 	return pid
 }
 
+// waitTracked reads the driver's "tracked PGID" lines until it has seen every one of
+// pgids, for at most 10 s.
+func waitTracked(t *testing.T, stdout io.Reader, pgids ...int) {
+	t.Helper()
+	missing := make(chan int, 1)
+	go func() {
+		want := map[string]bool{}
+		for _, p := range pgids {
+			want["tracked "+strconv.Itoa(p)] = true
+		}
+		sc := bufio.NewScanner(stdout)
+		for len(want) > 0 && sc.Scan() {
+			delete(want, sc.Text())
+		}
+		missing <- len(want)
+		io.Copy(io.Discard, stdout) // until the driver dies
+	}()
+	select {
+	case n := <-missing:
+		if n > 0 {
+			t.Fatalf("the driver's output ended before it reported groups %v as tracked", pgids)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the driver did not report groups %v as tracked", pgids)
+	}
+}
+
 // reaperPids returns the live processes whose arguments are "reaper TOKEN", as the tests
 // start them.
 func reaperPids(token string) []int {
@@ -121,16 +149,29 @@ func sleepGroup(t *testing.T) int {
 
 // TestToolProcessesDieWithMyco kills, with SIGKILL, a process whose bash tool runs
 // `sleep 300` in an exec call and in a start session. With the reaper, the shells, the
-// sleeps and the reaper itself are gone soon after; without it (the control case), the
-// sleeps outlive the killed process.
+// sleeps and the reaper itself are gone soon after, also when another process holds the
+// reaper's pipe open so that it never reaches end of file (the parent-death signal does
+// it then); without a reaper (the control case), the sleeps outlive the killed process.
 func TestToolProcessesDieWithMyco(t *testing.T) {
 	needDriver(t)
-	for _, withReaper := range []bool{true, false} {
-		t.Run(fmt.Sprintf("reaper=%v", withReaper), func(t *testing.T) {
+	for _, tt := range []struct {
+		name                 string
+		withReaper, holdPipe bool
+	}{
+		{"reaper", true, false},
+		{"reaper whose pipe stays open", true, true},
+		{"no reaper", false, false},
+	} {
+		withReaper := tt.withReaper
+		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			cmd := exec.Command(driver, "-dir", dir, "-reaper="+strconv.FormatBool(withReaper))
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -139,9 +180,21 @@ func TestToolProcessesDieWithMyco(t *testing.T) {
 				pids[name] = waitPid(t, filepath.Join(dir, name))
 				t.Cleanup(func() { syscall.Kill(pids[name], syscall.SIGKILL) })
 			}
+			if withReaper {
+				waitTracked(t, stdout, pids["exec.bash"], pids["start.bash"])
+			}
 			reapers := reaperPids(dir)
 			if withReaper && len(reapers) != 1 {
 				t.Fatalf("reaper processes = %v, want one", reapers)
+			}
+			if tt.holdPipe {
+				// Another process's write end: the pipe reaches end of file only when it
+				// closes, and this one stays open until the test ends.
+				held, err := os.OpenFile("/proc/"+strconv.Itoa(reapers[0])+"/fd/0", os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer held.Close()
 			}
 			cmd.Process.Kill()
 			cmd.Wait()
@@ -323,4 +376,19 @@ func TestReaperStartFailure(t *testing.T) {
 	if !alive(g) {
 		t.Error("the group was killed")
 	}
+}
+
+// TestReaperPrepare: Prepare starts the reaper before any group exists, and only once.
+func TestReaperPrepare(t *testing.T) {
+	r, token := newReaper(t)
+	r.Prepare()
+	pid := onlyReaper(t, token)
+	r.Prepare()
+	g := sleepGroup(t)
+	r.Track(g)
+	if pids := reaperPids(token); !slices.Equal(pids, []int{pid}) {
+		t.Errorf("reapers after a second Prepare and a Track = %v, want only %d", pids, pid)
+	}
+	r.Close()
+	waitGone(t, "the tracked group", g)
 }

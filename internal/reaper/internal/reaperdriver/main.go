@@ -3,8 +3,8 @@
 // test). "reaperdriver -dir DIR" starts a bash tool with a reaper and runs two commands
 // that leave `sleep 300` running, one as an exec call and one as a start session; each
 // writes its shell's and its sleep's pid to DIR/exec.bash, DIR/exec.sleep, DIR/start.bash
-// and DIR/start.sleep. Then it waits to be killed. With -reaper=false the bash tool has no
-// reaper.
+// and DIR/start.sleep, and prints "tracked PGID" once the reaper has the group. Then it
+// waits to be killed. With -reaper=false the bash tool has no reaper.
 package main
 
 import (
@@ -20,6 +20,17 @@ import (
 	"myco/internal/reaper"
 )
 
+// announcer prints "tracked PGID" once the reaper has a group, so the test kills the
+// driver only after that: a process killed between starting a group and registering it
+// leaves the group behind, and that moment is not what the test is about.
+type announcer struct{ *reaper.Reaper }
+
+func (a announcer) Track(pgid int) func() {
+	untrack := a.Reaper.Track(pgid)
+	fmt.Println("tracked", pgid)
+	return untrack
+}
+
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "reaper" {
 		os.Exit(reaper.Main(os.Stdin, os.Stdout))
@@ -29,7 +40,7 @@ func main() {
 	flag.Parse()
 	opts := tools.BashOptions{}
 	if *withReaper {
-		opts.Reaper = reaper.New(reaper.Options{Argv: []string{"/proc/self/exe", "reaper", *dir}})
+		opts.Reaper = announcer{reaper.New(reaper.Options{Argv: []string{"/proc/self/exe", "reaper", *dir}})}
 	}
 	b := tools.NewBash(opts)
 	command := func(name string) string {
