@@ -15,9 +15,13 @@ import (
 
 // Options configures a [Reaper].
 type Options struct {
-	// Argv runs the reaper: the myco binary in its reaper mode, which calls [Main]. On
-	// Linux, use "/proc/self/exe" as the binary, which still works after the file was
-	// replaced or removed (an upgrade while myco runs): {"/proc/self/exe", "--mode", "reaper"}.
+	// Path is the binary to run; empty means Argv[0], looked up in $PATH if it has no
+	// slash. On Linux, "/proc/self/exe" runs this very binary, even after its file was
+	// replaced or removed (an upgrade while myco runs).
+	Path string
+	// Argv is the reaper's argument list, Argv[0] included: the myco binary in its reaper
+	// mode, which calls [Main], for example {os.Args[0], "--mode", "reaper"}. Argv[0] is
+	// what the process sees as its name (testscript picks the command by it).
 	Argv []string
 	// Retry is how long Track waits after a failed start before it tries again
 	// (default 10 s). Groups tracked meanwhile are registered with the next reaper.
@@ -111,7 +115,7 @@ func (r *Reaper) startLocked() {
 	if r.closed || time.Now().Before(r.nextStart) {
 		return
 	}
-	w, cmd, err := start(r.opts.Argv, r.opts.Log)
+	w, cmd, err := start(r.opts.Path, r.opts.Argv, r.opts.Log)
 	if err == nil {
 		var all []byte
 		for g := range r.groups {
@@ -184,11 +188,15 @@ func (r *Reaper) Close() error {
 	return nil
 }
 
-// start runs a reaper process from argv and waits for its ready line. It returns the write
-// end of its pipe and the started command, which the caller must wait for.
-func start(argv []string, log *slog.Logger) (*os.File, *exec.Cmd, error) {
+// start runs a reaper process from path (default argv[0]) and argv, and waits for its ready
+// line. It returns the write end of its pipe and the started command, which the caller
+// must wait for.
+func start(path string, argv []string, log *slog.Logger) (*os.File, *exec.Cmd, error) {
 	if len(argv) == 0 {
 		return nil, nil, errors.New("start reaper: no command (Options.Argv is empty)")
+	}
+	if path == "" {
+		path = argv[0]
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -200,7 +208,8 @@ func start(argv []string, log *slog.Logger) (*os.File, *exec.Cmd, error) {
 		pw.Close()
 		return nil, nil, fmt.Errorf("start reaper: %w", err)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args = argv
 	cmd.Stdin, cmd.Stdout = pr, readyW
 	cmd.Env = []string{} // it needs nothing, and so holds no credentials
 	cmd.Dir = "/"        // and keeps no directory busy
@@ -211,7 +220,7 @@ func start(argv []string, log *slog.Logger) (*os.File, *exec.Cmd, error) {
 	if err != nil {
 		readyR.Close()
 		pw.Close()
-		return nil, nil, fmt.Errorf("start reaper %q: %w", argv, err)
+		return nil, nil, fmt.Errorf("start reaper %s %q: %w", path, argv, err)
 	}
 	readyR.SetReadDeadline(time.Now().Add(5 * time.Second))
 	got, err := bufio.NewReader(io.LimitReader(readyR, 256)).ReadString('\n')
@@ -223,7 +232,7 @@ func start(argv []string, log *slog.Logger) (*os.File, *exec.Cmd, error) {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = fmt.Errorf("it wrote %q instead of %q", got, ready)
 		}
-		return nil, nil, fmt.Errorf("start reaper %q: %w (does the binary handle its reaper mode before anything else?)", argv, err)
+		return nil, nil, fmt.Errorf("start reaper %s %q: %w (does the binary handle its reaper mode before anything else?)", path, argv, err)
 	}
 	log.Debug("reaper started", "pid", cmd.Process.Pid)
 	return pw, cmd, nil

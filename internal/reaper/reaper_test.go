@@ -392,3 +392,18 @@ func TestReaperPrepare(t *testing.T) {
 	r.Close()
 	waitGone(t, "the tracked group", g)
 }
+
+// TestReaperPath: Path names the binary and Argv[0] the name the reaper sees, as myco
+// under testscript runs it.
+func TestReaperPath(t *testing.T) {
+	needDriver(t)
+	token := t.TempDir()
+	r := New(Options{Path: driver, Argv: []string{"myco", "reaper", token}, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	defer r.Close()
+	r.Prepare()
+	pid := onlyReaper(t, token)
+	raw, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if got := strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00"); !slices.Equal(got, []string{"myco", "reaper", token}) {
+		t.Errorf("the reaper's arguments = %q, want myco reaper %s", got, token)
+	}
+}

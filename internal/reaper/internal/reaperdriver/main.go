@@ -40,7 +40,7 @@ func main() {
 	flag.Parse()
 	opts := tools.BashOptions{}
 	if *withReaper {
-		opts.Reaper = announcer{reaper.New(reaper.Options{Argv: []string{"/proc/self/exe", "reaper", *dir}})}
+		opts.Reaper = announcer{reaper.New(reaper.Options{Path: "/proc/self/exe", Argv: []string{"reaperdriver", "reaper", *dir}})}
 	}
 	b := tools.NewBash(opts)
 	command := func(name string) string {
