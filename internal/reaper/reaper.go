@@ -31,8 +31,8 @@ type Options struct {
 
 // Reaper is the myco side of a reaper process (see the package documentation). It starts
 // the process when first needed ([Reaper.Prepare], [Reaper.Track]), and starts another,
-// registering every group still tracked, when the one it had is gone. Its methods are safe for concurrent use.
-// Caller must Close it after the groups it tracks have ended.
+// registering every group still tracked, when the one it had is gone. Its methods are
+// safe for concurrent use. Caller must Close it after the groups it tracks have ended.
 type Reaper struct {
 	opts Options
 	wg   sync.WaitGroup // waits for each reaper process
