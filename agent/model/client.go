@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -50,15 +51,57 @@ func (p RetryPolicy) Delay(n int, err error) time.Duration {
 }
 
 // Client sends requests of one protocol to one endpoint. It is safe for concurrent use.
+//
+// It treats the endpoint as untrusted: it never follows a redirect (the conversation and
+// the credential go to BaseURL and nowhere else), it bounds how long the endpoint may stay
+// silent and how much it may send, and the URLs in its errors carry no userinfo and no
+// query.
 type Client struct {
 	Protocol Protocol
-	BaseURL  string
+	// BaseURL is the gateway's base_url. The protocol's path is joined to its path; a query
+	// in it stays the query of every request.
+	BaseURL string
 	// Key returns the credential, or "" for none. It is called for every request, so a
 	// credential that cannot be looked up fails the request that needs it, not startup.
-	Key             func() (string, error)
-	HTTP            *http.Client // nil means http.DefaultClient
-	MaxRequestBytes int          // 0 means no cap
+	Key func() (string, error)
+	// HTTP sends the requests; nil means http.DefaultClient. Its CheckRedirect is not used:
+	// a 3xx response is an error that names its Location, never followed.
+	HTTP            *http.Client
+	MaxRequestBytes int // 0 means no cap
 	Retry           RetryPolicy
+
+	// HeaderTimeout bounds the wait from sending a request to the response headers
+	// (connecting, the upload, and the time the endpoint takes to start answering). 0 means
+	// none. It is retried like a connection error.
+	HeaderTimeout time.Duration
+	// IdleTimeout bounds the silence between two reads of the response body that return
+	// bytes. 0 means none. Before any of the response has streamed it is retried like a
+	// connection error; later it fails the step.
+	IdleTimeout time.Duration
+	// MaxResponseBytes caps the bytes of one response body (after any content decoding).
+	// 0 means [ResponseCap] of the request's MaxOutputTokens.
+	MaxResponseBytes int
+	// MaxEventBytes caps one server-sent event, and so what is buffered while looking for
+	// the end of an event. 0 means [DefaultMaxEventBytes].
+	MaxEventBytes int
+}
+
+// DefaultMaxResponseBytes is the response cap when neither [Client.MaxResponseBytes] nor
+// the request's MaxOutputTokens says otherwise.
+const DefaultMaxResponseBytes = 64 << 20
+
+// ResponseCap returns a cap on the bytes of one streamed response whose output is limited
+// to maxOutputTokens tokens: 4 MiB for what does not grow with the output (the request
+// fields a Responses stream echoes, usage, a few large events) plus 1 KiB per output token.
+// Streams spend one event of 100 to 500 bytes per token (anthropic about 110, OpenAI chat
+// chunks about 250, Azure's with content-filter results about 450), so the cap is two to
+// ten times what a real response uses. maxOutputTokens <= 0 gives DefaultMaxResponseBytes;
+// above 2^19 tokens the cap stops growing.
+func ResponseCap(maxOutputTokens int) int {
+	if maxOutputTokens <= 0 {
+		return DefaultMaxResponseBytes
+	}
+	return 4<<20 + 1<<10*min(maxOutputTokens, 1<<19)
 }
 
 // Stream sends req and yields the response's chunks, ending with [Done]. The body is
@@ -77,6 +120,15 @@ func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 			yield(nil, &RequestTooLargeError{Size: len(body), Limit: c.MaxRequestBytes})
 			return
 		}
+		to, err := endpoint(c.BaseURL, c.Protocol.Path())
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		to.maxResponse = c.MaxResponseBytes
+		if to.maxResponse <= 0 {
+			to.maxResponse = ResponseCap(req.MaxOutputTokens)
+		}
 		policy := c.Retry
 		if policy.MaxAttempts < 1 {
 			policy.MaxAttempts = 1
@@ -84,7 +136,7 @@ func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 		for attempt := 1; ; attempt++ {
 			streamed := false
 			stopped := false
-			err := c.attempt(ctx, body, func(ch Chunk) bool {
+			err := c.attempt(ctx, to, body, func(ch Chunk) bool {
 				streamed = true
 				if !yield(ch, nil) {
 					stopped = true
@@ -124,9 +176,18 @@ func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 }
 
 // retryable reports whether a failure before anything streamed is worth another attempt:
-// a retryable provider error, or a stream that broke before its first chunk (the
-// connection dropped; nothing of the response was seen, so nothing can be duplicated).
+// a retryable provider error, a timeout, or a stream that broke before its first chunk (the
+// connection dropped; nothing of the response was seen, so nothing can be duplicated). A
+// response over a size cap is not: it would most likely stream the same way again.
 func retryable(err error) bool {
+	var tl *ResponseTooLargeError
+	if errors.As(err, &tl) {
+		return false
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) {
+		return true
+	}
 	var pe *ProviderError
 	if errors.As(err, &pe) {
 		return pe.Retryable && !pe.MidStream
@@ -134,8 +195,47 @@ func retryable(err error) bool {
 	return errors.Is(err, ErrTruncatedStream)
 }
 
+// target is where the requests of one Stream go and what may come back.
+type target struct {
+	url         *url.URL // the URL requests are sent to, userinfo and query included
+	shown       string   // the URL as errors show it: no userinfo, no query
+	maxResponse int
+}
+
+// endpoint joins base and path into the request URL. A query in base stays the query.
+func endpoint(base, path string) (*target, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		// The parse error quotes the whole URL, credentials included.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("base_url is not a valid URL: %w", err)
+	}
+	if u.Path == "" {
+		u.Path = "/" // JoinPath keeps an empty path relative: "responses", not "/responses"
+	}
+	u = u.JoinPath(path)
+	u.Fragment, u.RawFragment = "", ""
+	return &target{url: u, shown: redact(u)}, nil
+}
+
+// redact returns u without userinfo, query or fragment, for error messages: credentials
+// and signed query parameters stay out of logs, stderr and session files.
+func redact(u *url.URL) string {
+	r := *u
+	r.User = nil
+	r.RawQuery, r.ForceQuery = "", false
+	r.Fragment, r.RawFragment = "", ""
+	return r.String()
+}
+
+// noRedirect makes an http.Client return a 3xx response instead of following it.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
 // attempt makes one HTTP request and decodes its stream.
-func (c *Client) attempt(ctx context.Context, body []byte, yield func(Chunk) bool) error {
+func (c *Client) attempt(ctx context.Context, to *target, body []byte, yield func(Chunk) bool) error {
 	key := ""
 	if c.Key != nil {
 		k, err := c.Key()
@@ -144,39 +244,141 @@ func (c *Client) attempt(ctx context.Context, body []byte, yield func(Chunk) boo
 		}
 		key = k
 	}
-	url := strings.TrimSuffix(c.BaseURL, "/") + c.Protocol.Path()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	hreq, err := http.NewRequestWithContext(rctx, http.MethodPost, to.shown, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("build request to %s: %w", url, err)
+		return fmt.Errorf("build model request: %w", err)
 	}
+	u := *to.url // the request's own copy, with userinfo and query
+	hreq.URL = &u
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	c.Protocol.Header(hreq.Header, key)
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
+	hc := http.Client{}
+	if c.HTTP != nil {
+		hc = *c.HTTP
+	}
+	hc.CheckRedirect = noRedirect
+
+	var headerTimer *time.Timer
+	if c.HeaderTimeout > 0 {
+		headerTimer = time.AfterFunc(c.HeaderTimeout, func() { cancel(&TimeoutError{Header: true, Limit: c.HeaderTimeout}) })
 	}
 	resp, err := hc.Do(hreq)
-	if err != nil {
+	late := headerTimer != nil && !headerTimer.Stop()
+	if err != nil || late {
+		if err == nil {
+			resp.Body.Close()
+		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		return &ProviderError{Message: "POST " + url, Retryable: true, Err: err}
+		var te *TimeoutError
+		if errors.As(context.Cause(rctx), &te) {
+			return te
+		}
+		return &ProviderError{Retryable: true, Err: redactURLError(err, to.shown)}
 	}
-	defer resp.Body.Close()
+	b := &guardedBody{r: resp.Body, max: to.maxResponse, idle: c.IdleTimeout, cancel: cancel}
+	defer b.Close()
+	if resp.StatusCode/100 == 3 {
+		return redirectError(resp, to.url)
+	}
 	if resp.StatusCode/100 != 2 {
-		return statusError(resp)
+		return statusError(resp, b)
 	}
-	err = c.Protocol.Decode(resp.Body, yield)
-	if err != nil && ctx.Err() != nil {
+	err = c.Protocol.Decode(Events(b, c.MaxEventBytes), yield)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
 		return context.Cause(ctx)
+	case b.err != nil:
+		return b.err // the bound that cut the stream, not the decoder's view of the cut
+	}
+	var tl *ResponseTooLargeError
+	if errors.As(err, &tl) {
+		return tl
 	}
 	return err
 }
 
+// redactURLError replaces the URL in the *url.Error that http.Client.Do returns (which
+// keeps the username and the query) with shown.
+func redactURLError(err error, shown string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &url.Error{Op: ue.Op, URL: shown, Err: ue.Err}
+	}
+	return err
+}
+
+// redirectError is the error for a 3xx response: not followed, never retried.
+func redirectError(resp *http.Response, from *url.URL) error {
+	loc := "nowhere (no Location header)"
+	if l := resp.Header.Get("Location"); l != "" {
+		if to, err := from.Parse(l); err == nil {
+			loc = redact(to)
+		} else {
+			loc = "an unparsable Location"
+		}
+		if len(loc) > 200 {
+			loc = loc[:200] + "…"
+		}
+	}
+	return &ProviderError{Status: resp.StatusCode, Message: "redirect to " + loc + " not followed: the conversation and the credential go only to the configured base_url; if the new address is right, put it in base_url"}
+}
+
+// guardedBody is a response body under the client's bounds: it counts the bytes against
+// the response cap, and a timer that runs only while a read waits fails the read after
+// the idle timeout. Once a bound is hit, err keeps it and every later read returns it.
+type guardedBody struct {
+	r      io.ReadCloser
+	n, max int
+	idle   time.Duration
+	timer  *time.Timer
+	cancel context.CancelCauseFunc // cancels the request, which unblocks a waiting read
+	err    error
+}
+
+func (b *guardedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.idle > 0 {
+		if b.timer == nil {
+			b.timer = time.AfterFunc(b.idle, func() { b.cancel(errIdle) })
+		} else {
+			b.timer.Reset(b.idle)
+		}
+	}
+	n, err := b.r.Read(p)
+	if b.timer != nil && !b.timer.Stop() {
+		b.err = &TimeoutError{Limit: b.idle}
+		return 0, b.err
+	}
+	b.n += n
+	if b.n > b.max {
+		b.err = &ResponseTooLargeError{Limit: int64(b.max)}
+		return 0, b.err
+	}
+	return n, err
+}
+
+func (b *guardedBody) Close() error {
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	return b.r.Close()
+}
+
+// errIdle is the cause the idle timer cancels a request with.
+var errIdle = errors.New("model stream idle timeout")
+
 // statusError reads an HTTP error response into a ProviderError.
-func statusError(resp *http.Response) error {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+func statusError(resp *http.Response, body io.Reader) error {
+	raw, _ := io.ReadAll(io.LimitReader(body, 64<<10))
 	pe := &ProviderError{Status: resp.StatusCode, Retryable: RetryableStatus(resp.StatusCode)}
 	pe.Type, pe.Message = ErrorBody(raw)
 	if pe.Message == "" {

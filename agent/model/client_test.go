@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +15,8 @@ import (
 )
 
 // lineProtocol is a minimal protocol for testing the client: the body is the request's
-// system prompt, and each response line is streamed as a text delta.
+// system prompt, and the data of each response event is streamed as a text delta. Data
+// ending in "!midstream" is a mid-stream error after its text.
 type lineProtocol struct{}
 
 func (lineProtocol) Name() string                   { return "line" }
@@ -23,23 +25,35 @@ func (lineProtocol) Header(h http.Header, k string) { h.Set("X-Key", k) }
 func (lineProtocol) Encode(r Request) ([]byte, error) {
 	return []byte(r.System), nil
 }
-func (lineProtocol) Decode(r io.Reader, yield func(Chunk) bool) error {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	text := string(b)
-	if strings.HasSuffix(text, "!midstream") {
-		if !yield(TextDelta{Text: strings.TrimSuffix(text, "!midstream")}) {
+func (lineProtocol) Decode(events iter.Seq2[Event, error], yield func(Chunk) bool) error {
+	var text strings.Builder
+	for ev, err := range events {
+		if err != nil {
+			return fmt.Errorf("read line stream: %w: %w", ErrTruncatedStream, err)
+		}
+		data, mid := strings.CutSuffix(ev.Data, "!midstream")
+		if !yield(TextDelta{Text: data}) {
 			return nil
 		}
-		return &ProviderError{MidStream: true, Type: "overloaded_error", Retryable: true}
+		if mid {
+			return &ProviderError{MidStream: true, Type: "overloaded_error", Retryable: true}
+		}
+		text.WriteString(data)
 	}
-	if !yield(TextDelta{Text: text}) {
-		return nil
-	}
-	yield(Done{Message: Message{Role: Assistant, Parts: []Part{TextPart(text)}}, Stop: StopEnd})
+	yield(Done{Message: Message{Role: Assistant, Parts: []Part{TextPart(text.String())}}, Stop: StopEnd})
 	return nil
+}
+
+// eventData returns the data of all events, concatenated.
+func eventData(events iter.Seq2[Event, error]) (string, error) {
+	var b strings.Builder
+	for ev, err := range events {
+		if err != nil {
+			return b.String(), err
+		}
+		b.WriteString(ev.Data)
+	}
+	return b.String(), nil
 }
 
 type reply struct {
@@ -48,7 +62,8 @@ type reply struct {
 	body   string
 }
 
-// server answers with the replies in order and counts requests.
+// server answers with the replies in order and counts requests. The body of a 2xx reply
+// is sent as the data of one event.
 func server(t *testing.T, replies ...reply) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	var n atomic.Int32
@@ -63,6 +78,10 @@ func server(t *testing.T, replies ...reply) (*httptest.Server, *atomic.Int32) {
 			w.Header().Set(k, v)
 		}
 		w.WriteHeader(rp.status)
+		if rp.status/100 == 2 {
+			io.WriteString(w, "data: "+rp.body+"\n\n")
+			return
+		}
 		io.WriteString(w, rp.body)
 	}))
 	t.Cleanup(srv.Close)
@@ -74,18 +93,19 @@ func fastRetry(n int) RetryPolicy {
 }
 
 func collect(c *Client, ctx context.Context, req Request) (text string, notices []Notice, err error) {
+	var b strings.Builder
 	for ch, e := range c.Stream(ctx, req) {
 		if e != nil {
-			return text, notices, e
+			return b.String(), notices, e
 		}
 		switch ch := ch.(type) {
 		case TextDelta:
-			text += ch.Text
+			b.WriteString(ch.Text)
 		case Notice:
 			notices = append(notices, ch)
 		}
 	}
-	return text, notices, nil
+	return b.String(), notices, nil
 }
 
 func TestClientRetry(t *testing.T) {
@@ -296,12 +316,12 @@ func TestErrorBody(t *testing.T) {
 // after the response headers.
 type brokenProtocol struct{ lineProtocol }
 
-func (brokenProtocol) Decode(r io.Reader, yield func(Chunk) bool) error {
-	b, _ := io.ReadAll(r)
-	if string(b) == "drop" {
+func (brokenProtocol) Decode(events iter.Seq2[Event, error], yield func(Chunk) bool) error {
+	text, _ := eventData(events)
+	if text == "drop" {
 		return fmt.Errorf("read body: %w", ErrTruncatedStream)
 	}
-	return lineProtocol{}.Decode(strings.NewReader(string(b)), yield)
+	return lineProtocol{}.Decode(Events(strings.NewReader("data: "+text+"\n\n"), 0), yield)
 }
 
 func TestClientRetriesStreamDroppedBeforeFirstChunk(t *testing.T) {

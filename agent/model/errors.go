@@ -70,3 +70,66 @@ func RetryableType(t string) bool {
 	}
 	return false
 }
+
+// ResponseTooLargeError is a response stream that went past a size cap: the whole response
+// past [Client.MaxResponseBytes], or one event past [Client.MaxEventBytes]. The response is
+// discarded (none of its tool calls run) and it is not retried: the same request would
+// likely stream the same way again.
+type ResponseTooLargeError struct {
+	Limit  int64
+	Event  bool  // one event went past the event cap; otherwise the whole response did
+	Offset int64 // for Event, the byte offset where that event started
+}
+
+func (e *ResponseTooLargeError) Error() string {
+	if e.Event {
+		return fmt.Sprintf("model stream: one event (starting at byte %d) is over the cap of %d bytes per event; the response was discarded and none of its tool calls ran", e.Offset, e.Limit)
+	}
+	return fmt.Sprintf("model response is over the cap of %d bytes per response; the response was discarded and none of its tool calls ran", e.Limit)
+}
+
+// TimeoutError is a model endpoint that stayed silent for longer than one of the client's
+// timeouts: no response headers within [Client.HeaderTimeout], or no byte of the streamed
+// body within [Client.IdleTimeout]. One that happens before any of the response streamed is
+// retried like a connection error; one mid-stream fails the step.
+type TimeoutError struct {
+	Header bool // waiting for the response headers; otherwise the stream went idle
+	Limit  time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	if e.Header {
+		return fmt.Sprintf("model endpoint sent no response headers within %s; if it is this slow to start answering, raise response_header_timeout_secs in the config of its gateway or model", e.Limit)
+	}
+	return fmt.Sprintf("model stream was silent for %s; if the model pauses that long (for example while it thinks without streaming), raise stream_idle_timeout_secs in the config of its gateway or model", e.Limit)
+}
+
+// Timeout reports true, as a net.Error does.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// EventError is an event of a response stream that could not be decoded: data that is not
+// JSON (and not a keep-alive, see [KeepAlive]), or JSON that does not fit the event's
+// shape. The response is discarded and none of its tool calls run: skipping one event can
+// change what a tool call does, for example by dropping a fragment of its arguments.
+type EventError struct {
+	Protocol string
+	Type     string // the event's type, or "" when it could not be told
+	N        int    // the event's number in the stream, from 1
+	Offset   int64  // the byte offset of its first line
+	Err      error
+}
+
+// BadEvent returns the *EventError of ev for protocol; typ is its type when known.
+func BadEvent(protocol string, ev Event, typ string, err error) *EventError {
+	return &EventError{Protocol: protocol, Type: typ, N: ev.N, Offset: ev.Offset, Err: err}
+}
+
+func (e *EventError) Error() string {
+	typ := e.Type
+	if typ == "" {
+		typ = "of unknown type"
+	}
+	return fmt.Sprintf("%s stream: event %d (%s) at byte %d cannot be decoded: %s; the response was discarded and none of its tool calls ran", e.Protocol, e.N, typ, e.Offset, e.Err)
+}
+
+func (e *EventError) Unwrap() error { return e.Err }

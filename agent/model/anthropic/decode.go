@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"iter"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"myco/agent/model"
 )
@@ -100,13 +102,13 @@ func (u *usage) neutral() model.Usage {
 // blockState accumulates one content block.
 type blockState struct {
 	index   int
-	typ     string // text, thinking, redacted_thinking, tool_use; anything else is ignored
-	text    string // text or thinking
+	typ     string          // text, thinking, redacted_thinking, tool_use; anything else is ignored
+	text    strings.Builder // text or thinking
 	sig     string
 	data    string
 	id      string
 	name    string
-	args    string
+	args    strings.Builder
 	call    int // ordinal among the response's tool calls, for ToolCallStart.Index
 	stopped bool
 }
@@ -128,23 +130,27 @@ var errStopped = errors.New("anthropic: consumer stopped")
 // Decode reads an anthropic-messages event stream, yields text, thinking and tool-call
 // chunks as they arrive, and yields [model.Done] at message_stop.
 //
-// ping, unknown events, unknown fields and data lines that are not JSON are ignored. An
-// error event is returned as a *model.ProviderError with MidStream set. A content or
-// message event before message_start is an error, and a stream that ends before
-// message_stop returns an error wrapping [model.ErrTruncatedStream].
+// ping, events of unknown types, content blocks and deltas of unknown types, unknown fields
+// and keep-alives ([model.KeepAlive]) are ignored. An event of a known type that cannot be
+// decoded is a *[model.EventError]. An error event is returned as a *model.ProviderError
+// with MidStream set. A content or message event before message_start is an error, and a
+// stream that ends before message_stop returns an error wrapping [model.ErrTruncatedStream].
 //
 // When the response stopped at max_tokens (or the context window), a tool_use block that never finished or whose
 // input is not valid JSON is dropped from the message; under any other stop reason such a
 // block is an error. Thinking without a signature is dropped, since it cannot be replayed.
-func (Protocol) Decode(r io.Reader, yield func(model.Chunk) bool) error {
+func (Protocol) Decode(events iter.Seq2[model.Event, error], yield func(model.Chunk) bool) error {
 	d := &decoder{yield: yield, byIndex: map[int]*blockState{}}
-	for ev, err := range model.Events(r) {
+	for ev, err := range events {
 		if err != nil {
 			return fmt.Errorf("read anthropic stream: %w: %w", model.ErrTruncatedStream, err)
 		}
 		var e event
-		if json.Unmarshal([]byte(ev.Data), &e) != nil {
-			continue // a gateway keep-alive or other non-JSON payload
+		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+			if err := undecodable(ev, err); err != nil {
+				return err
+			}
+			continue
 		}
 		if e.Type == "" {
 			e.Type = ev.Name
@@ -158,6 +164,84 @@ func (Protocol) Decode(r io.Reader, yield func(model.Chunk) bool) error {
 		}
 	}
 	return fmt.Errorf("anthropic stream: %w", model.ErrTruncatedStream)
+}
+
+// undecodable decides about an event whose data does not decode into [event]: nil to skip
+// it (a keep-alive, or an event, block or delta of a type this decoder does not read, whose
+// fields may have any shape), a *model.ProviderError for an error event whose payload has
+// an unexpected shape, and a *model.EventError for anything else.
+func undecodable(ev model.Event, err error) error {
+	var shape struct {
+		Type         string `json:"type"`
+		ContentBlock *struct {
+			Type string `json:"type"`
+		} `json:"content_block"`
+		Delta *struct {
+			Type string `json:"type"`
+		} `json:"delta"`
+	}
+	typ := ev.Name
+	if json.Unmarshal([]byte(ev.Data), &shape) == nil {
+		if shape.Type != "" {
+			typ = shape.Type
+		}
+		switch {
+		case typ == "content_block_start" && shape.ContentBlock != nil && !knownBlock(shape.ContentBlock.Type):
+			return nil
+		case typ == "content_block_delta" && shape.Delta != nil && !knownDelta(shape.Delta.Type):
+			return nil
+		}
+	}
+	switch {
+	case (typ == "" || typ == "ping") && model.KeepAlive(ev.Data):
+		return nil
+	case typ == "error":
+		pe := &model.ProviderError{MidStream: true}
+		pe.Type, pe.Message = model.ErrorBody([]byte(ev.Data))
+		if pe.Message == "" {
+			pe.Message = clip(ev.Data, 300)
+		}
+		pe.Retryable = model.RetryableType(pe.Type)
+		return pe
+	case typ != "" && !knownEvent(typ):
+		return nil
+	}
+	return model.BadEvent(Name, ev, typ, err)
+}
+
+func knownEvent(t string) bool {
+	switch t {
+	case "message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "ping", "error":
+		return true
+	}
+	return false
+}
+
+func knownBlock(t string) bool {
+	switch t {
+	case "text", "thinking", "redacted_thinking", "tool_use":
+		return true
+	}
+	return false
+}
+
+func knownDelta(t string) bool {
+	switch t {
+	case "text_delta", "thinking_delta", "signature_delta", "input_json_delta":
+		return true
+	}
+	return false
+}
+
+// clip returns s cut to at most n bytes, marked when cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // handle applies one event; done reports message_stop.
@@ -262,7 +346,7 @@ func (d *decoder) delta(e event) error {
 		if e.Delta.PartialJSON == "" {
 			return nil
 		}
-		b.args += e.Delta.PartialJSON
+		b.args.WriteString(e.Delta.PartialJSON)
 		if !d.yield(model.ToolCallDelta{Index: b.call, Args: e.Delta.PartialJSON}) {
 			return errStopped
 		}
@@ -274,7 +358,7 @@ func (d *decoder) text(b *blockState, s string) error {
 	if s == "" {
 		return nil
 	}
-	b.text += s
+	b.text.WriteString(s)
 	if !d.yield(model.TextDelta{Text: s}) {
 		return errStopped
 	}
@@ -285,7 +369,7 @@ func (d *decoder) thinking(b *blockState, s string) error {
 	if s == "" {
 		return nil
 	}
-	b.text += s
+	b.text.WriteString(s)
 	if !d.yield(model.ThinkingDelta{Text: s}) {
 		return errStopped
 	}
@@ -299,19 +383,19 @@ func (d *decoder) finish() (model.Message, model.StopReason, error) {
 	for _, b := range sortedBlocks(d.blocks) {
 		switch b.typ {
 		case "text":
-			if b.text != "" {
-				msg.Parts = append(msg.Parts, model.TextPart(b.text))
+			if b.text.Len() > 0 {
+				msg.Parts = append(msg.Parts, model.TextPart(b.text.String()))
 			}
 		case "thinking":
 			if b.sig != "" {
-				msg.Parts = append(msg.Parts, model.Part{Kind: model.KindThinking, Thinking: &model.Thinking{Protocol: Name, Text: b.text, Signature: b.sig}})
+				msg.Parts = append(msg.Parts, model.Part{Kind: model.KindThinking, Thinking: &model.Thinking{Protocol: Name, Text: b.text.String(), Signature: b.sig}})
 			}
 		case "redacted_thinking":
 			if b.data != "" {
 				msg.Parts = append(msg.Parts, model.Part{Kind: model.KindThinking, Thinking: &model.Thinking{Protocol: Name, Redacted: b.data}})
 			}
 		case "tool_use":
-			args := b.args
+			args := b.args.String()
 			if args == "" {
 				args = "{}"
 			}

@@ -21,7 +21,7 @@ func decodeFile(t *testing.T, name string) ([]model.Chunk, error) {
 	}
 	defer f.Close()
 	var got []model.Chunk
-	err = Protocol{}.Decode(f, func(c model.Chunk) bool {
+	err = Protocol{}.Decode(model.Events(f, 0), func(c model.Chunk) bool {
 		got = append(got, c)
 		return true
 	})
@@ -181,7 +181,7 @@ func TestDecodeErrors(t *testing.T) {
 	})
 	t.Run("read error", func(t *testing.T) {
 		r := &failingReader{data: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n"}
-		err := Protocol{}.Decode(r, func(model.Chunk) bool { return true })
+		err := Protocol{}.Decode(model.Events(r, 0), func(model.Chunk) bool { return true })
 		if !errors.Is(err, model.ErrTruncatedStream) || !errors.Is(err, errBroken) {
 			t.Fatalf("Decode error = %v, want ErrTruncatedStream wrapping the read error", err)
 		}
@@ -195,7 +195,7 @@ func TestDecodeErrors(t *testing.T) {
 			`{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":3}}`,
 			`{"type":"message_stop"}`,
 		)
-		err := Protocol{}.Decode(strings.NewReader(stream), func(model.Chunk) bool { return true })
+		err := Protocol{}.Decode(model.Events(strings.NewReader(stream), 0), func(model.Chunk) bool { return true })
 		if err == nil || !strings.Contains(err.Error(), "invalid input JSON") {
 			t.Fatalf("Decode error = %v, want invalid input JSON", err)
 		}
@@ -209,7 +209,7 @@ func TestDecodeStopsWhenConsumerStops(t *testing.T) {
 	}
 	defer f.Close()
 	n := 0
-	err = Protocol{}.Decode(f, func(model.Chunk) bool { n++; return false })
+	err = Protocol{}.Decode(model.Events(f, 0), func(model.Chunk) bool { n++; return false })
 	if err != nil || n != 1 {
 		t.Fatalf("Decode after yield false: err = %v, chunks = %d; want nil, 1", err, n)
 	}

@@ -2,8 +2,9 @@ package completions
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -87,11 +88,17 @@ type decoder struct {
 // The stream ends at "data: [DONE]"; a stream that ends after its finish_reason without
 // [DONE] is accepted, one that ends before it is [model.ErrTruncatedStream]. A chunk with
 // an error object is returned as a mid-stream *[model.ProviderError].
-func (Protocol) Decode(r io.Reader, yield func(model.Chunk) bool) error {
+//
+// Gateway keep-alives sent as data (an empty payload, ":ping", "keep-alive", see
+// [model.KeepAlive]) are skipped. Any other payload that is not a JSON object of the chunk's
+// shape is a *[model.EventError]: the protocol has no event types to tell noise from a
+// chunk by, and a chunk skipped in the middle of a tool call's arguments changes the call.
+func (Protocol) Decode(events iter.Seq2[model.Event, error], yield func(model.Chunk) bool) error {
 	d := &decoder{yield: yield}
-	for ev, err := range model.Events(r) {
+	for ev, err := range events {
 		if err != nil {
-			if d.finish != "" {
+			var tl *model.ResponseTooLargeError
+			if d.finish != "" && !errors.As(err, &tl) {
 				break // everything but usage arrived; a proxy cut the tail
 			}
 			return fmt.Errorf("%w: %w", model.ErrTruncatedStream, err)
@@ -100,9 +107,19 @@ func (Protocol) Decode(r io.Reader, yield func(model.Chunk) bool) error {
 		if data == "[DONE]" {
 			return d.done()
 		}
+		if model.KeepAlive(data) {
+			continue
+		}
 		var c streamChunk
-		if !strings.HasPrefix(data, "{") || json.Unmarshal([]byte(data), &c) != nil {
-			continue // a gateway keep-alive such as ":ping"
+		if !strings.HasPrefix(data, "{") {
+			return model.BadEvent(Name, ev, "chunk", errors.New("the data is not a JSON object"))
+		}
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			if typ, msg := model.ErrorBody([]byte(data)); msg != "" {
+				// An error object in a chunk of an unexpected shape is still the error.
+				return &model.ProviderError{MidStream: true, Type: typ, Message: msg, Retryable: model.RetryableType(typ)}
+			}
+			return model.BadEvent(Name, ev, "chunk", err)
 		}
 		if err := d.chunk(data, &c); err != nil {
 			return err

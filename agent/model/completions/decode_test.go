@@ -25,7 +25,7 @@ type decoded struct {
 func decode(t *testing.T, r io.Reader) (decoded, error) {
 	t.Helper()
 	d := decoded{args: map[int]string{}}
-	err := Protocol{}.Decode(r, func(c model.Chunk) bool {
+	err := Protocol{}.Decode(model.Events(r, 0), func(c model.Chunk) bool {
 		if len(d.dones) > 0 {
 			t.Errorf("chunk %#v after Done", c)
 		}
@@ -199,7 +199,7 @@ func TestDecodeStopsWhenConsumerStops(t *testing.T) {
 	}
 	defer f.Close()
 	n := 0
-	err = Protocol{}.Decode(f, func(model.Chunk) bool { n++; return false })
+	err = Protocol{}.Decode(model.Events(f, 0), func(model.Chunk) bool { n++; return false })
 	if err != nil || n != 1 {
 		t.Errorf("Decode with a consumer that stops = %v after %d chunks, want nil after 1", err, n)
 	}

@@ -3,8 +3,9 @@ package responses
 import (
 	"encoding/json"
 	"fmt"
-	"io"
+	"iter"
 	"strings"
+	"unicode/utf8"
 
 	"myco/agent/model"
 )
@@ -104,10 +105,10 @@ func (d *decoder) emit(c model.Chunk) {
 
 // decode reads events until a terminal one. An error event is remembered and returned when
 // the stream then fails or ends; a stream that ends (or breaks) before a terminal event is
-// [model.ErrTruncatedStream].
-func decode(r io.Reader, yield func(model.Chunk) bool) error {
+// [model.ErrTruncatedStream]. An event that cannot be decoded is a *[model.EventError].
+func decode(events iter.Seq2[model.Event, error], yield func(model.Chunk) bool) error {
 	d := &decoder{yield: yield, items: map[int]*itemState{}}
-	for ev, err := range model.Events(r) {
+	for ev, err := range events {
 		if err != nil {
 			if d.errEvent != nil {
 				return d.errEvent
@@ -115,8 +116,11 @@ func decode(r io.Reader, yield func(model.Chunk) bool) error {
 			return fmt.Errorf("%w: %w", model.ErrTruncatedStream, err)
 		}
 		var e event
-		if json.Unmarshal([]byte(ev.Data), &e) != nil {
-			continue // a keep-alive or gateway noise
+		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+			if err := undecodable(ev, err); err != nil {
+				return err
+			}
+			continue
 		}
 		if e.Type == "" {
 			e.Type = ev.Name
@@ -133,6 +137,71 @@ func decode(r io.Reader, yield func(model.Chunk) bool) error {
 		return d.errEvent
 	}
 	return model.ErrTruncatedStream
+}
+
+// undecodable decides about an event whose data does not decode into [event]: nil to skip
+// it (a keep-alive, or an event or output item of a type this decoder does not read, whose
+// fields may have any shape), a *model.ProviderError for an error event whose payload has
+// an unexpected shape, and a *model.EventError for anything else.
+func undecodable(ev model.Event, err error) error {
+	var shape struct {
+		Type string `json:"type"`
+		Item *struct {
+			Type string `json:"type"`
+		} `json:"item"`
+	}
+	typ := ev.Name
+	if json.Unmarshal([]byte(ev.Data), &shape) == nil {
+		if shape.Type != "" {
+			typ = shape.Type
+		}
+		if (typ == "response.output_item.added" || typ == "response.output_item.done") && shape.Item != nil && !knownItem(shape.Item.Type) {
+			return nil
+		}
+	}
+	switch {
+	case typ == "" && model.KeepAlive(ev.Data):
+		return nil
+	case typ == "error" || typ == "response.failed":
+		pe := &model.ProviderError{MidStream: true}
+		pe.Type, pe.Message = model.ErrorBody([]byte(ev.Data))
+		if pe.Message == "" {
+			pe.Message = clip(ev.Data, 300)
+		}
+		pe.Retryable = model.RetryableType(pe.Type)
+		return pe
+	case typ != "" && !knownEvent(typ):
+		return nil
+	}
+	return model.BadEvent(name, ev, typ, err)
+}
+
+// knownEvent reports whether the decoder reads events of type t; it ignores all others.
+func knownEvent(t string) bool {
+	switch t {
+	case "response.output_item.added", "response.output_item.done",
+		"response.output_text.delta", "response.refusal.delta",
+		"response.reasoning_summary_text.delta", "response.reasoning_text.delta",
+		"response.function_call_arguments.delta",
+		"error", "response.failed", "response.completed", "response.incomplete":
+		return true
+	}
+	return false
+}
+
+func knownItem(t string) bool {
+	return t == "reasoning" || t == "message" || t == "function_call"
+}
+
+// clip returns s cut to at most n bytes, marked when cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // handle applies one event; done reports a terminal event that ended the stream well.

@@ -24,7 +24,7 @@ type decoded struct {
 func decodeString(t *testing.T, src string) (decoded, error) {
 	t.Helper()
 	d := decoded{args: map[int]string{}}
-	err := Protocol{}.Decode(strings.NewReader(src), func(c model.Chunk) bool {
+	err := Protocol{}.Decode(model.Events(strings.NewReader(src), 0), func(c model.Chunk) bool {
 		switch c := c.(type) {
 		case model.TextDelta:
 			d.text += c.Text
@@ -246,7 +246,7 @@ func TestDecodeStopEarly(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	err = Protocol{}.Decode(strings.NewReader(string(b)), func(model.Chunk) bool { n++; return false })
+	err = Protocol{}.Decode(model.Events(strings.NewReader(string(b)), 0), func(model.Chunk) bool { n++; return false })
 	if err != nil || n != 1 {
 		t.Errorf("Decode with a stopping yield: %d chunks, err %v; want 1, nil", n, err)
 	}

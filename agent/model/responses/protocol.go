@@ -1,7 +1,7 @@
 package responses
 
 import (
-	"io"
+	"iter"
 	"net/http"
 
 	"myco/agent/model"
@@ -34,6 +34,6 @@ func (Protocol) Header(h http.Header, key string) {
 func (Protocol) Encode(req model.Request) ([]byte, error) { return encode(req) }
 
 // Decode reads a responses event stream, yields its chunks and ends with one [model.Done].
-func (Protocol) Decode(r io.Reader, yield func(model.Chunk) bool) error {
-	return decode(r, yield)
+func (Protocol) Decode(events iter.Seq2[model.Event, error], yield func(model.Chunk) bool) error {
+	return decode(events, yield)
 }
