@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"myco/config"
 	"myco/hosts"
 	"myco/hosts/tools"
+	"myco/internal/reaper"
 	"myco/sessions"
 	"myco/workspace"
 	"myco/workspace/preludetool"
@@ -27,18 +29,20 @@ type engine struct {
 	mgr     *sessions.Manager
 	harness *hosts.Harness
 	std     []tools.Tool
+	reaper  *reaper.Reaper
 }
 
 // newEngine builds the session service of profile p. wait makes jobs wait for another
 // process that works on the same session (the terminal modes); the server refuses instead.
 func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 	reg := &sessions.Registry{}
-	std := hostTools(p)
+	rp := newReaper()
+	std := hostTools(p, rp)
 	remotes, ro, err := p.remotes()
 	if err != nil {
 		return nil, err
 	}
-	e := &engine{std: std}
+	e := &engine{std: std, reaper: rp}
 	ro.OnState = func(st hosts.Status) {
 		if e.mgr != nil {
 			e.mgr.Publish(hostUpdate(st))
@@ -77,11 +81,28 @@ func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 func (e *engine) close() {
 	e.mgr.Close()
 	e.harness.Close()
-	for _, t := range e.std {
+	closeTools(e.std)
+	e.reaper.Close()
+}
+
+// closeTools ends the processes of the tools that keep any.
+func closeTools(ts []tools.Tool) {
+	for _, t := range ts {
 		if c, ok := t.(interface{ Close() }); ok {
 			c.Close()
 		}
 	}
+}
+
+// newReaper returns this process's reaper: myco itself in its reaper mode, started before
+// the first tool process, which kills every tool process group still running when this
+// process dies, however it dies.
+func newReaper() *reaper.Reaper {
+	path := "/proc/self/exe" // this binary, even after an upgrade replaced its file
+	if runtime.GOOS != "linux" {
+		path, _ = os.Executable()
+	}
+	return reaper.New(reaper.Options{Path: path, Argv: []string{os.Args[0], "--mode", "reaper"}})
 }
 
 // hostUpdate is a remote host's state change as a profile-wide update.
@@ -185,13 +206,20 @@ func (c *catalog) client(m config.Model) (*model.Client, error) {
 }
 
 // hostTools builds the local worker's standard tool services: bash (whose processes get
-// the profile's variables and never the configured credentials), the editor and
-// view_image with the launch model's image cap.
-func hostTools(p *profile) []tools.Tool {
+// the profile's variables and never the configured credentials, and die with this
+// process), the editor and view_image with the launch model's image cap. The editor and
+// view_image stay out of myco's home but for the profile's workspace (and its manual, to
+// read).
+func hostTools(p *profile, rp *reaper.Reaper) []tools.Tool {
+	deny := []string{p.paths.Home}
+	if !strings.HasPrefix(p.paths.ConfigFile, p.paths.Home+string(os.PathSeparator)) {
+		deny = append(deny, p.paths.ConfigFile)
+	}
+	g := &tools.Guard{Deny: deny, Allow: []string{p.paths.WorkspaceDir()}, ReadOnly: []string{p.paths.ManualDir()}}
 	return []tools.Tool{
-		tools.NewBash(tools.BashOptions{Env: toolEnv(os.Environ(), p)}),
-		tools.NewEditor(tools.EditorOptions{}),
-		tools.NewImage(tools.ImageOptions{MaxBase64Bytes: p.model.MaxImageBase64Bytes}),
+		tools.NewBash(tools.BashOptions{Env: toolEnv(os.Environ(), p), Reaper: rp}),
+		tools.NewEditor(tools.EditorOptions{Guard: g}),
+		tools.NewImage(tools.ImageOptions{MaxBase64Bytes: p.model.MaxImageBase64Bytes, Guard: g}),
 	}
 }
 

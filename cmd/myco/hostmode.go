@@ -17,6 +17,7 @@ import (
 	"myco/hosts"
 	"myco/hosts/proto"
 	"myco/hosts/tools"
+	"myco/internal/reaper"
 )
 
 // hostMode runs myco --mode host: a thin proxy between stdin and stdout and the per-user
@@ -42,7 +43,9 @@ func (a *app) hostMode(o options) int {
 		}
 		log.Warn("serving in this process, without the host daemon: processes end with the connection", "err", err)
 	}
-	d := a.newDaemon(o, log)
+	rp := newReaper()
+	defer rp.Close()
+	d := a.newDaemon(o, rp, log)
 	defer d.Close()
 	if err := d.Serve(ctx, a.stdin, a.stdout, &proto.Proxy{MaxImageBase64Bytes: o.maxImage}); err != nil {
 		fmt.Fprintln(a.stderr, "myco:", err)
@@ -111,7 +114,9 @@ func (a *app) hostDaemon(o options) int {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	d := a.newDaemon(o, log)
+	rp := newReaper()
+	defer rp.Close()
+	d := a.newDaemon(o, rp, log)
 	defer d.Close()
 	log.Info("host daemon", "instance", d.Instance(), "pid", os.Getpid(), "socket", sock, "grace", o.hostGrace)
 	err = d.Run(ctx, l, func() func() {
@@ -130,11 +135,12 @@ func (a *app) hostDaemon(o options) int {
 
 // newDaemon builds the host daemon's tools: bash and the editor shared by every
 // connection, view_image per connection with its controller's image cap.
-func (a *app) newDaemon(o options, log *slog.Logger) *hosts.Daemon {
+// Its bash processes die with this process, through rp.
+func (a *app) newDaemon(o options, rp *reaper.Reaper, log *slog.Logger) *hosts.Daemon {
 	dir, _ := os.Getwd()
 	return hosts.NewDaemon(hosts.DaemonOptions{
 		Tools: []tools.Tool{
-			tools.NewBash(tools.BashOptions{Env: hostEnv(os.Environ())}),
+			tools.NewBash(tools.BashOptions{Env: hostEnv(os.Environ()), Reaper: rp}),
 			tools.NewEditor(tools.EditorOptions{}),
 		},
 		ConnTools: func(n int) []tools.Tool {

@@ -5,6 +5,8 @@ package main
 
 import (
 	"os"
+
+	"myco/internal/reaper"
 )
 
 // version is the binary's version, set at build time with -ldflags "-X main.version=…".
@@ -14,6 +16,13 @@ func main() { os.Exit(run()) }
 
 // run is main without the exit, so tests can run the binary in-process (testscript).
 func run() int {
+	// The reaper (see internal/reaper) comes first: it must not read flags, config or .env.
+	if len(os.Args) == 3 && os.Args[1] == "--mode" && os.Args[2] == "reaper" {
+		return reaper.Main(os.Stdin, os.Stdout)
+	}
+	// No process of the user's can read this one's memory or environment through /proc
+	// (a tool command reading /proc/$PPID/environ for a key), nor attach a debugger.
+	undumpable()
 	return (&app{
 		args:   os.Args[1:],
 		stdin:  os.Stdin,

@@ -1,0 +1,90 @@
+package sessions
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"myco/agent/model"
+	"myco/hosts/tools"
+)
+
+// MaxAttachmentText bounds a text file attached inline, like the editor's view cap.
+const MaxAttachmentText = 256 << 10
+
+// attachPattern finds @path tokens: an @ at the start of the text or after white space.
+var attachPattern = regexp.MustCompile(`(^|\s)@(\S+)`)
+
+// Attachments turns the @path tokens of a user's message into parts: an image file (by
+// its magic number: png, jpeg, gif, webp) becomes an image part, within maxImageBase64
+// (measured as base64, as view_image measures), and a text file is quoted inline, within
+// [MaxAttachmentText]. Relative paths resolve against dir, and ~/ against home. A token
+// that names no file is left as text. A file that is too big, not regular, or binary and
+// not an image is refused with an error that says which and why. The text itself stays the
+// first part.
+func Attachments(text, dir, home string, maxImageBase64 int) ([]model.Part, error) {
+	parts := []model.Part{model.TextPart(text)}
+	seen := map[string]bool{}
+	for _, m := range attachPattern.FindAllStringSubmatch(text, -1) {
+		name := strings.TrimRight(m[2], ".,;:!?)\"'")
+		path := name
+		if rest, ok := strings.CutPrefix(path, "~/"); ok && home != "" {
+			path = filepath.Join(home, rest)
+		} else if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		if seen[path] {
+			continue
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			continue // not a file: the @ was prose
+		}
+		seen[path] = true
+		p, err := attachment(name, path, info, maxImageBase64)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+func attachment(name, path string, info os.FileInfo, maxImageBase64 int) (model.Part, error) {
+	if !info.Mode().IsRegular() {
+		return model.Part{}, fmt.Errorf("@%s is not a regular file (%s); attach files only", name, info.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return model.Part{}, fmt.Errorf("attach @%s: %w", name, err)
+	}
+	defer f.Close()
+	limit := max(int64(MaxAttachmentText), int64(maxImageBase64)/4*3+3)
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return model.Part{}, fmt.Errorf("attach @%s: %w", name, err)
+	}
+	if mt := tools.SniffImage(data); mt != "" {
+		if n := tools.Base64Len(info.Size()); n > int64(maxImageBase64) || int64(len(data)) > limit {
+			return model.Part{}, fmt.Errorf("@%s is an image of %d bytes, %d as base64, over the model's max_image_base64_bytes of %d: attach a smaller one", name, info.Size(), n, maxImageBase64)
+		}
+		return model.Part{Kind: model.KindImage, Image: &model.Image{MediaType: mt, Data: base64.StdEncoding.EncodeToString(data)}}, nil
+	}
+	if len(data) > MaxAttachmentText {
+		return model.Part{}, fmt.Errorf("@%s is %d bytes, over the %d bytes a text attachment may have: attach a part of it, or let the agent read it with the editor", name, info.Size(), MaxAttachmentText)
+	}
+	if !utf8.Valid(data) || strings.ContainsRune(string(data), 0) {
+		return model.Part{}, fmt.Errorf("@%s is neither text nor a png, jpeg, gif or webp image; it cannot be attached", name)
+	}
+	fence := "```"
+	for strings.Contains(string(data), fence) {
+		fence += "`"
+	}
+	return model.TextPart(fmt.Sprintf("\n\n[attached file %s]\n%s\n%s\n%s", name, fence, strings.TrimSuffix(string(data), "\n"), fence)), nil
+}
