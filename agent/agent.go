@@ -167,7 +167,7 @@ func (r *run) loop(ctx context.Context) error {
 			}
 			return fmt.Errorf("model step %d: %w", r.res.Steps+1, err)
 		}
-		msg := done.Message
+		msg := r.uniqueCalls(done.Message)
 		msg.Role = model.Assistant
 		r.res.Steps++
 		r.res.Stop = done.Stop
@@ -267,6 +267,23 @@ func (r *run) request(ctx context.Context) (req model.Request, amended bool) {
 		Effort:          a.opts.Effort,
 		CacheKey:        a.opts.CacheKey,
 	}, amended
+}
+
+// uniqueCalls gives each tool call of a response whose id is already used in the history or
+// earlier in the response, or is not a valid id, a fresh one (see [callIDs.claim]), before
+// the response joins the history and its calls run. A provider refuses every later request
+// of a history with duplicate ids, so one model mistake would otherwise brick the session.
+func (r *run) uniqueCalls(msg model.Message) model.Message {
+	if len(msg.ToolCalls()) == 0 {
+		return msg
+	}
+	msg, renames := usedCallIDs(r.h).claimCalls(msg)
+	for _, rn := range renames {
+		if rn.from != rn.to {
+			r.a.log.Warn("model sent a tool call id that is taken or invalid; the call gets a fresh one", "id", clipID(rn.from), "new_id", rn.to)
+		}
+	}
+	return msg
 }
 
 // lastParts returns how many parts the last message of h has.

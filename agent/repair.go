@@ -12,11 +12,17 @@ import "myco/agent/model"
 //     includes the calls of a final assistant message);
 //   - a result that answers no call of the previous assistant message is removed, and so is a
 //     second result for the same call;
-//   - a message left without parts is removed.
+//   - a message left without parts is removed;
+//   - every tool call id is unique in the history and fits [A-Za-z0-9_-]{1,64}: a call
+//     whose id was used by an earlier call, or does not fit, gets a fresh id (see
+//     [callIDs.claim]), and so does its result, pairing the calls and results that share
+//     an id in order (the first result for id X answers the first call that had id X).
 //
-// The copy has its own message and part slices; the values parts point to are shared.
+// The copy has its own message and part slices; the values parts point to are shared,
+// except the tool calls and results that were renamed, which are copies.
 func RepairHistory(h []model.Message) (fixed []model.Message, changed bool) {
 	fixed = make([]model.Message, 0, len(h)+1)
+	ids := callIDs{}
 	for i := 0; i < len(h); i++ {
 		m := h[i]
 		calls := m.ToolCalls()
@@ -32,11 +38,20 @@ func RepairHistory(h []model.Message) (fixed []model.Message, changed bool) {
 			fixed = append(fixed, model.Message{Role: m.Role, Parts: parts})
 			continue
 		}
+		m, renames := ids.claimCalls(m)
+		fresh := renamed(renames)
+		if fresh {
+			changed = true
+			calls = m.ToolCalls()
+		}
 		fixed = append(fixed, model.Message{Role: m.Role, Parts: append([]model.Part(nil), m.Parts...)})
 		var next []model.Part
 		if i+1 < len(h) && h[i+1].Role == model.User {
 			i++
 			next = h[i].Parts
+			if fresh {
+				next = renameResults(next, renames)
+			}
 		}
 		parts, ok := answer(calls, next)
 		if !ok {

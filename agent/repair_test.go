@@ -98,6 +98,53 @@ func TestRepairHistory(t *testing.T) {
 			changed: true,
 		},
 		{
+			name: "duplicate call ids in one message",
+			in: []model.Message{
+				userText("q"),
+				assistant(call("dup"), call("dup")),
+				user(result("dup", "first"), result("dup", "second")),
+				assistant(model.TextPart("t")),
+			},
+			want:    "user: text(q)\nassistant: call(dup) call(dup_2)\nuser: result(dup=first) result(dup_2=second)\nassistant: text(t)\n",
+			changed: true,
+		},
+		{
+			name: "a call id used again later",
+			in: []model.Message{
+				userText("q"),
+				assistant(call("dup")),
+				user(result("dup", "first")),
+				assistant(call("dup"), call("x")),
+				user(result("x", "X"), result("dup", "second")),
+				assistant(call("dup")),
+				user(result("dup", "third")),
+			},
+			want: "user: text(q)\nassistant: call(dup)\nuser: result(dup=first)\n" +
+				"assistant: call(dup_2) call(x)\nuser: result(dup_2=second) result(x=X)\n" +
+				"assistant: call(dup_3)\nuser: result(dup_3=third)\n",
+			changed: true,
+		},
+		{
+			name: "duplicate call ids, one result missing",
+			in: []model.Message{
+				userText("q"),
+				assistant(call("dup"), call("dup")),
+				user(result("dup", "first")),
+			},
+			want:    "user: text(q)\nassistant: call(dup) call(dup_2)\nuser: result(dup=first) " + u("dup_2") + "\n",
+			changed: true,
+		},
+		{
+			name: "invalid and empty call ids",
+			in: []model.Message{
+				userText("q"),
+				assistant(call("a b"), call("")),
+				user(result("a b", "A"), result("", "E")),
+			},
+			want:    "user: text(q)\nassistant: call(a_b) call(call)\nuser: result(a_b=A) result(call=E)\n",
+			changed: true,
+		},
+		{
 			name: "empty messages are removed",
 			in: []model.Message{
 				userText("q"),
