@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -120,6 +121,7 @@ func anthValidate(req *anthRequest) (lastToolResult string, problem string) {
 		return "", "messages: at least one message is required"
 	}
 	var prevUses []string // tool_use ids of the previous assistant message
+	allUses := map[string]bool{}
 	for i, m := range req.Messages {
 		if m.Role != "user" && m.Role != "assistant" {
 			return "", fmt.Sprintf("messages.%d.role: Input should be 'user' or 'assistant'", i)
@@ -172,6 +174,13 @@ func anthValidate(req *anthRequest) (lastToolResult string, problem string) {
 				if len(b.Input) == 0 || b.Input[0] != '{' {
 					return "", at + ".input: Input should be a valid dictionary"
 				}
+				if !anthIDPattern(b.ID) {
+					return "", at + ".id: String should match pattern '^[a-zA-Z0-9_-]+$'"
+				}
+				if allUses[b.ID] {
+					return "", at + ": `tool_use` ids must be unique"
+				}
+				allUses[b.ID] = true
 				uses = append(uses, b.ID)
 			case "tool_result":
 				if seenOther {
@@ -217,6 +226,16 @@ func anthValidate(req *anthRequest) (lastToolResult string, problem string) {
 		return "", fmt.Sprintf("A maximum of 4 blocks with cache_control may be provided. Found %d.", breakpoints)
 	}
 	return lastToolResult, ""
+}
+
+// anthIDPattern reports whether id matches the API's tool_use id pattern ^[a-zA-Z0-9_-]+$.
+func anthIDPattern(id string) bool {
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return id != ""
 }
 
 func anthAllowed(role, typ string) bool {
@@ -323,7 +342,7 @@ func anthStop(t Turn) string {
 }
 
 // serveAnthropic validates an anthropic-messages request and renders t as its stream.
-func serveAnthropic(w http.ResponseWriter, body []byte, t Turn) {
+func serveAnthropic(ctx context.Context, w http.ResponseWriter, body []byte, t Turn) {
 	var req anthRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "There was an error parsing the body of your request: "+err.Error(), Turn{})
@@ -335,7 +354,7 @@ func serveAnthropic(w http.ResponseWriter, body []byte, t Turn) {
 		return
 	}
 
-	s := newStream(w, t)
+	s := newStream(ctx, w, t)
 	startUsage := map[string]any{
 		"input_tokens":                t.Usage.Input,
 		"cache_creation_input_tokens": t.Usage.CacheWrite,
@@ -368,8 +387,8 @@ func serveAnthropic(w http.ResponseWriter, body []byte, t Turn) {
 		s.event("error", map[string]any{"type": "error", "error": map[string]any{"type": t.MidStreamError, "message": msg}})
 		return
 	}
-	if t.Drop {
-		s.drop()
+	if t.Drop || t.Stall {
+		s.cut()
 		return
 	}
 	final := map[string]any{

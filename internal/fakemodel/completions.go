@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +37,7 @@ type chatPart struct {
 
 // serveCompletions checks body the way OpenAI does and renders t as a Chat Completions
 // stream: data-only chunks ending with "data: [DONE]".
-func serveCompletions(w http.ResponseWriter, body []byte, t Turn) {
+func serveCompletions(ctx context.Context, w http.ResponseWriter, body []byte, t Turn) {
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "We could not parse the JSON body of your request: "+err.Error(), Turn{})
@@ -48,7 +49,7 @@ func serveCompletions(w http.ResponseWriter, body []byte, t Turn) {
 		return
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	cs := &chatStream{s: newStream(w, t), model: req.Model, created: time.Now().Unix(), usage: includeUsage}
+	cs := &chatStream{s: newStream(ctx, w, t), model: req.Model, created: time.Now().Unix(), usage: includeUsage}
 	cs.render(t, answerText(t, lastResult))
 }
 
@@ -62,6 +63,7 @@ func chatValidate(req chatRequest) (lastResult string, err error) {
 		return "", errors.New("Invalid 'messages': empty array. Expected an array with minimum length 1.")
 	}
 	var pending []string // ids of the latest tool_calls not yet answered
+	seen := map[string]bool{}
 	for i, m := range req.Messages {
 		if m.Role != "tool" && len(pending) > 0 {
 			return "", fmt.Errorf("An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s (messages[%d] has role %q)", strings.Join(pending, ", "), i, m.Role)
@@ -76,6 +78,10 @@ func chatValidate(req chatRequest) (lastResult string, err error) {
 				if c.ID == "" {
 					return "", fmt.Errorf("Missing required parameter: 'messages[%d].tool_calls[].id'.", i)
 				}
+				if seen[c.ID] {
+					return "", fmt.Errorf("Invalid 'messages[%d].tool_calls': duplicate tool call id %s; every tool call needs its own id.", i, c.ID)
+				}
+				seen[c.ID] = true
 				pending = append(pending, c.ID)
 			}
 		case "tool":
@@ -242,8 +248,8 @@ func (c *chatStream) render(t Turn, text string) {
 		c.s.event("", map[string]any{"error": map[string]any{"message": "fakemodel: scripted " + t.MidStreamError, "type": t.MidStreamError, "param": nil, "code": nil}})
 		return
 	}
-	if t.Drop {
-		c.s.drop()
+	if t.Drop || t.Stall {
+		c.s.cut()
 		return
 	}
 	finish := "stop"

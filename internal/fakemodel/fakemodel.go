@@ -6,6 +6,7 @@
 package fakemodel
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -51,6 +52,23 @@ type Turn struct {
 	// HangMs holds the response before anything is sent.
 	HangMs int `json:"hang_ms,omitempty"`
 
+	// Hostile behaviour, for tests of the client's defences.
+	//
+	// Silent accepts the request and sends nothing, not even the status line, until the
+	// client goes away. Location is sent with a 3xx Status, for a redirect. Stall holds the
+	// stream open without a byte more, after the content and in place of the terminal
+	// events, until the client goes away.
+	//
+	// Raw, when set, replaces the protocol's stream (and the request checks): a 200
+	// text/event-stream response whose body is these pieces exactly, each written and
+	// flushed in turn. Repeat is then written again and again until the client goes away
+	// (or 1 GiB, a backstop), an endless stream; Stall after Raw holds the connection open.
+	Silent   bool     `json:"silent,omitempty"`
+	Location string   `json:"location,omitempty"`
+	Stall    bool     `json:"stall,omitempty"`
+	Raw      []string `json:"raw,omitempty"`
+	Repeat   string   `json:"repeat,omitempty"`
+
 	// Chat Completions quirks: ReasoningField is "reasoning_content" (default) or
 	// "reasoning"; WholeToolCalls sends each call complete in one chunk (Ollama);
 	// UsageOnFinish puts usage on the finish_reason chunk (llama.cpp) instead of a separate
@@ -79,6 +97,7 @@ type Usage struct {
 // Request is a request the server received.
 type Request struct {
 	Path   string
+	Query  string // the raw query, without "?"
 	Header http.Header
 	Body   []byte
 }
@@ -168,8 +187,8 @@ func (s *Server) next(req Request) (Turn, bool) {
 }
 
 // serveFunc renders one turn for one protocol. body is the request body, already read;
-// a validation failure is written as that protocol's 400.
-type serveFunc func(w http.ResponseWriter, body []byte, t Turn)
+// a validation failure is written as that protocol's 400. ctx ends when the client goes.
+type serveFunc func(ctx context.Context, w http.ResponseWriter, body []byte, t Turn)
 
 func (s *Server) handle(serve serveFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -178,7 +197,7 @@ func (s *Server) handle(serve serveFunc) http.HandlerFunc {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		t, ok := s.next(Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+		t, ok := s.next(Request{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 		if !ok {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "fakemodel: no scripted turn left", Turn{})
 			return
@@ -190,11 +209,19 @@ func (s *Server) handle(serve serveFunc) http.HandlerFunc {
 			case <-time.After(time.Duration(t.HangMs) * time.Millisecond):
 			}
 		}
+		if t.Silent {
+			<-r.Context().Done()
+			return
+		}
 		if t.Status != 0 {
 			writeError(w, t.Status, t.ErrorType, t.ErrorMessage, t)
 			return
 		}
-		serve(w, body, t)
+		if t.Raw != nil || t.Repeat != "" {
+			serveRaw(r.Context(), w, t)
+			return
+		}
+		serve(r.Context(), w, body, t)
 	}
 }
 
@@ -212,24 +239,52 @@ func writeError(w http.ResponseWriter, status int, typ, msg string, t Turn) {
 	if t.RetryAfterMs != "" {
 		w.Header().Set("retry-after-ms", t.RetryAfterMs)
 	}
+	if t.Location != "" {
+		w.Header().Set("Location", t.Location)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
 	w.Write(b)
 }
 
+// serveRaw writes t.Raw as the response body, then t.Repeat until the client goes away,
+// then holds the connection open if t.Stall.
+func serveRaw(ctx context.Context, w http.ResponseWriter, t Turn) {
+	s := newStream(ctx, w, t)
+	for _, p := range t.Raw {
+		s.pause()
+		io.WriteString(w, p)
+		s.rc.Flush()
+	}
+	if t.Repeat != "" {
+		chunk := strings.Repeat(t.Repeat, max(1, 32<<10/len(t.Repeat)))
+		for sent := 0; sent < 1<<30; sent += len(chunk) {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return // the client went away
+			}
+		}
+		return
+	}
+	if t.Stall {
+		s.cut()
+	}
+}
+
 // stream is an SSE response writer that flushes every event.
 type stream struct {
+	ctx   context.Context // ends when the client goes away
 	w     http.ResponseWriter
 	rc    *http.ResponseController
 	delay time.Duration
+	stall bool
 }
 
-func newStream(w http.ResponseWriter, t Turn) *stream {
+func newStream(ctx context.Context, w http.ResponseWriter, t Turn) *stream {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	return &stream{w: w, rc: http.NewResponseController(w), delay: time.Duration(t.DelayMs) * time.Millisecond}
+	return &stream{ctx: ctx, w: w, rc: http.NewResponseController(w), delay: time.Duration(t.DelayMs) * time.Millisecond, stall: t.Stall}
 }
 
 // event writes one event; name may be empty for data-only protocols. v is JSON-encoded
@@ -262,9 +317,14 @@ func (s *stream) pause() {
 	}
 }
 
-// drop ends the response by closing the connection abruptly.
-func (s *stream) drop() {
+// cut ends the response without its terminal events: with Stall it holds the connection
+// open, silent, until the client goes away; otherwise it closes the connection abruptly.
+func (s *stream) cut() {
 	s.rc.Flush()
+	if s.stall {
+		<-s.ctx.Done()
+		return
+	}
 	if hj, ok := s.w.(http.Hijacker); ok {
 		if conn, _, err := hj.Hijack(); err == nil {
 			conn.Close()

@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -121,9 +122,10 @@ func respValidate(req respRequest) (status int, typ, msg string) {
 			if it.CallID == "" {
 				return http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("Missing required parameter: 'input[%d].call_id'.", i)
 			}
-			if _, dup := calls[it.CallID]; !dup {
-				order = append(order, it.CallID)
+			if _, dup := calls[it.CallID]; dup {
+				return http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("Duplicate value for 'input[%d].call_id': %s is the call_id of an earlier function_call.", i, it.CallID)
 			}
+			order = append(order, it.CallID)
 			calls[it.CallID] = false
 		case "function_call_output":
 			if _, ok := calls[it.CallID]; !ok {
@@ -199,7 +201,7 @@ func respObfuscation(delta string) string {
 }
 
 // serveResponses renders t as a responses stream, after checking the request as the API does.
-func serveResponses(w http.ResponseWriter, body []byte, t Turn) {
+func serveResponses(ctx context.Context, w http.ResponseWriter, body []byte, t Turn) {
 	var req respRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "We could not parse the JSON body of your request. ("+err.Error()+")", Turn{})
@@ -215,7 +217,7 @@ func serveResponses(w http.ResponseWriter, body []byte, t Turn) {
 	encrypted := slices.Contains(req.Include, "reasoning.encrypted_content")
 	store := req.Store == nil || *req.Store
 
-	s := &respStream{stream: newStream(w, t), chunk: t.ChunkSize}
+	s := &respStream{stream: newStream(ctx, w, t), chunk: t.ChunkSize}
 	s.comment("keep-alive")
 	created := time.Now().Unix()
 	resp := func(status string, output []any, extra map[string]any) map[string]any {
@@ -267,8 +269,8 @@ func serveResponses(w http.ResponseWriter, body []byte, t Turn) {
 	}
 
 	switch {
-	case t.Drop:
-		s.drop()
+	case t.Drop || t.Stall:
+		s.cut()
 	case t.MidStreamError != "":
 		msg := t.ErrorMessage
 		if msg == "" {
