@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"myco/agent/model"
 	"myco/agent/model/anthropic"
@@ -35,7 +36,7 @@ func benchStream(n int) string {
 }
 
 // BenchmarkStream measures one long streamed response through model.Client over loopback
-// HTTP: SSE framing, the bounds, and anthropic decoding and assembly.
+// HTTP: SSE framing, the bounds and timeouts, and anthropic decoding and assembly.
 func BenchmarkStream(b *testing.B) {
 	body := benchStream(20000)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -43,7 +44,9 @@ func BenchmarkStream(b *testing.B) {
 		w.Write([]byte(body))
 	}))
 	defer srv.Close()
-	c := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: srv.URL, Retry: model.RetryPolicy{MaxAttempts: 1}}
+	c := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: srv.URL, Retry: model.RetryPolicy{MaxAttempts: 1},
+		HeaderTimeout: 2 * time.Minute, IdleTimeout: 5 * time.Minute} // the defaults: their timers are on the hot path
+
 	req := model.Request{Model: "m", MaxOutputTokens: 1024, Messages: []model.Message{{Role: model.User, Parts: []model.Part{model.TextPart("hi")}}}}
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
