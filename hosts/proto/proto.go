@@ -26,10 +26,20 @@ import (
 //	2: the per-user host daemon: hello.instance, hello.pid and hello.grace_secs; call.key;
 //	   fetch (a call's result by key after a drop); proxy (proxy to daemon, first frame).
 //	3: call.progress and progress frames (a running call's newest output, host to controller).
-const Version = 3
+//	4: hello.without_env (variables the host's tool processes must not get) and
+//	   hello.no_daemon (the host serves without its daemon, and why); error.fatal; a
+//	   controller-to-host line is at most MaxRequestLine.
+const Version = 4
 
-// MaxLine bounds one protocol line (an image result can be several MiB of base64).
+// MaxLine bounds one host-to-controller line, its newline included: a result can carry an
+// image of the controller's max_image_base64_bytes and more.
 const MaxLine = 64 << 20
+
+// MaxRequestLine bounds one controller-to-host line, its newline included. Requests are
+// small: the largest is an editor call carrying a file's text, which a model writes. The
+// host reads a frame into memory several times over while it decodes it, so this bound,
+// times the connections a daemon serves, bounds its memory.
+const MaxRequestLine = 2 << 20
 
 // Msg is the one frame type. Exactly one payload pointer is set; ID pairs a request with
 // its response and is 0 for the hellos.
@@ -66,6 +76,14 @@ type Hello struct {
 	Instance  string `json:"instance,omitempty"`
 	PID       int    `json:"pid,omitempty"`
 	GraceSecs int    `json:"grace_secs,omitempty"`
+	// NoDaemon, in the host's hello, says why the host serves in the process ssh started
+	// rather than in its daemon: its bash sessions and calls in flight then end when the
+	// connection drops. Empty when a daemon serves.
+	NoDaemon string `json:"no_daemon,omitempty"`
+	// WithoutEnv, in the controller's hello, names the environment variables (the
+	// controller's credentials) that the processes of this connection's calls must not
+	// get.
+	WithoutEnv []string `json:"without_env,omitempty"`
 }
 
 // Call runs one tool on behalf of Owner. Key, chosen by the controller and unique among
@@ -111,9 +129,11 @@ type Release struct {
 }
 
 // Error is a request that could not be served: a malformed line, an unknown tool, a frame
-// of the wrong kind.
+// of the wrong kind. A Fatal error (sent without an id) is the host's last frame: it ends
+// the connection, as after a protocol mismatch or a line over [MaxRequestLine].
 type Error struct {
 	Message string `json:"message"`
+	Fatal   bool   `json:"fatal,omitempty"`
 }
 
 // Mismatch reports hellos whose protocol versions differ. Both sides build the same
@@ -136,47 +156,88 @@ func Check(controller, host Hello) error {
 	return nil
 }
 
-// Writer writes frames; it is safe for concurrent use.
+// ErrLineTooLong is a frame over the line limit of its stream. A [Writer] returns it
+// without writing anything, so the stream stays usable; a [Reader] returns it for good,
+// since the rest of the stream cannot be framed.
+var ErrLineTooLong = errors.New("frame line too long")
+
+// Writer writes frames, each as one line of at most its limit. It is safe for concurrent
+// use.
 type Writer struct {
-	mu  sync.Mutex // guards enc
-	enc *json.Encoder
+	max int
+
+	mu sync.Mutex // serializes the writes to w
+	w  io.Writer
 }
 
-// NewWriter returns a frame writer over w.
-func NewWriter(w io.Writer) *Writer { return &Writer{enc: json.NewEncoder(w)} }
+// NewWriter returns a frame writer over w for host-to-controller frames ([MaxLine]).
+func NewWriter(w io.Writer) *Writer { return NewWriterSize(w, MaxLine) }
 
-// Write sends one frame as one line.
+// NewWriterSize returns a frame writer over w whose lines, newline included, are at most
+// max bytes: [MaxRequestLine] for a controller.
+func NewWriterSize(w io.Writer, max int) *Writer { return &Writer{w: w, max: max} }
+
+// Write sends one frame as one line. A frame over the writer's limit is not sent: the
+// error wraps [ErrLineTooLong].
 func (w *Writer) Write(m Msg) error {
+	// Marshalled anew each time rather than through a kept json.Encoder buffer, which
+	// would hold on to the largest frame's memory for the connection's life.
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if len(b)+1 > w.max {
+		return fmt.Errorf("%w: the frame is %d bytes, and a line of this stream may have at most %d", ErrLineTooLong, len(b)+1, w.max)
+	}
+	b = append(b, '\n')
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.enc.Encode(m)
+	_, err = w.w.Write(b)
+	return err
 }
 
 // Reader reads frames. It is not safe for concurrent use.
 type Reader struct {
-	sc *bufio.Scanner
+	sc      *bufio.Scanner
+	max     int
+	tooLong error // set for good once a line was over max
 }
 
-// NewReader returns a frame reader over r.
-func NewReader(r io.Reader) *Reader {
+// NewReader returns a frame reader over r for host-to-controller frames ([MaxLine]).
+func NewReader(r io.Reader) *Reader { return NewReaderSize(r, MaxLine) }
+
+// NewReaderSize returns a frame reader over r whose lines, newline included, are at most
+// max bytes: [MaxRequestLine] for a host. It holds at most max bytes of r at a time.
+func NewReaderSize(r io.Reader, max int) *Reader {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
-	return &Reader{sc: sc}
+	// The scanner's limit is the larger of max and the first buffer's size.
+	sc.Buffer(make([]byte, 0, min(64<<10, max)), max)
+	return &Reader{sc: sc, max: max}
 }
 
 // ErrMalformed wraps a line that is not a valid frame; the stream stays usable.
 var ErrMalformed = errors.New("malformed frame")
 
 // Read returns the next frame. A line that is not one JSON object is an error wrapping
-// ErrMalformed, after which reading can go on; io.EOF means the peer closed. A failure
-// after ctx ended returns ctx.Err().
+// ErrMalformed, after which reading can go on; a line over the reader's limit is an error
+// wrapping [ErrLineTooLong], after which every Read fails; io.EOF means the peer closed. A
+// failure after ctx ended returns ctx.Err().
 func (r *Reader) Read(ctx context.Context) (Msg, error) {
+	if r.tooLong != nil {
+		// The scanner would go on with the rest of the long line as if it were a line.
+		return Msg{}, r.tooLong
+	}
 	for {
 		if !r.sc.Scan() {
 			if ctx.Err() != nil {
 				return Msg{}, ctx.Err()
 			}
-			if err := r.sc.Err(); err != nil {
+			err := r.sc.Err()
+			if errors.Is(err, bufio.ErrTooLong) {
+				r.tooLong = fmt.Errorf("%w: a line is over the %d bytes a frame of this stream may have", ErrLineTooLong, r.max)
+				return Msg{}, r.tooLong
+			}
+			if err != nil {
 				return Msg{}, err
 			}
 			return Msg{}, io.EOF

@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -31,6 +32,9 @@ func TestRoundTrip(t *testing.T) {
 		{Hello: &Hello{Protocol: Version, Instance: "d1", PID: 42, GraceSecs: 1800}},
 		{ID: 8, Call: &Call{Owner: "rt1", Tool: "bash", Input: in, Key: "k2", Progress: true}},
 		{ID: 8, Progress: &Progress{Tail: "half\n"}},
+		{Hello: &Hello{Protocol: Version, NoDaemon: "the daemon's directory is a file"}},
+		{Hello: &Hello{Protocol: Version, WithoutEnv: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}}},
+		{Err: &Error{Message: "host protocol mismatch", Fatal: true}},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
@@ -137,4 +141,74 @@ func TestWriterConcurrentLinesStayWhole(t *testing.T) {
 			t.Fatalf("Read: %v", err)
 		}
 	}
+}
+
+// TestLineLimits: a line of max bytes, its newline included, passes both ways, and one byte
+// more is refused: the writer sends nothing and can go on; the reader stops for good.
+func TestLineLimits(t *testing.T) {
+	const max = 300
+	frame := func(n int) Msg { // a frame whose line, newline included, is n bytes
+		m := Msg{ID: 1, Result: &tools.Result{}}
+		b, _ := json.Marshal(m)
+		m.Result.Text = strings.Repeat("x", n-len(b)-1)
+		return m
+	}
+	for _, n := range []int{max - 1, max, max + 1, 3 * max} {
+		var buf bytes.Buffer
+		w := NewWriterSize(&buf, max)
+		err := w.Write(frame(n))
+		if fits := n <= max; fits != (err == nil) || (!fits && !errors.Is(err, ErrLineTooLong)) {
+			t.Errorf("Write of a %d-byte line with limit %d = %v", n, max, err)
+		}
+		if err != nil && buf.Len() != 0 {
+			t.Errorf("Write of a %d-byte line with limit %d wrote %d bytes, want none", n, max, buf.Len())
+		}
+		if err := w.Write(Msg{ID: 2, Ping: &struct{}{}}); err != nil {
+			t.Errorf("Write after a refused frame = %v", err)
+		}
+
+		var line bytes.Buffer
+		NewWriter(&line).Write(frame(n))
+		line.WriteString(`{"id":2,"ping":{}}` + "\n")
+		r := NewReaderSize(&line, max)
+		_, err = r.Read(t.Context())
+		if fits := n <= max; fits != (err == nil) || (!fits && !errors.Is(err, ErrLineTooLong)) {
+			t.Errorf("Read of a %d-byte line with limit %d = %v", n, max, err)
+		}
+		m, err2 := r.Read(t.Context())
+		if n <= max && (err2 != nil || m.Ping == nil) {
+			t.Errorf("Read after a %d-byte line = %+v, %v, want the ping", n, m, err2)
+		}
+		if n > max && !errors.Is(err2, ErrLineTooLong) {
+			t.Errorf("Read after a line over the limit = %+v, %v, want ErrLineTooLong again", m, err2)
+		}
+	}
+}
+
+// TestRequestReaderHoldsLittle: a reader for controller frames never holds more than
+// MaxRequestLine of a line that is far longer.
+func TestRequestReaderHoldsLittle(t *testing.T) {
+	src := &countingReader{left: 64 << 20}
+	r := NewReaderSize(bufio.NewReaderSize(src, 4096), MaxRequestLine)
+	if _, err := r.Read(t.Context()); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("Read of a 64 MiB line = %v, want ErrLineTooLong", err)
+	}
+	if read := 64<<20 - src.left; read > MaxRequestLine+8192 {
+		t.Errorf("the reader took %d bytes of the line before it gave up, want about %d", read, MaxRequestLine)
+	}
+}
+
+// countingReader yields left bytes of 'x', then io.EOF.
+type countingReader struct{ left int }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), c.left)
+	for i := range n {
+		p[i] = 'x'
+	}
+	c.left -= n
+	return n, nil
 }
