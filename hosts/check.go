@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"myco/hosts/proto"
+	"myco/internal/termtext"
 )
 
 // CheckResult is what [Remote.Check] found, for `myco hosts check ALIAS`.
@@ -22,16 +23,25 @@ type CheckResult struct {
 	// Problems says what is wrong, each in words a user can act on; none means the host
 	// is ready.
 	Problems []string
+	// Warnings says what works but less well than it should: a host that serves without
+	// its daemon, so its bash sessions end when the connection drops.
+	Warnings []string
 }
 
 // Check runs the non-interactive check (command -v myco; myco --version) over ssh, then
 // the attach and hello handshake, bounded by AttachTimeout (30 s when that is 0). It does
-// not change the controller's state: the handshake uses a connection of its own.
+// not change the controller's state: the handshake uses a connection of its own. Every
+// string of the result is fit for a terminal: what the remote said is filtered with
+// [termtext.Safe], and the commands it suggests are quoted for a POSIX shell.
 func (r *Remote) Check(ctx context.Context) (res CheckResult) {
-	res = CheckResult{Alias: r.spec.Alias, Check: r.CheckCommand()}
+	res = CheckResult{Alias: r.spec.Alias, Check: termtext.Safe(r.CheckCommand())}
+	alias := shellQuote(r.spec.Alias)
 	defer func() {
 		if len(res.Problems) > 0 && r.spec.Note != "" {
 			res.Problems = append(res.Problems, "note: "+r.spec.Note)
+		}
+		for i, p := range res.Problems {
+			res.Problems[i] = termtext.Safe(p)
 		}
 	}()
 	timeout := r.o.AttachTimeout
@@ -54,7 +64,7 @@ func (r *Remote) Check(ctx context.Context) (res CheckResult) {
 		return res
 	case errors.As(err, &ee) && ee.ExitCode() == 255:
 		res.Problems = append(res.Problems, fmt.Sprintf("ssh could not log in to %s without a prompt (BatchMode): %s. Make `ssh -o BatchMode=yes %s true` work: a key loaded in ssh-agent or named by IdentityFile, and the host key already in known_hosts (connect once interactively with `ssh %s`)",
-			r.spec.Alias, quoteSaid(said), r.spec.Alias, r.spec.Alias))
+			r.spec.Alias, quoteSaid(said), alias, alias))
 		return res
 	case err != nil && !errors.As(err, &ee):
 		res.Problems = append(res.Problems, fmt.Sprintf("run ssh: %v", err))
@@ -62,14 +72,14 @@ func (r *Remote) Check(ctx context.Context) (res CheckResult) {
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	if len(lines) > 0 && strings.HasPrefix(lines[0], "/") {
-		res.Path = strings.TrimSpace(lines[0])
+		res.Path = remoteText(strings.TrimSpace(lines[0]))
 		if len(lines) > 1 {
-			res.Version = strings.TrimSpace(lines[len(lines)-1])
+			res.Version = remoteText(strings.TrimSpace(lines[len(lines)-1]))
 		}
 	}
 	if res.Path == "" {
 		res.Problems = append(res.Problems, fmt.Sprintf("%s is not on the PATH of a non-interactive ssh session on %s (an interactive login may find a different one). Run `myco hosts install %s` to copy this myco to %s there, or install myco into a directory on that PATH yourself (see it with `ssh %s 'echo $PATH'`)",
-			r.command()[0], r.spec.Alias, r.spec.Alias, InstallPath, r.spec.Alias))
+			r.command()[0], r.spec.Alias, alias, InstallPath, alias))
 		return res
 	}
 	if res.Version == "" || err != nil {
@@ -83,19 +93,27 @@ func (r *Remote) Check(ctx context.Context) (res CheckResult) {
 	if err != nil {
 		var mm *proto.Mismatch
 		if errors.As(err, &mm) {
-			res.Problems = append(res.Problems, fmt.Sprintf("%v. The host runs %s (%s); `myco hosts install %s` copies this myco to %s there", mm, res.Path, res.Version, r.spec.Alias, InstallPath))
+			res.Problems = append(res.Problems, fmt.Sprintf("%v. The host runs %s (%s); `myco hosts install %s` copies this myco to %s there", mm, res.Path, res.Version, alias, InstallPath))
 		} else {
 			res.Problems = append(res.Problems, err.Error())
 		}
 		return res
 	}
 	res.Hello = hello
+	if w := noDaemonWarning(hello); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	return res
 }
 
+// quoteSaid quotes what a remote printed on stderr, cut to maxRemoteString bytes; %q
+// writes control characters out visibly.
 func quoteSaid(s string) string {
 	if s == "" {
 		return "it printed nothing on stderr"
+	}
+	if len(s) > maxRemoteString {
+		s = s[len(s)-maxRemoteString:] // the end says what went wrong
 	}
 	return fmt.Sprintf("it said %q", s)
 }

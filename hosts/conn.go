@@ -33,6 +33,7 @@ type conn struct {
 	pending map[uint64]chan proto.Msg
 	onProg  map[uint64]func(tail string) // a pending call's progress reporter
 	ended   bool
+	fatal   string      // the host's fatal error frame, when it sent one
 	reason  error       // why the controller ended it, when it did
 	err     error       // why it ended; set before done closes
 	host    proto.Hello // the host's hello
@@ -69,7 +70,7 @@ func startConn(argv []string, log *slog.Logger) (*conn, error) {
 	if err := c.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	c.w = proto.NewWriter(c.stdin)
+	c.w = proto.NewWriterSize(c.stdin, proto.MaxRequestLine)
 	return c, nil
 }
 
@@ -101,16 +102,22 @@ func (c *conn) readLoop() {
 			first = false
 			switch {
 			case m.Hello != nil:
-				c.hello <- helloResult{hello: m.Hello}
+				h := safeHello(*m.Hello)
+				c.hello <- helloResult{hello: &h}
 			case m.Err != nil:
-				c.hello <- helloResult{err: errors.New(m.Err.Message)}
+				c.hello <- helloResult{err: errors.New(remoteText(m.Err.Message))}
 			default:
 				c.hello <- helloResult{err: errors.New("the host's first frame was not a hello")}
 			}
 			continue
 		}
 		if m.ID == 0 {
-			if m.Err != nil {
+			switch {
+			case m.Err != nil && m.Err.Fatal:
+				c.mu.Lock()
+				c.fatal = remoteText(m.Err.Message)
+				c.mu.Unlock()
+			case m.Err != nil:
 				c.log.Warn("host error", "message", m.Err.Message)
 			}
 			continue
@@ -210,11 +217,13 @@ func (c *conn) endErr() error {
 	return c.err
 }
 
-// exitError describes how the host process ended, with ssh's own words.
+// exitError describes how the host process ended, with ssh's own words; c.mu is held.
 func (c *conn) exitError(readErr, waitErr error, junk []string, attached bool) error {
 	var sb strings.Builder
 	var ee *exec.ExitError
 	switch {
+	case c.fatal != "":
+		fmt.Fprintf(&sb, "the host ended the connection: %s", c.fatal)
 	case readErr != nil && !errors.Is(readErr, io.EOF):
 		fmt.Fprintf(&sb, "reading from the host: %v", readErr)
 	case waitErr == nil:
@@ -270,6 +279,9 @@ func (c *conn) requestProgress(ctx context.Context, m proto.Msg, report func(tai
 	}
 	if err := c.w.Write(m); err != nil {
 		forget()
+		if errors.Is(err, proto.ErrLineTooLong) {
+			return proto.Msg{}, err // nothing was sent; the connection goes on
+		}
 		select {
 		case <-c.done:
 			return proto.Msg{}, errConnEnded

@@ -5,10 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"myco/hosts/proto"
@@ -36,7 +38,15 @@ type DaemonOptions struct {
 	// IdleExit ends [Daemon.Run] after this long with no connection and no owner
 	// (default 10 s).
 	IdleExit time.Duration
-	Log      *slog.Logger
+	// MaxConns bounds the connections [Daemon.Run] serves at once (default 32); it
+	// refuses more, saying so in a fatal error frame. Each holds up to
+	// [proto.MaxRequestLine] of a frame, several times over while it decodes it.
+	MaxConns int
+	// CloseTimeout bounds how long [Daemon.Close] waits for calls in flight after it
+	// ended the tools' processes (default 5 s): a call that ignores its ctx does not keep
+	// the daemon from exiting.
+	CloseTimeout time.Duration
+	Log          *slog.Logger
 }
 
 // Daemon is the per-user host daemon: it owns the tool services and every owner's
@@ -46,13 +56,14 @@ type DaemonOptions struct {
 // controller that re-attaches finds them. It is safe for concurrent use; the caller must
 // Close it.
 type Daemon struct {
-	o      DaemonOptions
-	hello  proto.Hello
-	log    *slog.Logger
-	byName map[string]tools.Tool
-	ctx    context.Context // the daemon's life: calls run under it, not under a connection
-	cancel context.CancelFunc
-	calls  sync.WaitGroup // calls in flight
+	o        DaemonOptions
+	hello    proto.Hello
+	log      *slog.Logger
+	byName   map[string]tools.Tool
+	ctx      context.Context // the daemon's life: calls run under it, not under a connection
+	cancel   context.CancelFunc
+	calls    sync.WaitGroup // calls in flight
+	inFlight atomic.Int64   // how many
 
 	mu        sync.Mutex // guards the fields below
 	owners    map[string]*owner
@@ -92,6 +103,12 @@ func NewDaemon(o DaemonOptions) *Daemon {
 	}
 	if o.IdleExit <= 0 {
 		o.IdleExit = 10 * time.Second
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = 32
+	}
+	if o.CloseTimeout <= 0 {
+		o.CloseTimeout = 5 * time.Second
 	}
 	log := o.Log
 	if log == nil {
@@ -214,16 +231,22 @@ func (d *Daemon) housekeep(now time.Time) (idleExit bool) {
 	return idleExit
 }
 
-// Run accepts connections on l (each starts with a [proto.Proxy] frame) until ctx ends
-// or the daemon has been idle for IdleExit, then closes l and waits for the connections.
+// Run accepts connections on l, a Unix socket listener, until ctx ends or the daemon has
+// been idle for IdleExit, then closes l and waits for the connections. Each connection
+// starts with a [proto.Proxy] frame. A connection from a process of another user (its
+// peer credentials, where the system tells them) is closed unanswered; one over MaxConns
+// is refused with a fatal error frame.
+//
 // Before it closes l it calls lock, when set, and unlock after: the proxies' start lock,
 // so a proxy never starts a new daemon while this one is going away.
 func (d *Daemon) Run(ctx context.Context, l net.Listener, lock func() (unlock func())) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var conns sync.WaitGroup
+	slots := make(chan struct{}, d.o.MaxConns)
 	accepted := make(chan error, 1)
 	conns.Go(func() {
+		var warnedCred bool
 		for {
 			c, err := l.Accept()
 			if errors.Is(err, net.ErrClosed) {
@@ -241,7 +264,24 @@ func (d *Daemon) Run(ctx context.Context, l net.Listener, lock func() (unlock fu
 				}
 				continue
 			}
+			if err := checkPeer(c); errors.Is(err, errNoPeerCred) {
+				if !warnedCred {
+					warnedCred = true
+					d.log.Warn("this system does not tell a socket's peer; the daemon relies on its directory's permissions", "err", err)
+				}
+			} else if err != nil {
+				d.log.Warn("refused a connection", "err", err)
+				c.Close()
+				continue
+			}
+			select {
+			case slots <- struct{}{}:
+			default:
+				conns.Go(func() { d.refuse(c) })
+				continue
+			}
 			conns.Go(func() {
+				defer func() { <-slots }()
 				defer c.Close()
 				// The reader blocks on c; closing c when ctx ends lets it go.
 				stop := context.AfterFunc(ctx, func() { c.Close() })
@@ -288,8 +328,21 @@ loop:
 	return err
 }
 
-// Close ends every call in flight and every process the tools started, and waits for
-// the calls. Calls after Close fail.
+// refuse answers a connection over MaxConns with a fatal error frame, after it read the
+// proxy's first frame (so that the proxy's write of it does not fail first, which would
+// make it think the daemon is going away), bounded by a second.
+func (d *Daemon) refuse(c net.Conn) {
+	defer c.Close()
+	msg := fmt.Sprintf("the host daemon (pid %d) already serves %d connections, its limit, so it refused this one; end some of the myco processes attached to this host, then attach again", os.Getpid(), d.o.MaxConns)
+	d.log.Warn("refused a connection over the limit", "max_conns", d.o.MaxConns)
+	c.SetDeadline(time.Now().Add(time.Second))
+	proto.NewWriter(c).Write(proto.Msg{Err: &proto.Error{Message: msg, Fatal: true}})
+	proto.NewReaderSize(c, 4<<10).Read(context.Background())
+}
+
+// Close ends every call in flight and every process the tools started, and waits for the
+// calls, at most CloseTimeout: a call that ignores its ctx is left behind (the process is
+// about to exit). Calls after Close fail.
 func (d *Daemon) Close() {
 	d.mu.Lock()
 	d.closed = true
@@ -299,10 +352,20 @@ func (d *Daemon) Close() {
 	}
 	d.mu.Unlock()
 	d.cancel()
-	for _, t := range append(ts, d.o.Tools...) {
-		if c, ok := t.(interface{ Close() }); ok {
-			c.Close()
+	done := make(chan struct{})
+	// Owned by Close until the deadline; after it, by the process's exit.
+	go func() {
+		defer close(done)
+		for _, t := range append(ts, d.o.Tools...) {
+			if c, ok := t.(interface{ Close() }); ok {
+				c.Close()
+			}
 		}
+		d.calls.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d.o.CloseTimeout):
+		d.log.Warn("calls still running at the close deadline; not waiting for them", "calls", d.inFlight.Load(), "timeout", d.o.CloseTimeout)
 	}
-	d.calls.Wait()
 }

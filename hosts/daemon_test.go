@@ -1,12 +1,17 @@
 package hosts
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"myco/agent/model"
 	"myco/hosts/proto"
 	"myco/hosts/tools"
 )
@@ -123,5 +128,205 @@ func TestDaemonIdleAndGrace(t *testing.T) {
 	d.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d owners after the grace period, want none", n)
+	}
+}
+
+// stuckTool is a tool whose calls ignore their ctx and end only when release is closed,
+// as view_image did on a named pipe.
+type stuckTool struct {
+	entered chan struct{} // receives once per call that started
+	release chan struct{}
+}
+
+func (s *stuckTool) Name() string { return "stuck" }
+
+func (s *stuckTool) Spec() model.ToolSpec { return model.ToolSpec{Name: "stuck"} }
+
+func (s *stuckTool) Call(ctx context.Context, owner string, input json.RawMessage) tools.Result {
+	s.entered <- struct{}{}
+	<-s.release
+	return tools.Result{Text: "late"}
+}
+
+// TestDaemonCloseDeadline: a call that ignores its ctx keeps Close waiting only until
+// CloseTimeout; the bash sessions are ended all the same.
+func TestDaemonCloseDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stuck := &stuckTool{entered: make(chan struct{}, 1), release: make(chan struct{})}
+		d := NewDaemon(DaemonOptions{Tools: []tools.Tool{stuck}, CloseTimeout: 3 * time.Second, Log: testLog(t)})
+		c := connect(t, d)
+		c.send(t, proto.Msg{ID: 1, Call: &proto.Call{Owner: "o1", Tool: "stuck"}})
+		<-stuck.entered
+		start := time.Now()
+		d.Close()
+		if waited := time.Since(start); waited != 3*time.Second {
+			t.Errorf("Close with a stuck call returned after %s, want the CloseTimeout, 3s", waited)
+		}
+		close(stuck.release)
+		c.in.Close()
+		<-c.done
+	})
+}
+
+// TestDaemonCloseWaitsForCalls: calls that end when their ctx ends are waited for, with
+// no deadline reached.
+func TestDaemonCloseWaitsForCalls(t *testing.T) {
+	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, CloseTimeout: time.Minute, Log: testLog(t)})
+	c := connect(t, d)
+	c.send(t, proto.Msg{ID: 1, Call: &proto.Call{Owner: "o1", Tool: "bash", Input: json.RawMessage(`{"command":"sleep 1000"}`)}})
+	answer := make(chan proto.Msg, 1)
+	go func() { // the call's answer must be read for the call to end
+		m, _ := c.r.Read(t.Context())
+		answer <- m
+	}()
+	start := time.Now()
+	waitFor(t, 5*time.Second, "the call did not start", func() bool { return d.inFlight.Load() == 1 })
+	d.Close()
+	if d.inFlight.Load() != 0 {
+		t.Errorf("Close returned with %d calls in flight, want it to wait for the killed call", d.inFlight.Load())
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("Close took %s", time.Since(start))
+	}
+	if m := <-answer; m.Result == nil || !strings.Contains(m.Result.Text, "[killed") {
+		t.Errorf("the call's answer = %+v, want it killed", m)
+	}
+}
+
+// runDaemon runs d on a Unix socket in a directory of its own until the test ends, and
+// returns the socket's path.
+func runDaemon(t *testing.T, d *Daemon) string {
+	t.Helper()
+	sock := filepath.Join(daemonDir(t), "d.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveListener(t, d, l)
+	return sock
+}
+
+// serveListener runs d on l until the test ends.
+func serveListener(t *testing.T, d *Daemon, l net.Listener) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- d.Run(ctx, l, nil) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+		d.Close()
+	})
+}
+
+// dialDaemon connects to the daemon at sock as a proxy does and returns the first frame
+// it answers with; a connection closed unanswered gives io.EOF.
+func dialDaemon(t *testing.T, c net.Conn) (proto.Msg, error) {
+	t.Helper()
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := proto.NewWriter(c).Write(proto.Msg{Proxy: &proto.Proxy{MaxImageBase64Bytes: 100}}); err != nil {
+		return proto.Msg{}, err
+	}
+	return proto.NewReader(c).Read(t.Context())
+}
+
+// TestDaemonMaxConns: the daemon serves MaxConns connections at once and refuses the next
+// with a fatal error frame that says so; once one ends, it serves a new one.
+func TestDaemonMaxConns(t *testing.T) {
+	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, MaxConns: 2, Log: testLog(t)})
+	sock := runDaemon(t, d)
+	dial := func() (net.Conn, proto.Msg) {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := dialDaemon(t, c)
+		if err != nil {
+			t.Fatalf("the daemon's first frame: %v", err)
+		}
+		return c, m
+	}
+	var open []net.Conn
+	for i := range 2 {
+		c, m := dial()
+		if m.Hello == nil {
+			t.Fatalf("connection %d: first frame %+v, want the hello", i+1, m)
+		}
+		open = append(open, c)
+	}
+	_, m := dial()
+	if m.Err == nil || !m.Err.Fatal || !strings.Contains(m.Err.Message, "already serves 2 connections, its limit") {
+		t.Fatalf("connection 3: first frame %+v, want a fatal error about the limit", m)
+	}
+	open[0].Close()
+	waitFor(t, 5*time.Second, "a slot was not freed", func() bool {
+		_, m := dial()
+		return m.Hello != nil
+	})
+}
+
+// TestDaemonExitsWithStuckCall: a daemon whose call ignores its ctx still goes away, both
+// ways its Run ends (SIGTERM cancels ctx; idle exit once the dropped owner's grace period
+// is over), followed by Close, as `myco --mode host-daemon` does.
+func TestDaemonExitsWithStuckCall(t *testing.T) {
+	for _, how := range []string{"cancel", "idle"} {
+		t.Run(how, func(t *testing.T) {
+			stuck := &stuckTool{entered: make(chan struct{}, 1), release: make(chan struct{})}
+			defer close(stuck.release)
+			d := NewDaemon(DaemonOptions{Tools: []tools.Tool{stuck}, Grace: 50 * time.Millisecond, IdleExit: 50 * time.Millisecond,
+				CloseTimeout: 100 * time.Millisecond, Log: testLog(t)})
+			l, err := net.Listen("unix", filepath.Join(daemonDir(t), "d.sock"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			exited := make(chan struct{})
+			go func() {
+				d.Run(ctx, l, nil)
+				d.Close()
+				close(exited)
+			}()
+			c, err := net.Dial("unix", l.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, err := dialDaemon(t, c); err != nil || m.Hello == nil {
+				t.Fatalf("first frame = %+v, %v", m, err)
+			}
+			w := proto.NewWriter(c)
+			w.Write(proto.Msg{Hello: &proto.Hello{Protocol: proto.Version}})
+			w.Write(proto.Msg{ID: 1, Call: &proto.Call{Owner: "o1", Tool: "stuck"}})
+			<-stuck.entered
+			if how == "cancel" {
+				cancel()
+			} else {
+				c.Close() // a drop: the owner's grace period runs, then the daemon is idle
+			}
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the daemon did not exit (%s) with a stuck call in flight", how)
+			}
+		})
+	}
+}
+
+// TestWriteResultTooLarge: a result over the line limit is answered with an error frame
+// for its id, which the controller can read, instead of a line it could not.
+func TestWriteResultTooLarge(t *testing.T) {
+	var buf strings.Builder
+	w := proto.NewWriterSize(&buf, 200)
+	writeResult(w, 7, tools.Result{Text: "small"})
+	writeResult(w, 8, tools.Result{Text: strings.Repeat("x", 300)})
+	r := proto.NewReaderSize(strings.NewReader(buf.String()), 200)
+	if m, err := r.Read(t.Context()); err != nil || m.ID != 7 || m.Result == nil {
+		t.Errorf("first frame = %+v, %v, want result 7", m, err)
+	}
+	if m, err := r.Read(t.Context()); err != nil || m.ID != 8 || m.Err == nil || !strings.Contains(m.Err.Message, "too large for the host protocol") {
+		t.Errorf("second frame = %+v, %v, want an error for 8", m, err)
 	}
 }

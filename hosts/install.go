@@ -3,6 +3,8 @@ package hosts
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +21,8 @@ const InstallPath = "~/.local/bin/myco"
 // InstallOptions says what [Remote.Install] copies.
 type InstallOptions struct {
 	// Binary is the myco binary to copy (the running one); Size is its length in bytes.
-	Binary io.Reader
+	// Install reads it twice: once for its SHA-256, once to send it.
+	Binary io.ReadSeeker
 	Size   int64
 	// GOOS and GOARCH are the platform Binary was built for; the remote must match.
 	GOOS, GOARCH string
@@ -35,17 +38,28 @@ type InstallResult struct {
 }
 
 // installScript copies stdin to ~/.local/bin/myco atomically (a temporary name in the same
-// directory, chmod 755, rename), prints the installed size and whether the directory is on
-// the PATH. It runs under `sh -c '…'` so any login shell (bash, zsh, fish) passes it on
-// unchanged: it holds no single quote and no backslash.
+// directory, chmod 755, rename) once its SHA-256, computed by sha256sum, shasum or openssl,
+// whichever the remote has, is WANT; then it prints the installed size and whether the
+// directory is on the PATH. A copy that does not match, or a remote with none of the
+// three, prints why on one line (no-sha256-tool, or sha256-mismatch and the hash found)
+// and installs nothing. It runs under `sh -c '…'` so any login shell (bash, zsh, fish)
+// passes it on unchanged: it holds no single quote and no backslash.
 const installScript = `d="$HOME/.local/bin"; t="$d/.myco-install-$$"; ` +
-	`mkdir -p "$d" && cat > "$t" && chmod 755 "$t" && mv -f "$t" "$d/myco" || { rm -f "$t"; exit 1; }; ` +
+	`mkdir -p "$d" && cat > "$t" || { rm -f "$t"; exit 1; }; ` +
+	`if command -v sha256sum >/dev/null 2>&1; then h=$(sha256sum < "$t"); ` +
+	`elif command -v shasum >/dev/null 2>&1; then h=$(shasum -a 256 < "$t"); ` +
+	`elif command -v openssl >/dev/null 2>&1; then h=$(openssl dgst -sha256 < "$t"); ` +
+	`else rm -f "$t"; echo no-sha256-tool; exit 0; fi; ` +
+	// sha256sum and shasum print "HASH  -", openssl "(stdin)= HASH" or "SHA2-256(stdin)= HASH".
+	`h=${h##*= }; h=${h%% *}; ` +
+	`if [ "$h" != WANT ]; then rm -f "$t"; echo sha256-mismatch "$h"; exit 0; fi; ` +
+	`chmod 755 "$t" && mv -f "$t" "$d/myco" || { rm -f "$t"; exit 1; }; ` +
 	`wc -c < "$d/myco"; case ":$PATH:" in *":$d:"*) echo on-path;; *) echo not-on-path;; esac`
 
 // remoteRun runs one shell command line on the remote over the controller's ssh
 // (BatchMode, -F when needed), with stdin from in, bounded by the attach timeout (30 s
-// when that is 0, and scaled for a copy of size bytes).
-func (r *Remote) remoteRun(ctx context.Context, in io.Reader, line string) (stdout string, err error) {
+// when that is 0, and 5 minutes more for a copy). Errors name the line as what.
+func (r *Remote) remoteRun(ctx context.Context, in io.Reader, what, line string) (stdout string, err error) {
 	timeout := r.o.AttachTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -66,23 +80,36 @@ func (r *Remote) remoteRun(ctx context.Context, in io.Reader, line string) (stdo
 	case err != nil && ctx.Err() != nil:
 		return "", fmt.Errorf("ssh did not finish within %s: %w", timeout, context.Cause(ctx))
 	case errors.As(err, &ee) && ee.ExitCode() == 255:
-		return "", fmt.Errorf("ssh could not log in to %s without a prompt (BatchMode): %s; make `ssh -o BatchMode=yes %s true` work first", r.spec.Alias, quoteSaid(strings.TrimSpace(errb.String())), r.spec.Alias)
+		return "", fmt.Errorf("ssh could not log in to %s without a prompt (BatchMode): %s; make `ssh -o BatchMode=yes %s true` work first", r.spec.Alias, quoteSaid(strings.TrimSpace(errb.String())), shellQuote(r.spec.Alias))
 	case err != nil:
-		return "", fmt.Errorf("run %q on %s: %w; %s", line, r.spec.Alias, err, quoteSaid(strings.TrimSpace(errb.String())))
+		return "", fmt.Errorf("run %s on %s: %w; %s", what, r.spec.Alias, err, quoteSaid(strings.TrimSpace(errb.String())))
 	}
 	return out.String(), nil
 }
 
 // Install copies o.Binary to ~/.local/bin/myco on the remote over the controller's ssh,
 // after checking with `uname -sm` that the remote runs the platform it was built for. The
-// copy is atomic: a myco already running there keeps its old file. It does not attach.
+// copy is atomic and checked: it takes the place of the old file only when its SHA-256 on
+// the remote is the local one, so a copy cut short or changed on the way installs nothing,
+// and a myco already running there keeps its old file. It does not attach. The result's
+// strings that come from the remote are filtered for a terminal.
 func (r *Remote) Install(ctx context.Context, o InstallOptions) (InstallResult, error) {
 	res := InstallResult{Alias: r.spec.Alias}
-	out, err := r.remoteRun(ctx, nil, "uname -sm")
+	sum := sha256.New()
+	if n, err := io.Copy(sum, o.Binary); err != nil {
+		return res, fmt.Errorf("read the myco binary to install: %w", err)
+	} else if n != o.Size {
+		return res, fmt.Errorf("read the myco binary to install: it has %d bytes, not the %d expected; was it replaced meanwhile?", n, o.Size)
+	}
+	if _, err := o.Binary.Seek(0, io.SeekStart); err != nil {
+		return res, fmt.Errorf("read the myco binary to install: %w", err)
+	}
+	want := hex.EncodeToString(sum.Sum(nil))
+	out, err := r.remoteRun(ctx, nil, "`uname -sm`", "uname -sm")
 	if err != nil {
 		return res, fmt.Errorf("ask %s for its platform: %w", r.spec.Alias, err)
 	}
-	res.Platform = strings.TrimSpace(out)
+	res.Platform = remoteText(strings.TrimSpace(out))
 	goos, goarch, ok := unamePlatform(res.Platform)
 	if !ok {
 		return res, fmt.Errorf("%s answered `uname -sm` with %q, which myco does not recognise; build myco there (go build ./cmd/myco) and put it on the non-interactive PATH", r.spec.Alias, res.Platform)
@@ -91,13 +118,19 @@ func (r *Remote) Install(ctx context.Context, o InstallOptions) (InstallResult, 
 		return res, fmt.Errorf("%s runs %s/%s (uname -sm: %s), this myco is built for %s/%s; build one for it (GOOS=%s GOARCH=%s go build ./cmd/myco) and copy that to %s there",
 			r.spec.Alias, goos, goarch, res.Platform, o.GOOS, o.GOARCH, goos, goarch, InstallPath)
 	}
-	out, err = r.remoteRun(ctx, o.Binary, "sh -c '"+installScript+"'")
+	script := strings.Replace(installScript, "WANT", want, 1)
+	out, err = r.remoteRun(ctx, io.LimitReader(o.Binary, o.Size), "the install script (sh -c)", "sh -c '"+script+"'")
 	if err != nil {
 		return res, fmt.Errorf("copy myco to %s:%s: %w", r.spec.Alias, InstallPath, err)
 	}
 	lines := strings.Fields(out)
-	if len(lines) != 2 {
-		return res, fmt.Errorf("copy myco to %s:%s: the remote script printed %q", r.spec.Alias, InstallPath, out)
+	switch {
+	case len(lines) == 1 && lines[0] == "no-sha256-tool":
+		return res, fmt.Errorf("copy myco to %s:%s: the remote has none of sha256sum, shasum and openssl to check the copy with, so nothing was installed; install one of them there (coreutils, perl, openssl) and run myco hosts install again", r.spec.Alias, InstallPath)
+	case len(lines) > 0 && lines[0] == "sha256-mismatch":
+		return res, fmt.Errorf("copy myco to %s:%s: the copy that arrived has SHA-256 %q, and this myco has %s: it was changed or cut short on the way, so nothing was installed; run myco hosts install again", r.spec.Alias, InstallPath, cutRemote(strings.Join(lines[1:], " ")), want)
+	case len(lines) != 2:
+		return res, fmt.Errorf("copy myco to %s:%s: the remote script printed %q", r.spec.Alias, InstallPath, cutRemote(out))
 	}
 	if n, _ := strconv.ParseInt(lines[0], 10, 64); n != o.Size {
 		return res, fmt.Errorf("copy myco to %s:%s: %s bytes arrived, want %d", r.spec.Alias, InstallPath, lines[0], o.Size)

@@ -2,7 +2,9 @@ package hosts
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"myco/hosts/proto"
+	"myco/internal/termtext"
 )
 
 // DaemonSocket is the name of the daemon's socket in its directory: one daemon per
@@ -55,6 +58,11 @@ var ErrNoDaemon = errors.New("no host daemon")
 // and copies bytes both ways until the daemon closes the connection. When in ends, the
 // daemon sees the connection end (a drop, unless the controller released its owners).
 //
+// Proxy returns nil when the controller ended the connection (in reached its end), and an
+// error when the daemon ended it: after a fatal error frame (a protocol mismatch, a line
+// over [proto.MaxRequestLine], a connection over the daemon's limit) the error is that
+// frame's message, filtered for a terminal.
+//
 // The copy from in runs on a goroutine that stays blocked in its read when the daemon
 // ends first; the caller exits then.
 func Proxy(ctx context.Context, in io.Reader, out io.Writer, o ProxyOptions) error {
@@ -90,21 +98,29 @@ func Proxy(ctx context.Context, in io.Reader, out io.Writer, o ProxyOptions) err
 		return fmt.Errorf("%w: the daemon closed every connection before its hello: %w", ErrNoDaemon, err)
 	}
 	defer c.Close()
-	if _, err := out.Write(hello); err != nil {
+	watch := &fatalWatcher{w: out}
+	if _, err := watch.Write(hello); err != nil {
 		return fmt.Errorf("host proxy: write: %w", err)
 	}
 	var inEnded atomic.Bool // set before the daemon can see the end of its input
 	go func() {
-		io.Copy(c, in)
-		// The controller's side ended: let the daemon see the end of its input.
-		inEnded.Store(true)
+		src := &readErr{r: in}
+		io.Copy(c, src)
+		if src.err != nil {
+			// The controller's side ended (when the daemon's ends, the write fails
+			// instead): let the daemon see the end of its input.
+			inEnded.Store(true)
+		}
 		if cw, ok := c.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite()
 		}
 	}()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	_, err = io.Copy(out, c)
+	_, err = io.Copy(watch, c)
+	if msg := watch.fatal(); msg != "" {
+		return errors.New(termtext.Safe(msg))
+	}
 	if inEnded.Load() || ctx.Err() != nil {
 		return nil // the controller ended the connection; the daemon closed its side
 	}
@@ -113,6 +129,71 @@ func Proxy(ctx context.Context, in io.Reader, out io.Writer, o ProxyOptions) err
 	}
 	return fmt.Errorf("host proxy: the host daemon ended the connection (%w); is it still running? its log is %s", err, filepath.Join(o.Dir, "daemon.log"))
 }
+
+// readErr remembers the error of its reader's last read: io.Copy does not say whether its
+// read or its write failed.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.err = err
+	return n, err
+}
+
+// fatalWatcher passes the daemon's lines on to w and keeps the message of a fatal error
+// frame, the daemon's last word before it ends a connection. The daemon is the same
+// binary, so such a frame starts with fatalPrefix; only those lines are decoded, and only
+// their first maxFatalLine bytes are kept. It is not safe for concurrent use.
+type fatalWatcher struct {
+	w       io.Writer
+	midLine bool   // the bytes written so far end inside a line
+	line    []byte // the start of the current line, while it may be a fatal frame
+	keep    bool   // the current line is still kept in line
+	msg     string // the fatal frame's message
+}
+
+const (
+	fatalPrefix  = `{"error":`
+	maxFatalLine = 64 << 10
+)
+
+func (f *fatalWatcher) Write(p []byte) (int, error) {
+	for rest := p; len(rest) > 0; {
+		if !f.midLine {
+			f.midLine, f.keep, f.line = true, true, f.line[:0]
+		}
+		i := bytes.IndexByte(rest, '\n')
+		chunk := rest
+		if i >= 0 {
+			chunk = rest[:i]
+		}
+		if f.keep {
+			f.line = append(f.line, chunk...)
+			n := min(len(f.line), len(fatalPrefix))
+			if len(f.line) > maxFatalLine || string(f.line[:n]) != fatalPrefix[:n] {
+				f.keep, f.line = false, f.line[:0]
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if f.keep {
+			var m proto.Msg
+			if json.Unmarshal(f.line, &m) == nil && m.Err != nil && m.Err.Fatal {
+				f.msg = m.Err.Message
+			}
+		}
+		f.midLine = false
+		rest = rest[i+1:]
+	}
+	return f.w.Write(p)
+}
+
+// fatal returns the message of the last fatal error frame seen, or "".
+func (f *fatalWatcher) fatal() string { return f.msg }
 
 // bufferedConn reads through the reader that took the hello.
 type bufferedConn struct {

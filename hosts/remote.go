@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"myco/hosts/proto"
+	"myco/internal/termtext"
 )
 
 // RemoteSpec is one remote host: an ssh alias and where it was found.
@@ -44,8 +45,13 @@ type RemoteOptions struct {
 	PingMisses   int
 	// QueryTimeout bounds an inventory or release query; default 2 s.
 	QueryTimeout time.Duration
-	// Hello is this side's hello (binary version, OS…); Protocol is filled in.
+	// Hello is this side's hello (binary version, OS…); Protocol and WithoutEnv are
+	// filled in.
 	Hello proto.Hello
+	// WithoutEnv names the environment variables (the model credentials' names) that the
+	// processes a remote's tool calls start must not get; the host drops them from those
+	// processes' environments. It goes to the host in the hello.
+	WithoutEnv []string
 	// OnState, when set, is called with a remote's new status each time it attaches,
 	// drops or fails to attach, in the order the changes happen. It must not block for
 	// long; it is never called with the controller's lock held.
@@ -74,7 +80,14 @@ type Status struct {
 	// Attaches counts the successful attaches so far: more than 1 in StateAttached is a
 	// re-attach.
 	Attaches int
+	// Warning, in StateAttached, says what the user should know about the host: that it
+	// serves without its daemon, so its bash sessions and calls in flight end when the
+	// connection drops. Empty when all is well.
+	Warning string
 }
+
+// Err, Warning and every string of Hello in a Status come from the remote or carry its
+// words, filtered for a terminal with [termtext.Safe] where this package takes them in.
 
 // Remote is the controller of one remote host: it attaches lazily on first call with ssh,
 // multiplexes concurrent calls by id over the one connection, and re-attaches after a
@@ -111,6 +124,7 @@ func NewRemote(spec RemoteSpec, o RemoteOptions) *Remote {
 		o.QueryTimeout = 2 * time.Second
 	}
 	o.Hello.Protocol = proto.Version
+	o.Hello.WithoutEnv = slices.Clone(o.WithoutEnv)
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -150,20 +164,30 @@ func (r *Remote) Argv() []string {
 	return append(argv, "--mode", "host", "--max-image-base64-bytes", strconv.Itoa(r.o.MaxImageBase64Bytes))
 }
 
-// CheckCommand returns the non-interactive check a user runs to see what the host runs:
+// CheckCommand returns the non-interactive check a user runs to see what the host runs,
+// quoted for a POSIX shell:
 //
 //	ssh -o BatchMode=yes ALIAS 'command -v myco; myco --version'
 func (r *Remote) CheckCommand() string {
-	prog := strings.Join(r.command(), " ")
-	return strings.Join(append([]string{"ssh"}, r.sshArgs()...), " ") +
-		fmt.Sprintf(" 'command -v %s; %s --version'", r.command()[0], prog)
+	words := []string{"ssh"}
+	for _, a := range r.sshArgs() {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(append(words, shellQuote(r.checkLine())), " ")
 }
 
 // CheckArgv is [Remote.CheckCommand] as a word list for exec.
 func (r *Remote) CheckArgv() []string {
-	prog := strings.Join(r.command(), " ")
-	return append(append([]string{r.o.SSH}, r.sshArgs()...),
-		fmt.Sprintf("command -v %s; %s --version", r.command()[0], prog))
+	return append(append([]string{r.o.SSH}, r.sshArgs()...), r.checkLine())
+}
+
+// checkLine is the remote shell's command line of the check.
+func (r *Remote) checkLine() string {
+	var prog []string
+	for _, w := range r.command() {
+		prog = append(prog, shellQuote(w))
+	}
+	return fmt.Sprintf("command -v %s; %s --version", prog[0], strings.Join(prog, " "))
 }
 
 // Status returns the remote's state.
@@ -260,6 +284,9 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 		r.wg.Go(func() { r.watch(c) })
 	}
 	r.log.Info("attached", "version", c.host.Version, "os", c.host.OS, "arch", c.host.Arch)
+	if c.host.NoDaemon != "" {
+		r.log.Warn("the host serves without its daemon: its bash sessions end when the connection drops", "why", c.host.NoDaemon)
+	}
 	return c, notice, nil
 }
 
@@ -280,8 +307,13 @@ func (r *Remote) dial(ctx context.Context) (*conn, error) {
 	}
 	c.onEnd = r.ended
 	r.wg.Go(c.readLoop)
-	// A failed write shows as the host's end below.
-	_ = c.w.Write(proto.Msg{Hello: &r.o.Hello})
+	// A failed write shows as the host's end below, unless the hello is too long to send.
+	if err := c.w.Write(proto.Msg{Hello: &r.o.Hello}); errors.Is(err, proto.ErrLineTooLong) {
+		err = fmt.Errorf("this controller's hello is too long to send (too many WithoutEnv names?): %w", err)
+		c.abort(err)
+		<-c.done
+		return nil, err
+	}
 	select {
 	case h := <-c.hello:
 		if h.err != nil {
@@ -337,10 +369,19 @@ func (r *Remote) setStatus(state State, why string, hello proto.Hello) {
 	if state == StateAttached {
 		n++
 	}
-	r.status = Status{Alias: r.spec.Alias, State: state, Err: why, Since: time.Now(), Hello: hello, Attaches: n}
+	r.status = Status{Alias: r.spec.Alias, State: state, Err: termtext.Safe(why), Since: time.Now(), Hello: hello, Attaches: n, Warning: noDaemonWarning(hello)}
 	if r.o.OnState != nil && state != StateLazy {
 		r.events = append(r.events, r.status)
 	}
+}
+
+// noDaemonWarning says plainly what a hello without a daemon means for the user, or
+// returns "".
+func noDaemonWarning(h proto.Hello) string {
+	if h.NoDaemon == "" {
+		return ""
+	}
+	return fmt.Sprintf("no host daemon (%s): bash sessions and calls in flight there end when the ssh connection drops", h.NoDaemon)
 }
 
 // notify passes the queued changes to OnState in order; r.mu is not held.

@@ -51,6 +51,9 @@ func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMes
 	}
 	var res tools.Result
 	switch {
+	case errors.Is(err, proto.ErrLineTooLong):
+		res = tools.Errorf("host %s: this %s call was not sent: its input is too large for the host protocol (%v; a call may be at most %d MiB). Split the work into smaller calls: for a large file, create a part of it and add the rest with further edits",
+			r.spec.Alias, tool, err, proto.MaxRequestLine>>20)
 	case errors.Is(err, errNotSent):
 		res = tools.Errorf("host %s: the connection ended twice before this call was sent; it did not run", r.spec.Alias)
 	case errors.Is(err, errConnEnded):

@@ -22,7 +22,14 @@ type frame struct {
 
 // Serve runs one connection over in and out until in closes or ctx ends. With first nil,
 // the connection's first frame must be a [proto.Proxy] frame (a proxy on the daemon's
-// socket); otherwise first gives the settings (serving stdin and stdout in-process).
+// socket); otherwise first gives the settings, and Serve serves in-process (stdin and
+// stdout of `myco --mode host`): its hello then says there is no daemon
+// ([proto.Hello.NoDaemon], from the daemon's Hello or a default reason), since the caller
+// ends every process when Serve returns.
+//
+// Serve returns nil when in ends or ctx ends, and an error when the connection broke the
+// protocol: a first frame that is not a hello, a protocol mismatch, a line over
+// [proto.MaxRequestLine]. It tells the controller in a fatal error frame first.
 //
 // Calls run concurrently under the daemon's life, not the connection's, and answer in any
 // order; a malformed line gets an error frame and the stream goes on. When in closes
@@ -49,7 +56,7 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 	// ends at the next line or at EOF, and never blocks on a send after Serve returned.
 	frames := make(chan frame)
 	go func() {
-		r := proto.NewReader(in)
+		r := proto.NewReaderSize(in, proto.MaxRequestLine)
 		for {
 			m, err := r.Read(context.Background())
 			select {
@@ -71,19 +78,29 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 		}
 	}
 	w := proto.NewWriter(out)
+	// fatal ends the connection for err, telling the controller why first.
+	fatal := func(err error) error {
+		w.Write(proto.Msg{Err: &proto.Error{Message: err.Error(), Fatal: true}})
+		return err
+	}
 
+	hello := d.hello
 	if first == nil {
 		m, err := next()
 		switch {
 		case errors.Is(err, io.EOF), ctx.Err() != nil:
 			return nil
+		case errors.Is(err, proto.ErrLineTooLong):
+			return fatal(fmt.Errorf("host daemon: the proxy frame: %w", err))
 		case err != nil:
 			return fmt.Errorf("host daemon: read the proxy frame: %w", err)
 		case m.Proxy == nil:
-			w.Write(proto.Msg{Err: &proto.Error{Message: "the first frame on the daemon's socket must be a proxy frame"}})
-			return errors.New("host daemon: the first frame was not a proxy frame")
+			return fatal(errors.New("host daemon: the first frame on the daemon's socket must be a proxy frame"))
 		}
 		first = m.Proxy
+		hello.NoDaemon = ""
+	} else if hello.NoDaemon == "" {
+		hello.NoDaemon = "the host serves in the process ssh started"
 	}
 	ts := d.toolsFor(first.MaxImageBase64Bytes)
 	byName := map[string]tools.Tool{}
@@ -91,7 +108,6 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 		byName[t.Name()] = t
 	}
 
-	hello := d.hello
 	hello.MaxImageBase64Bytes = first.MaxImageBase64Bytes
 	if err := w.Write(proto.Msg{Hello: &hello}); err != nil {
 		return fmt.Errorf("host: write hello: %w", err)
@@ -100,20 +116,20 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 	switch {
 	case errors.Is(err, io.EOF), ctx.Err() != nil:
 		return nil
-	case errors.Is(err, proto.ErrMalformed):
-		w.Write(proto.Msg{Err: &proto.Error{Message: "the first frame must be a hello: " + err.Error()}})
-		return fmt.Errorf("host: the controller's first frame: %w", err)
+	case errors.Is(err, proto.ErrMalformed), errors.Is(err, proto.ErrLineTooLong):
+		return fatal(fmt.Errorf("host: the controller's first frame must be a hello: %w", err))
 	case err != nil:
 		return fmt.Errorf("host: read the controller's hello: %w", err)
 	}
 	if m.Hello == nil {
-		w.Write(proto.Msg{ID: m.ID, Err: &proto.Error{Message: "the first frame must be a hello"}})
-		return errors.New("host: the controller's first frame was not a hello")
+		return fatal(errors.New("host: the controller's first frame must be a hello"))
 	}
 	if err := proto.Check(*m.Hello, hello); err != nil {
-		w.Write(proto.Msg{Err: &proto.Error{Message: err.Error()}})
-		return err
+		return fatal(err)
 	}
+	// The controller's credentials stay out of every process this connection's calls
+	// start.
+	withoutEnv := m.Hello.WithoutEnv
 
 	fail := func(id uint64, format string, args ...any) {
 		w.Write(proto.Msg{ID: id, Err: &proto.Error{Message: fmt.Sprintf(format, args...)}})
@@ -129,6 +145,8 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 				return nil
 			}
 			continue
+		case errors.Is(err, proto.ErrLineTooLong):
+			return fatal(fmt.Errorf("host: a frame from the controller: %w; the host ends the connection", err))
 		case err != nil:
 			return fmt.Errorf("host: read: %w", err)
 		}
@@ -143,7 +161,7 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 				fail(m.ID, "unknown tool %q on this host", m.Call.Tool)
 				continue
 			}
-			if err := d.call(cs, w, m.ID, t, *m.Call); err != nil {
+			if err := d.call(cs, w, m.ID, t, *m.Call, withoutEnv); err != nil {
 				fail(m.ID, "%v", err)
 			}
 		case m.Fetch != nil:
@@ -159,7 +177,7 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 					return
 				}
 				d.forget(*m.Fetch, kc)
-				w.Write(proto.Msg{ID: m.ID, Result: &kc.res})
+				writeResult(w, m.ID, kc.res)
 			})
 		case m.Ping != nil:
 			w.Write(proto.Msg{ID: m.ID, Pong: &struct{}{}})
@@ -182,8 +200,9 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 
 // call starts one tool call for the connection cs; its result goes to w with id while the
 // connection lives, and is kept for a fetch by key. A call that asks for progress sends
-// throttled progress frames to w before its result, while the connection lives.
-func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, call proto.Call) error {
+// throttled progress frames to w before its result, while the connection lives. The
+// processes it starts do not get the environment variables withoutEnv names.
+func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, call proto.Call, withoutEnv []string) error {
 	if len(call.Input) == 0 {
 		call.Input = json.RawMessage("{}")
 	}
@@ -201,7 +220,7 @@ func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, c
 		kc = &keyedCall{done: make(chan struct{})}
 		o.calls[call.Key] = kc
 	}
-	ctx := d.ctx
+	ctx := tools.WithoutEnv(d.ctx, withoutEnv)
 	var ps *throttle.Latest
 	if call.Progress {
 		// Progress goes only to the connection that made the call, while it lives.
@@ -215,7 +234,9 @@ func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, c
 		}}
 		ctx = tools.WithProgress(ctx, ps.Report)
 	}
+	d.inFlight.Add(1)
 	d.calls.Go(func() {
+		defer d.inFlight.Add(-1)
 		res := t.Call(ctx, call.Owner, call.Input)
 		if ps != nil {
 			ps.Stop(true) // the newest tail before the result; nothing after it
@@ -234,10 +255,19 @@ func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, c
 		}
 		d.mu.Unlock()
 		if live {
-			w.Write(proto.Msg{ID: id, Result: &res})
+			writeResult(w, id, res)
 		}
 	})
 	return nil
+}
+
+// writeResult answers request id with res, or with an error frame when res is too large
+// for a protocol line (the controller could not read it, and would lose the connection).
+func writeResult(w *proto.Writer, id uint64, res tools.Result) {
+	err := w.Write(proto.Msg{ID: id, Result: &res})
+	if errors.Is(err, proto.ErrLineTooLong) {
+		w.Write(proto.Msg{ID: id, Err: &proto.Error{Message: fmt.Sprintf("the call's result is too large for the host protocol (%d MiB): ask for less output", proto.MaxLine>>20)}})
+	}
 }
 
 // maxKeptResult bounds a result kept for a fetch after it was answered on a live

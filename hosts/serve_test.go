@@ -3,6 +3,7 @@ package hosts
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -122,8 +123,8 @@ func TestHostHello(t *testing.T) {
 	if dir, _ := filepath.EvalSymlinks(h.dir); got.Dir != h.dir && got.Dir != dir {
 		t.Errorf("hello dir = %q, want %q", got.Dir, h.dir)
 	}
-	if len(got.Instance) != 16 || got.PID <= 0 || got.PID == h.cmd.Process.Pid || got.GraceSecs != 1800 {
-		t.Errorf("hello = %+v, want an instance id, the daemon's pid (not the proxy's %d) and a 30 min grace", got, h.cmd.Process.Pid)
+	if len(got.Instance) != 16 || got.PID <= 0 || got.PID == h.cmd.Process.Pid || got.GraceSecs != 1800 || got.NoDaemon != "" {
+		t.Errorf("hello = %+v, want an instance id, the daemon's pid (not the proxy's %d), a 30 min grace and no no_daemon", got, h.cmd.Process.Pid)
 	}
 	h.send(t, proto.Msg{ID: 1, Ping: &struct{}{}})
 	if m := h.read(t); m.ID != 1 || m.Pong == nil {
@@ -131,21 +132,80 @@ func TestHostHello(t *testing.T) {
 	}
 }
 
+// TestHostVersionMismatch: a controller of another protocol version gets a fatal error
+// naming both versions, and the host exits with status 1 saying so on stderr, even when
+// the controller closes its side at once (as a controller does on a mismatch), through
+// the daemon and in-process.
 func TestHostVersionMismatch(t *testing.T) {
-	h := startHost(t, 100)
-	hello := h.read(t)
-	h.send(t, proto.Msg{Hello: &proto.Hello{Protocol: proto.Version + 1, Version: "9.9.9"}})
-	m := h.read(t)
-	if m.Err == nil {
-		t.Fatalf("answer to a mismatched hello = %+v, want an error", m)
+	for _, tt := range []struct {
+		name  string
+		extra []string
+	}{
+		{"daemon", nil},
+		{"in-process", []string{"--no-daemon"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := startHostIn(t, daemonDir(t), 100, tt.extra...)
+			hello := h.read(t)
+			h.send(t, proto.Msg{Hello: &proto.Hello{Protocol: proto.Version + 1, Version: "9.9.9"}})
+			m := h.read(t)
+			h.stdin.Close()
+			if m.Err == nil || !m.Err.Fatal {
+				t.Fatalf("answer to a mismatched hello = %+v, want a fatal error", m)
+			}
+			for _, want := range []string{"9.9.9", hello.Hello.Version, fmt.Sprint(proto.Version), fmt.Sprint(proto.Version + 1), "install the same myco"} {
+				if !strings.Contains(m.Err.Message, want) {
+					t.Errorf("mismatch error %q lacks %q", m.Err.Message, want)
+				}
+			}
+			h.wantExit1(t, "host protocol mismatch")
+		})
 	}
-	for _, want := range []string{"9.9.9", hello.Hello.Version, fmt.Sprint(proto.Version), fmt.Sprint(proto.Version + 1), "install the same myco"} {
-		if !strings.Contains(m.Err.Message, want) {
-			t.Errorf("mismatch error %q lacks %q", m.Err.Message, want)
-		}
+}
+
+// wantExit1 waits for the host to exit and checks that it exited with status 1 and said
+// why on stderr.
+func (h *hostProc) wantExit1(t *testing.T, why string) {
+	t.Helper()
+	err := h.waitExit(t)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(h.stderr.String(), why) {
+		t.Errorf("the host exited with %v, saying %q; want status 1 and %q", err, h.stderr, why)
 	}
-	if err := h.waitExit(t); err == nil {
-		t.Errorf("the host exited 0 after a mismatch")
+}
+
+// TestHostRequestLineCap: a controller frame over proto.MaxRequestLine ends the
+// connection with a fatal error that names the limit, and the host exits with status 1,
+// through the daemon and in-process. The daemon serves the next connection.
+func TestHostRequestLineCap(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		extra []string
+	}{
+		{"daemon", nil},
+		{"in-process", []string{"--no-daemon"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := daemonDir(t)
+			h := startHostIn(t, dir, 100, tt.extra...)
+			h.handshake(t)
+			text := strings.Repeat("x", proto.MaxRequestLine)
+			line := fmt.Sprintf(`{"id":1,"call":{"owner":"o1","tool":"str_replace_based_edit_tool","input":{"command":"create","path":"/tmp/x","file_text":"%s"}}}`+"\n", text)
+			go io.WriteString(h.stdin, line) // the host may stop reading before the end
+			m := h.read(t)
+			if m.Err == nil || !m.Err.Fatal || !strings.Contains(m.Err.Message, fmt.Sprintf("over the %d bytes", proto.MaxRequestLine)) {
+				t.Fatalf("answer to a frame over the limit = %+v, want a fatal error naming the limit", m)
+			}
+			h.stdin.Close()
+			h.wantExit1(t, fmt.Sprintf("over the %d bytes", proto.MaxRequestLine))
+
+			h2 := startHostIn(t, dir, 100, tt.extra...)
+			h2.handshake(t)
+			h2.send(t, proto.Msg{ID: 1, Ping: &struct{}{}})
+			if m := h2.read(t); m.Pong == nil {
+				t.Errorf("the next connection: ping answered with %+v", m)
+			}
+		})
 	}
 }
 
@@ -294,8 +354,8 @@ func TestHostReleaseThenCloseKillsChildren(t *testing.T) {
 // that runs the tools, and stdin closing ends them all.
 func TestHostNoDaemonStdinCloseKillsChildren(t *testing.T) {
 	h := startHostIn(t, daemonDir(t), 100, "--no-daemon")
-	if hello := h.handshake(t); hello.PID != h.cmd.Process.Pid {
-		t.Errorf("hello pid = %d, want the host's own %d", hello.PID, h.cmd.Process.Pid)
+	if hello := h.handshake(t); hello.PID != h.cmd.Process.Pid || hello.NoDaemon == "" {
+		t.Errorf("hello = %+v, want the host's own pid %d and a no_daemon reason", hello, h.cmd.Process.Pid)
 	}
 	session, inFlight := childPIDs(t, h)
 	h.stdin.Close()
@@ -413,8 +473,8 @@ func TestHostFallsBackWithoutDaemon(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	writeFile(t, file, "x")
 	h := startHostIn(t, file, 100)
-	if hello := h.handshake(t); hello.PID != h.cmd.Process.Pid {
-		t.Errorf("hello pid = %d, want the host's own %d", hello.PID, h.cmd.Process.Pid)
+	if hello := h.handshake(t); hello.PID != h.cmd.Process.Pid || hello.NoDaemon == "" {
+		t.Errorf("hello = %+v, want the host's own pid %d and a no_daemon reason", hello, h.cmd.Process.Pid)
 	}
 	h.send(t, bashCall(1, "o1", map[string]any{"command": "echo ok"}))
 	if m := h.read(t); m.Result == nil || !strings.Contains(m.Result.Text, "ok") {
