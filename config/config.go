@@ -178,6 +178,7 @@ func (c *Config) Resolve(key string) (Model, error) {
 	return m, nil
 }
 
-func (c *Config) modelKeys() string {
-	return strings.Join(slices.Sorted(maps.Keys(c.Models)), ", ")
-}
+func (c *Config) modelKeys() string { return strings.Join(c.ModelKeys(), ", ") }
+
+// ModelKeys returns the catalog's model keys, sorted.
+func (c *Config) ModelKeys() []string { return slices.Sorted(maps.Keys(c.Models)) }

@@ -13,9 +13,11 @@ type Event interface{ isEvent() }
 // AgentEvent is an event of the running agent.
 type AgentEvent struct{ agent.Event }
 
-// Checkpointed reports that thread Thread is durable up to Messages entries.
+// Checkpointed reports that thread Thread is durable up to Messages entries, of which
+// those from First on are new.
 type Checkpointed struct {
 	Thread   string
+	First    int
 	Messages int
 }
 
@@ -42,6 +44,7 @@ type Notice struct{ Text string }
 // is the input's visible text.
 type Accepted struct {
 	Thread string
+	Index  int // the input's entry in Thread
 	At     time.Time
 	Text   string
 }

@@ -126,7 +126,7 @@ func TestManagerTurn(t *testing.T) {
 		t.Fatalf("Wait = %q, %v; want the answer", res.Answer, err)
 	}
 	got := types(collect(t, sub, idle))
-	want := []string{UpdateState, UpdateMeta, UpdateAccepted, UpdateStep, UpdateToolStarted, UpdateToolFinished, UpdateTextDelta, UpdateStep, UpdateDone, UpdateState}
+	want := []string{UpdateState, UpdateMeta, UpdateAccepted, UpdateStep, UpdateCheckpoint, UpdateToolStarted, UpdateToolFinished, UpdateCheckpoint, UpdateTextDelta, UpdateStep, UpdateCheckpoint, UpdateDone, UpdateState}
 	got = slices.DeleteFunc(got, func(s string) bool { return s == UpdateTextDelta })
 	want = slices.DeleteFunc(want, func(s string) bool { return s == UpdateTextDelta })
 	if !slices.Equal(got, want) {

@@ -144,7 +144,7 @@ func (r *Runner) Submit(ctx context.Context, input ...model.Part) (agent.Result,
 	if err := r.append(ctx, th, entry); err != nil {
 		return agent.Result{}, err
 	}
-	r.emit(Accepted{Thread: th.ID, At: now, Text: model.Message{Parts: input}.Text()})
+	r.emit(Accepted{Thread: th.ID, Index: len(th.Entries) - 1, At: now, Text: model.Message{Parts: input}.Text()})
 	start := len(th.Entries) - 1
 	res, err := r.run(ctx, cfg, th, start)
 	if err != nil {
@@ -334,11 +334,12 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	u := tn.usage
 	tn.usage = nil
 	tn.mu.Unlock()
+	first := len(tn.th.Entries)
 	if err := tn.r.save(func() error { return rt.store.Checkpoint(ctx, rt.sess, tn.th, entries, u) }); err != nil {
 		return err
 	}
 	tn.saved, tn.lastParts = len(history), partsOfLast(history)
-	tn.r.emit(Checkpointed{Thread: tn.th.ID, Messages: len(tn.th.Entries)})
+	tn.r.emit(Checkpointed{Thread: tn.th.ID, First: first, Messages: len(tn.th.Entries)})
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 // Update types: the events of the session service, as every front end sees them.
 const (
 	UpdateSession       = "session"        // a front end announces the session it works on
-	UpdateAccepted      = "accepted"       // a user turn's input is durable: Text, AcceptedAt
+	UpdateAccepted      = "accepted"       // a user turn's input is durable as entry Index of Thread: Text, AcceptedAt
 	UpdateTextDelta     = "text_delta"     // assistant text as it streams (deltas may be coalesced)
 	UpdateThinkingDelta = "thinking_delta" // reasoning text as it streams
 	UpdateToolStarted   = "tool_started"   // Tool, CallID, Input, Host
@@ -30,6 +30,7 @@ const (
 	UpdateMeta          = "meta"           // the metadata changed: Title, Archived, Model
 	UpdateHost          = "host"           // a remote host's state changed (profile-wide): Host, State, Error, Attaches
 	UpdateReset         = "reset"          // the subscriber missed events it can no longer get: reload the snapshot
+	UpdateCheckpoint    = "checkpoint"     // entries Index..Count-1 of Thread are durable
 )
 
 // Update is one event of the session service: the one JSON encoding that `myco -p --json`
@@ -62,6 +63,8 @@ type Update struct {
 	To         string          `json:"to,omitempty"`
 	Auto       bool            `json:"auto,omitempty"`
 	AcceptedAt *time.Time      `json:"accepted_at,omitempty"`
+	Index      int             `json:"index,omitempty"`
+	Count      int             `json:"count,omitempty"`
 	Busy       *bool           `json:"busy,omitempty"`
 	Job        string          `json:"job,omitempty"`
 	Title      *string         `json:"title,omitempty"`
@@ -105,7 +108,9 @@ func updateOf(ev Event) (Update, bool) {
 		return Update{Type: UpdateToolProgress, Thread: ev.Thread, CallID: ev.CallID, Text: ev.Output}, true
 	case Accepted:
 		at := ev.At
-		return Update{Type: UpdateAccepted, Thread: ev.Thread, Text: ev.Text, AcceptedAt: &at}, true
+		return Update{Type: UpdateAccepted, Thread: ev.Thread, Text: ev.Text, AcceptedAt: &at, Index: ev.Index, Count: ev.Index + 1}, true
+	case Checkpointed:
+		return Update{Type: UpdateCheckpoint, Thread: ev.Thread, Index: ev.First, Count: ev.Messages}, true
 	}
 	return Update{}, false
 }
@@ -122,7 +127,7 @@ func agentUpdate(ev agent.Event) (Update, bool) {
 		return Update{Type: UpdateToolStarted, Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input, Host: hostOf(ev.Call.Input)}, true
 	case agent.ToolFinished:
 		r := ev.Result
-		return Update{Type: UpdateToolFinished, Tool: ev.Call.Name, CallID: ev.Call.ID, Host: hostOf(ev.Call.Input),
+		return Update{Type: UpdateToolFinished, Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input, Host: hostOf(ev.Call.Input),
 			Text: r.Text, IsError: r.IsError, Unknown: r.Unknown, Images: len(r.Images), Duration: ev.Duration.Seconds()}, true
 	case agent.StepDone:
 		u := ev.Usage
