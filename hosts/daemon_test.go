@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -173,14 +174,15 @@ func TestDaemonCloseDeadline(t *testing.T) {
 func TestDaemonCloseWaitsForCalls(t *testing.T) {
 	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, CloseTimeout: time.Minute, Log: testLog(t)})
 	c := connect(t, d)
-	c.send(t, proto.Msg{ID: 1, Call: &proto.Call{Owner: "o1", Tool: "bash", Input: json.RawMessage(`{"command":"sleep 1000"}`)}})
+	started := filepath.Join(t.TempDir(), "started")
+	c.send(t, proto.Msg{ID: 1, Call: &proto.Call{Owner: "o1", Tool: "bash", Input: json.RawMessage(`{"command":"touch ` + started + `; exec sleep 1000"}`)}})
 	answer := make(chan proto.Msg, 1)
 	go func() { // the call's answer must be read for the call to end
 		m, _ := c.r.Read(t.Context())
 		answer <- m
 	}()
 	start := time.Now()
-	waitFor(t, 5*time.Second, "the call did not start", func() bool { return d.inFlight.Load() == 1 })
+	waitFor(t, 5*time.Second, "the call did not start", func() bool { _, err := os.Stat(started); return err == nil })
 	d.Close()
 	if d.inFlight.Load() != 0 {
 		t.Errorf("Close returned with %d calls in flight, want it to wait for the killed call", d.inFlight.Load())
@@ -189,7 +191,7 @@ func TestDaemonCloseWaitsForCalls(t *testing.T) {
 		t.Errorf("Close took %s", time.Since(start))
 	}
 	if m := <-answer; m.Result == nil || !strings.Contains(m.Result.Text, "[killed") {
-		t.Errorf("the call's answer = %+v, want it killed", m)
+		t.Errorf("the call's answer = %+v (%+v), want it killed", m, m.Result)
 	}
 }
 
