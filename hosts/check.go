@@ -100,7 +100,7 @@ func (r *Remote) Check(ctx context.Context) (res CheckResult) {
 		return res
 	}
 	res.Hello = hello
-	if w := noDaemonWarning(hello); w != "" {
+	if w := NoDaemonWarning(hello); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	return res

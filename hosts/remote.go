@@ -369,15 +369,16 @@ func (r *Remote) setStatus(state State, why string, hello proto.Hello) {
 	if state == StateAttached {
 		n++
 	}
-	r.status = Status{Alias: r.spec.Alias, State: state, Err: termtext.Safe(why), Since: time.Now(), Hello: hello, Attaches: n, Warning: noDaemonWarning(hello)}
+	r.status = Status{Alias: r.spec.Alias, State: state, Err: termtext.Safe(why), Since: time.Now(), Hello: hello, Attaches: n, Warning: NoDaemonWarning(hello)}
 	if r.o.OnState != nil && state != StateLazy {
 		r.events = append(r.events, r.status)
 	}
 }
 
-// noDaemonWarning says plainly what a hello without a daemon means for the user, or
-// returns "".
-func noDaemonWarning(h proto.Hello) string {
+// NoDaemonWarning says plainly what a host's hello without a daemon means for the user
+// (as [Status.Warning] and [CheckResult.Warnings] do), or returns "" for a hello from a
+// daemon. Filter h first when it comes straight from a remote; a [Remote]'s is.
+func NoDaemonWarning(h proto.Hello) string {
 	if h.NoDaemon == "" {
 		return ""
 	}
