@@ -52,6 +52,10 @@ type MarkdownOptions struct {
 	// WorkspaceURL is the workspace viewer's route, for example /profiles/default/workspace/.
 	// It must be a rooted path ("/…", not "//…"); otherwise local links become plain text.
 	WorkspaceURL string
+	// WorkspaceRawQuery, if set, is the query of a workspace image's URL (for example
+	// "raw=1", when the route shows a page for a file and serves its bytes only with it);
+	// links to workspace files keep the page.
+	WorkspaceRawQuery string
 	// DocDir is the directory that relative links resolve against, relative to the
 	// workspace and slash-separated: the rendered document's directory ("notes/2026"), or
 	// "" for the workspace root (model output). A link that climbs out of the workspace
@@ -301,13 +305,14 @@ const (
 
 // linkRewriter rewrites a document's links and images in place, before rendering.
 type linkRewriter struct {
-	dir    string // cleaned WorkspaceDir, or "" when absolute paths are never local
-	base   string // WorkspaceURL ending in "/", or "" when nothing is local
-	docDir string // cleaned DocDir; "." is the workspace root
+	dir      string // cleaned WorkspaceDir, or "" when absolute paths are never local
+	base     string // WorkspaceURL ending in "/", or "" when nothing is local
+	rawQuery string // WorkspaceRawQuery
+	docDir   string // cleaned DocDir; "." is the workspace root
 }
 
 func newLinkRewriter(o MarkdownOptions) *linkRewriter {
-	rw := &linkRewriter{docDir: path.Clean("/" + o.DocDir)[1:]}
+	rw := &linkRewriter{docDir: path.Clean("/" + o.DocDir)[1:], rawQuery: o.WorkspaceRawQuery}
 	if rw.docDir == "" {
 		rw.docDir = "."
 	}
@@ -348,6 +353,12 @@ func (rw *linkRewriter) rewrite(doc ast.Node, source []byte) {
 			kind, u := rw.classify(string(dest))
 			switch {
 			case kind == linkLocal || kind == linkDataImage:
+				if kind == linkLocal && rw.rawQuery != "" {
+					p, frag, ok := strings.Cut(u, "#")
+					if u = p + "?" + rw.rawQuery; ok {
+						u += "#" + frag
+					}
+				}
 				n.Destination, n.Title = []byte(u), resolveRefs(n.Title)
 			case kind == linkExternal && !insideLink(n):
 				l := ast.NewLink()

@@ -19,8 +19,9 @@ var update = flag.Bool("update", false, "rewrite the golden files and static/syn
 
 // mdOptions are the options of the golden files and the exfiltration corpus.
 var mdOptions = MarkdownOptions{
-	WorkspaceDir: "/home/u/.myco/profiles/default/workspace",
-	WorkspaceURL: "/profiles/default/workspace/",
+	WorkspaceDir:      "/home/u/.myco/profiles/default/workspace",
+	WorkspaceURL:      "/profiles/default/workspace/",
+	WorkspaceRawQuery: "raw=1",
 }
 
 // goldenFile compares got with the file want, or rewrites it under -update.
@@ -181,7 +182,8 @@ func onWorkspaceRoute(s string, o MarkdownOptions) bool {
 }
 
 func TestMarkdownLinks(t *testing.T) {
-	doc := MarkdownOptions{WorkspaceDir: mdOptions.WorkspaceDir, WorkspaceURL: mdOptions.WorkspaceURL, DocDir: "notes/2026"}
+	doc := mdOptions
+	doc.DocDir = "notes/2026"
 	for _, tt := range []struct {
 		name string
 		o    MarkdownOptions
@@ -240,14 +242,15 @@ func TestMarkdownLinks(t *testing.T) {
 func TestMarkdownImages(t *testing.T) {
 	const rel = ` rel="noopener noreferrer nofollow"`
 	for _, tt := range []struct{ name, src, want string }{
-		{"workspace", "![a chart](out/c.png)", `<img src="/profiles/default/workspace/out/c.png" alt="a chart" loading="lazy">`},
-		{"workspace with title", `![c](c.png "T")`, `<img src="/profiles/default/workspace/c.png" alt="c" title="T" loading="lazy">`},
-		{"alt keeps text only", "![a *b* `c`](c.png)", `<img src="/profiles/default/workspace/c.png" alt="a b c" loading="lazy">`},
+		{"workspace", "![a chart](out/c.png)", `<img src="/profiles/default/workspace/out/c.png?raw=1" alt="a chart" loading="lazy">`},
+		{"workspace with title", `![c](c.png "T")`, `<img src="/profiles/default/workspace/c.png?raw=1" alt="c" title="T" loading="lazy">`},
+		{"query replaced, fragment kept", "![c](c.png?x=1#f)", `<img src="/profiles/default/workspace/c.png?raw=1#f" alt="c" loading="lazy">`},
+		{"alt keeps text only", "![a *b* `c`](c.png)", `<img src="/profiles/default/workspace/c.png?raw=1" alt="a b c" loading="lazy">`},
 		{"png data", "![d](data:image/png;base64,iVBORw0KGgo=)", `<img src="data:image/png;base64,iVBORw0KGgo=" alt="d" loading="lazy">`},
 		{"remote becomes a link", "![a chart](https://x.example/c.png)", `<a href="https://x.example/c.png"` + rel + `>a chart</a>`},
 		{"remote without alt shows the URL", "![](https://x.example/c.png)", `<a href="https://x.example/c.png"` + rel + `>https://x.example/c.png</a>`},
 		{"remote in a link is text", "[![alt](https://x.example/c.png)](https://go.dev)", `<a href="https://go.dev"` + rel + `>alt</a>`},
-		{"local in a link stays", "[![alt](c.png)](https://go.dev)", `<a href="https://go.dev"` + rel + `><img src="/profiles/default/workspace/c.png" alt="alt" loading="lazy"></a>`},
+		{"local in a link stays", "[![alt](c.png)](https://go.dev)", `<a href="https://go.dev"` + rel + `><img src="/profiles/default/workspace/c.png?raw=1" alt="alt" loading="lazy"></a>`},
 		{"svg data is text", "![s](data:image/svg+xml;base64,PHN2Zz4=)", `s`},
 		{"outside workspace is text", "![p](/etc/p.png)", `p`},
 		{"javascript without alt shows it", "![](javascript:alert(1))", `javascript:alert(1)`},
