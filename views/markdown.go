@@ -100,7 +100,7 @@ func Markdown(src string, o MarkdownOptions) MarkdownHTML {
 
 // plainMarkdown is the source as escaped text, for what is too costly to format.
 func plainMarkdown(src string) MarkdownHTML {
-	return MarkdownHTML{"<p><em>Shown unformatted: too long or too deeply nested to format.</em></p>\n<pre>" +
+	return MarkdownHTML{"<p><em>Shown unformatted: too long or too complex to format safely.</em></p>\n<pre>" +
 		html.EscapeString(src) + "</pre>\n"}
 }
 
