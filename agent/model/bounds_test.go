@@ -149,6 +149,7 @@ func TestClientCredentialsInBaseURLStillSent(t *testing.T) {
 // and body first.
 func silent(headers bool, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // so that the server notices when the client leaves
 		if headers {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(200)
@@ -329,4 +330,45 @@ func TestResponseCap(t *testing.T) {
 			t.Errorf("ResponseCap(%d) = %d, want %d", tt.tokens, got, tt.want)
 		}
 	}
+}
+
+// uploadTransport reads the request body a KiB a second, up to stallAfter KiB (then it
+// waits for the request to end), and answers with one event.
+type uploadTransport struct{ stallAfter int }
+
+func (u uploadTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	buf := make([]byte, 1<<10)
+	for n := 0; ; n++ {
+		if n == u.stallAfter {
+			<-r.Context().Done()
+			return nil, r.Context().Err()
+		}
+		time.Sleep(time.Second)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			break
+		}
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("data: ok\n\n")), Request: r}, nil
+}
+
+func TestHeaderTimeoutCountsFromUploadProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		req := Request{System: strings.Repeat("x", 10<<10)} // ten seconds to upload
+		c := &Client{Protocol: lineProtocol{}, BaseURL: "http://model.test", HTTP: &http.Client{Transport: uploadTransport{stallAfter: -1}},
+			HeaderTimeout: 2 * time.Second, Retry: fastRetry(1)}
+		if text, _, err := collect(c, t.Context(), req); err != nil || text != "ok" {
+			t.Fatalf("slow but steady upload: Stream = %q, %v; want ok", text, err)
+		}
+
+		c.HTTP = &http.Client{Transport: uploadTransport{stallAfter: 3}}
+		start := time.Now()
+		_, _, err := collect(c, t.Context(), req)
+		var te *TimeoutError
+		if !errors.As(err, &te) || !te.Header {
+			t.Fatalf("stalled upload: err = %v, want a header TimeoutError", err)
+		}
+		if d := time.Since(start); d != 5*time.Second {
+			t.Errorf("stalled upload failed after %s, want 5s (3 KiB sent, then 2s of stall)", d)
+		}
+	})
 }

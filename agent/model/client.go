@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -70,12 +71,15 @@ type Client struct {
 	MaxRequestBytes int // 0 means no cap
 	Retry           RetryPolicy
 
-	// HeaderTimeout bounds the wait from sending a request to the response headers
-	// (connecting, the upload, and the time the endpoint takes to start answering). 0 means
-	// none. It is retried like a connection error.
+	// HeaderTimeout bounds the wait for the response headers: the time from sending the
+	// request, or from the last progress of its upload, to the response's status line. A
+	// slow upload of a large request that keeps moving does not trip it; a connection or an
+	// upload that stalls, or an endpoint that takes the request and stays silent, does.
+	// 0 means none. It is retried like a connection error.
 	HeaderTimeout time.Duration
-	// IdleTimeout bounds the silence between two reads of the response body that return
-	// bytes. 0 means none. Before any of the response has streamed it is retried like a
+	// IdleTimeout bounds the silence while the response body streams: the longest the
+	// client waits for its next bytes. Time the consumer spends between reads does not
+	// count. 0 means none. Before any of the response has streamed it is retried like a
 	// connection error; later it fails the step.
 	IdleTimeout time.Duration
 	// MaxResponseBytes caps the bytes of one response body (after any content decoding).
@@ -261,23 +265,35 @@ func (c *Client) attempt(ctx context.Context, to *target, body []byte, yield fun
 	}
 	hc.CheckRedirect = noRedirect
 
-	var headerTimer *time.Timer
-	if c.HeaderTimeout > 0 {
-		headerTimer = time.AfterFunc(c.HeaderTimeout, func() { cancel(&TimeoutError{Header: true, Limit: c.HeaderTimeout}) })
+	var wait *headerWait
+	if d := c.HeaderTimeout; d > 0 {
+		wait = &headerWait{d: d}
+		wait.t = time.AfterFunc(d, func() { cancel(&TimeoutError{Header: true, Limit: d}) })
+		if len(body) > 0 { // an empty body stays http.NoBody, with its known length
+			hreq.Body = &progressReader{r: bytes.NewReader(body), w: wait}
+			hreq.GetBody = func() (io.ReadCloser, error) {
+				return &progressReader{r: bytes.NewReader(body), w: wait}, nil
+			}
+		}
 	}
 	resp, err := hc.Do(hreq)
-	late := headerTimer != nil && !headerTimer.Stop()
-	if err != nil || late {
+	if wait != nil {
+		wait.stop()
+	}
+	if ctx.Err() != nil {
 		if err == nil {
 			resp.Body.Close()
 		}
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
+		return context.Cause(ctx)
+	}
+	var te *TimeoutError
+	if errors.As(context.Cause(rctx), &te) { // also when the headers came just too late
+		if err == nil {
+			resp.Body.Close()
 		}
-		var te *TimeoutError
-		if errors.As(context.Cause(rctx), &te) {
-			return te
-		}
+		return te
+	}
+	if err != nil {
 		return &ProviderError{Retryable: true, Err: redactURLError(err, to.shown)}
 	}
 	b := &guardedBody{r: resp.Body, max: to.maxResponse, idle: c.IdleTimeout, cancel: cancel}
@@ -329,6 +345,46 @@ func redirectError(resp *http.Response, from *url.URL) error {
 	}
 	return &ProviderError{Status: resp.StatusCode, Message: "redirect to " + loc + " not followed: the conversation and the credential go only to the configured base_url; if the new address is right, put it in base_url"}
 }
+
+// headerWait is the timer of HeaderTimeout. The transport's reads of the request body
+// restart it (upload progress) until stop, which the client calls once Do has returned: a
+// transport that still reads the body after that must not re-arm it mid-stream.
+type headerWait struct {
+	t *time.Timer
+	d time.Duration
+
+	mu      sync.Mutex // guards stopped
+	stopped bool
+}
+
+func (w *headerWait) progress() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.t.Reset(w.d)
+	}
+}
+
+func (w *headerWait) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	w.t.Stop()
+}
+
+// progressReader is a request body whose every read counts as upload progress.
+type progressReader struct {
+	r *bytes.Reader
+	w *headerWait
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.w.progress()
+	return n, err
+}
+
+func (p *progressReader) Close() error { return nil }
 
 // guardedBody is a response body under the client's bounds: it counts the bytes against
 // the response cap, and a timer that runs only while a read waits fails the read after
