@@ -27,10 +27,12 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
+// MaxMarkdownBytes bounds what [Markdown] formats; a longer source is shown as plain text.
+// goldmark's linear paths cost up to about 3 µs a byte (autolinks, which grow eightfold).
+// A caller that pages long documents itself should page above this size.
+const MaxMarkdownBytes = 512 << 10
+
 const (
-	// maxMarkdownBytes bounds what goldmark parses; a longer source is shown as plain text.
-	// goldmark's linear paths cost up to about 3 µs a byte (autolinks, which grow eightfold).
-	maxMarkdownBytes = 512 << 10
 	// maxHighlightBytes bounds what chroma lexes (its backtracking regexps only time out per
 	// match); a longer code block is shown unhighlighted.
 	maxHighlightBytes = 64 << 10
@@ -83,7 +85,7 @@ func (m MarkdownHTML) String() string { return m.html }
 // chroma classes, and the result passes a bluemonday allow-list. It is safe for
 // concurrent use.
 func Markdown(src string, o MarkdownOptions) MarkdownHTML {
-	if len(src) > maxMarkdownBytes || tooCostly(src) {
+	if len(src) > MaxMarkdownBytes || tooCostly(src) {
 		return plainMarkdown(src)
 	}
 	source := []byte(src)

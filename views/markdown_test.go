@@ -351,7 +351,7 @@ func TestMarkdownTooCostly(t *testing.T) {
 		})
 	}
 	t.Run("too long", func(t *testing.T) {
-		src := strings.Repeat("word ", maxMarkdownBytes/5+1)
+		src := strings.Repeat("word ", MaxMarkdownBytes/5+1)
 		if out := Markdown(src, mdOptions).String(); !strings.HasPrefix(out, "<p><em>Shown unformatted") {
 			t.Errorf("Markdown of %d bytes = %.80q…, want the plain text", len(src), out)
 		}
@@ -366,7 +366,7 @@ func TestMarkdownTooCostly(t *testing.T) {
 		legit[path] = src
 	}
 	var big strings.Builder
-	for big.Len() < maxMarkdownBytes-8<<10 {
+	for big.Len() < MaxMarkdownBytes-8<<10 {
 		big.WriteString(legit[filepath.Join("testdata", "markdown", "golden", "assistant-message.md")] + "\n")
 	}
 	legit["long document"] = big.String()
