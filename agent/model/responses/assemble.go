@@ -2,6 +2,7 @@ package responses
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -9,14 +10,28 @@ import (
 	"myco/agent/model"
 )
 
-// finish assembles the message from the output items and yields Done.
-func (d *decoder) finish(resp *response) {
+// finish assembles the message from the output items and yields Done. An output item of
+// a type it reads that does not decode is a badItemError.
+func (d *decoder) finish(resp *response) error {
 	if resp == nil {
 		resp = &response{}
 	}
 	// The terminal response lists the output items too; use them for any item whose done
 	// event never arrived.
-	for i, it := range resp.Output {
+	for i, raw := range resp.Output {
+		var shape struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &shape); err != nil {
+			return badItemError{fmt.Errorf("output[%d]: %w", i, err)}
+		}
+		if !knownItem(shape.Type) {
+			continue
+		}
+		var it item
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return badItemError{fmt.Errorf("output[%d] (%s): %w", i, shape.Type, err)}
+		}
 		if it.Status != "completed" && it.Status != "" {
 			continue
 		}
@@ -80,6 +95,7 @@ func (d *decoder) finish(resp *response) {
 		}
 	}
 	d.emit(model.Done{Message: msg, Stop: stop, Usage: usage})
+	return nil
 }
 
 // thinkingPart returns the reasoning item as a thinking part. Only a completed item keeps

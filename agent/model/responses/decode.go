@@ -2,6 +2,7 @@ package responses
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -45,8 +46,10 @@ type itemContent struct {
 }
 
 type response struct {
-	Status            string `json:"status"`
-	Output            []item `json:"output"`
+	Status string `json:"status"`
+	// Output is decoded item by item in finish: an item of a type the decoder does not
+	// read may have fields of any shape.
+	Output            []json.RawMessage `json:"output"`
 	IncompleteDetails *struct {
 		Reason string `json:"reason"`
 	} `json:"incomplete_details"`
@@ -129,6 +132,10 @@ func decode(events iter.Seq2[model.Event, error], yield func(model.Chunk) bool) 
 		if d.stopped {
 			return nil
 		}
+		var bad badItemError
+		if errors.As(err, &bad) {
+			return model.BadEvent(name, ev, e.Type, bad.err)
+		}
 		if err != nil || done {
 			return err
 		}
@@ -188,6 +195,12 @@ func knownEvent(t string) bool {
 	}
 	return false
 }
+
+// badItemError is an output item of a known type, in a terminal event, that does not
+// decode; decode turns it into a *model.EventError for that event.
+type badItemError struct{ err error }
+
+func (e badItemError) Error() string { return "output item: " + e.err.Error() }
 
 func knownItem(t string) bool {
 	return t == "reasoning" || t == "message" || t == "function_call"
@@ -267,8 +280,7 @@ func (d *decoder) handle(e event) (done bool, err error) {
 		pe.Retryable = model.RetryableType(pe.Type)
 		return false, pe
 	case "response.completed", "response.incomplete":
-		d.finish(e.Response)
-		return true, nil
+		return true, d.finish(e.Response)
 	}
 	return false, nil
 }

@@ -75,3 +75,26 @@ func TestDecodeErrorEventNotJSON(t *testing.T) {
 		t.Fatalf("Decode error = %#v, want a mid-stream ProviderError with the text", err)
 	}
 }
+
+func TestDecodeTerminalOutputItems(t *testing.T) {
+	completed := func(output string) string {
+		return "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"output\":[" + output + "]}}\n\n"
+	}
+	t.Run("an item of an unknown type, odd shape, is ignored", func(t *testing.T) {
+		d, err := decodeString(t, completed(`{"type":"shiny_call","content":"flat","summary":{"a":1}},{"type":"message","status":"completed","content":[{"type":"output_text","text":"hi"}]}`))
+		if err != nil || d.done == nil || d.done.Message.Text() != "hi" {
+			t.Fatalf("Decode = %v, Done %+v; want the message", err, d.done)
+		}
+	})
+	t.Run("an item of a known type that does not decode fails", func(t *testing.T) {
+		stream := completed(`{"type":"function_call","status":"completed","call_id":"c","name":"bash","arguments":{"command":"x"}}`)
+		d, err := decodeString(t, stream)
+		var ee *model.EventError
+		if !errors.As(err, &ee) || ee.Type != "response.completed" || ee.N != 1 || !strings.Contains(err.Error(), "output[0] (function_call)") {
+			t.Fatalf("Decode error = %v, want an EventError for the terminal event naming the item", err)
+		}
+		if d.dones != 0 {
+			t.Errorf("Decode yielded Done")
+		}
+	})
+}
