@@ -350,6 +350,10 @@ func (d *decoder) delta(e event) error {
 		if !d.yield(model.ToolCallDelta{Index: b.call, Args: e.Delta.PartialJSON}) {
 			return errStopped
 		}
+	case knownDelta(e.Delta.Type) && knownBlock(b.typ):
+		// Dropping it would be as silent as skipping a broken event: an argument fragment
+		// sent to the wrong block changes the call.
+		return fmt.Errorf("anthropic stream: %s for content block %d, which is a %s block", e.Delta.Type, e.Index, b.typ)
 	}
 	return nil
 }

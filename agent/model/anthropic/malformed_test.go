@@ -107,3 +107,36 @@ func TestDecodeErrorEventNotJSON(t *testing.T) {
 		t.Fatalf("Decode error = %#v, want a mid-stream ProviderError with the text", err)
 	}
 }
+
+func TestDecodeDeltaForTheWrongBlock(t *testing.T) {
+	stream := sse(
+		`{"type":"message_start","message":{}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"bash","input":{}}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"command\":\"rm -rf /tmp/t/victim/"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"subdir"}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"}"}}`,
+		`{"type":"content_block_stop","index":1}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use"}}`,
+		`{"type":"message_stop"}`,
+	)
+	err := Protocol{}.Decode(model.Events(strings.NewReader(stream), 0), func(model.Chunk) bool { return true })
+	if err == nil || !strings.Contains(err.Error(), "input_json_delta for content block 0, which is a text block") {
+		t.Fatalf("Decode error = %v, want one about the argument fragment sent to the text block", err)
+	}
+}
+
+func TestDecodeServerToolDeltasIgnored(t *testing.T) {
+	stream := sse(
+		`{"type":"message_start","message":{}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"go\"}"}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`,
+		`{"type":"message_stop"}`,
+	)
+	err := Protocol{}.Decode(model.Events(strings.NewReader(stream), 0), func(model.Chunk) bool { return true })
+	if err != nil {
+		t.Fatalf("Decode = %v, want the server tool block ignored", err)
+	}
+}
