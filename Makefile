@@ -1,33 +1,62 @@
-# The README's two commands: `make demo` runs myco against the scripted fake model, `make test`
-# runs every check.
+# The README's two commands: `make demo` starts myco's server against the scripted fake model
+# and prints the URL to open; `make test` runs every check.
 GO ?= go
 PKGS := ./...
+VENDOR := static/vendor
 
-.PHONY: build test lint bench demo fmt clean
+.PHONY: build test lint bench demo fmt clean assets generate check-generate screenshots
 
-build:
+build: assets generate
 	$(GO) build -o bin/myco ./cmd/myco
 
-# test: vet, the gofmt check, the race-enabled suite and a short fuzz of the session loader.
-test: lint
+# assets: htmx 4 and its SSE extension, pinned in package.json and package-lock.json, from
+# npm into static/vendor/ (not committed), where the binary embeds them.
+assets: $(VENDOR)/.stamp
+$(VENDOR)/.stamp: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	mkdir -p $(VENDOR)/ext
+	cp node_modules/htmx.org/dist/htmx.min.js $(VENDOR)/
+	cp node_modules/htmx.org/dist/ext/hx-sse.min.js $(VENDOR)/ext/
+	cp node_modules/htmx.org/LICENSE $(VENDOR)/htmx.LICENSE
+	touch $@
+
+# generate: the templ components' Go code (committed, so go build works without templ).
+generate:
+	$(GO) tool templ generate -path views
+
+# check-generate fails when a committed *_templ.go is not what its .templ generates.
+check-generate:
+	@tmp=$$(mktemp -d) && cp -r views $$tmp/ && $(GO) tool templ generate -path $$tmp/views >/dev/null 2>&1 && \
+	for f in views/*_templ.go; do cmp -s $$f $$tmp/$$f || { echo "stale generated code: $$f (run make generate)"; rm -rf $$tmp; exit 1; }; done; rm -rf $$tmp
+
+# test: vet, the gofmt check, the generated-code check, the race-enabled suite (browser
+# tests included: they need the assets and Chromium) and short fuzz runs.
+test: lint check-generate assets
 	$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s -fuzzminimizetime 100x ./sessions/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s -fuzzminimizetime 100x ./config/
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 10s -fuzzminimizetime 100x ./hosts/proto/
 
 lint:
 	$(GO) vet $(PKGS)
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null | grep -v '_templ.go$$' || find . -name '*.go' -not -name '*_templ.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # bench: the performance targets, printed as ratios measured in one run.
-bench:
+bench: assets
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./... | grep -v '^goos\|^goarch\|^pkg\|^cpu'
 
-demo:
+# screenshots: the browser tests save the main screens (light, dark, wide, narrow) here.
+screenshots: assets
+	rm -rf screenshots && mkdir -p screenshots
+	MYCO_SCREENSHOTS=$$PWD/screenshots $(GO) test -count=1 -run 'TestBrowser' ./handlers/...
+	@ls screenshots
+
+demo: build
 	./scripts/demo.sh
 
 fmt:
-	gofmt -w $$(git ls-files '*.go')
+	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')
 
 clean:
-	rm -rf bin
+	rm -rf bin $(VENDOR) node_modules

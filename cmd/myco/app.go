@@ -37,6 +37,7 @@ type options struct {
 	noDaemon   bool
 	resume     string
 	compact    string
+	addr       string
 }
 
 // Exit statuses.
@@ -50,6 +51,7 @@ const (
 const usageText = `myco: a coding agent server
 
 Usage:
+  myco [--addr 127.0.0.1:8080]            serve the browser UI on loopback; prints the URL to open
   myco -p PROMPT [--model KEY] [--json]   one turn on a new durable session; the answer on stdout
   myco -p - ...                           read the prompt from standard input
   myco -p PROMPT --resume ID              continue a saved session
@@ -81,6 +83,7 @@ func (a *app) parse() (options, error) {
 	})
 	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
 	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
+	fs.StringVar(&o.addr, "addr", "", "the server's loopback `ADDRESS` (default "+defaultAddr+"; port 0 picks one)")
 	fs.StringVar(&o.resume, "resume", "", "with -p or --mode cli: continue the saved session `ID` (live tools are not restored)")
 	fs.StringVar(&o.compact, "compact", "", "compact the saved session `ID` into a successor thread and exit")
 	fs.BoolVar(&o.json, "json", false, "with -p: print the turn's events as NDJSON on stdout")
@@ -138,19 +141,11 @@ func (a *app) main() int {
 	case "cli":
 		return a.chat(o)
 	case "", "server":
-		fmt.Fprintf(a.stderr, "myco: the %s mode is not built yet; run a one-shot prompt with myco -p PROMPT\n", modeName(o.mode))
-		return exitUsage
+		return a.serve(o)
 	default:
 		fmt.Fprintf(a.stderr, "myco: unknown mode %q (want server, cli or host)\n", o.mode)
 		return exitUsage
 	}
-}
-
-func modeName(m string) string {
-	if m == "" {
-		return "server"
-	}
-	return m
 }
 
 // fail prints a one-line error and returns the error status.

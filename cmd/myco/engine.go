@@ -111,6 +111,9 @@ func hostUpdate(st hosts.Status) sessions.Update {
 	if st.State == hosts.StateAttached && st.Attaches == 1 {
 		u.Text = fmt.Sprintf("myco %s, %s/%s", st.Hello.Version, st.Hello.OS, st.Hello.Arch)
 	}
+	if st.State == hosts.StateAttached && st.Warning != "" {
+		u.Text = strings.TrimPrefix(u.Text+"; "+st.Warning, "; ")
+	}
 	return u
 }
 

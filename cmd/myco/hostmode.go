@@ -32,6 +32,7 @@ func (a *app) hostMode(o options) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	why := "--no-daemon was given" // the controller is told, and tells its user
 	if !o.noDaemon {
 		err := a.proxy(ctx, o, log)
 		if err == nil {
@@ -42,10 +43,11 @@ func (a *app) hostMode(o options) int {
 			return exitError
 		}
 		log.Warn("serving in this process, without the host daemon: processes end with the connection", "err", err)
+		why = err.Error()
 	}
 	rp := newReaper()
 	defer rp.Close()
-	d := a.newDaemon(o, rp, log)
+	d := a.newDaemon(o, rp, log, why)
 	defer d.Close()
 	if err := d.Serve(ctx, a.stdin, a.stdout, &proto.Proxy{MaxImageBase64Bytes: o.maxImage}); err != nil {
 		fmt.Fprintln(a.stderr, "myco:", err)
@@ -116,7 +118,7 @@ func (a *app) hostDaemon(o options) int {
 	defer stop()
 	rp := newReaper()
 	defer rp.Close()
-	d := a.newDaemon(o, rp, log)
+	d := a.newDaemon(o, rp, log, "")
 	defer d.Close()
 	log.Info("host daemon", "instance", d.Instance(), "pid", os.Getpid(), "socket", sock, "grace", o.hostGrace)
 	err = d.Run(ctx, l, func() func() {
@@ -135,8 +137,9 @@ func (a *app) hostDaemon(o options) int {
 
 // newDaemon builds the host daemon's tools: bash and the editor shared by every
 // connection, view_image per connection with its controller's image cap.
-// Its bash processes die with this process, through rp.
-func (a *app) newDaemon(o options, rp *reaper.Reaper, log *slog.Logger) *hosts.Daemon {
+// Its bash processes die with this process, through rp. noDaemon, when set, is why the host
+// serves in this process instead of its daemon: the hello tells the controller.
+func (a *app) newDaemon(o options, rp *reaper.Reaper, log *slog.Logger, noDaemon string) *hosts.Daemon {
 	dir, _ := os.Getwd()
 	return hosts.NewDaemon(hosts.DaemonOptions{
 		Tools: []tools.Tool{
@@ -146,7 +149,7 @@ func (a *app) newDaemon(o options, rp *reaper.Reaper, log *slog.Logger) *hosts.D
 		ConnTools: func(n int) []tools.Tool {
 			return []tools.Tool{tools.NewImage(tools.ImageOptions{MaxBase64Bytes: n})}
 		},
-		Hello: proto.Hello{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: a.getenv("SHELL"), Dir: dir},
+		Hello: proto.Hello{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: a.getenv("SHELL"), Dir: dir, NoDaemon: noDaemon},
 		Grace: o.hostGrace, IdleExit: o.hostIdle,
 		Log: log,
 	})

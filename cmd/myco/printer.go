@@ -162,6 +162,8 @@ func (p *printer) update(u sessions.Update) {
 // hostState reports a remote's state change: one short line on stderr.
 func (p *printer) hostState(u sessions.Update) {
 	switch {
+	case u.State == "attached" && u.Attaches > 1 && u.Text != "":
+		p.note("host %s: re-attached; %s", u.Host, u.Text)
 	case u.State == "attached" && u.Attaches > 1:
 		p.note("host %s: re-attached", u.Host)
 	case u.State == "attached":

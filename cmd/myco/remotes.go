@@ -24,7 +24,7 @@ func (a *app) remoteOptions(p *profile) ([]hosts.RemoteSpec, hosts.RemoteOptions
 	if err != nil {
 		return nil, hosts.RemoteOptions{}, err
 	}
-	return specs, remoteDefaults(p.model.MaxImageBase64Bytes, time.Duration(p.cfg.AttachTimeoutSecs)*time.Second), nil
+	return specs, remoteDefaults(p.model.MaxImageBase64Bytes, time.Duration(p.cfg.AttachTimeoutSecs)*time.Second, p.cfg.CredentialVars()), nil
 }
 
 // sshRemotes reads the remote hosts of $HOME/.ssh/config. OpenSSH reads the passwd home's
@@ -45,11 +45,13 @@ func (a *app) sshRemotes() ([]hosts.RemoteSpec, error) {
 	return hosts.LoadSSHConfig(hosts.SSHConfigOptions{Path: path, Home: home, Default: def})
 }
 
-// remoteDefaults are the options of every remote controller.
-func remoteDefaults(maxImage int, attach time.Duration) hosts.RemoteOptions {
+// remoteDefaults are the options of every remote controller. The host removes the
+// variables withoutEnv names (the model credentials) from its tool processes.
+func remoteDefaults(maxImage int, attach time.Duration, withoutEnv []string) hosts.RemoteOptions {
 	dir, _ := os.Getwd()
 	return hosts.RemoteOptions{
 		MaxImageBase64Bytes: maxImage,
+		WithoutEnv:          withoutEnv,
 		AttachTimeout:       attach,
 		PingInterval:        5 * time.Second,
 		Hello:               proto.Hello{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, Dir: dir},
@@ -82,7 +84,7 @@ func (a *app) hostsCmd(args []string) int {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
-	r := hosts.NewRemote(specs[i], remoteDefaults(5<<20, a.attachTimeout()))
+	r := hosts.NewRemote(specs[i], remoteDefaults(5<<20, a.attachTimeout(), nil))
 	defer r.Close()
 	if args[0] == "install" {
 		return a.installHost(ctx, r)
@@ -110,6 +112,9 @@ func (a *app) attachTimeout() time.Duration {
 func (a *app) checkHost(ctx context.Context, r *hosts.Remote) int {
 	res := r.Check(ctx)
 	fmt.Fprintf(a.stdout, "check: %s\n", res.Check)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(a.stdout, "warning: %s\n", w)
+	}
 	if res.Path != "" {
 		fmt.Fprintf(a.stdout, "myco on %s: %s (%s)\n", res.Alias, res.Path, res.Version)
 	}
@@ -126,7 +131,9 @@ func (a *app) checkHost(ctx context.Context, r *hosts.Remote) int {
 func (a *app) printReady(alias string, h proto.Hello) {
 	fmt.Fprintf(a.stdout, "%s is ready: host protocol %d, myco %s, %s/%s, shell %s, directory %s\n",
 		alias, h.Protocol, h.Version, h.OS, h.Arch, h.Shell, h.Dir)
-	if h.Instance != "" {
+	if h.NoDaemon != "" {
+		fmt.Fprintf(a.stdout, "warning: %s\n", hosts.NoDaemonWarning(h))
+	} else if h.Instance != "" {
 		fmt.Fprintf(a.stdout, "host daemon: pid %d, instance %s; it keeps a dropped connection's bash sessions for %s\n",
 			h.PID, h.Instance, time.Duration(h.GraceSecs)*time.Second)
 	}

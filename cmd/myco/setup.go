@@ -104,6 +104,8 @@ func newClient(m config.Model, env config.Env, home string) (*model.Client, erro
 		Key:             func() (string, error) { return auth.Key(env.Lookup, home) },
 		HTTP:            &http.Client{Transport: http.DefaultTransport},
 		MaxRequestBytes: m.MaxRequestBytes,
+		HeaderTimeout:   m.ResponseHeaderTimeout,
+		IdleTimeout:     m.StreamIdleTimeout,
 		Retry: model.RetryPolicy{
 			MaxAttempts:    m.Retry.MaxAttempts,
 			InitialBackoff: time.Duration(m.Retry.InitialBackoffMs) * time.Millisecond,

@@ -1,0 +1,222 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"myco/sessions"
+	"myco/views"
+)
+
+// maxForm bounds a form post: a message with its text, not a file upload.
+const maxForm = 1 << 20
+
+// form parses a posted form within maxForm; a body that is too big or not a form is a 400
+// that says so.
+func form(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return httpError(http.StatusRequestEntityTooLarge, "The form is over 1 MiB; send a shorter message or attach the file with @path.")
+		}
+		return &HTTPError{Status: http.StatusBadRequest, Message: "The request is not a form this server understands.", Err: err}
+	}
+	return nil
+}
+
+func htmx(r *http.Request) bool { return r.Header.Get("HX-Request") != "" }
+
+// done answers a successful action: nothing for htmx, a redirect to the page otherwise
+// (so the page works without JavaScript).
+func done(w http.ResponseWriter, r *http.Request, page string) error {
+	if htmx(r) {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	http.Redirect(w, r, page, http.StatusSeeOther)
+	return nil
+}
+
+// newSession creates a session (form field model, optional) and opens it.
+func (s *server) newSession(w http.ResponseWriter, r *http.Request) error {
+	if err := form(w, r); err != nil {
+		return err
+	}
+	key := r.PostForm.Get("model")
+	if key != "" && !s.known(key) {
+		return httpError(http.StatusBadRequest, "There is no model "+quote(key)+" in the catalog.")
+	}
+	id, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: key})
+	if err != nil {
+		return err
+	}
+	if htmx(r) {
+		w.Header().Set("HX-Redirect", s.sessionURL(id))
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+	return nil
+}
+
+func (s *server) known(key string) bool {
+	for _, m := range s.Models {
+		if m.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// submit sends the composer's text (form field text) as a turn. /compact compacts, /new
+// starts a new session; @path attaches a file. The answer is a fresh composer, or the same
+// text with what was wrong: a busy session refuses, it never queues.
+func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
+	if err := form(w, r); err != nil {
+		return err
+	}
+	id := chi.URLParam(r, "id")
+	sess, st, err := s.Sessions.Snapshot(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	text := r.PostForm.Get("text")
+	refuse := func(status int, msg string) error {
+		c := s.composer(sess, st, false)
+		c.Text, c.Error = text, msg
+		if !htmx(r) {
+			return httpError(status, msg)
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		return views.Composer(c).Render(r.Context(), w)
+	}
+	if sess.Latest() == nil {
+		return errNotFound
+	}
+	switch cmd := strings.TrimSpace(text); {
+	case cmd == "":
+		return refuse(http.StatusBadRequest, "The message is empty.")
+	case cmd == "/new":
+		nid, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: st.Model})
+		if err != nil {
+			return err
+		}
+		if htmx(r) {
+			w.Header().Set("HX-Redirect", s.sessionURL(nid))
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		}
+		http.Redirect(w, r, s.sessionURL(nid), http.StatusSeeOther)
+		return nil
+	case cmd == "/compact":
+		if _, err := s.Sessions.Compact(r.Context(), id); err != nil {
+			return s.refusal(err, refuse)
+		}
+	case strings.HasPrefix(cmd, "/") && !strings.Contains(strings.Fields(cmd)[0][1:], "/"):
+		return refuse(http.StatusBadRequest, "Unknown command "+quote(strings.Fields(cmd)[0])+": the commands are /compact and /new. To send a message that starts with /, put a space before it.")
+	default:
+		parts, err := sessions.Attachments(text, s.Dir, s.Home, s.model(st.Model).MaxImageBase64Bytes)
+		if err != nil {
+			return refuse(http.StatusBadRequest, err.Error())
+		}
+		j, err := s.Sessions.Submit(r.Context(), id, parts...)
+		if err != nil {
+			return s.refusal(err, refuse)
+		}
+		// Answer once the input is durable, so a refusal or a failed save shows here.
+		if _, err := j.Accepted(r.Context()); err != nil && !errors.Is(err, r.Context().Err()) {
+			return s.refusal(err, refuse)
+		}
+	}
+	if !htmx(r) {
+		http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+		return nil
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	return views.Composer(s.composer(sess, st, false)).Render(r.Context(), w)
+}
+
+// refusal answers a submit or compaction the service refused: busy, stopped, shutting
+// down, or a failed start.
+func (s *server) refusal(err error, refuse func(int, string) error) error {
+	var busy *sessions.BusyError
+	switch {
+	case errors.As(err, &busy):
+		return refuse(http.StatusConflict, busy.Error()+". Nothing was queued: send it again when the turn ends.")
+	case errors.Is(err, sessions.ErrSaveFailed):
+		return refuse(http.StatusInternalServerError, "The session could not be saved, so its work is stopped: "+err.Error())
+	case errors.Is(err, sessions.ErrShutdown):
+		return refuse(http.StatusServiceUnavailable, "The server is shutting down; nothing was sent.")
+	}
+	return refuse(http.StatusInternalServerError, "The message was not sent: "+err.Error())
+}
+
+// stop stops the session's running turn or compaction, including a retry wait.
+func (s *server) stop(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
+		return err
+	}
+	s.Sessions.Stop(id)
+	return done(w, r, s.sessionURL(id))
+}
+
+// compact starts a compaction (the /compact button and command).
+func (s *server) compact(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if _, err := s.Sessions.Compact(r.Context(), id); err != nil {
+		return err
+	}
+	return done(w, r, s.sessionURL(id))
+}
+
+// archive returns the handler that archives (or restores) a session. From the list
+// (htmx), the answer is the session's new row; otherwise a redirect to the session.
+func (s *server) archive(archived bool) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id := chi.URLParam(r, "id")
+		if err := s.Sessions.SetArchived(r.Context(), id, archived); err != nil {
+			return err
+		}
+		if !htmx(r) {
+			http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+			return nil
+		}
+		sess, st, err := s.Sessions.Snapshot(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		var mod time.Time
+		if th := sess.Latest(); th != nil {
+			mod = th.Created
+		}
+		row := views.SessionRow{ID: id, URL: s.sessionURL(id), Title: sess.Title, Model: st.Model, Busy: st.Busy,
+			Archived: sess.Archived, Activity: ago(mod), ISOTime: mod.Format(time.RFC3339)}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		return views.SessionItem(s.base, row).Render(r.Context(), w)
+	}
+}
+
+// selectModel makes form field model the session's model for its next turns.
+func (s *server) selectModel(w http.ResponseWriter, r *http.Request) error {
+	if err := form(w, r); err != nil {
+		return err
+	}
+	id := chi.URLParam(r, "id")
+	key := r.PostForm.Get("model")
+	if !s.known(key) {
+		return httpError(http.StatusBadRequest, "There is no model "+quote(key)+" in the catalog.")
+	}
+	if err := s.Sessions.SelectModel(r.Context(), id, key); err != nil {
+		return err
+	}
+	return done(w, r, s.sessionURL(id))
+}
+
+func quote(s string) string { return "“" + oneLine(s, 80) + "”" }

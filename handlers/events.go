@@ -1,0 +1,343 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
+
+	"myco/agent/model"
+	"myco/sessions"
+	"myco/views"
+)
+
+// sseWriter writes server-sent events and flushes each one.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// startSSE writes the headers of an event stream. A proxy must not buffer it, nothing may
+// cache it, and it is never compressed.
+func startSSE(w http.ResponseWriter) (*sseWriter, error) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write([]byte("retry: 1000\n\n")); err != nil {
+		return nil, err
+	}
+	return &sseWriter{w: w, rc: rc}, rc.Flush()
+}
+
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
+// send writes one event: its id, its name unless empty, and data split into lines. A bare
+// \r (tool output often has one) would end a line for the reader, so every line break is
+// made \n first.
+func (s *sseWriter) send(id, event, data string) error {
+	var b bytes.Buffer
+	if id != "" {
+		fmt.Fprintf(&b, "id: %s\n", id)
+	}
+	if event != "" {
+		fmt.Fprintf(&b, "event: %s\n", event)
+	}
+	for _, line := range strings.Split(lineBreaks.Replace(data), "\n") {
+		b.WriteString("data: ")
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	if _, err := s.w.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// events streams a session's changes to its page as htmx partials. The cursor is the
+// Last-Event-ID header of a reconnecting tab, else ?after= from the page: the tab gets
+// exactly the changes it missed, or, when they are no longer kept (or the server
+// restarted), one re-render of the transcript. A ping event every few seconds tells the
+// page the stream is alive. Closing the stream never stops the session's work.
+func (s *server) events(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
+		return err
+	}
+	after := r.Header.Get("Last-Event-ID")
+	if after == "" {
+		after = r.URL.Query().Get("after")
+	}
+	if after == "" {
+		after = "unknown" // a stream without a cursor starts from a re-render
+	}
+	sub := s.Sessions.Subscribe([]string{id}, after)
+	defer sub.Close()
+	sse, err := startSSE(w)
+	if err != nil {
+		return nil // the client is gone
+	}
+	ctx := r.Context()
+	ev := &eventRenderer{s: s, id: id}
+	for {
+		wait, cancel := context.WithTimeout(ctx, s.Ping)
+		us, err := sub.Next(wait)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, context.DeadlineExceeded):
+			if sse.send("", "ping", "") != nil {
+				return nil
+			}
+			continue
+		case err != nil:
+			return nil
+		}
+		html, err := ev.render(ctx, us)
+		if err != nil {
+			s.Log.Warn("render session events", "session_id", id, "err", err)
+			html, err = ev.reset(ctx)
+			if err != nil {
+				return nil
+			}
+		}
+		if sse.send(sub.Cursor(), "", html) != nil {
+			return nil
+		}
+	}
+}
+
+// eventRenderer turns a session's updates into the partials that bring its page up to
+// date. Every swap it makes matches what a fresh render of the page shows.
+type eventRenderer struct {
+	s  *server
+	id string
+
+	// The snapshot of the batch being rendered, taken when first needed.
+	sess *sessions.Session
+	st   sessions.Status
+}
+
+func (e *eventRenderer) snapshot(ctx context.Context) (*sessions.Session, sessions.Status, error) {
+	if e.sess == nil {
+		sess, st, err := e.s.Sessions.Snapshot(ctx, e.id)
+		if err != nil {
+			return nil, st, err
+		}
+		e.sess, e.st = sess, st
+	}
+	return e.sess, e.st, nil
+}
+
+// render renders one batch of updates as partials, in order.
+func (e *eventRenderer) render(ctx context.Context, us []sessions.Update) (string, error) {
+	e.sess = nil
+	var b bytes.Buffer
+	part := func(target, swap string, c templ.Component) error {
+		return views.Partial(target, swap, c).Render(ctx, &b)
+	}
+	clearLive := func() error { return part("#live", "innerHTML", views.Live(false)) }
+	status := func() error {
+		sess, st, err := e.snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		if err := part("#status", "innerHTML", views.Status(e.s.status(sess, st))); err != nil {
+			return err
+		}
+		row := views.SessionRow{ID: sess.ID, URL: e.s.sessionURL(sess.ID), Title: sess.Title, Busy: st.Busy, Current: true}
+		return part("#side-"+sess.ID, "outerHTML", views.SidebarItem(row))
+	}
+	for _, u := range us {
+		var err error
+		switch u.Type {
+		case sessions.UpdateReset, sessions.UpdateCompacted, sessions.UpdateRewound:
+			var html string
+			if html, err = e.reset(ctx); err == nil {
+				b.WriteString(html)
+			}
+		case sessions.UpdateTextDelta:
+			err = part("#live-text", "beforeend", views.Text(u.Text))
+		case sessions.UpdateThinkingDelta:
+			err = part("#live-thinking", "beforeend", views.Text(u.Text))
+		case sessions.UpdateAccepted, sessions.UpdateCheckpoint:
+			err = e.entries(ctx, &b, u)
+		case sessions.UpdateToolProgress:
+			err = part("#"+toolDOMID(u.CallID)+"-out", "innerHTML", views.ToolOutput(u.Text))
+		case sessions.UpdateToolFinished:
+			var sess *sessions.Session
+			if sess, _, err = e.snapshot(ctx); err != nil {
+				break
+			}
+			t := toolView(e.s.base, e.id, sess.Latest().ID, model.ToolCall{ID: u.CallID, Name: u.Tool, Input: u.Input})
+			setResult(&t, u.Text, u.IsError, u.Unknown)
+			t.Duration = duration(time.Duration(u.Duration * float64(time.Second)))
+			err = part("#"+t.DOMID, "outerHTML", views.ToolCard(t))
+		case sessions.UpdateNotice, sessions.UpdateResumed:
+			err = part("#live-notes", "beforeend", views.Note("notice", u.Text))
+		case sessions.UpdateSaveFailed:
+			err = part("#live-notes", "beforeend", views.Note("error", "A save failed, so this session's work is stopped: "+u.Error))
+		case sessions.UpdateHost:
+			err = part("#live-notes", "beforeend", views.Note("notice", hostNote(u)))
+			if err == nil {
+				err = status()
+			}
+		case sessions.UpdateStep, sessions.UpdateState:
+			err = status()
+		case sessions.UpdateMeta:
+			var sess *sessions.Session
+			if sess, _, err = e.snapshot(ctx); err == nil {
+				err = part("#title", "innerHTML", views.Title(sess.Title))
+			}
+		case sessions.UpdateDone, sessions.UpdateError, sessions.UpdateCancelled:
+			err = e.end(ctx, &b, u, clearLive)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+// entries renders the entries an accepted input or a checkpoint made durable: a new
+// message goes at the end of the transcript; tool results re-render the cards of the
+// calls they answer. The live region, whose text is now saved, is emptied.
+func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions.Update) error {
+	sess, _, err := e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	th := sess.Latest()
+	if th.ID != u.Thread {
+		return nil // an earlier thread: the page moved on with a reset
+	}
+	p := e.s.projector(sess.ID, th)
+	for i := u.Index; i < u.Count && i < len(th.Entries); i++ {
+		msg := th.Entries[i].Message
+		if results := toolResults(msg); len(results) > 0 {
+			for _, r := range results {
+				if call, ok := findCall(th, i, r.CallID); ok {
+					t := p.tool(call)
+					if err := views.Partial("#"+t.DOMID, "outerHTML", views.ToolCard(t)).Render(ctx, b); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
+		if m, ok := p.message(i); ok {
+			if err := views.Partial("#messages", "beforeend", views.Message(m)).Render(ctx, b); err != nil {
+				return err
+			}
+		}
+	}
+	return views.Partial("#live", "innerHTML", views.Live(false)).Render(ctx, b)
+}
+
+// toolResults returns the tool results of a message.
+func toolResults(m model.Message) []*model.ToolResult {
+	var out []*model.ToolResult
+	for _, p := range m.Parts {
+		if p.Kind == model.KindToolResult && p.ToolResult != nil {
+			out = append(out, p.ToolResult)
+		}
+	}
+	return out
+}
+
+// findCall finds call id among the entries of th before entry i, newest first.
+func findCall(th *sessions.Thread, i int, id string) (model.ToolCall, bool) {
+	for j := i - 1; j >= 0; j-- {
+		for _, c := range th.Entries[j].Message.ToolCalls() {
+			if c.ID == id {
+				return c, true
+			}
+		}
+	}
+	return model.ToolCall{}, false
+}
+
+// end renders how a job ended: the turn's end note, as a fresh render places it, or, for
+// a job that ended before a turn began, a note in the live region.
+func (e *eventRenderer) end(ctx context.Context, b *bytes.Buffer, u sessions.Update, clearLive func() error) error {
+	sess, _, err := e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	th := sess.Latest()
+	p := e.s.projector(sess.ID, th)
+	ends := th.Ends()
+	if u.Type != sessions.UpdateDone && len(ends) > 0 && ends[len(ends)-1].After == len(th.Entries) && u.Job == sessions.JobTurn {
+		if err := clearLive(); err != nil {
+			return err
+		}
+		if m, ok := p.end(len(ends)-1, ends[len(ends)-1]); ok {
+			return views.Partial("#messages", "beforeend", views.Message(m)).Render(ctx, b)
+		}
+		return nil
+	}
+	if err := clearLive(); err != nil {
+		return err
+	}
+	switch {
+	case u.Type == sessions.UpdateError:
+		return views.Partial("#live-notes", "beforeend", views.Note("error", jobName(u.Job)+" failed: "+u.Error)).Render(ctx, b)
+	case u.Type == sessions.UpdateCancelled && u.Job == sessions.JobCompact:
+		return views.Partial("#live-notes", "beforeend", views.Note("cancelled", "The compaction was stopped.")).Render(ctx, b)
+	}
+	return nil
+}
+
+func jobName(job string) string {
+	if job == sessions.JobCompact {
+		return "The compaction"
+	}
+	return "The turn"
+}
+
+func hostNote(u sessions.Update) string {
+	switch {
+	case u.State == "attached" && u.Attaches > 1:
+		return "host " + u.Host + ": re-attached"
+	case u.State == "attached":
+		return "host " + u.Host + ": attached (" + u.Text + ")"
+	}
+	return "host " + u.Host + ": " + u.State + ": " + oneLine(u.Error, 300)
+}
+
+// reset re-renders the whole transcript, the head and the status: what a tab gets when it
+// missed more than the server keeps, after a server restart, or when the active thread
+// changed.
+func (e *eventRenderer) reset(ctx context.Context) (string, error) {
+	e.sess = nil
+	sess, st, err := e.snapshot(ctx)
+	if err != nil {
+		return "", err
+	}
+	v, err := e.s.sessionView(ctx, sess, st, "")
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	for _, p := range []templ.Component{
+		views.Partial("#transcript", "innerHTML", views.Transcript(v)),
+		views.Partial("#session-head", "outerHTML", views.SessionHead(v)),
+		views.Partial("#status", "innerHTML", views.Status(v.Status)),
+	} {
+		if err := p.Render(ctx, &b); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,250 @@
+package handlers
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"myco/agent/model"
+	"myco/internal/fakemodel"
+)
+
+// sseEvent is one server-sent event as a client reads it.
+type sseEvent struct {
+	id, event, data string
+}
+
+// sseStream reads an event stream.
+type sseStream struct {
+	resp   *http.Response
+	sc     *bufio.Scanner
+	cancel context.CancelFunc
+}
+
+func (ts *testServer) stream(t *testing.T, path string, header http.Header) *sseStream {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+path, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		cancel()
+		t.Fatalf("GET %s = %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for k, want := range map[string]string{"Cache-Control": "no-store", "Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff"} {
+		if !strings.Contains(resp.Header.Get(k), want) {
+			t.Errorf("event stream header %s = %q, want %q", k, resp.Header.Get(k), want)
+		}
+	}
+	s := &sseStream{resp: resp, sc: bufio.NewScanner(resp.Body), cancel: cancel}
+	s.sc.Buffer(make([]byte, 1<<20), 16<<20)
+	t.Cleanup(s.close)
+	return s
+}
+
+func (s *sseStream) close() {
+	s.cancel()
+	s.resp.Body.Close()
+}
+
+// next reads one event (skipping the retry preamble).
+func (s *sseStream) next(t *testing.T) sseEvent {
+	t.Helper()
+	var ev sseEvent
+	var data []string
+	for s.sc.Scan() {
+		line := s.sc.Text()
+		if strings.Contains(line, "\r") {
+			t.Fatalf("a line of the stream holds a bare CR: %q", line)
+		}
+		switch {
+		case line == "":
+			if ev.id != "" || ev.event != "" || data != nil {
+				ev.data = strings.Join(data, "\n")
+				return ev
+			}
+		case strings.HasPrefix(line, "id: "):
+			ev.id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			ev.event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, line[6:])
+		}
+	}
+	t.Fatalf("the stream ended: %v", s.sc.Err())
+	return ev
+}
+
+// until reads events until one whose data holds marker, and returns them all.
+func (s *sseStream) until(t *testing.T, marker string) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	for {
+		ev := s.next(t)
+		if ev.event == "ping" {
+			continue
+		}
+		out = append(out, ev)
+		if strings.Contains(ev.data, marker) {
+			return out
+		}
+	}
+}
+
+func joinData(evs []sseEvent) string {
+	var b strings.Builder
+	for _, e := range evs {
+		b.WriteString(e.data)
+	}
+	return b.String()
+}
+
+// idle is what the status partial holds when a job has ended.
+const idleMarker = `<span class="idle">ready</span>`
+
+// TestEventsStream streams a turn: partials for the user's message, the tool card, the
+// streamed text and the final message; event ids grow; a bare CR of a tool's output never
+// breaks an event.
+func TestEventsStream(t *testing.T) {
+	ts := newTestServer(t,
+		fakemodel.Turn{Text: "working", ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}},
+		fakemodel.Turn{Text: "all **done**", ChunkSize: 2})
+	ts.tools.f = func(_ context.Context, c model.ToolCall) model.ToolResult {
+		return model.ToolResult{CallID: c.ID, Text: "line one\rline two\r\nline three"}
+	}
+	id, p := ts.session(t)
+	s := ts.stream(t, p+"events?after="+url.QueryEscape(ts.mgr.EventID()), nil)
+	ts.do(t, "POST", p+"submit", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"go on"}})
+	evs := s.until(t, idleMarker)
+	all := joinData(evs)
+	for _, want := range []string{
+		`<hx-partial hx-target="#messages" hx-swap="beforeend"><article id="m-t1-0" class="msg user">`,
+		`<hx-partial hx-target="#live-text" hx-swap="beforeend">`,
+		`<hx-partial hx-target="#tool-c1" hx-swap="outerHTML"><details id="tool-c1" class="tool ok">`,
+		"line one", "line two", "<strong>done</strong>", `<button type="submit" id="stop"`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the stream lacks %q", want)
+		}
+	}
+	var last uint64
+	for _, e := range evs {
+		seq := seqOf(t, e.id)
+		if seq <= last {
+			t.Errorf("event id %s after %d: ids must grow", e.id, last)
+		}
+		last = seq
+	}
+	_ = id
+}
+
+func seqOf(t *testing.T, id string) uint64 {
+	t.Helper()
+	_, n, ok := strings.Cut(id, "-")
+	if !ok {
+		t.Fatalf("event id %q is not BOOT-SEQ", id)
+	}
+	var v uint64
+	for _, c := range n {
+		v = v*10 + uint64(c-'0')
+	}
+	return v
+}
+
+// TestEventsReplay cuts the stream mid-turn and reconnects with Last-Event-ID: the page
+// kept live by the cut stream and its replay ends up identical to a fresh load of the
+// page, and so does a page fed by an uncut stream.
+func TestEventsReplay(t *testing.T) {
+	release := make(chan struct{})
+	ts := newTestServer(t,
+		fakemodel.Turn{Text: "first part", ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}},
+		fakemodel.Turn{Text: "second **part**"})
+	ts.tools.f = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		<-release
+		return model.ToolResult{CallID: c.ID, Text: "worked\rover"}
+	}
+	_, p := ts.session(t)
+	_, page := ts.do(t, "GET", p, nil, nil)
+	i := strings.Index(page, "events?after=")
+	cursor, _ := url.QueryUnescape(page[i+len("events?after=") : i+strings.IndexByte(page[i:], '"')])
+	whole := ts.stream(t, p+"events?after="+url.QueryEscape(cursor), nil)
+	cut := ts.stream(t, p+"events?after="+url.QueryEscape(cursor), nil)
+	ts.do(t, "POST", p+"submit", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"go"}})
+	first := cut.until(t, `id="tool-c1"`)
+	cut.close() // the tunnel drops while the tool runs
+	close(release)
+	wholeEvs := whole.until(t, idleMarker)
+	// The page's URL still says ?after= the old cursor; Last-Event-ID wins.
+	again := ts.stream(t, p+"events?after="+url.QueryEscape(cursor), http.Header{"Last-Event-ID": {first[len(first)-1].id}})
+	rest := again.until(t, idleMarker)
+
+	_, fresh := ts.do(t, "GET", p, nil, nil)
+	freshDoc := parsePage(t, fresh)
+	for name, evs := range map[string][]sseEvent{"cut and replayed": append(first, rest...), "uncut": wholeEvs} {
+		doc := parsePage(t, page)
+		for _, e := range evs {
+			applyPartials(t, doc, e.data)
+		}
+		for _, id := range []string{"messages", "live", "status", "title"} {
+			if got, want := outer(t, doc, id), outer(t, freshDoc, id); got != want {
+				t.Errorf("%s stream: #%s differs from a fresh load:\n got %s\nwant %s", name, id, got, want)
+			}
+		}
+	}
+}
+
+// TestEventsReset: a cursor the server does not know (another boot, garbage) gets one
+// re-render of the transcript.
+func TestEventsReset(t *testing.T) {
+	ts := newTestServer(t)
+	_, p := ts.session(t)
+	for _, h := range []http.Header{{"Last-Event-ID": {"0badboot-12"}}, nil} {
+		s := ts.stream(t, p+"events", h)
+		ev := s.next(t)
+		if !strings.Contains(ev.data, `<hx-partial hx-target="#transcript" hx-swap="innerHTML">`) || ev.id == "" {
+			t.Errorf("first event after an unknown cursor (%v) = %+v, want a transcript re-render", h, ev)
+		}
+	}
+}
+
+// TestEventsPing: an idle stream sends ping events, which keep the page's banner away.
+func TestEventsPing(t *testing.T) {
+	ts := newTestServer(t)
+	_, p := ts.session(t)
+	s := ts.stream(t, p+"events?after="+url.QueryEscape(ts.mgr.EventID()), nil)
+	if ev := s.next(t); ev.event != "ping" {
+		t.Errorf("first event of an idle stream = %+v, want a ping", ev)
+	}
+}
+
+// TestEventsNeverStopTurn closes every stream mid-turn: the turn goes on to its end.
+func TestEventsNeverStopTurn(t *testing.T) {
+	release := make(chan struct{})
+	ts := newTestServer(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}}, fakemodel.Turn{Text: "finished"})
+	ts.tools.f = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		<-release
+		return model.ToolResult{CallID: c.ID, Text: "worked"}
+	}
+	id, p := ts.session(t)
+	s := ts.stream(t, p+"events?after="+url.QueryEscape(ts.mgr.EventID()), nil)
+	ts.do(t, "POST", p+"submit", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"go"}})
+	s.until(t, `id="tool-c1"`)
+	s.close()
+	close(release)
+	ts.waitIdle(t, id)
+	sess, _, _ := ts.mgr.Snapshot(t.Context(), id)
+	th := sess.Latest()
+	if th.LastTurn() != "done" || th.Entries[len(th.Entries)-1].Message.Text() != "finished" {
+		t.Errorf("the turn after its stream closed: %q, want done with the answer", th.LastTurn())
+	}
+}

@@ -1,0 +1,161 @@
+package handlers
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"myco/agent"
+	"myco/agent/model"
+	"myco/agent/model/anthropic"
+	"myco/internal/fakemodel"
+	"myco/sessions"
+	"myco/static"
+	"myco/workspace"
+)
+
+// testModels is a catalog of one model served by a fake.
+type testModels struct{ cfg sessions.AgentConfig }
+
+func (c testModels) Default() string { return "fake" }
+func (c testModels) Agent(key string, blocks []string) (sessions.AgentConfig, error) {
+	if key != "fake" && key != "other" {
+		return sessions.AgentConfig{}, &HTTPError{Status: 400, Message: "unknown model " + key}
+	}
+	cfg := c.cfg
+	cfg.ModelKey = key
+	return cfg, nil
+}
+
+// testTools is a tool host with one tool, "work", whose calls run f.
+type testTools struct {
+	f func(ctx context.Context, call model.ToolCall) model.ToolResult
+}
+
+func (t testTools) Tools(string) sessions.Tools                         { return t }
+func (t testTools) Release(string)                                      {}
+func (t testTools) Inventory(context.Context, string) ([]string, error) { return nil, nil }
+func (t testTools) Specs() []model.ToolSpec {
+	return []model.ToolSpec{{Name: "work", Schema: []byte(`{"type":"object"}`)}}
+}
+func (t testTools) Call(ctx context.Context, c model.ToolCall) model.ToolResult {
+	if t.f != nil {
+		return t.f(ctx, c)
+	}
+	return model.ToolResult{CallID: c.ID, Text: "worked"}
+}
+
+// testServer is a real session service over a fake model behind the real router, on
+// 127.0.0.1.
+type testServer struct {
+	*httptest.Server
+	mgr   *sessions.Manager
+	fake  *fakemodel.Server
+	ws    string // the workspace directory
+	base  string // the profile's URL, with a trailing slash
+	host  string // 127.0.0.1:PORT
+	tools *testTools
+}
+
+func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
+	t.Helper()
+	fake := fakemodel.New(t, turns...)
+	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: fake.URL, Key: func() (string, error) { return "k", nil },
+		Retry: model.RetryPolicy{MaxAttempts: 1}}
+	tt := &testTools{}
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "workspace")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(t.Output(), nil))
+	mgr, err := sessions.NewManager(sessions.ManagerOptions{
+		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log,
+		Models: testModels{cfg: sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", MaxOutputTokens: 1000}, Protocol: "anthropic-messages"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mgr.Close)
+	files, err := workspace.OpenFiles(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.ConnContext = ConnContext
+	u, _ := url.Parse("http://" + srv.Listener.Addr().String())
+	srv.Config.Handler = New(Deps{Profile: "default", Sessions: mgr, Default: "fake",
+		Models:    []ModelInfo{{Key: "fake", ContextWindow: 100000, MaxImageBase64Bytes: 1 << 20}, {Key: "other", ContextWindow: 1000}},
+		Workspace: files, WorkspaceDir: ws, Dir: dir, Assets: static.New("/static/"),
+		Port: u.Port(), UID: os.Getuid(), Ping: 200 * time.Millisecond, Log: log})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &testServer{Server: srv, mgr: mgr, fake: fake, ws: ws, base: srv.URL + "/profiles/default/", host: u.Host, tools: tt}
+}
+
+// do sends a request with the given method, path (relative to the server), headers and
+// form body, and returns the response and its body.
+func (ts *testServer) do(t *testing.T, method, path string, header http.Header, form url.Values) (*http.Response, string) {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, ts.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 20 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// session creates a session through the service and returns its path.
+func (ts *testServer) session(t *testing.T) (id, path string) {
+	t.Helper()
+	id, err := ts.mgr.Create(t.Context(), sessions.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, "/profiles/default/s/" + id + "/"
+}
+
+// waitIdle waits until session id's job has ended.
+func (ts *testServer) waitIdle(t *testing.T, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, st, err := ts.mgr.Snapshot(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session stayed busy")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func sessionsAll() sessions.ListOptions { return sessions.ListOptions{All: true, IncludeHidden: true} }

@@ -1,0 +1,320 @@
+package handlers
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"myco/agent/model"
+	"myco/hosts/tools"
+	"myco/sessions"
+	"myco/static"
+	"myco/views"
+)
+
+// pageMessages bounds the messages a session page renders; older ones load on demand.
+const pageMessages = 300
+
+func (s *server) chrome(title, nav string) views.Chrome {
+	c := views.Chrome{Title: title, Profile: s.Profile, Base: s.base, Nav: nav}
+	for _, n := range []string{static.AppCSS, static.SyntaxCSS} {
+		if u := s.Assets.URL(n); u != "" {
+			c.CSS = append(c.CSS, u)
+		}
+	}
+	for _, n := range []string{static.HTMX, static.SSE, static.AppJS} {
+		if u := s.Assets.URL(n); u != "" {
+			c.JS = append(c.JS, u)
+		}
+	}
+	c.MissingAssets = s.Assets.Missing(static.HTMX, static.SSE)
+	return c
+}
+
+func (s *server) sessionURL(id string) string { return s.base + "/s/" + id + "/" }
+
+// sessionsPage lists the sessions: ?filter=active|archived|all, ?q= searches titles. An
+// htmx request (the search box) gets the list alone.
+func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	filter := q.Get("filter")
+	o := sessions.ListOptions{Query: q.Get("q")}
+	switch filter {
+	case "archived":
+		o.Archived = true
+	case "all":
+		o.All = true
+	case "", "active":
+		filter = "active"
+	default:
+		return httpError(http.StatusBadRequest, "The filter must be active, archived or all, not "+strconv.Quote(filter)+".")
+	}
+	list, err := s.Sessions.List(r.Context(), o)
+	if err != nil {
+		return err
+	}
+	v := views.SessionsView{Chrome: s.chrome("Sessions", "sessions"), Filter: filter, Query: o.Query,
+		Rows: s.rows(list, ""), Models: s.modelKeys(), Model: s.Default}
+	if msg := q.Get("msg"); msg != "" {
+		v.Message = oneLine(msg, 200)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if r.Header.Get("HX-Request") != "" {
+		return views.SessionList(v).Render(r.Context(), w)
+	}
+	return views.SessionsPage(v).Render(r.Context(), w)
+}
+
+func (s *server) rows(list []sessions.Listed, current string) []views.SessionRow {
+	out := make([]views.SessionRow, 0, len(list))
+	for _, l := range list {
+		out = append(out, views.SessionRow{ID: l.ID, URL: s.sessionURL(l.ID), Title: l.Title, Model: l.Model,
+			Activity: ago(l.Modified), ISOTime: l.Modified.Format(time.RFC3339), Busy: l.Busy, Archived: l.Archived,
+			Current: l.ID == current})
+	}
+	return out
+}
+
+func (s *server) modelKeys() []string {
+	out := make([]string, 0, len(s.Models))
+	for _, m := range s.Models {
+		out = append(out, m.Key)
+	}
+	return out
+}
+
+func (s *server) model(key string) ModelInfo {
+	for _, m := range s.Models {
+		if m.Key == key {
+			return m
+		}
+	}
+	return ModelInfo{Key: key}
+}
+
+// ago says how long ago t was, the way a list says it.
+func ago(t time.Time) string {
+	d := time.Since(t)
+	switch {
+	case t.IsZero():
+		return ""
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + " min ago"
+	case d < 24*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + " h ago"
+	case d < 7*24*time.Hour:
+		return t.Local().Format("Mon 15:04")
+	}
+	return t.Local().Format("Jan 2, 2006")
+}
+
+// sessionPage shows the session's active thread.
+func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) error {
+	return s.showThread(w, r, "")
+}
+
+// threadPage shows one thread of the session; an earlier thread is read-only.
+func (s *server) threadPage(w http.ResponseWriter, r *http.Request) error {
+	return s.showThread(w, r, chi.URLParam(r, "thread"))
+}
+
+func (s *server) showThread(w http.ResponseWriter, r *http.Request, threadID string) error {
+	id := chi.URLParam(r, "id")
+	cursor := s.Sessions.EventID() // before the snapshot: nothing after it is missed
+	sess, st, err := s.Sessions.Snapshot(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	v, err := s.sessionView(r.Context(), sess, st, threadID)
+	if err != nil {
+		return err
+	}
+	if !v.ReadOnly {
+		v.EventsURL = s.sessionURL(id) + "events?after=" + url.QueryEscape(cursor)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	return views.SessionPage(v).Render(r.Context(), w)
+}
+
+// sessionView is the page of thread threadID of sess ("" for the active one).
+func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st sessions.Status, threadID string) (views.SessionView, error) {
+	th := sess.Latest()
+	if threadID != "" {
+		if th = sess.Thread(threadID); th == nil {
+			return views.SessionView{}, errNotFound
+		}
+	}
+	title := sess.Title
+	if title == "" {
+		title = "New session"
+	}
+	v := views.SessionView{Chrome: s.chrome(title, "sessions"), ID: sess.ID, URL: s.sessionURL(sess.ID), Title: sess.Title,
+		Archived: sess.Archived, Thread: th.ID, ReadOnly: th != sess.Latest()}
+	if sess.Parent != "" {
+		v.Parent = &views.Link{Title: "the parent session", URL: s.sessionURL(sess.Parent)}
+	}
+	for i := len(sess.Threads) - 1; i >= 0; i-- {
+		t := sess.Threads[i]
+		label := fmt.Sprintf("%s · %s", t.ID, t.Created.Local().Format("Jan 2 15:04"))
+		if t == sess.Latest() {
+			label += " (active)"
+		}
+		tl := views.ThreadLink{ID: t.ID, URL: s.sessionURL(sess.ID) + "t/" + t.ID, Label: label, Current: t == th, Active: t == sess.Latest()}
+		if t.Reason == "compaction" && len(t.Entries) > 0 {
+			tl.Summary = s.md.render(t.Entries[0].Message.Text(), s.mdOptions())
+		}
+		v.Threads = append(v.Threads, tl)
+	}
+	p := s.projector(sess.ID, th)
+	from := max(0, len(th.Entries)-pageMessages)
+	v.Messages = p.messages(from, len(th.Entries))
+	if from > 0 {
+		v.Earlier = from
+		v.EarlyURL = fmt.Sprintf("%searlier?thread=%s&before=%d", s.sessionURL(sess.ID), th.ID, from)
+	}
+	v.Status = s.status(sess, st)
+	v.Composer = s.composer(sess, st, v.ReadOnly)
+	if list, err := s.Sessions.List(ctx, sessions.ListOptions{}); err == nil {
+		if len(list) > 30 {
+			list = list[:30]
+		}
+		v.Sidebar = s.rows(list, sess.ID)
+	}
+	if kids, err := s.Sessions.List(ctx, sessions.ListOptions{Parent: sess.ID, All: true}); err == nil {
+		for _, k := range kids {
+			note := k.Model
+			if k.Busy {
+				note += " · working"
+			}
+			v.Children = append(v.Children, views.Link{Title: orUntitled(k.Title, k.ID), URL: s.sessionURL(k.ID), Note: note})
+		}
+	}
+	return v, nil
+}
+
+func orUntitled(title, id string) string {
+	if title == "" {
+		return "Untitled " + id
+	}
+	return title
+}
+
+// status is the status bar of sess.
+func (s *server) status(sess *sessions.Session, st sessions.Status) views.StatusView {
+	v := views.StatusView{ID: sess.ID, StopURL: s.sessionURL(sess.ID) + "stop", Busy: st.Busy, Job: st.Job,
+		Elsewhere: st.Elsewhere, Model: st.Model, Used: sess.Latest().Usage.Input, Window: s.model(st.Model).ContextWindow}
+	if u := sess.Latest().Usage; u.CacheRead+u.CacheWrite > 0 {
+		v.Used = u.Input + u.CacheRead + u.CacheWrite
+	}
+	if st.Stopped != nil {
+		v.Stopped = st.Stopped.Error()
+	}
+	if s.Hosts != nil {
+		for _, h := range s.Hosts() {
+			v.Hosts = append(v.Hosts, views.HostView{Name: h.Name, State: h.State, Error: h.Error})
+		}
+	}
+	return v
+}
+
+func (s *server) composer(sess *sessions.Session, st sessions.Status, readOnly bool) views.ComposerView {
+	return views.ComposerView{Action: s.sessionURL(sess.ID) + "submit", ModelURL: s.sessionURL(sess.ID) + "model",
+		Models: s.modelKeys(), Model: st.Model, Disabled: readOnly}
+}
+
+// earlier renders a page of older messages of a thread (?thread=, ?before=).
+func (s *server) earlier(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	sess, _, err := s.Sessions.Snapshot(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	th := sess.Thread(r.URL.Query().Get("thread"))
+	before, err := strconv.Atoi(r.URL.Query().Get("before"))
+	if th == nil || err != nil || before < 0 || before > len(th.Entries) {
+		return httpError(http.StatusBadRequest, "earlier needs a thread of the session and before, an entry number within it.")
+	}
+	from := max(0, before-pageMessages)
+	more := ""
+	if from > 0 {
+		more = fmt.Sprintf("%searlier?thread=%s&before=%d", s.sessionURL(id), th.ID, from)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	return views.Earlier(from, more, s.projector(id, th).messages(from, before)).Render(r.Context(), w)
+}
+
+// toolOutput renders the whole output of a tool call (the card's "show all").
+func (s *server) toolOutput(w http.ResponseWriter, r *http.Request) error {
+	sess, _, err := s.Sessions.Snapshot(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	th := sess.Thread(chi.URLParam(r, "thread"))
+	if th == nil {
+		return errNotFound
+	}
+	res, ok := s.projector(sess.ID, th).results[chi.URLParam(r, "call")]
+	if !ok {
+		return errNotFound
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	return views.ToolOutput(res.res.Text).Render(r.Context(), w)
+}
+
+// image serves an image of a message (an attachment) or of a tool result, with the type
+// its magic number says, never sniffed by the browser.
+func (s *server) image(w http.ResponseWriter, r *http.Request) error {
+	sess, _, err := s.Sessions.Snapshot(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	th := sess.Thread(chi.URLParam(r, "thread"))
+	entry, err1 := strconv.Atoi(chi.URLParam(r, "entry"))
+	part, err2 := strconv.Atoi(chi.URLParam(r, "part"))
+	n, err3 := strconv.Atoi(chi.URLParam(r, "n"))
+	if th == nil || err1 != nil || err2 != nil || err3 != nil || entry < 0 || entry >= len(th.Entries) {
+		return errNotFound
+	}
+	parts := th.Entries[entry].Message.Parts
+	if part < 0 || part >= len(parts) {
+		return errNotFound
+	}
+	var img *model.Image
+	switch p := parts[part]; {
+	case p.Kind == model.KindImage && n == 0:
+		img = p.Image
+	case p.Kind == model.KindToolResult && p.ToolResult != nil && n >= 0 && n < len(p.ToolResult.Images):
+		img = &p.ToolResult.Images[n]
+	}
+	if img == nil {
+		return errNotFound
+	}
+	data, err := base64.StdEncoding.DecodeString(img.Data)
+	if err != nil {
+		return errNotFound
+	}
+	typ := tools.SniffImage(data)
+	if typ == "" {
+		return errNotFound
+	}
+	h := w.Header()
+	h.Set("Content-Type", typ)
+	h.Set("Cache-Control", "private, max-age=86400")
+	h.Set("Content-Security-Policy", documentCSP)
+	_, err = w.Write(data)
+	return err
+}
+
+// mdOptions are the Markdown options of transcripts: workspace paths link to the viewer.
+func (s *server) mdOptions() views.MarkdownOptions {
+	return views.MarkdownOptions{WorkspaceDir: s.WorkspaceDir, WorkspaceURL: s.base + "/workspace/", WorkspaceRawQuery: "raw=1"}
+}

@@ -1,0 +1,234 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"myco/agent/model"
+	"myco/internal/fakemodel"
+)
+
+func TestNotFound(t *testing.T) {
+	ts := newTestServer(t)
+	id, p := ts.session(t)
+	for _, path := range []string{
+		"/profiles/default/s/nope/", "/profiles/default/s/../../etc/", "/profiles/default/s/" + id + "/t/t9",
+		"/profiles/default/s/" + id + "/tool/t1/nope", "/profiles/default/s/" + id + "/image/t1/0/0/0",
+		"/profiles/other/", "/nope", "/profiles/default/workspace/missing.md",
+	} {
+		resp, body := ts.do(t, "GET", path, nil, nil)
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", path, resp.StatusCode)
+		}
+		if !strings.Contains(body, "Not Found") || strings.Contains(body, "sessions: not found") {
+			t.Errorf("GET %s: a page for people, without the error chain, wanted:\n%s", path, body)
+		}
+	}
+	if resp, _ := ts.do(t, "POST", "/profiles/default/s/nope/submit", nil, url.Values{"text": {"hi"}}); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("submit to an unknown session = %d, want 404", resp.StatusCode)
+	}
+	if resp, _ := ts.do(t, "GET", p+"earlier?thread=t1&before=x", nil, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("earlier with a bad cursor = %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestSubmitAndRender sends a message through the form and reads the page: the user's
+// markdown, the tool card with its output, the answer; no hidden system part.
+func TestSubmitAndRender(t *testing.T) {
+	ts := newTestServer(t,
+		fakemodel.Turn{Text: "Let me *work*.", ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{"what":"it"}`}}},
+		fakemodel.Turn{Text: "Done: `worked`."})
+	id, p := ts.session(t)
+	resp, body := ts.do(t, "POST", p+"submit", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"Please **do** <b>it</b>"}})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `id="composer"`) {
+		t.Fatalf("submit = %d:\n%s", resp.StatusCode, body)
+	}
+	ts.waitIdle(t, id)
+	resp, page := ts.do(t, "GET", p, nil, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("page = %d", resp.StatusCode)
+	}
+	for _, want := range []string{"<strong>do</strong>", "&lt;b&gt;", `id="tool-c1"`, `class="tool ok"`, "worked", "<em>work</em>", "Done:",
+		`hx-sse:connect="/profiles/default/s/` + id + `/events?after=`, "Please **do** &lt;b&gt;it&lt;/b&gt;"} {
+		if !strings.Contains(page, want) && !(want == "&lt;b&gt;" && !strings.Contains(page, "<b>it")) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "[myco: runtime]") || strings.Contains(page, "<b>it</b>") {
+		t.Errorf("page shows a hidden system part or raw HTML")
+	}
+	// the tool's whole output
+	resp, out := ts.do(t, "GET", p+"tool/t1/c1", nil, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(out, "worked") {
+		t.Errorf("tool output = %d %q", resp.StatusCode, out)
+	}
+}
+
+// TestSubmitRefusals: an empty message, an unknown command, a busy session and a form
+// over the size limit are refused with a sentence; nothing is queued.
+func TestSubmitRefusals(t *testing.T) {
+	release := make(chan struct{})
+	ts := newTestServer(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}}, fakemodel.Turn{Text: "ok"})
+	started := make(chan struct{})
+	ts.tools.f = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		close(started)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return model.ToolResult{CallID: c.ID, Text: "done"}
+	}
+	id, p := ts.session(t)
+	hx := http.Header{"HX-Request": {"true"}}
+	for _, tt := range []struct {
+		text string
+		code int
+		msg  string
+	}{
+		{"   ", 400, "The message is empty."},
+		{"/frobnicate now", 400, "Unknown command"},
+	} {
+		resp, body := ts.do(t, "POST", p+"submit", hx, url.Values{"text": {tt.text}})
+		if resp.StatusCode != tt.code || !strings.Contains(body, tt.msg) {
+			t.Errorf("submit %q = %d %q, want %d with %q", tt.text, resp.StatusCode, body, tt.code, tt.msg)
+		}
+	}
+	if resp, body := ts.do(t, "POST", p+"submit", hx, url.Values{"text": {"go"}}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("first submit = %d %s", resp.StatusCode, body)
+	}
+	<-started
+	resp, body := ts.do(t, "POST", p+"submit", hx, url.Values{"text": {"second"}})
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "busy") || !strings.Contains(body, "second") {
+		t.Errorf("submit while busy = %d:\n%s\nwant 409 saying busy and keeping the text", resp.StatusCode, body)
+	}
+	big := strings.Repeat("x", 2<<20)
+	if resp, _ := ts.do(t, "POST", p+"submit", hx, url.Values{"text": {big}}); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 2 MiB form = %d, want 413", resp.StatusCode)
+	}
+	close(release)
+	ts.waitIdle(t, id)
+	sess, _, _ := ts.mgr.Snapshot(t.Context(), id)
+	var texts []string
+	for _, e := range sess.Latest().Entries {
+		if e.AcceptedAt != nil {
+			texts = append(texts, e.Message.Text())
+		}
+	}
+	if len(texts) != 1 || texts[0] != "go" {
+		t.Errorf("accepted inputs = %q, want only the first", texts)
+	}
+}
+
+// TestStopFromTheBrowser stops a running turn through the Stop form.
+func TestStopFromTheBrowser(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}}, fakemodel.Turn{Text: "never"})
+	started := make(chan struct{})
+	ts.tools.f = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		close(started)
+		<-ctx.Done()
+		return model.ToolResult{CallID: c.ID}
+	}
+	id, p := ts.session(t)
+	ts.do(t, "POST", p+"submit", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"go"}})
+	<-started
+	if resp, _ := ts.do(t, "POST", p+"stop", http.Header{"HX-Request": {"true"}}, url.Values{}); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("stop = %d, want 204", resp.StatusCode)
+	}
+	ts.waitIdle(t, id)
+	_, page := ts.do(t, "GET", p, nil, nil)
+	if !strings.Contains(page, "Stopped.") || !strings.Contains(page, `class="tool unknown"`) {
+		t.Errorf("the page after a stop lacks the stop note or the unknown outcome")
+	}
+}
+
+// TestArchiveRestoreAndSearch archives from the list, filters, restores and searches.
+func TestArchiveRestoreAndSearch(t *testing.T) {
+	ts := newTestServer(t)
+	a, pa := ts.session(t)
+	ts.mgr.SetTitle(t.Context(), a, "Fix the parser")
+	b, _ := ts.session(t)
+	ts.mgr.SetTitle(t.Context(), b, "Write the docs")
+	hx := http.Header{"HX-Request": {"true"}}
+	resp, row := ts.do(t, "POST", pa+"archive", hx, url.Values{})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(row, "Restore") || !strings.Contains(row, `id="row-`+a+`"`) {
+		t.Fatalf("archive from the list = %d:\n%s", resp.StatusCode, row)
+	}
+	list := func(q string) string {
+		_, body := ts.do(t, "GET", "/profiles/default/?"+q, nil, nil)
+		return body
+	}
+	if body := list("filter=active"); strings.Contains(body, "Fix the parser") || !strings.Contains(body, "Write the docs") {
+		t.Errorf("active list after archiving shows the wrong sessions")
+	}
+	if body := list("filter=archived"); !strings.Contains(body, "Fix the parser") || strings.Contains(body, "Write the docs") {
+		t.Errorf("archived list shows the wrong sessions")
+	}
+	if resp, _ := ts.do(t, "POST", pa+"restore", nil, url.Values{}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("restore = %d, want 303", resp.StatusCode)
+	}
+	_, frag := ts.do(t, "GET", "/profiles/default/?filter=all&q=PARSER", hx, nil)
+	if !strings.HasPrefix(frag, `<ul id="session-list"`) || !strings.Contains(frag, "Fix the parser") || strings.Contains(frag, "Write the docs") {
+		t.Errorf("search fragment:\n%s", frag)
+	}
+	if resp, _ := ts.do(t, "GET", "/profiles/default/?filter=bogus", nil, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a bad filter = %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestNewSessionAndModel creates a session from the form and switches its model.
+func TestNewSessionAndModel(t *testing.T) {
+	ts := newTestServer(t)
+	resp, _ := ts.do(t, "POST", "/profiles/default/s", nil, url.Values{"model": {"other"}})
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/profiles/default/s/") {
+		t.Fatalf("new session = %d %q", resp.StatusCode, loc)
+	}
+	if resp, _ := ts.do(t, "POST", "/profiles/default/s", nil, url.Values{"model": {"nope"}}); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("new session with an unknown model = %d, want 400", resp.StatusCode)
+	}
+	if resp, _ := ts.do(t, "POST", loc+"model", nil, url.Values{"model": {"fake"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("select model = %d", resp.StatusCode)
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(loc, "/profiles/default/s/"), "/")
+	if _, st, _ := ts.mgr.Snapshot(t.Context(), id); st.Model != "fake" {
+		t.Errorf("model = %q, want fake", st.Model)
+	}
+}
+
+// TestAttachments attaches a text file and an image with @path, and refuses a binary.
+func TestAttachments(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{Text: "seen"})
+	id, p := ts.session(t)
+	dir := filepath.Dir(ts.ws)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("remember the milk\n"), 0o600)
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...)
+	os.WriteFile(filepath.Join(dir, "shot.png"), png, 0o600)
+	os.WriteFile(filepath.Join(dir, "blob.bin"), []byte{0, 1, 2, 0xff}, 0o600)
+	hx := http.Header{"HX-Request": {"true"}}
+	if resp, body := ts.do(t, "POST", p+"submit", hx, url.Values{"text": {"look at @blob.bin"}}); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "neither text nor") {
+		t.Errorf("binary attachment = %d %q, want 400", resp.StatusCode, body)
+	}
+	if resp, _ := ts.do(t, "POST", p+"submit", hx, url.Values{"text": {"see @notes.txt and @shot.png, mail me@example.com"}}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("submit = %d", resp.StatusCode)
+	}
+	ts.waitIdle(t, id)
+	body := string(ts.fake.Requests()[0].Body)
+	if !strings.Contains(body, "remember the milk") || !strings.Contains(body, `"media_type":"image/png"`) {
+		t.Errorf("the request lacks the attachments:\n%.2000s", body)
+	}
+	_, page := ts.do(t, "GET", p, nil, nil)
+	i := strings.Index(page, p+"image/t1/0/")
+	if i < 0 {
+		t.Fatalf("the page does not show the attached image")
+	}
+	src := page[i : i+strings.IndexByte(page[i:], '"')]
+	resp, img := ts.do(t, "GET", src, nil, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/png" || img[:4] != "\x89PNG" {
+		t.Errorf("image = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}

@@ -1,0 +1,309 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"myco/agent/model"
+	"myco/sessions"
+	"myco/views"
+)
+
+// The transcript projection: a thread's stored entries as the messages a person reads.
+// Tool results are shown in the cards of the calls they answer, hidden system parts
+// (runtime facts, prelude notes) are left out, and turn ends other than an answer become
+// notes in place.
+
+// outputShown bounds the tool output a card shows: the head and the tail of this many
+// bytes; "show all" loads the rest.
+const outputShown = 8 << 10
+
+// projector renders the messages of one thread of one session.
+type projector struct {
+	s      *server
+	sess   string // session id
+	thread *sessions.Thread
+	// results maps call ids to their results and the entry that holds them.
+	results map[string]resultAt
+	open    bool // the thread's last turn has not ended: unanswered calls are running
+}
+
+type resultAt struct {
+	res   *model.ToolResult
+	entry int
+	part  int
+}
+
+func (s *server) projector(sessID string, th *sessions.Thread) *projector {
+	p := &projector{s: s, sess: sessID, thread: th, results: map[string]resultAt{}, open: th.Interrupted()}
+	for i, e := range th.Entries {
+		for j, part := range e.Message.Parts {
+			if part.Kind == model.KindToolResult && part.ToolResult != nil {
+				p.results[part.ToolResult.CallID] = resultAt{res: part.ToolResult, entry: i, part: j}
+			}
+		}
+	}
+	return p
+}
+
+// messages renders entries [from, to) with the turn ends among them.
+func (p *projector) messages(from, to int) []views.MessageView {
+	ends := p.thread.Ends()
+	var out []views.MessageView
+	for i := from; i < to; i++ {
+		if m, ok := p.message(i); ok {
+			out = append(out, m)
+		}
+		for k, end := range ends {
+			if end.After == i+1 {
+				if m, ok := p.end(k, end); ok {
+					out = append(out, m)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// domID is the element id of entry i.
+func (p *projector) domID(i int) string { return "m-" + p.thread.ID + "-" + strconv.Itoa(i) }
+
+// message renders entry i, or reports false for an entry that shows as nothing of its own
+// (tool results, which show in their calls' cards).
+func (p *projector) message(i int) (views.MessageView, bool) {
+	e := p.thread.Entries[i]
+	m := views.MessageView{DOMID: p.domID(i), Role: string(e.Message.Role)}
+	if e.AcceptedAt != nil {
+		m.Time, m.ISO = e.AcceptedAt.Local().Format("Jan 2 15:04"), e.AcceptedAt.Format(time.RFC3339)
+	}
+	switch {
+	case e.Message.Role == model.User && i == 0 && p.thread.Reason == "compaction":
+		m.Role = "summary"
+		m.Blocks = append(m.Blocks, views.Block{Note: "The conversation so far was compacted; this thread starts from its summary.", NoteKind: "notice"})
+		if t := e.Message.Text(); t != "" {
+			m.Blocks = append(m.Blocks, views.Block{Markdown: p.markdown(t)})
+		}
+		return m, true
+	case e.Continuation:
+		m.Role = "notice"
+		m.Blocks = append(m.Blocks, views.Block{Note: continuationNote(e.Message.Text()), NoteKind: "notice"})
+		return m, true
+	}
+	for j, part := range e.Message.Parts {
+		switch part.Kind {
+		case model.KindText:
+			if strings.TrimSpace(part.Text) != "" {
+				m.Blocks = append(m.Blocks, views.Block{Markdown: p.markdown(part.Text)})
+			}
+		case model.KindThinking:
+			if part.Thinking != nil && part.Thinking.Text != "" {
+				m.Blocks = append(m.Blocks, views.Block{Thinking: part.Thinking.Text})
+			}
+		case model.KindImage:
+			m.Blocks = append(m.Blocks, views.Block{Image: &views.ImageView{URL: p.imageURL(i, j, 0), Alt: "attached image"}})
+		case model.KindToolCall:
+			if part.ToolCall != nil {
+				t := p.tool(*part.ToolCall)
+				m.Blocks = append(m.Blocks, views.Block{Tool: &t})
+			}
+		}
+	}
+	if len(m.Blocks) == 0 {
+		return m, false
+	}
+	return m, true
+}
+
+func continuationNote(text string) string {
+	if strings.HasPrefix(text, "# Resumption") {
+		return "The conversation was compacted automatically; the agent continues from the summary."
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	return "Continued: " + first
+}
+
+// end renders the k-th turn end of the thread when it is worth a note: a stop, a failure or
+// a rejected request; an answer is its own note.
+func (p *projector) end(k int, e sessions.TurnEnd) (views.MessageView, bool) {
+	m := views.MessageView{DOMID: "end-" + p.thread.ID + "-" + strconv.Itoa(k), Role: "end",
+		Time: e.At.Local().Format("15:04:05"), ISO: e.At.Format(time.RFC3339)}
+	switch e.Status {
+	case sessions.TurnCancelled:
+		m.Blocks = []views.Block{{Note: "Stopped. Calls that were running have unknown outcomes: inspect their effects before retrying." + reason(e.Error), NoteKind: "cancelled"}}
+	case sessions.TurnFailed:
+		m.Blocks = []views.Block{{Note: "The turn failed" + reason(e.Error), NoteKind: "error"}}
+	case sessions.TurnRejected:
+		m.Blocks = []views.Block{{Note: "The request was refused before it was sent, so the turn was rewound to the last completed one" + reason(e.Error), NoteKind: "error"}}
+	default:
+		return m, false
+	}
+	return m, true
+}
+
+func reason(err string) string {
+	if err == "" {
+		return "."
+	}
+	return ": " + err
+}
+
+func (p *projector) markdown(src string) views.MarkdownHTML {
+	return p.s.md.render(src, p.s.mdOptions())
+}
+
+func (p *projector) imageURL(entry, part, n int) string {
+	return fmt.Sprintf("%s/s/%s/image/%s/%d/%d/%d", p.s.base, p.sess, p.thread.ID, entry, part, n)
+}
+
+// tool renders a call with its result, if it has one.
+func (p *projector) tool(c model.ToolCall) views.ToolView {
+	t := toolView(p.s.base, p.sess, p.thread.ID, c)
+	info, _ := p.thread.Call(c.ID)
+	if t.Host == "" {
+		t.Host = info.Host
+	}
+	r, ok := p.results[c.ID]
+	switch {
+	case !ok && p.open:
+		t.Status = "running"
+	case !ok:
+		t.Status = "unknown"
+	default:
+		setResult(&t, r.res.Text, r.res.IsError, r.res.Unknown)
+		for n := range r.res.Images {
+			t.Images = append(t.Images, views.ImageView{URL: p.imageURL(r.entry, r.part, n), Alt: c.Name + " image"})
+		}
+	}
+	if !info.Started.IsZero() && !info.Finished.IsZero() {
+		t.Duration = duration(info.Finished.Sub(info.Started))
+	}
+	return t
+}
+
+// toolView is the card of call c without its result.
+func toolView(base, sess, thread string, c model.ToolCall) views.ToolView {
+	var in map[string]any
+	_ = json.Unmarshal(c.Input, &in)
+	t := views.ToolView{DOMID: toolDOMID(c.ID), Name: c.Name, Status: "running",
+		FullURL: fmt.Sprintf("%s/s/%s/tool/%s/%s", base, sess, thread, c.ID)}
+	t.Host, _ = in["host"].(string)
+	str := func(k string) string { v, _ := in[k].(string); return v }
+	switch c.Name {
+	case "bash":
+		switch a := str("action"); a {
+		case "", "exec":
+			t.Summary = str("command")
+		case "start":
+			t.Summary = "start: " + str("command")
+		default:
+			t.Summary = strings.TrimSpace(a + " " + str("session_id") + " " + str("input"))
+		}
+	case "str_replace_based_edit_tool":
+		t.Summary = strings.TrimSpace(str("command") + " " + str("path"))
+		t.Diff = editDiff(str("command"), str("path"), in)
+	case "view_image":
+		t.Summary = str("path")
+	default:
+		t.Summary = compactJSON(c.Input)
+	}
+	t.Summary = oneLine(t.Summary, 160)
+	if t.Diff == nil {
+		t.Input = prettyJSON(c.Input)
+	}
+	return t
+}
+
+// toolDOMID is the element id of call id's card; ids are made of safe characters.
+func toolDOMID(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return "tool-" + string(b)
+}
+
+// setResult puts a result's text and status on a card: the head and tail of a long output,
+// with "show all" for the rest.
+func setResult(t *views.ToolView, text string, isError, unknown bool) {
+	switch {
+	case unknown:
+		t.Status = "unknown"
+	case isError:
+		t.Status = "error"
+	default:
+		t.Status = "ok"
+	}
+	t.Output, t.Cut = headTail(text, outputShown)
+}
+
+func headTail(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	head, tail := s[:n/2], s[len(s)-n/2:]
+	for len(head) > 0 && !validStart(head[len(head)-1]) {
+		head = head[:len(head)-1]
+	}
+	for len(tail) > 0 && !validStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return fmt.Sprintf("%s\n… %d bytes left out; show all …\n%s", head, len(s)-len(head)-len(tail), tail), true
+}
+
+// validStart reports whether byte c can start a UTF-8 sequence.
+func validStart(c byte) bool { return c < 0x80 || c >= 0xC0 }
+
+func duration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.Itoa(int(d.Milliseconds())) + " ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	}
+	return d.Round(time.Second).String()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func prettyJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if len(raw) == 0 || json.Indent(&b, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// editDiff shows an editor edit as a unified diff: str_replace's old and new text, an
+// insert's new lines, a create's whole file.
+func editDiff(command, path string, in map[string]any) *views.DiffView {
+	str := func(k string) string { v, _ := in[k].(string); return v }
+	switch command {
+	case "str_replace":
+		return views.Diff(path, str("old_str"), str("new_str"))
+	case "insert":
+		return views.Diff(path, "", str("new_str"))
+	case "create":
+		return views.Diff(path, "", str("file_text"))
+	}
+	return nil
+}

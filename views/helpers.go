@@ -1,0 +1,68 @@
+package views
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+func joinComma(s []string) string { return strings.Join(s, ", ") }
+
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return t
+	}
+	return "Error " + strconv.Itoa(code)
+}
+
+// queryPart is "&q=…" for a non-empty search, so filter links keep it.
+func queryPart(q string) string {
+	if q == "" {
+		return ""
+	}
+	return "&q=" + url.QueryEscape(q)
+}
+
+func archiveAction(archived bool) string {
+	if archived {
+		return "/restore"
+	}
+	return "/archive"
+}
+
+func statusLabel(s string) string {
+	switch s {
+	case "running":
+		return "running…"
+	case "unknown":
+		return "outcome unknown"
+	}
+	return s
+}
+
+func diffClass(op byte) string {
+	switch op {
+	case '+':
+		return "add"
+	case '-':
+		return "del"
+	}
+	return "ctx"
+}
+
+// thousands formats n with thin separators: 12 345.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteString(",")
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

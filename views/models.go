@@ -1,0 +1,209 @@
+package views
+
+import "github.com/a-h/templ"
+
+// Chrome is what every page shows around its content: the profile, the asset URLs and the
+// navigation.
+type Chrome struct {
+	Title   string // the page's title, before " · myco"
+	Profile string
+	Base    string // the profile's URL prefix, "/profiles/NAME"
+	CSS     []string
+	JS      []string
+	// MissingAssets names vendored assets that are not built in: the page says to run
+	// make assets (live updates need htmx).
+	MissingAssets []string
+	Nav           string // which navigation item is current: "sessions", "workspace"
+}
+
+// SessionsView is the sessions page.
+type SessionsView struct {
+	Chrome
+	Filter  string // "active", "archived" or "all"
+	Query   string
+	Rows    []SessionRow
+	Models  []string
+	Model   string // the default model for a new session
+	Message string // a notice to show above the list, e.g. after an action
+}
+
+// SessionRow is one session in a listing.
+type SessionRow struct {
+	ID       string
+	URL      string
+	Title    string
+	Model    string
+	Activity string // last activity, human-readable
+	ISOTime  string
+	Busy     bool
+	Archived bool
+	Current  bool // the session the page shows
+	Children int
+}
+
+// SessionView is a session page: the active thread (or an earlier one, read-only).
+type SessionView struct {
+	Chrome
+	ID       string
+	URL      string // the session's URL
+	Title    string
+	Archived bool
+	Parent   *Link // the parent session of a child
+
+	Thread   string // the thread shown
+	ReadOnly bool   // an earlier thread
+	Threads  []ThreadLink
+	Earlier  int    // older messages not rendered
+	EarlyURL string // where the "load earlier" button fetches them
+
+	Messages []MessageView
+	Status   StatusView
+	Composer ComposerView
+	Sidebar  []SessionRow
+	Children []Link
+
+	EventsURL string // the event stream, with ?after= the page's cursor; "" for none
+}
+
+// Link is a titled URL.
+type Link struct {
+	Title, URL, Note string
+}
+
+// ThreadLink is one thread of a session in the thread list.
+type ThreadLink struct {
+	ID, URL, Label string
+	Current        bool // the thread shown
+	Active         bool // the session's latest thread
+	Summary        templ.Component
+}
+
+// StatusView is the status bar of a session page: what runs, the model, the context meter,
+// the hosts.
+type StatusView struct {
+	ID        string // the session's id, for the actions
+	StopURL   string
+	Busy      bool
+	Job       string
+	Elsewhere string // another process works on the session
+	Stopped   string // a save failed: the session's work is stopped
+	Model     string
+	Used      int // prompt tokens of the last response
+	Window    int // the model's context window
+	Hosts     []HostView
+}
+
+// HostView is a remote host's state.
+type HostView struct {
+	Name, State, Error string
+}
+
+// ComposerView is the message form.
+type ComposerView struct {
+	Action   string // the form's POST URL
+	ModelURL string // where a model change is posted
+	Models   []string
+	Model    string
+	Text     string // kept after a refused submit
+	Error    string // why the last submit was refused
+	Disabled bool   // an earlier thread, or an archived session: read-only
+}
+
+// MessageView is one message of a transcript.
+type MessageView struct {
+	DOMID  string // m-THREAD-INDEX
+	Role   string // "user", "assistant", "summary", "end"
+	Time   string
+	ISO    string
+	Blocks []Block
+}
+
+// Block is one piece of a message, in order. Exactly one of its fields is set.
+type Block struct {
+	Markdown templ.Component // rendered, sanitized text
+	Thinking string
+	Tool     *ToolView
+	Image    *ImageView
+	Note     string // a turn end, an error, a notice
+	NoteKind string // "error", "cancelled", "notice"
+}
+
+// ToolView is one tool call with its result.
+type ToolView struct {
+	DOMID    string // tool-CALLID
+	Name     string
+	Host     string
+	Summary  string // one line: the command, the path
+	Input    string // the input, pretty JSON
+	Status   string // "running", "ok", "error", "unknown"
+	Duration string
+	Output   string // shown output: head and tail when long
+	Cut      bool   // Output is shortened; FullURL loads the rest
+	FullURL  string
+	Diff     *DiffView
+	Images   []ImageView
+}
+
+// ImageView is an image of a message or a tool result.
+type ImageView struct {
+	URL, Alt string
+}
+
+// DiffView is an edit as a unified diff.
+type DiffView struct {
+	Path         string
+	Added, Gone  int
+	Lines        []DiffLine
+	Cut          bool // more lines than are shown
+	OnlyAdditions bool
+}
+
+// DiffLine is one line of a diff: Op is ' ', '+' or '-'.
+type DiffLine struct {
+	Op   byte
+	Text string
+}
+
+// WorkspaceView is a page of the workspace viewer: a directory listing, a text file (a
+// page of it), an image, or a download.
+type WorkspaceView struct {
+	Chrome
+	Path   string // relative to the workspace, "" for its root
+	Crumbs []Link
+	Dir    []WorkspaceItem
+	More   bool // the listing was cut
+
+	Kind    string // "dir", "text", "image", "download"
+	Text    string
+	Page    int
+	Pages   int
+	PrevURL string
+	NextURL string
+	RawURL  string
+	Size    string
+}
+
+// WorkspaceItem is one entry of a directory listing.
+type WorkspaceItem struct {
+	Name, URL, Size, Modified string
+	IsDir                     bool
+}
+
+// DocumentView is a rendered workspace Markdown document, served on its own under a
+// sandboxing content policy.
+type DocumentView struct {
+	Title   string
+	CSS     []string
+	Path    string
+	Crumbs  []Link
+	Body    templ.Component
+	RawURL  string
+	BackURL string
+}
+
+// ErrorView is an error page.
+type ErrorView struct {
+	Chrome
+	Code    int
+	Message string
+}
