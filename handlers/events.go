@@ -223,6 +223,7 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 		return nil // an earlier thread: the page moved on with a reset
 	}
 	p := e.s.projector(sess.ID, th)
+	p.children = e.s.childIDs(ctx, sess.ID)
 	for i := u.Index; i < u.Count && i < len(th.Entries); i++ {
 		msg := th.Entries[i].Message
 		if results := toolResults(msg); len(results) > 0 {

@@ -36,6 +36,12 @@ type Sessions interface {
 	SelectModel(ctx context.Context, id, key string) error
 	Subscribe(ids []string, after string) *sessions.Subscription
 	EventID() string
+	// The JSON API's idempotent requests and the session trees.
+	CreateRequest(ctx context.Context, requestID string, o sessions.CreateOptions) (string, bool, error)
+	SubmitRequest(ctx context.Context, id, requestID string, input ...model.Part) (sessions.Acceptance, error)
+	Act(ctx context.Context, id, requestID, action, arg string) (sessions.ActionRecord, bool, error)
+	Lineage(ctx context.Context, id string) (root string, depth int, err error)
+	Tree(ctx context.Context, id string) (*sessions.TreeNode, error)
 }
 
 // ModelInfo is what the pages show and check of a catalog model.
@@ -71,9 +77,11 @@ type Deps struct {
 	// [ConnContext]); Token, when set, is required instead (where no owner can be told).
 	UID   int
 	Token string
-	// Ping is the interval of the event streams' ping event; 0 means 5 s.
-	Ping time.Duration
-	Log  *slog.Logger
+	// Ping is the interval of the page event streams' ping event; 0 means 5 s. APIPing
+	// is the API event stream's; 0 means 15 s.
+	Ping    time.Duration
+	APIPing time.Duration
+	Log     *slog.Logger
 }
 
 // server holds the handlers' shared state.
@@ -103,6 +111,9 @@ func newServer(d Deps) *server {
 	}
 	if d.Ping <= 0 {
 		d.Ping = 5 * time.Second
+	}
+	if d.APIPing <= 0 {
+		d.APIPing = apiPing
 	}
 	return &server{Deps: d, base: "/profiles/" + d.Profile, md: newMDCache(64 << 20)}
 }
@@ -136,6 +147,23 @@ func (s *server) router() chi.Router {
 				r.Post("/model", s.handle(s.selectModel))
 			})
 		})
+		r.Route("/api", func(r chi.Router) {
+			r.Get("/sessions", s.api(s.apiList))
+			r.Get("/sessions/{id}", s.api(s.apiSnapshot))
+			r.With(s.apiOrigin).Get("/events", s.api(s.apiEvents))
+			r.Group(func(r chi.Router) {
+				r.Use(s.apiOrigin)
+				r.Post("/sessions", s.api(s.apiCreate))
+				r.Post("/sessions/{id}/actions", s.api(s.apiAction))
+				r.Post("/sessions/{id}/cancel", s.api(s.apiCancel))
+			})
+			r.NotFound(s.api(func(http.ResponseWriter, *http.Request) (any, error) {
+				return nil, apiError(http.StatusNotFound, "not_found", "no such API endpoint; see docs/browser.md")
+			}))
+			r.MethodNotAllowed(s.api(func(w http.ResponseWriter, r *http.Request) (any, error) {
+				return nil, apiError(http.StatusMethodNotAllowed, "method_not_allowed", "this endpoint does not take "+r.Method)
+			}))
+		})
 		r.Get("/workspace", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, s.base+"/workspace/", http.StatusMovedPermanently)
 		})
@@ -151,9 +179,22 @@ func (s *server) router() chi.Router {
 // origin is the origin check as chi middleware.
 func (s *server) origin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if originCheck(s.Port, w, r) {
-			next.ServeHTTP(w, r)
+		if msg := originCheck(s.Port, r); msg != "" {
+			forbid(w, msg)
+			return
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// apiOrigin is the origin check of the API, answering in its error envelope.
+func (s *server) apiOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if msg := originCheck(s.Port, r); msg != "" {
+			writeJSON(w, http.StatusForbidden, map[string]any{"error": map[string]string{"code": "forbidden_origin", "message": msg}})
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -57,12 +57,18 @@ func (t testTools) Call(ctx context.Context, c model.ToolCall) model.ToolResult 
 // 127.0.0.1.
 type testServer struct {
 	*httptest.Server
-	mgr   *sessions.Manager
-	fake  *fakemodel.Server
-	ws    string // the workspace directory
-	base  string // the profile's URL, with a trailing slash
-	host  string // 127.0.0.1:PORT
-	tools *testTools
+	mgr    *sessions.Manager
+	fake   *fakemodel.Server
+	ws     string // the workspace directory
+	base   string // the profile's URL, with a trailing slash
+	host   string // 127.0.0.1:PORT
+	tools  *testTools
+	client *model.Client
+}
+
+// retry lets the model client try n times, honouring Retry-After up to a minute.
+func (ts *testServer) retry(t *testing.T, n int) {
+	ts.client.Retry = model.RetryPolicy{MaxAttempts: n, InitialBackoff: time.Millisecond, MaxBackoff: time.Minute, Multiplier: 2}
 }
 
 func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
@@ -98,7 +104,7 @@ func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 		Port: u.Port(), UID: os.Getuid(), Ping: 200 * time.Millisecond, Log: log})
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &testServer{Server: srv, mgr: mgr, fake: fake, ws: ws, base: srv.URL + "/profiles/default/", host: u.Host, tools: tt}
+	return &testServer{Server: srv, mgr: mgr, fake: fake, ws: ws, base: srv.URL + "/profiles/default/", host: u.Host, tools: tt, client: client}
 }
 
 // do sends a request with the given method, path (relative to the server), headers and

@@ -175,6 +175,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 		v.Threads = append(v.Threads, tl)
 	}
 	p := s.projector(sess.ID, th)
+	p.children = s.childIDs(ctx, sess.ID)
 	from := max(0, len(th.Entries)-pageMessages)
 	v.Messages = p.messages(from, len(th.Entries))
 	if from > 0 {
@@ -189,14 +190,8 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 		}
 		v.Sidebar = s.rows(list, sess.ID)
 	}
-	if kids, err := s.Sessions.List(ctx, sessions.ListOptions{Parent: sess.ID, All: true}); err == nil {
-		for _, k := range kids {
-			note := k.Model
-			if k.Busy {
-				note += " · working"
-			}
-			v.Children = append(v.Children, views.Link{Title: orUntitled(k.Title, k.ID), URL: s.sessionURL(k.ID), Note: note})
-		}
+	if tree, err := s.Sessions.Tree(ctx, sess.ID); err == nil && len(tree.Children) > 0 {
+		v.Tree = s.treeView(tree)
 	}
 	return v, nil
 }
@@ -317,4 +312,41 @@ func (s *server) image(w http.ResponseWriter, r *http.Request) error {
 // mdOptions are the Markdown options of transcripts: workspace paths link to the viewer.
 func (s *server) mdOptions() views.MarkdownOptions {
 	return views.MarkdownOptions{WorkspaceDir: s.WorkspaceDir, WorkspaceURL: s.base + "/workspace/", WorkspaceRawQuery: "raw=1"}
+}
+
+// treeView is the page's roll-up of a session's descendants.
+func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
+	t := tree.Totals()
+	v := &views.TreeView{Sessions: t.Sessions, Busy: t.Busy, OpenCalls: t.OpenCalls,
+		Tokens: views.Thousands(t.Spent.Input + t.Spent.Output + t.Spent.CacheRead + t.Spent.CacheWrite), Work: duration(t.Work)}
+	var walk func(n *sessions.TreeNode)
+	walk = func(n *sessions.TreeNode) {
+		for _, c := range n.Children {
+			state := c.LastTurn
+			switch {
+			case c.Busy:
+				state = "working"
+			case state == "":
+				state = "not started"
+			}
+			v.Rows = append(v.Rows, views.TreeRow{Title: orUntitled(c.Title, c.ID), URL: s.sessionURL(c.ID), Model: c.Model,
+				State: state, Depth: c.Depth, Indent: "d" + strconv.Itoa(min(c.Depth, 6))})
+			walk(c)
+		}
+	}
+	walk(tree)
+	return v
+}
+
+// childIDs are the ids of session id's children, for the links of the calls that made them.
+func (s *server) childIDs(ctx context.Context, id string) []string {
+	list, err := s.Sessions.List(ctx, sessions.ListOptions{Parent: id, All: true})
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, l := range list {
+		out = append(out, l.ID)
+	}
+	return out
 }

@@ -30,6 +30,8 @@ type projector struct {
 	// results maps call ids to their results and the entry that holds them.
 	results map[string]resultAt
 	open    bool // the thread's last turn has not ended: unanswered calls are running
+	// children are the session's child sessions: a call whose output names one links to it.
+	children []string
 }
 
 type resultAt struct {
@@ -176,6 +178,11 @@ func (p *projector) tool(c model.ToolCall) views.ToolView {
 		setResult(&t, r.res.Text, r.res.IsError, r.res.Unknown)
 		for n := range r.res.Images {
 			t.Images = append(t.Images, views.ImageView{URL: p.imageURL(r.entry, r.part, n), Alt: c.Name + " image"})
+		}
+		for _, kid := range p.children {
+			if strings.Contains(r.res.Text, kid) {
+				t.Links = append(t.Links, views.Link{Title: "child session " + kid, URL: p.s.sessionURL(kid)})
+			}
 		}
 	}
 	if !info.Started.IsZero() && !info.Finished.IsZero() {

@@ -70,21 +70,19 @@ func allowedHost(host, port string) bool {
 // neither header comes from a local tool such as curl, which the socket owner check
 // already restricts to the user, and is let through. A form posted from another site
 // always carries an Origin, so a CORS-simple cross-site POST never changes state.
-func originCheck(port string, w http.ResponseWriter, r *http.Request) bool {
+func originCheck(port string, r *http.Request) (refused string) {
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
 		if err == nil && u.Scheme == "http" && u.Path == "" && allowedHost(u.Host, port) {
-			return true
+			return ""
 		}
-		forbid(w, "cross-origin request refused: Origin "+strconv.Quote(o)+" is not this server")
-		return false
+		return "cross-origin request refused: Origin " + strconv.Quote(o) + " is not this server"
 	}
 	switch s := r.Header.Get("Sec-Fetch-Site"); s {
 	case "", "same-origin", "none":
-		return true
+		return ""
 	default:
-		forbid(w, "cross-site request refused (Sec-Fetch-Site: "+s+")")
-		return false
+		return "cross-site request refused (Sec-Fetch-Site: " + s + ")"
 	}
 }
 
@@ -105,6 +103,11 @@ func tokenCookie(port string) string { return "myco_token_" + port }
 func tokenCheck(token, port string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c, err := r.Cookie(tokenCookie(port)); err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(token)) == 1 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		// Agents' tools send MYCO_SERVER_TOKEN as a bearer token.
+		if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && subtle.ConstantTimeCompare([]byte(b), []byte(token)) == 1 {
 			next.ServeHTTP(w, r)
 			return
 		}

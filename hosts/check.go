@@ -52,6 +52,7 @@ func (r *Remote) Check(ctx context.Context) (res CheckResult) {
 	defer cancel()
 	argv := r.CheckArgv()
 	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+	cmd.Env = r.sshEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = time.Second

@@ -44,8 +44,9 @@ type helloResult struct {
 	err   error
 }
 
-// startConn starts argv. The caller runs readLoop on a goroutine it owns.
-func startConn(argv []string, log *slog.Logger) (*conn, error) {
+// startConn starts argv with environment env. The caller runs readLoop on a goroutine it
+// owns.
+func startConn(argv, env []string, log *slog.Logger) (*conn, error) {
 	c := &conn{
 		cmd:     exec.Command(argv[0], argv[1:]...),
 		stderr:  &tailBuffer{max: 8 << 10},
@@ -56,6 +57,7 @@ func startConn(argv []string, log *slog.Logger) (*conn, error) {
 		onProg:  map[uint64]func(string){},
 	}
 	c.cmd.Stderr = c.stderr
+	c.cmd.Env = env
 	// Its own process group: a terminal's Ctrl-C cancels the turn, not the connection.
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A background ssh (ControlPersist) may keep stderr open; do not wait for it.

@@ -71,6 +71,7 @@ func (r *Remote) remoteRun(ctx context.Context, in io.Reader, what, line string)
 	defer cancel()
 	argv := append(append([]string{r.o.SSH}, r.sshArgs()...), line)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = r.sshEnv()
 	var out, errb bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, &out, &errb
 	cmd.WaitDelay = time.Second

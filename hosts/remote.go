@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -301,7 +302,7 @@ func (r *Remote) current(owner string) (*conn, string, bool) {
 
 // dial starts the ssh process and exchanges hellos.
 func (r *Remote) dial(ctx context.Context) (*conn, error) {
-	c, err := startConn(r.Argv(), r.log)
+	c, err := startConn(r.Argv(), r.sshEnv(), r.log)
 	if err != nil {
 		return nil, err
 	}
@@ -476,4 +477,19 @@ func (r *Remote) Close() {
 		c.close(errors.New("the controller closed the connection"), 3*time.Second)
 	}
 	r.wg.Wait()
+}
+
+// sshEnv is the environment of the ssh processes: this process's own without the
+// variables WithoutEnv names (the model credentials). A process's environment is readable
+// in /proc by the user's other processes, the agent's commands among them, even when this
+// one's is not.
+func (r *Remote) sshEnv() []string {
+	env := os.Environ()
+	if len(r.o.WithoutEnv) == 0 {
+		return env
+	}
+	return slices.DeleteFunc(env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(r.o.WithoutEnv, name)
+	})
 }

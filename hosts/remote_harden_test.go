@@ -37,10 +37,9 @@ func TestRemoteCallTooLarge(t *testing.T) {
 // TestRemoteWithoutEnv: the variables RemoteOptions.WithoutEnv names reach neither an exec
 // call's process nor a bash session on the host (the real binary, through its daemon and
 // in-process), while the host's other variables do; another controller's connection to
-// the same daemon, which names none, sees them.
+// the same daemon, which names none, sees them. The host's environment is its own (here
+// set by the remote command, as a remote's login would), not the controller's.
 func TestRemoteWithoutEnv(t *testing.T) {
-	t.Setenv("MYCO_TEST_SECRET", "s3cret")
-	t.Setenv("MYCO_TEST_PLAIN", "plain")
 	for _, tt := range []struct {
 		name  string
 		extra []string
@@ -50,7 +49,7 @@ func TestRemoteWithoutEnv(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := daemonDir(t)
-			spec := RemoteSpec{Command: append([]string{mycoBin, "--host-dir", dir}, tt.extra...)}
+			spec := RemoteSpec{Command: append([]string{"env", "MYCO_TEST_SECRET=s3cret", "MYCO_TEST_PLAIN=plain", mycoBin, "--host-dir", dir}, tt.extra...)}
 			o := testRemoteOptions(t)
 			o.WithoutEnv = []string{"MYCO_TEST_SECRET", "OTHER_KEY"}
 			r := newTestRemote(t, spec, o)

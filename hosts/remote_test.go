@@ -468,3 +468,24 @@ echo "{\"id\":$id,\"progress\":{\"tail\":\"after the result\"}}"`, proto.Version
 		t.Errorf("reported %d tails %.40q…, want only the good one, cut to %d bytes", len(l.tails), l.tails, tools.ProgressBytes)
 	}
 }
+
+// TestSSHWithoutCredentials: the ssh processes a controller starts (the connection, the
+// check) do not carry the credential variables, whose values another local process could
+// read from /proc/PID/environ.
+func TestSSHWithoutCredentials(t *testing.T) {
+	t.Setenv("MYCO_TEST_KEY", "sk-leak")
+	t.Setenv("MYCO_TEST_PLAIN", "kept")
+	dump := filepath.Join(t.TempDir(), "env")
+	o := testRemoteOptions(t)
+	o.WithoutEnv = []string{"MYCO_TEST_KEY"}
+	o.AttachTimeout = 5 * time.Second
+	r := newTestRemote(t, RemoteSpec{Command: []string{"/bin/sh", "-c", "env > " + dump + "; exit 1"}}, o)
+	r.Call(t.Context(), "o1", "bash", json.RawMessage(`{"command":"true"}`))
+	env, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(env), "sk-leak") || !strings.Contains(string(env), "MYCO_TEST_PLAIN=kept") {
+		t.Errorf("the ssh process's environment:\n%s\nwant it without MYCO_TEST_KEY", env)
+	}
+}

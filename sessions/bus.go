@@ -115,6 +115,7 @@ type Subscription struct {
 	sessions []string // nil means every session
 	cursor   uint64
 	reset    bool // the first Next reports a reset: the cursor was unknown
+	exact    bool // deltas are delivered one by one, not coalesced
 	notify   chan struct{}
 }
 
@@ -129,8 +130,8 @@ func (s *Subscription) wants(session string) bool {
 func (s *Subscription) Cursor() string { return s.b.id(s.cursor) }
 
 // Next waits for updates after the cursor and returns them in order, advancing the cursor.
-// Consecutive deltas of one session are coalesced into one update carrying the last one's
-// sequence number. For a session whose missed updates are no longer kept (or when the
+// Unless the subscription is exact, consecutive deltas of one session are coalesced into
+// one update carrying the last one's sequence number. For a session whose missed updates are no longer kept (or when the
 // subscription started from an unknown cursor), Next returns one [UpdateReset] in their
 // place. It returns ctx's error when ctx ends first.
 func (s *Subscription) Next(ctx context.Context) ([]Update, error) {
@@ -177,6 +178,9 @@ func (s *Subscription) take() []Update {
 	}
 	s.cursor = b.seq
 	slices.SortFunc(out, func(x, y Update) int { return cmpSeq(x.Seq, y.Seq) })
+	if s.exact {
+		return out
+	}
 	return coalesce(out)
 }
 
@@ -204,6 +208,13 @@ func coalesce(us []Update) []Update {
 	return out
 }
 
+// Exact makes Next deliver every update on its own, deltas included, so that a client that
+// counts or replays events sees each once (the JSON API); it returns s.
+func (s *Subscription) Exact() *Subscription {
+	s.exact = true
+	return s
+}
+
 // Close ends the subscription.
 func (s *Subscription) Close() {
 	s.b.mu.Lock()
@@ -227,3 +238,6 @@ func (b *bus) subscribe(sessions []string, after string) *Subscription {
 	b.subs[s] = struct{}{}
 	return s
 }
+
+// IDOf returns the event id of the update with sequence number seq.
+func (s *Subscription) IDOf(seq uint64) string { return s.b.id(seq) }

@@ -79,7 +79,7 @@ func (l *live) sink(ev Event) {
 			select {
 			case <-j.accepted:
 			default:
-				j.acceptedAt = a.At
+				j.acceptedAt, j.thread = a.At, a.Thread
 				close(j.accepted)
 			}
 		}

@@ -29,17 +29,19 @@ type record struct {
 // metaRec carries the session's metadata: the first line of every file, and again whenever
 // the metadata changes (the last one wins).
 type metaRec struct {
-	Version    int       `json:"version"`
-	ID         string    `json:"id"`
-	Created    time.Time `json:"created"`
-	Model      string    `json:"model,omitempty"`
-	Title      string    `json:"title,omitempty"`
-	Links      []string  `json:"links,omitempty"`
-	Scratchpad string    `json:"scratchpad,omitempty"`
-	Archived   bool      `json:"archived,omitempty"`
-	Parent     string    `json:"parent,omitempty"`
-	Hidden     bool      `json:"hidden,omitempty"`
-	Selected   string    `json:"selected_model,omitempty"`
+	Version    int            `json:"version"`
+	ID         string         `json:"id"`
+	Created    time.Time      `json:"created"`
+	Model      string         `json:"model,omitempty"`
+	Title      string         `json:"title,omitempty"`
+	Links      []string       `json:"links,omitempty"`
+	Scratchpad string         `json:"scratchpad,omitempty"`
+	Archived   bool           `json:"archived,omitempty"`
+	Parent     string         `json:"parent,omitempty"`
+	Hidden     bool           `json:"hidden,omitempty"`
+	Selected   string         `json:"selected_model,omitempty"`
+	RequestID  string         `json:"request_id,omitempty"`
+	Actions    []ActionRecord `json:"actions,omitempty"`
 }
 
 // threadRec starts a thread. Inherit is how many leading entries of the predecessor it
@@ -253,6 +255,7 @@ func apply(sp **Session, rec record) error {
 		}
 		s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
 		s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
+		s.RequestID, s.Actions = m.RequestID, m.Actions
 	case "thread":
 		t := rec.Thread
 		if t == nil || t.ID == "" {
@@ -299,6 +302,7 @@ func apply(sp **Session, rec record) error {
 			return fmt.Errorf("usage for unknown thread %q", u.Thread)
 		}
 		t.Usage = u.Usage
+		t.spent = t.spent.Add(u.Usage)
 	case "intent":
 		in := rec.Intent
 		if in == nil {

@@ -100,6 +100,7 @@ type Manager struct {
 	bus      *bus
 	registry *Registry
 	owners   atomic.Int64 // runtimes made, for unique owner names
+	requests requests
 
 	base   context.Context // the parent of every job; Close cancels it with ErrShutdown
 	cancel context.CancelCauseFunc
@@ -136,17 +137,45 @@ func (m *Manager) Store() *Store { return m.o.Store }
 
 // CreateOptions are the choices of a new session.
 type CreateOptions struct {
-	Model  string // catalog key; empty means the default
+	Model  string // catalog key; empty means the parent's model for a fork, else the default
 	Title  string
-	Parent string // the parent session of a child
+	Parent string // the parent session of a child; it must exist
 	Hidden bool   // left out of ordinary listings (children are)
+	// Fork seeds the child with the parent's saved conversation (its active thread), with
+	// unknown outcomes for the calls that are still running there. Live tools are never
+	// inherited: the child has its own.
+	Fork bool
+
+	requestID string // the API request that creates it (CreateRequest)
 }
 
-// Create makes a new, empty session and returns its id. The model key must be in the
-// catalog.
+// Create makes a new session and returns its id: empty, or a fork of its parent. The
+// model key must be in the catalog.
 func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	if err := m.usable(); err != nil {
 		return "", err
+	}
+	if o.Fork && o.Parent == "" {
+		return "", errors.New("sessions: a fork needs a parent session")
+	}
+	var seed *Thread
+	if o.Parent != "" {
+		if _, _, err := m.Lineage(ctx, o.Parent); errors.Is(err, ErrNotFound) {
+			return "", fmt.Errorf("%w: %s", ErrParentNotFound, o.Parent)
+		} else if err != nil {
+			return "", err
+		}
+		if o.Fork {
+			parent, st, err := m.Snapshot(ctx, o.Parent)
+			if err != nil {
+				return "", err
+			}
+			th := parent.Latest()
+			seed = &Thread{ID: "t1", Reason: "fork", Entries: forkEntries(parent.ID, th), Usage: th.Usage}
+			if o.Model == "" {
+				o.Model = st.Model
+			}
+		}
 	}
 	key := o.Model
 	if key == "" {
@@ -156,7 +185,12 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		return "", err
 	}
 	now := time.Now().UTC()
-	sess := &Session{ID: NewID(now), Created: now, Model: key, Title: Title(o.Title), Parent: o.Parent, Hidden: o.Hidden}
+	sess := &Session{ID: NewID(now), Created: now, Model: key, Title: Title(o.Title), Parent: o.Parent, Hidden: o.Hidden,
+		RequestID: o.requestID}
+	if seed != nil {
+		seed.Created, seed.Base = now, len(seed.Entries)
+		sess.Threads = []*Thread{seed}
+	}
 	if err := m.o.Store.Create(ctx, sess); err != nil {
 		return "", err
 	}
@@ -183,6 +217,7 @@ type Job struct {
 
 	// Set before accepted is closed.
 	acceptedAt time.Time
+	thread     string
 	// Set before done is closed.
 	result JobResult
 	err    error
@@ -234,6 +269,10 @@ func (j *Job) Wait(ctx context.Context) (JobResult, error) {
 // session after it. It refuses with a [BusyError] while the session runs a job; it never
 // queues. The turn runs until it ends or [Manager.Stop]: ctx bounds only the start.
 func (m *Manager) Submit(ctx context.Context, id string, input ...model.Part) (*Job, error) {
+	return m.submit(ctx, id, "", input)
+}
+
+func (m *Manager) submit(ctx context.Context, id, requestID string, input []model.Part) (*Job, error) {
 	if len(input) == 0 || strings.TrimSpace(model.Message{Parts: input}.Text()) == "" && !hasImage(input) {
 		return nil, errors.New("sessions: the input is empty")
 	}
@@ -251,7 +290,7 @@ func (m *Manager) Submit(ctx context.Context, id string, input ...model.Part) (*
 			}
 			l.publishMeta()
 		}
-		res, err := l.runner.Submit(ctx, input...)
+		res, err := l.runner.SubmitRequest(ctx, requestID, input...)
 		if errors.Is(err, ErrRewound) {
 			err = fmt.Errorf("%w; the session was rewound to its last completed turn", err)
 		}

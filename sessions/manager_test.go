@@ -407,3 +407,63 @@ func TestSubscriptionNeverBlocksPublisher(t *testing.T) {
 		t.Fatal("publish blocked on a subscriber that does not read")
 	}
 }
+
+// TestChildIdentityAfterRestart creates a forked child, restarts the service before the
+// child's first submission, and finds the child's own identity (its id, its parent) in
+// the runtime facts of its first request.
+func TestChildIdentityAfterRestart(t *testing.T) {
+	f := newManager(t, ManagerOptions{}, fakemodel.Turn{Text: "parent answer"}, fakemodel.Turn{Text: "child answer"})
+	ctx := t.Context()
+	parent, _ := f.m.Create(ctx, CreateOptions{})
+	j, err := f.m.Submit(ctx, parent, model.TextPart("hello parent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Wait(ctx)
+	child, created, err := f.m.CreateRequest(ctx, "fork-1", CreateOptions{Parent: parent, Fork: true, Hidden: true})
+	if err != nil || !created {
+		t.Fatalf("CreateRequest = %q %v %v", child, created, err)
+	}
+	f.m.Close()
+	m2, err := NewManager(ManagerOptions{Store: NewStore(f.store.Dir()), Models: f.m.o.Models, Tools: f.host, Log: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	if again, created, _ := m2.CreateRequest(ctx, "fork-1", CreateOptions{Parent: parent, Fork: true}); again != child || created {
+		t.Errorf("the create request after a restart = %q %v, want %q again", again, created, child)
+	}
+	acc, err := m2.SubmitRequest(ctx, child, "task-1", model.TextPart("do the child's work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j2 := waitIdleJob(t, m2, child)
+	_ = j2
+	body := string(f.srv.Requests()[1].Body)
+	for _, want := range []string{"hello parent", "parent answer", "session id: " + child, "parent session: " + parent,
+		"forked from session " + parent, "do the child's work"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the child's first request lacks %q", want)
+		}
+	}
+	if again, err := m2.SubmitRequest(ctx, child, "task-1", model.TextPart("do the child's work")); err != nil || !again.Repeat || !again.At.Equal(acc.At) {
+		t.Errorf("a repeated submit = %+v %v, want the first acceptance again", again, err)
+	}
+	if len(f.srv.Requests()) != 2 {
+		t.Errorf("%d model requests, want 2: a repeat submits nothing", len(f.srv.Requests()))
+	}
+}
+
+// waitIdleJob waits until session id is idle in m.
+func waitIdleJob(t *testing.T, m *Manager, id string) bool {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, st, _ := m.Snapshot(t.Context(), id); !st.Busy {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the session stayed busy")
+	return false
+}

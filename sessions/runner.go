@@ -121,6 +121,12 @@ func (r *Runner) emit(ev Event) {
 // [ErrRewound] together with the cause. After a completed answer above the auto-compaction
 // threshold the runner compacts once and continues with a # Resumption message.
 func (r *Runner) Submit(ctx context.Context, input ...model.Part) (agent.Result, error) {
+	return r.SubmitRequest(ctx, "", input...)
+}
+
+// SubmitRequest is [Runner.Submit] for input an API request brought: requestID is saved
+// with the input, so that a retried request finds it accepted.
+func (r *Runner) SubmitRequest(ctx context.Context, requestID string, input ...model.Part) (agent.Result, error) {
 	if len(input) == 0 {
 		return agent.Result{}, errors.New("sessions: empty input")
 	}
@@ -134,7 +140,7 @@ func (r *Runner) Submit(ctx context.Context, input ...model.Part) (agent.Result,
 	cfg := r.agent()
 	th := r.rt.sess.Latest()
 	now := r.rt.now().UTC()
-	entry := Entry{Message: model.Message{Role: model.User}, AcceptedAt: &now}
+	entry := Entry{Message: model.Message{Role: model.User}, AcceptedAt: &now, RequestID: requestID}
 	facts := r.rt.observe(ctx, cfg)
 	if prev := th.Facts(); prev == nil || !sameFacts(prev, facts) {
 		entry.Message.Parts = append(entry.Message.Parts, model.SystemPart("runtime", factsText(facts, prev)))

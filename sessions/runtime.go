@@ -177,8 +177,8 @@ func (rt *Runtime) release() {
 // observe takes the runtime facts now. A failed inventory keeps the last known handles,
 // marked stale, rather than claiming there are none.
 func (rt *Runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
-	f := &Facts{Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey, APIModel: cfg.Options.APIModel,
-		Protocol: cfg.Protocol, Effort: cfg.Options.Effort}
+	f := &Facts{Session: rt.sess.ID, Parent: rt.sess.Parent, Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey,
+		APIModel: cfg.Options.APIModel, Protocol: cfg.Protocol, Effort: cfg.Options.Effort}
 	if rt.inventory != nil {
 		h, err := rt.inventory(ctx)
 		rt.mu.Lock()
@@ -195,7 +195,7 @@ func (rt *Runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
 
 // sameFacts reports whether two observations differ only in time.
 func sameFacts(a, b *Facts) bool {
-	return a.Owner == b.Owner && a.ModelKey == b.ModelKey && a.APIModel == b.APIModel && a.Protocol == b.Protocol &&
+	return a.Session == b.Session && a.Parent == b.Parent && a.Owner == b.Owner && a.ModelKey == b.ModelKey && a.APIModel == b.APIModel && a.Protocol == b.Protocol &&
 		a.Effort == b.Effort && a.Stale == b.Stale && slices.Equal(a.Handles, b.Handles)
 }
 
@@ -203,6 +203,12 @@ func sameFacts(a, b *Facts) bool {
 func factsText(cur, prev *Facts) string {
 	var b strings.Builder
 	b.WriteString("[myco: runtime]\n")
+	if cur.Session != "" {
+		fmt.Fprintf(&b, "# Session\nsession id: %s\n", cur.Session)
+		if cur.Parent != "" {
+			fmt.Fprintf(&b, "parent session: %s (this is a child session: the parent reads its answer)\n", cur.Parent)
+		}
+	}
 	fmt.Fprintf(&b, "owner: %s\nobserved: %s\n", cur.Owner, cur.Observed.Format(time.RFC3339))
 	fmt.Fprintf(&b, "model: %s (api model %s, protocol %s", orUnknown(cur.ModelKey), orUnknown(cur.APIModel), orUnknown(cur.Protocol))
 	if cur.Effort != "" {
@@ -224,6 +230,9 @@ func factsText(cur, prev *Facts) string {
 	}
 	if prev == nil {
 		return b.String()
+	}
+	if prev.Session != "" && prev.Session != cur.Session {
+		fmt.Fprintf(&b, "This session (%s) was forked from session %s: the conversation above happened there. ", cur.Session, prev.Session)
 	}
 	if prev.Owner != cur.Owner {
 		fmt.Fprintf(&b, "This is a new runtime: the tool handles of the earlier runtime %s are unavailable here", prev.Owner)

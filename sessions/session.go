@@ -26,8 +26,13 @@ type Session struct {
 	Hidden     bool      `json:"hidden,omitempty"`
 	// Selected is the catalog key chosen for the session's next turns (a model switch);
 	// empty means the model of its latest runtime facts, else Model.
-	Selected string    `json:"selected_model,omitempty"`
-	Threads  []*Thread `json:"threads"`
+	Selected string `json:"selected_model,omitempty"`
+	// RequestID is the API request that created the session: a retried request finds it.
+	RequestID string `json:"request_id,omitempty"`
+	// Actions are the newest API actions done on the session, by request id, so that a
+	// retried action is not done twice (at most [maxActions]).
+	Actions []ActionRecord `json:"actions,omitempty"`
+	Threads []*Thread      `json:"threads"`
 
 	// Upgraded is the schema version of the file this session was loaded from when that
 	// was older than [Version] (2, 3 or 4), and 0 otherwise. Such a file is rewritten as a
@@ -54,6 +59,36 @@ func (s *Session) ModelKey() string {
 	return s.Model
 }
 
+// maxActions bounds the action records a session keeps.
+const maxActions = 64
+
+// ActionRecord is an API action done on a session: its request id, what it was, when, and
+// its outcome as the API answered it.
+type ActionRecord struct {
+	RequestID string    `json:"request_id"`
+	Action    string    `json:"action"`
+	At        time.Time `json:"at"`
+	Result    string    `json:"result,omitempty"`
+}
+
+// Action returns the record of request id, if the session keeps one.
+func (s *Session) Action(requestID string) (ActionRecord, bool) {
+	for _, a := range s.Actions {
+		if a.RequestID == requestID {
+			return a, true
+		}
+	}
+	return ActionRecord{}, false
+}
+
+// noteAction adds a record, dropping the oldest beyond [maxActions].
+func (s *Session) noteAction(a ActionRecord) {
+	s.Actions = append(s.Actions, a)
+	if n := len(s.Actions); n > maxActions {
+		s.Actions = append([]ActionRecord(nil), s.Actions[n-maxActions:]...)
+	}
+}
+
 // Thread is one linear history within a session.
 type Thread struct {
 	ID          string    `json:"id"`
@@ -78,6 +113,7 @@ type Thread struct {
 	results  map[string]*resultRec   // tool results recorded since the last user message
 	progress map[string]*progressRec // the newest output of calls still running
 	calls    map[string]CallInfo     // every tool call's host and times, for display
+	spent    model.Usage             // the sum of every usage report: what its responses cost
 	ends     []TurnEnd               // how each turn ended, in order
 }
 
@@ -102,6 +138,60 @@ type TurnEnd struct {
 func (t *Thread) Call(id string) (CallInfo, bool) {
 	c, ok := t.calls[id]
 	return c, ok
+}
+
+// Spent returns the sum of the usage reports of the thread's model responses (those saved
+// with version 5 records): the tokens its work cost.
+func (t *Thread) Spent() model.Usage { return t.spent }
+
+// Spent returns the tokens the session's responses cost, over all its threads.
+func (s *Session) Spent() model.Usage {
+	var u model.Usage
+	for _, t := range s.Threads {
+		u = u.Add(t.spent)
+	}
+	return u
+}
+
+// WorkTime returns the time the session's turns took, from each input's acceptance to
+// its turn's end; a turn still running counts until now.
+func (s *Session) WorkTime(now time.Time) time.Duration {
+	var d time.Duration
+	for _, t := range s.Threads {
+		ends := t.ends
+		k := 0
+		for i, e := range t.Entries {
+			if e.AcceptedAt == nil {
+				continue
+			}
+			for k < len(ends) && ends[k].After <= i {
+				k++
+			}
+			switch {
+			case k < len(ends):
+				d += ends[k].At.Sub(*e.AcceptedAt)
+			case t.open && t == s.Latest():
+				d += now.Sub(*e.AcceptedAt)
+			}
+		}
+	}
+	return d
+}
+
+// OpenCalls returns the tool calls of the session's running turn that started and have
+// no result yet.
+func (s *Session) OpenCalls() int {
+	t := s.Latest()
+	if t == nil || !t.open {
+		return 0
+	}
+	n := 0
+	for _, c := range t.calls {
+		if !c.Started.IsZero() && c.Finished.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 // Ends returns how the thread's turns ended, oldest first.
@@ -139,11 +229,18 @@ type Entry struct {
 	// Recovered marks a message made on load for tool calls that a stopped process left
 	// without results.
 	Recovered bool `json:"recovered,omitempty"`
+	// RequestID is the API request that submitted this user turn: a retried request finds
+	// it instead of submitting again.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // Facts describe the runtime a thread's work happens in: who owns the live tool handles,
 // and which model ran. They reach the model as a hidden system part.
 type Facts struct {
+	// Session and Parent identify the session the facts were observed in; a fork's first
+	// facts differ from its parent's in these.
+	Session  string    `json:"session,omitempty"`
+	Parent   string    `json:"parent,omitempty"`
 	Owner    string    `json:"owner"`
 	Observed time.Time `json:"observed"`
 	ModelKey string    `json:"model_key,omitempty"`

@@ -36,6 +36,7 @@ type Store struct {
 	openLog func(path string) (logFile, error)
 
 	locks sync.Map // session id -> *sync.Mutex serializing appends
+	metas sync.Map // session id -> metaCache
 	gates sync.Map // session id -> chan struct{}: the in-process writer gate; see lockSession
 }
 
@@ -72,7 +73,8 @@ func NewID(now time.Time) string {
 
 func metaOf(s *Session) *metaRec {
 	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
-		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Selected: s.Selected}
+		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Selected: s.Selected,
+		RequestID: s.RequestID, Actions: s.Actions}
 }
 
 // Create writes a new session with one empty thread. The file appears whole or not at all.
@@ -162,6 +164,7 @@ func (s *Store) Checkpoint(ctx context.Context, sess *Session, t *Thread, entrie
 	t.saved = len(t.Entries)
 	if usage != nil {
 		t.Usage = *usage
+		t.spent = t.spent.Add(*usage)
 	}
 	for _, e := range entries {
 		t.noteEntry(e)
@@ -413,6 +416,8 @@ type Summary struct {
 	Hidden   bool
 	Archived bool
 	Parent   string
+	// RequestID is the API request that created the session, if any.
+	RequestID string
 }
 
 // List returns the sessions in the store, newest first. Files that cannot be read are
@@ -438,7 +443,7 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 		if model == "" {
 			model = meta.Model
 		}
-		sum := Summary{ID: meta.ID, Title: meta.Title, Model: model, Created: meta.Created, Hidden: meta.Hidden, Archived: meta.Archived, Parent: meta.Parent}
+		sum := Summary{ID: meta.ID, Title: meta.Title, Model: model, Created: meta.Created, Hidden: meta.Hidden, Archived: meta.Archived, Parent: meta.Parent, RequestID: meta.RequestID}
 		if info != nil {
 			sum.Modified = info.ModTime()
 		}
@@ -448,36 +453,64 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 	return out, nil
 }
 
+// metaCache remembers what readMeta read of a session file: the file's identity, how far
+// it read, and the metadata it found. A log only grows, so the next read starts there.
+type metaCache struct {
+	file   os.FileInfo
+	offset int64
+	meta   *metaRec
+}
+
 // readMeta reads the session's metadata without decoding messages: every "session" record
-// (the last wins).
+// (the last wins), reading only what was appended since the last call for the same file.
 func (s *Store) readMeta(id string) (*metaRec, error) {
 	f, err := os.Open(s.Path(id))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var meta *metaRec
-	r := bufio.NewReaderSize(f, 64<<10)
-	if b, err := r.Peek(1); err == nil && b[0] == '{' {
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return nil, err
-		}
-		var d legacyDoc
-		if err := json.Unmarshal(data, &d); err != nil || d.Version < 2 || d.Version >= Version {
-			return nil, errors.New("not a session document")
-		}
-		return &metaRec{Version: d.Version, ID: d.ID, Created: d.Created, Model: d.Model, Title: d.Title,
-			Links: d.Links, Scratchpad: d.Scratchpad, Parent: d.Parent, Hidden: d.Hidden}, nil
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
+	var c metaCache
+	if v, ok := s.metas.Load(id); ok {
+		c = v.(metaCache)
+		if !os.SameFile(c.file, info) || info.Size() < c.offset {
+			c = metaCache{}
+		}
+	}
+	if c.meta != nil && info.Size() == c.offset {
+		return c.meta, nil
+	}
+	if _, err := f.Seek(c.offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	if c.offset == 0 {
+		if b, err := r.Peek(1); err == nil && b[0] == '{' {
+			data, err := io.ReadAll(r)
+			if err != nil {
+				return nil, err
+			}
+			var d legacyDoc
+			if err := json.Unmarshal(data, &d); err != nil || d.Version < 2 || d.Version >= Version {
+				return nil, errors.New("not a session document")
+			}
+			return &metaRec{Version: d.Version, ID: d.ID, Created: d.Created, Model: d.Model, Title: d.Title,
+				Links: d.Links, Scratchpad: d.Scratchpad, Parent: d.Parent, Hidden: d.Hidden}, nil
+		}
+	}
+	meta, offset := c.meta, c.offset
 	for {
 		line, err := r.ReadBytes('\n')
 		if err == io.EOF {
-			break
+			break // a torn last line is read again next time
 		}
 		if err != nil {
 			return nil, err
 		}
+		offset += int64(len(line))
 		if !bytes.Contains(line, []byte(`{"kind":"session"`)) {
 			continue
 		}
@@ -489,5 +522,6 @@ func (s *Store) readMeta(id string) (*metaRec, error) {
 	if meta == nil {
 		return nil, errors.New("no session header")
 	}
+	s.metas.Store(id, metaCache{file: info, offset: offset, meta: meta})
 	return meta, nil
 }

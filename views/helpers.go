@@ -51,11 +51,11 @@ func diffClass(op byte) string {
 	return "ctx"
 }
 
-// thousands formats n with thin separators: 12 345.
-func thousands(n int) string {
+// Thousands formats n with thin separators: 12 345.
+func Thousands(n int) string {
 	s := strconv.Itoa(n)
 	if n < 0 {
-		return "-" + thousands(-n)
+		return "-" + Thousands(-n)
 	}
 	var b strings.Builder
 	for i, c := range s {

@@ -60,9 +60,24 @@ type SessionView struct {
 	Status   StatusView
 	Composer ComposerView
 	Sidebar  []SessionRow
-	Children []Link
+	Tree     *TreeView // the roll-up of the session's children, when it has any
 
 	EventsURL string // the event stream, with ?after= the page's cursor; "" for none
+}
+
+// TreeView is the roll-up of a session and its descendants.
+type TreeView struct {
+	Sessions, Busy, OpenCalls int
+	Tokens                    string
+	Work                      string
+	Rows                      []TreeRow
+}
+
+// TreeRow is one descendant in the roll-up.
+type TreeRow struct {
+	Title, URL, Model, State string
+	Depth                    int
+	Indent                   string // the depth as a CSS class: d1, d2, …
 }
 
 // Link is a titled URL.
@@ -142,6 +157,7 @@ type ToolView struct {
 	FullURL  string
 	Diff     *DiffView
 	Images   []ImageView
+	Links    []Link // sessions the call created (a child's page)
 }
 
 // ImageView is an image of a message or a tool result.
@@ -151,10 +167,10 @@ type ImageView struct {
 
 // DiffView is an edit as a unified diff.
 type DiffView struct {
-	Path         string
-	Added, Gone  int
-	Lines        []DiffLine
-	Cut          bool // more lines than are shown
+	Path          string
+	Added, Gone   int
+	Lines         []DiffLine
+	Cut           bool // more lines than are shown
 	OnlyAdditions bool
 }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"myco/internal/termtext"
 )
 
 // app is one invocation of the binary.
@@ -119,6 +121,9 @@ func (a *app) main() int {
 		return exitUsage
 	}
 	switch {
+	case o.profileSet && o.profile == "":
+		fmt.Fprintln(a.stderr, "myco: --profile needs a name (letters, digits, '-' and '_'); leave it out for $MYCO_PROFILE or default")
+		return exitUsage
 	case o.version:
 		fmt.Fprintf(a.stdout, "myco %s\n", version)
 		return exitOK
@@ -150,7 +155,7 @@ func (a *app) main() int {
 
 // fail prints a one-line error and returns the error status.
 func (a *app) fail(err error) int {
-	fmt.Fprintln(a.stderr, "myco:", oneLine(err.Error()))
+	fmt.Fprintln(a.stderr, "myco:", termtext.Safe(oneLine(err.Error())))
 	return exitError
 }
 

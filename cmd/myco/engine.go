@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"slices"
@@ -36,7 +37,7 @@ type engine struct {
 // process that works on the same session (the terminal modes); the server refuses instead.
 func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 	reg := &sessions.Registry{}
-	rp := newReaper()
+	rp := newReaper(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	std := hostTools(p, rp)
 	remotes, ro, err := p.remotes()
 	if err != nil {
@@ -97,12 +98,13 @@ func closeTools(ts []tools.Tool) {
 // newReaper returns this process's reaper: myco itself in its reaper mode, started before
 // the first tool process, which kills every tool process group still running when this
 // process dies, however it dies.
-func newReaper() *reaper.Reaper {
+// A reaper that cannot start is logged on log: the tools then run unprotected.
+func newReaper(log *slog.Logger) *reaper.Reaper {
 	path := "/proc/self/exe" // this binary, even after an upgrade replaced its file
 	if runtime.GOOS != "linux" {
 		path, _ = os.Executable()
 	}
-	return reaper.New(reaper.Options{Path: path, Argv: []string{os.Args[0], "--mode", "reaper"}})
+	return reaper.New(reaper.Options{Path: path, Argv: []string{os.Args[0], "--mode", "reaper"}, Log: log})
 }
 
 // hostUpdate is a remote host's state change as a profile-wide update.
@@ -229,12 +231,21 @@ func hostTools(p *profile, rp *reaper.Reaper) []tools.Tool {
 // toolEnv is the environment of local tool processes: env without the variables that
 // carry model credentials (a command such as env must not print a key), with the
 // profile's MYCO_PROFILE and absolute MYCO_HOME, so that a nested myco finds the same
-// profile from any directory.
+// profile from any directory, and, when this process serves the profile, the instance's
+// MYCO_SERVER_URL (for nested sessions through its API).
 func toolEnv(env []string, p *profile) []string {
 	drop := p.cfg.CredentialVars()
+	ours := []string{"MYCO_PROFILE", "MYCO_HOME", "MYCO_SERVER_URL", "MYCO_SERVER_TOKEN"}
 	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(drop, name) || name == "MYCO_PROFILE" || name == "MYCO_HOME"
+		return slices.Contains(drop, name) || slices.Contains(ours, name)
 	})
-	return append(out, "MYCO_PROFILE="+p.paths.Profile, "MYCO_HOME="+p.paths.Home)
+	out = append(out, "MYCO_PROFILE="+p.paths.Profile, "MYCO_HOME="+p.paths.Home)
+	if p.serverURL != "" {
+		out = append(out, "MYCO_SERVER_URL="+p.serverURL)
+	}
+	if p.serverToken != "" {
+		out = append(out, "MYCO_SERVER_TOKEN="+p.serverToken)
+	}
+	return out
 }

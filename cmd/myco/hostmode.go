@@ -45,7 +45,7 @@ func (a *app) hostMode(o options) int {
 		log.Warn("serving in this process, without the host daemon: processes end with the connection", "err", err)
 		why = err.Error()
 	}
-	rp := newReaper()
+	rp := newReaper(log)
 	defer rp.Close()
 	d := a.newDaemon(o, rp, log, why)
 	defer d.Close()
@@ -116,7 +116,7 @@ func (a *app) hostDaemon(o options) int {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	rp := newReaper()
+	rp := newReaper(log)
 	defer rp.Close()
 	d := a.newDaemon(o, rp, log, "")
 	defer d.Close()

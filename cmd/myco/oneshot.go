@@ -45,6 +45,9 @@ func (a *app) compactCmd(o options) int {
 		switch {
 		case errors.Is(err, sessions.ErrStopped):
 			t.out.interrupted()
+			if t.signalled != 0 {
+				return t.signalled
+			}
 			return exitInterrupt
 		case err != nil:
 			return a.fail(err)

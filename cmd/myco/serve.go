@@ -42,16 +42,28 @@ func (a *app) serve(o options) int {
 		return a.fail(err)
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	e, err := a.newEngine(p, false)
-	if err != nil {
-		return a.fail(err)
-	}
-	defer e.close()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return a.fail(fmt.Errorf("listen on %s: %w", addr, err))
 	}
 	port := handlers.PortOf(ln.Addr())
+	// The agents' tools reach this instance's API at MYCO_SERVER_URL (nested sessions).
+	p.serverURL = fmt.Sprintf("http://127.0.0.1:%s/profiles/%s", port, p.paths.Profile)
+	token := ""
+	if !handlers.PeerCredAvailable() {
+		// The owner of a connection cannot be told here: the server asks for a secret
+		// that only this user can read, carried once in the printed URL (and, for the
+		// agents' tools, in MYCO_SERVER_TOKEN).
+		if token, err = newToken(filepath.Join(p.paths.Home, "server-"+port+".token")); err != nil {
+			return a.fail(err)
+		}
+		p.serverToken = token
+	}
+	e, err := a.newEngine(p, false)
+	if err != nil {
+		return a.fail(err)
+	}
+	defer e.close()
 	files, err := workspace.OpenFiles(p.paths.WorkspaceDir())
 	if err != nil {
 		return a.fail(err)
@@ -61,16 +73,11 @@ func (a *app) serve(o options) int {
 		Profile: p.paths.Profile, Sessions: e.mgr, Models: catalogInfo(p), Default: p.model.Key,
 		Workspace: files, WorkspaceDir: p.paths.WorkspaceDir(), Dir: wd, Home: p.home,
 		Hosts: func() []handlers.HostState { return hostStates(e.harness) }, Assets: static.New("/static/"),
-		Port: port, UID: os.Getuid(), Log: log,
+		Port: port, UID: os.Getuid(), Token: token, Log: log,
 	}
-	url := fmt.Sprintf("http://127.0.0.1:%s/profiles/%s/", port, p.paths.Profile)
-	if !handlers.PeerCredAvailable() {
-		// The owner of a connection cannot be told here: the server asks for a secret
-		// that only this user can read, carried once in the printed URL.
-		if d.Token, err = newToken(filepath.Join(p.paths.Home, "server-"+port+".token")); err != nil {
-			return a.fail(err)
-		}
-		url += "?token=" + d.Token
+	url := p.serverURL + "/"
+	if token != "" {
+		url += "?token=" + token
 	}
 	if missing := d.Assets.Missing(static.HTMX, static.SSE); len(missing) > 0 {
 		log.Warn("the browser assets are missing, so pages do not update live; run make assets and rebuild", "missing", missing)

@@ -26,6 +26,9 @@ type profile struct {
 	model   config.Model // the launch model: --model, else the config's default
 	env     config.Env   // the process environment, then the .env credentials
 	home    string       // the user's home directory, for ~/ in auth file paths
+	// serverURL is this instance's URL when myco serves it (MYCO_SERVER_URL for tools);
+	// serverToken its secret where the owner of a connection cannot be told.
+	serverURL, serverToken string
 }
 
 // setup resolves the profile from the real environment, loads and validates the config,

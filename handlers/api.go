@@ -1,0 +1,517 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"myco/agent/model"
+	"myco/sessions"
+)
+
+// The JSON action API under /profiles/NAME/api/: agents (a parent's bash tool, with curl)
+// create hidden child sessions, hand them work, and poll or stream until it is done. See
+// docs/browser.md.
+
+// maxAPIBody bounds a request body of the API.
+const maxAPIBody = 1 << 20
+
+// apiPing is the interval of /api/events' ping event.
+const apiPing = 15 * time.Second
+
+// APIError is an error the API answers as {"error": {"code": …, "message": …}}.
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+	Err     error // logged, never shown
+}
+
+func (e *APIError) Error() string { return e.Code + ": " + e.Message }
+func (e *APIError) Unwrap() error { return e.Err }
+
+func apiError(status int, code, msg string) error {
+	return &APIError{Status: status, Code: code, Message: msg}
+}
+
+// api adapts an API handler: its result is written as JSON with status 200 (or the status
+// it sets first), and its error as the error envelope.
+func (s *server) api(f func(w http.ResponseWriter, r *http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := f(w, r)
+		if err != nil {
+			s.apiFail(w, r, err)
+			return
+		}
+		if v == nil {
+			return // a stream, already written
+		}
+		writeJSON(w, http.StatusOK, v)
+	}
+}
+
+type statusResult struct {
+	status int
+	v      any
+}
+
+// withStatus makes a result answer status instead of 200.
+func withStatus(status int, v any) any { return statusResult{status, v} }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	if sr, ok := v.(statusResult); ok {
+		status, v = sr.status, sr.v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+// apiFail answers err with the error envelope: a stable code and a sentence that says what
+// was wrong. Unexpected errors are logged and answered "internal" without details.
+func (s *server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *APIError
+	var busy *sessions.BusyError
+	switch {
+	case errors.As(err, &ae):
+	case errors.As(err, &busy):
+		ae = &APIError{Status: http.StatusConflict, Code: "busy", Message: busy.Error() + "; nothing was queued: cancel it, or wait for busy: false and send again"}
+	case errors.Is(err, sessions.ErrParentNotFound):
+		ae = &APIError{Status: http.StatusNotFound, Code: "parent_not_found", Message: "the parent_session does not exist"}
+	case errors.Is(err, sessions.ErrNotFound):
+		ae = &APIError{Status: http.StatusNotFound, Code: "not_found", Message: "no such session"}
+	case errors.Is(err, sessions.ErrUnknownAction):
+		ae = &APIError{Status: http.StatusBadRequest, Code: "unknown_action", Message: strings.TrimPrefix(err.Error(), "sessions: ")}
+	case errors.Is(err, sessions.ErrShutdown):
+		ae = &APIError{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the server is shutting down; retry with the same request_id once it is back"}
+	case errors.Is(err, sessions.ErrSaveFailed):
+		ae = &APIError{Status: http.StatusInternalServerError, Code: "save_failed", Message: "the session could not be saved, so its work is stopped: " + err.Error()}
+	default:
+		s.Log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		ae = &APIError{Status: http.StatusInternalServerError, Code: "internal", Message: "the server failed to do this; its log says why"}
+	}
+	writeJSON(w, ae.Status, map[string]any{"error": map[string]string{"code": ae.Code, "message": ae.Message}})
+}
+
+// decode reads a JSON request body into v: Content-Type application/json, at most
+// maxAPIBody bytes, one value, and no field v does not have.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return apiError(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as JSON with Content-Type: application/json")
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAPIBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &tooBig):
+			return apiError(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is over %d bytes", maxAPIBody))
+		case errors.As(err, &syntax):
+			return apiError(http.StatusBadRequest, "invalid_json", fmt.Sprintf("the body is not valid JSON at byte %d: %v", syntax.Offset, syntax))
+		case errors.As(err, &typ):
+			return apiError(http.StatusBadRequest, "invalid_field", fmt.Sprintf("field %q must be a %s, not %s", typ.Field, typ.Type, typ.Value))
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return apiError(http.StatusBadRequest, "unknown_field", "unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field ")+" in the body")
+		case errors.Is(err, io.EOF):
+			return apiError(http.StatusBadRequest, "invalid_json", "the body is empty; send a JSON object")
+		}
+		return apiError(http.StatusBadRequest, "invalid_json", "the body is not a JSON object this endpoint takes: "+err.Error())
+	}
+	if dec.More() {
+		return apiError(http.StatusBadRequest, "invalid_json", "the body holds more than one JSON value")
+	}
+	return nil
+}
+
+func missing(field string) error {
+	return apiError(http.StatusBadRequest, "missing_field", "field "+strconv.Quote(field)+" is required")
+}
+
+// --- Sessions ---------------------------------------------------------------------------
+
+type createRequest struct {
+	RequestID     string `json:"request_id"`
+	ParentSession string `json:"parent_session"`
+	Fork          bool   `json:"fork"`
+	Model         string `json:"model"`
+	Title         string `json:"title"`
+}
+
+// apiCreate creates a session (a hidden child when parent_session is set; a fork of it
+// with fork: true), idempotent by request_id, also across a restart.
+func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req createRequest
+	if err := decode(w, r, &req); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(req.RequestID) == "" {
+		return nil, missing("request_id")
+	}
+	if req.Fork && req.ParentSession == "" {
+		return nil, apiError(http.StatusBadRequest, "invalid_field", "fork: true needs parent_session")
+	}
+	if req.Model != "" && !s.known(req.Model) {
+		return nil, apiError(http.StatusBadRequest, "unknown_model", "no model "+strconv.Quote(req.Model)+" in the catalog; the models are "+strings.Join(s.modelKeys(), ", "))
+	}
+	id, created, err := s.Sessions.CreateRequest(r.Context(), req.RequestID, sessions.CreateOptions{Model: req.Model, Title: req.Title,
+		Parent: req.ParentSession, Hidden: req.ParentSession != "", Fork: req.Fork})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"session_id": id, "request_id": req.RequestID, "created": created,
+		"url": s.sessionURL(id), "api_url": s.base + "/api/sessions/" + id}
+	if req.ParentSession != "" {
+		out["parent_session"] = req.ParentSession
+	}
+	if created {
+		return withStatus(http.StatusCreated, out), nil
+	}
+	return out, nil
+}
+
+// apiList lists sessions newest first: ?include_hidden=true adds children, ?archived=true
+// lists the archived ones, ?archived=all both, ?parent=ID one session's children.
+func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
+	q := r.URL.Query()
+	o := sessions.ListOptions{Query: q.Get("q"), Parent: q.Get("parent")}
+	switch q.Get("include_hidden") {
+	case "", "false", "0":
+	case "true", "1":
+		o.IncludeHidden = true
+	default:
+		return nil, apiError(http.StatusBadRequest, "invalid_field", "include_hidden must be true or false")
+	}
+	switch q.Get("archived") {
+	case "", "false", "0":
+	case "true", "1":
+		o.Archived = true
+	case "all":
+		o.All = true
+	default:
+		return nil, apiError(http.StatusBadRequest, "invalid_field", "archived must be true, false or all")
+	}
+	list, err := s.Sessions.List(r.Context(), o)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, 0, len(list))
+	for _, l := range list {
+		row := map[string]any{"session_id": l.ID, "title": l.Title, "model": l.Model, "created": l.Created,
+			"modified": l.Modified, "busy": l.Busy, "archived": l.Archived, "hidden": l.Hidden}
+		if l.Parent != "" {
+			row["parent_session"] = l.Parent
+		}
+		out = append(out, row)
+	}
+	return map[string]any{"sessions": out}, nil
+}
+
+// --- Snapshot ---------------------------------------------------------------------------
+
+// apiMessage is one message of a snapshot: its text and its tool calls with their
+// outcomes; hidden system parts are left out.
+type apiMessage struct {
+	Index      int        `json:"index"`
+	Role       string     `json:"role"`
+	AcceptedAt *time.Time `json:"accepted_at,omitempty"`
+	Text       string     `json:"text,omitempty"`
+	ToolCalls  []apiCall  `json:"tool_calls,omitempty"`
+	Images     int        `json:"images,omitempty"`
+}
+
+type apiCall struct {
+	ID     string          `json:"id"`
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+	Status string          `json:"status"` // running, ok, error, unknown
+	Output string          `json:"output,omitempty"`
+}
+
+// apiSnapshot answers a session's state: busy (false marks the end of accepted work), the
+// active thread, its newest messages (?limit=, default 20, at most 200; ?before=INDEX pages
+// back), the context use, the model, the parent and children, and the tree roll-up.
+func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error) {
+	id := chi.URLParam(r, "id")
+	sess, st, err := s.Sessions.Snapshot(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"), 20, 1, 200, "limit")
+	if err != nil {
+		return nil, err
+	}
+	th := sess.Latest()
+	before, err := intParam(q.Get("before"), len(th.Entries), 0, len(th.Entries), "before")
+	if err != nil {
+		return nil, err
+	}
+	p := s.projector(id, th)
+	var msgs []apiMessage
+	i := before - 1
+	for ; i >= 0 && len(msgs) < limit; i-- {
+		if m, ok := p.apiMessage(i); ok {
+			msgs = append(msgs, m)
+		}
+	}
+	for a, b := 0, len(msgs)-1; a < b; a, b = a+1, b-1 {
+		msgs[a], msgs[b] = msgs[b], msgs[a]
+	}
+	window := s.model(st.Model).ContextWindow
+	used := th.Usage.Input + th.Usage.CacheRead + th.Usage.CacheWrite
+	out := map[string]any{
+		"session_id": id, "title": sess.Title, "created": sess.Created, "model": st.Model,
+		"busy": st.Busy, "active_thread": th.ID, "last_turn": th.LastTurn(), "archived": sess.Archived, "hidden": sess.Hidden,
+		"usage":    map[string]any{"user": fmt.Sprintf("USER %d/%d", used, window), "prompt_tokens": used, "context_window": window, "spent": sess.Spent()},
+		"messages": msgs, "answer": lastAnswer(th),
+	}
+	if st.Busy {
+		out["job"] = st.Job
+	}
+	if st.Elsewhere != "" {
+		out["busy_elsewhere"] = st.Elsewhere
+	}
+	if st.Stopped != nil {
+		out["stopped"] = st.Stopped.Error()
+	}
+	if i >= 0 {
+		out["next_before"] = i + 1
+	}
+	if sess.Parent != "" {
+		out["parent_session"] = sess.Parent
+	}
+	if root, depth, err := s.Sessions.Lineage(r.Context(), id); err == nil {
+		out["root_session"], out["depth"] = root, depth
+	}
+	tree, err := s.Sessions.Tree(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	var kids []map[string]any
+	for _, c := range tree.Children {
+		kids = append(kids, map[string]any{"session_id": c.ID, "title": c.Title, "model": c.Model, "busy": c.Busy, "last_turn": c.LastTurn})
+	}
+	out["children"] = kids
+	t := tree.Totals()
+	out["tree"] = map[string]any{"sessions": t.Sessions, "busy": t.Busy, "open_tool_calls": t.OpenCalls,
+		"spent": t.Spent, "work_secs": t.Work.Seconds()}
+	return out, nil
+}
+
+func intParam(v string, def, lo, hi int, name string) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, apiError(http.StatusBadRequest, "invalid_field", fmt.Sprintf("%s must be a whole number from %d to %d", name, lo, hi))
+	}
+	return n, nil
+}
+
+// lastAnswer is the text of the thread's last assistant message: a child's result.
+func lastAnswer(th *sessions.Thread) string {
+	for i := len(th.Entries) - 1; i >= 0; i-- {
+		if m := th.Entries[i].Message; m.Role == model.Assistant {
+			return m.Text()
+		}
+		if th.Entries[i].AcceptedAt != nil {
+			return "" // the newest turn has no answer yet
+		}
+	}
+	return ""
+}
+
+// apiMessage renders entry i for the API, or reports false for one that is only tool
+// results (they show in their calls).
+func (p *projector) apiMessage(i int) (apiMessage, bool) {
+	e := p.thread.Entries[i]
+	m := apiMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text()}
+	for _, part := range e.Message.Parts {
+		switch {
+		case part.Kind == model.KindImage:
+			m.Images++
+		case part.Kind == model.KindToolCall && part.ToolCall != nil:
+			c := apiCall{ID: part.ToolCall.ID, Name: part.ToolCall.Name, Input: part.ToolCall.Input, Status: "running"}
+			if len(c.Input) == 0 {
+				c.Input = json.RawMessage("{}")
+			}
+			if r, ok := p.results[c.ID]; ok {
+				c.Status = "ok"
+				switch {
+				case r.res.Unknown:
+					c.Status = "unknown"
+				case r.res.IsError:
+					c.Status = "error"
+				}
+				c.Output, _ = headTail(r.res.Text, 16<<10)
+			} else if !p.open {
+				c.Status = "unknown"
+			}
+			m.ToolCalls = append(m.ToolCalls, c)
+		}
+	}
+	if m.Text == "" && len(m.ToolCalls) == 0 && m.Images == 0 {
+		return m, false
+	}
+	return m, true
+}
+
+// --- Actions ----------------------------------------------------------------------------
+
+type actionRequest struct {
+	RequestID string `json:"request_id"`
+	Action    string `json:"action"`
+	Text      string `json:"text"`
+	Model     string `json:"model"`
+	Title     string `json:"title"`
+}
+
+// apiAction does one action on a session, idempotent by request_id: submit (text; the
+// answer carries the acceptance time; a busy session refuses with code busy), select_model
+// (model), compact, archive, restore, set_title (title).
+func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) {
+	id := chi.URLParam(r, "id")
+	var req actionRequest
+	if err := decode(w, r, &req); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(req.RequestID) == "" {
+		return nil, missing("request_id")
+	}
+	if req.Action == "" {
+		return nil, missing("action")
+	}
+	_, st, err := s.Sessions.Snapshot(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"session_id": id, "request_id": req.RequestID, "action": req.Action}
+	switch req.Action {
+	case "submit":
+		if strings.TrimSpace(req.Text) == "" {
+			return nil, missing("text")
+		}
+		parts, err := sessions.Attachments(req.Text, s.Dir, s.Home, s.model(st.Model).MaxImageBase64Bytes)
+		if err != nil {
+			return nil, apiError(http.StatusBadRequest, "bad_attachment", err.Error())
+		}
+		acc, err := s.Sessions.SubmitRequest(r.Context(), id, req.RequestID, parts...)
+		if err != nil {
+			return nil, err
+		}
+		out["accepted_at"], out["thread"], out["repeat"] = acc.At, acc.Thread, acc.Repeat
+		return out, nil
+	case sessions.ActSelectModel:
+		if !s.known(req.Model) {
+			return nil, apiError(http.StatusBadRequest, "unknown_model", "no model "+strconv.Quote(req.Model)+" in the catalog; the models are "+strings.Join(s.modelKeys(), ", "))
+		}
+	}
+	arg := req.Model
+	if req.Action == sessions.ActSetTitle {
+		arg = req.Title
+		if strings.TrimSpace(arg) == "" {
+			return nil, missing("title")
+		}
+	}
+	rec, repeat, err := s.Sessions.Act(r.Context(), id, req.RequestID, req.Action, arg)
+	if err != nil {
+		return nil, err
+	}
+	out["at"], out["repeat"] = rec.At, repeat
+	if rec.Result != "" {
+		out["result"] = rec.Result
+	}
+	return out, nil
+}
+
+// apiCancel stops the session's running turn or compaction, retry waits included. The
+// answer names the session, so the caller can submit to it again.
+func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) {
+	id := chi.URLParam(r, "id")
+	if r.ContentLength != 0 {
+		var req struct {
+			RequestID string `json:"request_id"`
+		}
+		if err := decode(w, r, &req); err != nil {
+			return nil, err
+		}
+	}
+	if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
+		return nil, err
+	}
+	stopped := s.Sessions.Stop(id)
+	return map[string]any{"session_id": id, "stopped": stopped, "api_url": s.base + "/api/sessions/" + id}, nil
+}
+
+// --- Events -----------------------------------------------------------------------------
+
+// apiEvents streams the profile's events as JSON, one per server-sent event, optionally
+// only some sessions' (?session=ID,ID). Each event's id is its cursor; Last-Event-ID (or
+// ?after=) replays exactly what was missed, or a reset event when that is no longer kept.
+// A ping event comes every 15 s.
+func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) {
+	var ids []string
+	if v := r.URL.Query().Get("session"); v != "" {
+		for _, id := range strings.Split(v, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
+					return nil, err
+				}
+				ids = append(ids, id)
+			}
+		}
+	}
+	after := r.Header.Get("Last-Event-ID")
+	if after == "" {
+		after = r.URL.Query().Get("after")
+	}
+	sub := s.Sessions.Subscribe(ids, after).Exact()
+	defer sub.Close()
+	sse, err := startSSE(w)
+	if err != nil {
+		return nil, nil
+	}
+	ctx := r.Context()
+	ping := s.APIPing
+	var b bytes.Buffer
+	for {
+		wait, cancel := context.WithTimeout(ctx, ping)
+		us, err := sub.Next(wait)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil
+		case errors.Is(err, context.DeadlineExceeded):
+			if sse.send("", "", `{"type":"ping","time":"`+time.Now().UTC().Format(time.RFC3339Nano)+`"}`) != nil {
+				return nil, nil
+			}
+			continue
+		case err != nil:
+			return nil, nil
+		}
+		for _, u := range us {
+			b.Reset()
+			json.NewEncoder(&b).Encode(u)
+			if sse.send(sub.IDOf(u.Seq), "", strings.TrimSuffix(b.String(), "\n")) != nil {
+				return nil, nil
+			}
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"myco/agent/model"
+)
+
+// maxTree bounds the sessions a tree roll-up visits.
+const maxTree = 500
+
+// TreeNode is a session with its descendants, as a roll-up shows them.
+type TreeNode struct {
+	ID, Title, Model, Parent string
+	Depth                    int // 0 for the session the tree was asked of
+	Busy                     bool
+	Job                      string
+	LastTurn                 string // how its last turn ended: done, cancelled, failed, rejected, or ""
+	Spent                    model.Usage
+	Work                     time.Duration
+	OpenCalls                int
+	Children                 []*TreeNode
+}
+
+// Totals sums a tree: its sessions, tokens, work time, open tool calls and busy sessions.
+type Totals struct {
+	Sessions, Busy, OpenCalls int
+	Spent                     model.Usage
+	Work                      time.Duration
+}
+
+// Totals sums the node and its descendants.
+func (n *TreeNode) Totals() Totals {
+	t := Totals{Sessions: 1, OpenCalls: n.OpenCalls, Spent: n.Spent, Work: n.Work}
+	if n.Busy {
+		t.Busy = 1
+	}
+	for _, c := range n.Children {
+		ct := c.Totals()
+		t.Sessions += ct.Sessions
+		t.Busy += ct.Busy
+		t.OpenCalls += ct.OpenCalls
+		t.Spent = t.Spent.Add(ct.Spent)
+		t.Work += ct.Work
+	}
+	return t
+}
+
+// Lineage returns the root of session id's tree and its depth in it (0 for a root).
+func (m *Manager) Lineage(ctx context.Context, id string) (root string, depth int, err error) {
+	list, err := m.o.Store.List(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	parents := map[string]string{}
+	for _, s := range list {
+		parents[s.ID] = s.Parent
+	}
+	if _, ok := parents[id]; !ok {
+		return "", 0, ErrNotFound
+	}
+	root = id
+	for parents[root] != "" && depth < 1000 {
+		if _, ok := parents[parents[root]]; !ok {
+			break // the parent's file is gone: this is as far up as it goes
+		}
+		root = parents[root]
+		depth++
+	}
+	return root, depth, nil
+}
+
+// Tree returns session id with its descendants, each with what it is doing and what it
+// cost. It visits at most maxTree sessions.
+func (m *Manager) Tree(ctx context.Context, id string) (*TreeNode, error) {
+	list, err := m.o.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kids := map[string][]string{}
+	for i := len(list) - 1; i >= 0; i-- { // oldest first
+		if p := list[i].Parent; p != "" {
+			kids[p] = append(kids[p], list[i].ID)
+		}
+	}
+	visited := 0
+	now := time.Now()
+	var walk func(id string, depth int) (*TreeNode, error)
+	walk = func(id string, depth int) (*TreeNode, error) {
+		sess, st, err := m.Snapshot(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		visited++
+		n := &TreeNode{ID: id, Title: sess.Title, Model: st.Model, Parent: sess.Parent, Depth: depth, Busy: st.Busy, Job: st.Job,
+			LastTurn: sess.Latest().LastTurn(), Spent: sess.Spent(), Work: sess.WorkTime(now), OpenCalls: sess.OpenCalls()}
+		for _, k := range kids[id] {
+			if visited >= maxTree {
+				break
+			}
+			c, err := walk(k, depth+1)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			n.Children = append(n.Children, c)
+		}
+		return n, nil
+	}
+	return walk(id, 0)
+}
