@@ -14,7 +14,7 @@ import (
 )
 
 // call sends a JSON request to the API and decodes the answer.
-func (ts *testServer) call(t *testing.T, method, path string, body any) (int, map[string]any) {
+func (ts *testServer) call(t testing.TB, method, path string, body any) (int, map[string]any) {
 	t.Helper()
 	var raw string
 	switch b := body.(type) {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,13 +46,24 @@ func (r *ring) add(u Update) {
 	r.head = (r.head + 1) % ringSize
 }
 
-// after appends the updates with a sequence number above seq to out, in order.
+// at returns the i-th oldest update.
+func (r *ring) at(i int) Update { return r.buf[(r.head+i)%len(r.buf)] }
+
+// last returns the newest update's sequence number, 0 for none.
+func (r *ring) last() uint64 {
+	if len(r.buf) == 0 {
+		return 0
+	}
+	return r.at(len(r.buf) - 1).Seq
+}
+
+// after appends the updates with a sequence number above seq to out, in order. The ring is
+// in sequence order, so it finds the first by binary search.
 func (r *ring) after(seq uint64, out []Update) []Update {
 	n := len(r.buf)
-	for i := range n {
-		if u := r.buf[(r.head+i)%n]; u.Seq > seq {
-			out = append(out, u)
-		}
+	i := sort.Search(n, func(i int) bool { return r.at(i).Seq > seq })
+	for ; i < n; i++ {
+		out = append(out, r.at(i))
 	}
 	return out
 }
@@ -167,11 +179,11 @@ func (s *Subscription) take() []Update {
 		return out
 	}
 	for id, r := range b.rings {
-		if !s.wants(id) {
+		if !s.wants(id) || r.last() <= s.cursor {
 			continue
 		}
 		if r.dropped > s.cursor && id != "" {
-			out = append(out, Update{Type: UpdateReset, Session: id, Seq: r.buf[(r.head+len(r.buf)-1)%len(r.buf)].Seq})
+			out = append(out, Update{Type: UpdateReset, Session: id, Seq: r.last()})
 			continue
 		}
 		out = r.after(s.cursor, out)
