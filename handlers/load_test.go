@@ -45,7 +45,9 @@ func runLoad(t testing.TB, children, clients int) loadResult {
 	answer := strings.Repeat("streamed words ", 20)
 	ts := newTestServer(t, fakemodel.Turn{Text: answer, ChunkSize: 15})
 	ts.fake.Loop()
-	ts.tools.f = func(_ context.Context, c model.ToolCall) model.ToolResult { return model.ToolResult{CallID: c.ID, Text: "ok"} }
+	ts.tools.f = func(_ context.Context, c model.ToolCall) model.ToolResult {
+		return model.ToolResult{CallID: c.ID, Text: "ok"}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base := runtime.NumGoroutine()
