@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"myco/internal/privdir"
 	"net"
 	"os"
 	"os/exec"
@@ -282,23 +283,8 @@ func startDaemon(ctx context.Context, o ProxyOptions) error {
 // PrivateDir creates dir with mode 0700 if needed and checks that it is a directory of
 // this user that no one else can enter.
 func PrivateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create the host daemon's directory: %w", err)
-	}
-	info, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("check the host daemon's directory: %w", err)
-	}
-	st, ok := info.Sys().(*syscall.Stat_t)
-	switch {
-	case !info.IsDir():
-		return fmt.Errorf("%s is not a directory", dir)
-	case ok && int(st.Uid) != os.Getuid():
-		return fmt.Errorf("%s belongs to another user (uid %d)", dir, st.Uid)
-	case info.Mode().Perm()&0o077 != 0:
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("make %s private: %w", dir, err)
-		}
+	if err := privdir.Ensure(dir); err != nil {
+		return fmt.Errorf("the host daemon's directory: %w", err)
 	}
 	return nil
 }

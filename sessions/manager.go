@@ -288,7 +288,6 @@ func (m *Manager) submit(ctx context.Context, id, requestID string, input []mode
 			if err := l.rt.Update(ctx, func(s *Session) { s.Title = Title(text) }); err != nil {
 				return JobResult{}, err
 			}
-			l.publishMeta()
 		}
 		res, err := l.runner.SubmitRequest(ctx, requestID, input...)
 		if errors.Is(err, ErrRewound) {
@@ -436,7 +435,8 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 	}
 	delete(m.cache, id)
 	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
-	ro := RuntimeOptions{Store: m.o.Store, Session: sess, Owner: owner}
+	l := &live{m: m, id: id}
+	ro := RuntimeOptions{Store: m.o.Store, Session: sess, Owner: owner, OnMeta: func() { l.publishMeta() }}
 	if th := m.o.Tools; th != nil {
 		ro.Tools = th.Tools(owner)
 		ro.Inventory = func(ctx context.Context) ([]string, error) { return th.Inventory(ctx, owner) }
@@ -445,7 +445,7 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &live{m: m, id: id, rt: rt}
+	l.rt = rt
 	l.remove = m.registry.Add(rt)
 	m.live[id] = l
 	return l, nil

@@ -200,11 +200,7 @@ func (m *Manager) update(ctx context.Context, id string, f func(*Session) error)
 	if ferr != nil {
 		return ferr
 	}
-	if err != nil {
-		return err
-	}
-	l.publishMeta()
-	return nil
+	return err
 }
 
 // SetTitle renames session id.

@@ -33,6 +33,9 @@ type RuntimeOptions struct {
 	// on local (running)"). nil means the runtime tracks none.
 	Inventory func(ctx context.Context) ([]string, error)
 	Now       func() time.Time // nil means time.Now
+	// OnMeta, when set, is called after each metadata change [Runtime.Update] saved (the
+	// session tools' included), so that front ends hear of it.
+	OnMeta func()
 }
 
 // Runtime binds one session to its tool executor and resource owner. It outlives threads
@@ -48,6 +51,7 @@ type Runtime struct {
 	owner     string
 	inventory func(ctx context.Context) ([]string, error)
 	now       func() time.Time
+	onMeta    func()
 
 	unlock  func()      // releases the session's writer gate; set while this runtime holds it
 	holding atomic.Bool // this runtime holds the gate (a turn, a compaction or an Update)
@@ -72,7 +76,7 @@ func NewRuntime(o RuntimeOptions) (*Runtime, error) {
 		now = time.Now
 	}
 	return &Runtime{store: o.Store, sess: o.Session, tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
-		now: now}, nil
+		now: now, onMeta: o.OnMeta}, nil
 }
 
 // Session returns the bound session. Read it only under [Runtime.View].
@@ -97,6 +101,16 @@ func (rt *Runtime) View(f func(*Session)) {
 // and with it a reload of a document another writer changed, so that a stale copy never
 // overwrites newer metadata; during them (the session tools) the gate is already held.
 func (rt *Runtime) Update(ctx context.Context, f func(*Session)) error {
+	if err := rt.update(ctx, f); err != nil {
+		return err
+	}
+	if rt.onMeta != nil {
+		rt.onMeta()
+	}
+	return nil
+}
+
+func (rt *Runtime) update(ctx context.Context, f func(*Session)) error {
 	if !rt.holding.Load() {
 		if err := rt.acquire(ctx, nil); err != nil {
 			return err

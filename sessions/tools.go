@@ -243,7 +243,10 @@ func (m *MetaTool) Call(ctx context.Context, owner string, input json.RawMessage
 		if in.Title == nil || strings.TrimSpace(*in.Title) == "" {
 			return tools.Errorf("session_meta: set_title needs a non-empty title")
 		}
-		title := strings.TrimSpace(*in.Title)
+		title := Title(*in.Title)
+		if title == "" {
+			return tools.Errorf("session_meta: set_title needs a non-empty title")
+		}
 		if err := rt.Update(ctx, func(s *Session) { s.Title = title }); err != nil {
 			return tools.Errorf("session_meta: %v", err)
 		}
