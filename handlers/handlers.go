@@ -69,8 +69,11 @@ type Deps struct {
 	Dir  string
 	Home string // the user's home, for ~/ in @path attachments
 	// Hosts returns the remote hosts' states; nil means none.
-	Hosts  func() []HostState
-	Assets *static.Assets
+	Hosts func() []HostState
+	// Profiles returns the names of the server's profiles, for the switcher; nil means
+	// this one only.
+	Profiles func() []string
+	Assets   *static.Assets
 	// Port is the server's port, for the Host and Origin checks.
 	Port string
 	// UID is the only user served, told by the connection's socket owner (see

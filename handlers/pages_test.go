@@ -54,7 +54,7 @@ func TestSubmitAndRender(t *testing.T) {
 		t.Fatalf("page = %d", resp.StatusCode)
 	}
 	for _, want := range []string{"<strong>do</strong>", "&lt;b&gt;", `id="tool-c1"`, `class="tool ok"`, "worked", "<em>work</em>", "Done:",
-		`hx-sse:connect="/profiles/default/s/` + id + `/events?after=`, "Please **do** &lt;b&gt;it&lt;/b&gt;"} {
+		`data-events="/profiles/default/s/` + id + `/events?after=`, "Please **do** &lt;b&gt;it&lt;/b&gt;"} {
 		if !strings.Contains(page, want) && !(want == "&lt;b&gt;" && !strings.Contains(page, "<b>it")) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -28,8 +28,16 @@ type peer struct {
 // ConnContext looks up the owner of the client end of each accepted loopback connection
 // (by its addresses in /proc/net/tcp and tcp6) and keeps it in the connection's context,
 // for the owner check of every request on it. Set it as http.Server.ConnContext.
+// A connection over a Unix socket (a profile worker's, from the supervisor) is told by the
+// socket's peer credentials.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	uid, err := PeerUID(c.RemoteAddr(), c.LocalAddr())
+	var uid int
+	var err error
+	if uc, ok := c.(*net.UnixConn); ok {
+		uid, err = unixPeerUID(uc)
+	} else {
+		uid, err = PeerUID(c.RemoteAddr(), c.LocalAddr())
+	}
 	return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err})
 }
 

@@ -22,15 +22,18 @@ const documentCSP = "sandbox; default-src 'none'; style-src 'self'; img-src 'sel
 // headers sets the security headers of every response.
 func headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", appCSP)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		h.Set("Cross-Origin-Resource-Policy", "same-origin")
-		h.Set("X-Frame-Options", "DENY")
+		setHeaders(w.Header())
 		next.ServeHTTP(w, r)
 	})
+}
+
+func setHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", appCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	h.Set("X-Frame-Options", "DENY")
 }
 
 // hostCheck refuses a request whose Host header is not a loopback name or address with

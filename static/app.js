@@ -81,6 +81,81 @@
     if (p && document.activeElement === document.body) p.focus();
   });
 
+  // --- The session's live updates ---------------------------------------------------------
+
+  // A session page gets its changes as htmx partials. Through the browser's SharedWorker
+  // (one connection for every tab of the browser) when there is one; else the page opens
+  // its own stream with htmx's SSE extension.
+  const eventsURL = transcript && transcript.dataset.events;
+
+  // applyPartials does what htmx does with a stream's partials: each <hx-partial> swaps
+  // its content at its target, and htmx then wires what was added.
+  const applyPartials = (html) => {
+    const tpl = document.createElement("template");
+    tpl.innerHTML = html;
+    for (const p of Array.from(tpl.content.children)) {
+      if (p.localName !== "hx-partial") continue;
+      const target = document.querySelector(p.getAttribute("hx-target"));
+      if (!target) continue;
+      const frag = document.createDocumentFragment();
+      frag.append(...p.childNodes);
+      const added = Array.from(frag.children);
+      switch (p.getAttribute("hx-swap")) {
+        case "beforeend":
+          target.append(frag);
+          break;
+        case "innerHTML":
+          target.replaceChildren(frag);
+          break;
+        case "outerHTML":
+          target.replaceWith(frag);
+          break;
+      }
+      if (window.htmx) for (const el of added) window.htmx.process(el);
+    }
+  };
+
+  const streamAlone = () => {
+    if (!window.htmx) return; // no htmx: the page says to run make assets
+    transcript.setAttribute("hx-sse:connect", eventsURL);
+    window.htmx.process(transcript);
+  };
+
+  const shared = () => {
+    const url = document.body.dataset.eventsWorker;
+    if (!url || !window.SharedWorker) return false;
+    let worker;
+    try {
+      worker = new SharedWorker(url, { name: "myco-events" });
+    } catch (e) {
+      return false;
+    }
+    const sub = window.crypto && crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2);
+    worker.port.onmessage = (m) => {
+      const msg = m.data || {};
+      switch (msg.type) {
+        case "event":
+          alive();
+          if (msg.event !== "ping" && msg.data) applyPartials(msg.data);
+          break;
+        case "open":
+        case "ping":
+          alive();
+          break;
+        case "down":
+          setLost(true);
+          break;
+        case "status":
+          if (msg.state === "reconnecting") setLost(true);
+          break;
+      }
+    };
+    worker.port.start();
+    worker.port.postMessage({ op: "subscribe", sub, url: eventsURL });
+    window.addEventListener("pagehide", () => worker.port.postMessage({ op: "unsubscribe", sub }));
+    return true;
+  };
+
   // --- The connection banner -------------------------------------------------------------
 
   // The event stream sends a ping every few seconds. The banner shows when the stream
@@ -111,10 +186,11 @@
     if (!document.hidden) setLost(true);
   });
   setInterval(() => {
-    if (transcript && transcript.hasAttribute("hx-sse:connect") && !document.hidden && Date.now() - last > silence) {
+    if (eventsURL && !document.hidden && Date.now() - last > silence) {
       setLost(true);
     }
   }, 2000);
+  if (eventsURL && !shared()) streamAlone();
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden) last = Date.now(); // the stream pauses in the background
   });

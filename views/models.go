@@ -14,6 +14,11 @@ type Chrome struct {
 	// make assets (live updates need htmx).
 	MissingAssets []string
 	Nav           string // which navigation item is current: "sessions", "workspace"
+	// Profiles are the server's profiles, for the switcher (shown when there are several).
+	Profiles []string
+	// EventsWorker is the URL of the SharedWorker that holds the browser's one event
+	// connection; "" means each page streams on its own.
+	EventsWorker string
 }
 
 // SessionsView is the sessions page.

@@ -40,6 +40,7 @@ type options struct {
 	resume     string
 	compact    string
 	addr       string
+	socket     string
 }
 
 // Exit statuses.
@@ -86,6 +87,7 @@ func (a *app) parse() (options, error) {
 	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
 	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
 	fs.StringVar(&o.addr, "addr", "", "the server's loopback `ADDRESS` (default "+defaultAddr+"; port 0 picks one)")
+	fs.StringVar(&o.socket, "socket", "", "with --mode profile-worker: the Unix socket `PATH` to serve on (the server starts its workers itself)")
 	fs.StringVar(&o.resume, "resume", "", "with -p or --mode cli: continue the saved session `ID` (live tools are not restored)")
 	fs.StringVar(&o.compact, "compact", "", "compact the saved session `ID` into a successor thread and exit")
 	fs.BoolVar(&o.json, "json", false, "with -p: print the turn's events as NDJSON on stdout")
@@ -147,6 +149,8 @@ func (a *app) main() int {
 		return a.chat(o)
 	case "", "server":
 		return a.serve(o)
+	case "profile-worker":
+		return a.profileWorker(o)
 	default:
 		fmt.Fprintf(a.stderr, "myco: unknown mode %q (want server, cli or host)\n", o.mode)
 		return exitUsage

@@ -12,22 +12,28 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
+	"myco/config"
 	"myco/handlers"
 	"myco/hosts"
+	"myco/internal/privdir"
+	"myco/profiles"
 	"myco/static"
-	"myco/workspace"
 )
 
 // defaultAddr is where the server listens unless --addr says otherwise.
 const defaultAddr = "127.0.0.1:8080"
 
-// serve runs the browser server (myco with no mode): the selected profile's pages, event
-// streams and workspace viewer on a loopback address. The first line on stdout is the URL
-// to open. SIGINT, SIGTERM and SIGHUP stop it: running turns are cancelled and saved, the
-// tools and host connections released.
+// serve runs the browser server (myco with no mode): the supervisor that owns the loopback
+// port and serves every profile of MYCO_HOME at /profiles/NAME/, each through a worker
+// process of its own (myco --mode profile-worker) started on its first request. The first
+// line on stdout is the URL of --profile's instance, which / redirects to and which
+// --model and --config apply to. SIGINT, SIGTERM and SIGHUP stop it: the workers' stdin is
+// closed, and each stops its turns, saves them and releases its tools.
 func (a *app) serve(o options) int {
 	addr := o.addr
 	if addr == "" {
@@ -37,7 +43,9 @@ func (a *app) serve(o options) int {
 		fmt.Fprintln(a.stderr, "myco:", err)
 		return exitUsage
 	}
-	p, err := a.setup(o)
+	home, _ := os.UserHomeDir()
+	paths, err := config.ResolvePaths(config.PathOptions{ProfileFlag: o.profile, ProfileSet: o.profileSet, ConfigFlag: o.config,
+		Getenv: a.getenv, UserHome: home})
 	if err != nil {
 		return a.fail(err)
 	}
@@ -47,45 +55,55 @@ func (a *app) serve(o options) int {
 		return a.fail(fmt.Errorf("listen on %s: %w", addr, err))
 	}
 	port := handlers.PortOf(ln.Addr())
-	// The agents' tools reach this instance's API at MYCO_SERVER_URL (nested sessions).
-	p.serverURL = fmt.Sprintf("http://127.0.0.1:%s/profiles/%s", port, p.paths.Profile)
 	token := ""
 	if !handlers.PeerCredAvailable() {
 		// The owner of a connection cannot be told here: the server asks for a secret
-		// that only this user can read, carried once in the printed URL (and, for the
-		// agents' tools, in MYCO_SERVER_TOKEN).
-		if token, err = newToken(filepath.Join(p.paths.Home, "server-"+port+".token")); err != nil {
+		// that only this user can read, carried once in the printed URL.
+		if err := os.MkdirAll(paths.Home, 0o700); err != nil {
 			return a.fail(err)
 		}
-		p.serverToken = token
+		if token, err = newToken(filepath.Join(paths.Home, "server-"+port+".token")); err != nil {
+			return a.fail(err)
+		}
 	}
-	e, err := a.newEngine(p, false)
+	exe, err := os.Executable()
+	if err != nil {
+		return a.fail(fmt.Errorf("find the running myco: %w", err))
+	}
+	dir := filepath.Join(privdir.Tmp(a.getenv("TMPDIR")), fmt.Sprintf("server-%d", os.Getpid()))
+	pool, err := profiles.New(profiles.Options{
+		Dir: dir, Stderr: a.stderr, Log: log,
+		Command: func(name string) ([]string, []string) { return a.workerCommand(exe, o, paths, name, port, token) },
+	})
 	if err != nil {
 		return a.fail(err)
 	}
-	defer e.close()
-	files, err := workspace.OpenFiles(p.paths.WorkspaceDir())
-	if err != nil {
-		return a.fail(err)
+	defer os.Remove(dir)
+	defer pool.Close()
+	srv := &http.Server{
+		Handler: handlers.NewSupervisor(handlers.SupervisorDeps{
+			Workers: pool, Default: paths.Profile, Assets: static.New("/static/"),
+			Exists: func(name string) bool {
+				st, err := os.Stat(filepath.Join(paths.Home, "profiles", name))
+				return err == nil && st.IsDir()
+			},
+			Port: port, UID: os.Getuid(), Token: token, Log: log,
+		}),
+		ConnContext: handlers.ConnContext, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	wd, _ := os.Getwd()
-	d := handlers.Deps{
-		Profile: p.paths.Profile, Sessions: e.mgr, Models: catalogInfo(p), Default: p.model.Key,
-		Workspace: files, WorkspaceDir: p.paths.WorkspaceDir(), Dir: wd, Home: p.home,
-		Hosts: func() []handlers.HostState { return hostStates(e.harness) }, Assets: static.New("/static/"),
-		Port: port, UID: os.Getuid(), Token: token, Log: log,
+	// The launch profile starts at once, so that its config errors show here too.
+	startCtx, cancelStart := context.WithTimeout(context.Background(), 60*time.Second)
+	if _, err := pool.Socket(startCtx, paths.Profile); err != nil {
+		log.Warn("the launch profile did not start; its pages say why", "profile", paths.Profile, "err", err)
 	}
-	url := p.serverURL + "/"
+	cancelStart()
+	url := fmt.Sprintf("http://127.0.0.1:%s/profiles/%s/", port, paths.Profile)
 	if token != "" {
 		url += "?token=" + token
 	}
-	if missing := d.Assets.Missing(static.HTMX, static.SSE); len(missing) > 0 {
-		log.Warn("the browser assets are missing, so pages do not update live; run make assets and rebuild", "missing", missing)
-	}
-	srv := &http.Server{Handler: handlers.New(d), ConnContext: handlers.ConnContext, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	fmt.Fprintln(a.stdout, url)
-	log.Info("serving", "profile", p.paths.Profile, "model", p.model.Key, "addr", ln.Addr().String())
+	log.Info("serving", "addr", ln.Addr().String(), "profile", paths.Profile, "home", paths.Home)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
@@ -97,8 +115,8 @@ func (a *app) serve(o options) int {
 	case <-ctx.Done():
 	}
 	stop()
-	log.Info("stopping: running turns are cancelled and saved")
-	e.mgr.Close() // turns end cancelled and checkpointed; their streams say so
+	log.Info("stopping: the profiles stop their turns and save them")
+	pool.Close() // turns end cancelled and checkpointed; their streams say so
 	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil {
@@ -108,6 +126,46 @@ func (a *app) serve(o options) int {
 		log.Warn("serve", "err", err)
 	}
 	return exitOK
+}
+
+// workerCommand is the command line and environment of profile name's worker: the same
+// binary, with the profile's variables set once (MYCO_PROFILE, an absolute MYCO_HOME, the
+// instance's MYCO_SERVER_URL). The launch overrides (--model, --config) go to the launch
+// profile's worker only; MYCO_CONFIG, which names one file, too.
+func (a *app) workerCommand(exe string, o options, paths config.Paths, name, port, token string) ([]string, []string) {
+	argv := []string{exe, "--mode", "profile-worker", "--profile", name}
+	launch := name == paths.Profile
+	if launch && o.model != "" {
+		argv = append(argv, "--model", o.model)
+	}
+	if launch && paths.ConfigNamed {
+		argv = append(argv, "--config", paths.ConfigFile)
+	}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return k == "MYCO_PROFILE" || k == "MYCO_HOME" || k == "MYCO_SERVER_URL" || k == "MYCO_CONFIG" || k == "MYCO_SERVER_TOKEN"
+	})
+	env = append(env, "MYCO_PROFILE="+name, "MYCO_HOME="+paths.Home,
+		fmt.Sprintf("MYCO_SERVER_URL=http://127.0.0.1:%s/profiles/%s", port, name))
+	if token != "" {
+		env = append(env, "MYCO_SERVER_TOKEN="+token)
+	}
+	return argv, env
+}
+
+// listProfiles returns the names of the profiles under home, sorted.
+func listProfiles(home string) []string {
+	ents, err := os.ReadDir(filepath.Join(home, "profiles"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && config.CheckProfileName(e.Name()) == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // loopbackOnly refuses an address that is not a loopback one: the server drives an agent

@@ -1,0 +1,273 @@
+package handlers
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// One event stream per browser. A page does not open a stream of its own: it asks the
+// browser's SharedWorker (static/events-worker.js), which holds one connection to the
+// supervisor's /events and subscribes each page's session stream through it. The supervisor
+// reads each subscription from its profile's worker and forwards its events, tagged with
+// the subscription, into the one stream. When the browser's stream drops, the SharedWorker
+// opens a new one and subscribes again from each subscription's last event id, so a page
+// gets exactly what it missed.
+
+// mergedPing is the interval of the merged stream's ping events.
+const mergedPing = 5 * time.Second
+
+// streams are the open merged streams.
+type streams struct {
+	s *supervisor
+
+	mu sync.Mutex // guards m
+	m  map[string]*mergedStream
+}
+
+func (ss *streams) count() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.m)
+}
+
+// mergedStream is one browser's stream and its subscriptions.
+type mergedStream struct {
+	id  string
+	out chan []byte // encoded events to send; bounded, see send
+
+	mu   sync.Mutex // guards subs and closed
+	subs map[string]context.CancelFunc
+	// closed is set when the stream ended; subscriptions then stop.
+	closed bool
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// send queues one event for the browser. A browser that does not keep up for a while is
+// cut off: its SharedWorker reconnects and resumes every subscription from its last id.
+func (m *mergedStream) send(v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	t := time.NewTimer(10 * time.Second)
+	defer t.Stop()
+	select {
+	case m.out <- b:
+		return true
+	case <-m.ctx.Done():
+		return false
+	case <-t.C:
+		m.cancel()
+		return false
+	}
+}
+
+// mergedEvents serves GET /events: one browser's stream. Its first event names the stream,
+// for the subscriptions; a ping event comes every few seconds.
+func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
+	var b [12]byte
+	rand.Read(b[:])
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	m := &mergedStream{id: hex.EncodeToString(b[:]), out: make(chan []byte, 256), subs: map[string]context.CancelFunc{}, ctx: ctx, cancel: cancel}
+	ss := &s.streams
+	ss.mu.Lock()
+	if ss.m == nil {
+		ss.m = map[string]*mergedStream{}
+	}
+	ss.m[m.id] = m
+	ss.mu.Unlock()
+	defer func() {
+		ss.mu.Lock()
+		delete(ss.m, m.id)
+		ss.mu.Unlock()
+		m.mu.Lock()
+		m.closed = true
+		for _, c := range m.subs {
+			c()
+		}
+		m.mu.Unlock()
+	}()
+	sse, err := startSSE(w)
+	if err != nil {
+		return
+	}
+	hello, _ := json.Marshal(map[string]string{"type": "hello", "stream": m.id})
+	if sse.send("", "", string(hello)) != nil {
+		return
+	}
+	ping := time.NewTicker(mergedPing)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case b := <-m.out:
+			if sse.send("", "", string(b)) != nil {
+				return
+			}
+		case <-ping.C:
+			if sse.send("", "", `{"type":"ping"}`) != nil {
+				return
+			}
+		}
+	}
+}
+
+// sessionEvents matches the event stream of a session page, the only streams a page
+// subscribes to.
+var sessionEvents = regexp.MustCompile(`^/profiles/([A-Za-z0-9_-]+)/s/([0-9A-Za-z][0-9A-Za-z_-]{0,63})/events$`)
+
+type subscribeRequest struct {
+	Op    string `json:"op"`    // "subscribe" or "unsubscribe"
+	Sub   string `json:"sub"`   // the page's name for the subscription
+	URL   string `json:"url"`   // a session's event stream, /profiles/NAME/s/ID/events
+	After string `json:"after"` // the last event id the page has
+}
+
+// subscribe serves POST /events/STREAM: a page's subscription to a session's events
+// through the browser's stream, or its end.
+func (s *supervisor) subscribe(w http.ResponseWriter, r *http.Request) {
+	s.streams.mu.Lock()
+	m := s.streams.m[chi.URLParam(r, "stream")]
+	s.streams.mu.Unlock()
+	if m == nil {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such event stream: open /events again"}})
+		return
+	}
+	var req subscribeRequest
+	if err := decode(w, r, &req); err != nil {
+		s.apiFailure(w, err)
+		return
+	}
+	if req.Sub == "" || len(req.Sub) > 64 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "missing_field", "message": "sub names the subscription (at most 64 bytes)"}})
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if stop := m.subs[req.Sub]; stop != nil {
+		stop()
+		delete(m.subs, req.Sub)
+	}
+	switch req.Op {
+	case "unsubscribe":
+	case "subscribe":
+		match := sessionEvents.FindStringSubmatch(req.URL)
+		if match == nil || !s.served(match[1]) || m.closed {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_field", "message": "url must be a session's event stream, /profiles/NAME/s/ID/events"}})
+			return
+		}
+		ctx, cancel := context.WithCancel(m.ctx)
+		m.subs[req.Sub] = cancel
+		go s.relay(ctx, m, req.Sub, match[1], req.URL, req.After, r.Host)
+	default:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_field", "message": "op must be subscribe or unsubscribe"}})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sub": req.Sub, "op": req.Op})
+}
+
+func (s *supervisor) apiFailure(w http.ResponseWriter, err error) {
+	if ae, ok := err.(*APIError); ok {
+		writeJSON(w, ae.Status, map[string]any{"error": map[string]string{"code": ae.Code, "message": ae.Message}})
+		return
+	}
+	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_json", "message": err.Error()}})
+}
+
+// relay reads one subscription's stream from its profile's worker and forwards its events
+// into the browser's stream, until the subscription ends. When the worker's stream ends (a
+// crash, a restart), it reads again from the last event id after a short pause.
+func (s *supervisor) relay(ctx context.Context, m *mergedStream, sub, profile, url, after, host string) {
+	delay := 250 * time.Millisecond
+	for ctx.Err() == nil {
+		got := s.relayOnce(ctx, m, sub, profile, url, &after, host)
+		if ctx.Err() != nil {
+			return
+		}
+		if got {
+			delay = 250 * time.Millisecond
+		}
+		if !m.send(map[string]string{"type": "status", "sub": sub, "state": "reconnecting"}) {
+			return
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// relayOnce follows one connection to the worker's stream and reports whether it carried
+// an event.
+func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profile, url string, after *string, host string) bool {
+	p, err := s.proxyFor(ctx, profile)
+	if err != nil {
+		return false
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://profile-"+profile+url, nil)
+	if err != nil {
+		return false
+	}
+	req.Host = host
+	if *after != "" {
+		req.Header.Set("Last-Event-ID", *after)
+	}
+	resp, err := p.transport.RoundTrip(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		m.send(map[string]any{"type": "status", "sub": sub, "state": "gone", "status": resp.StatusCode})
+		<-ctx.Done()
+		return false
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 32<<20)
+	var id, event string
+	var data []string
+	got := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if data != nil || event != "" {
+				ev := map[string]any{"type": "event", "sub": sub, "id": id, "event": event, "data": strings.Join(data, "\n")}
+				if !m.send(ev) {
+					return got
+				}
+				got = true
+				if id != "" {
+					*after = id
+				}
+			}
+			id, event, data = "", "", nil
+		case strings.HasPrefix(line, "id: "):
+			id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, line[6:])
+		case line == "data:":
+			data = append(data, "")
+		}
+	}
+	return got
+}

@@ -1,0 +1,264 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"myco/profiles"
+	"myco/static"
+	"myco/views"
+)
+
+// Workers is what the supervisor needs of the profile workers; *profiles.Pool satisfies it.
+type Workers interface {
+	Socket(ctx context.Context, name string) (string, error)
+	States() []profiles.State
+}
+
+// SupervisorDeps are what the supervisor works with.
+type SupervisorDeps struct {
+	Workers Workers
+	// Exists reports whether profile name has a directory (a profile appears when its
+	// directory does, without a restart).
+	Exists  func(name string) bool
+	Default string // the profile / redirects to; it is served even before its directory exists
+	Assets  *static.Assets
+	Port    string
+	UID     int
+	Token   string
+	Log     *slog.Logger
+}
+
+// supervisor is the server that owns the port: it checks every request (Host, the socket's
+// owner, Origin) and forwards the pages, documents and API of /profiles/NAME/ to NAME's
+// worker, and it merges the workers' event streams into one stream per browser.
+type supervisor struct {
+	SupervisorDeps
+
+	mu      sync.Mutex // guards proxies
+	proxies map[string]*workerProxy
+
+	streams streams
+}
+
+// workerProxy forwards to one worker's socket.
+type workerProxy struct {
+	socket    string
+	transport *http.Transport
+	proxy     *httputil.ReverseProxy
+}
+
+// NewSupervisor returns the supervisor's handler.
+func NewSupervisor(d SupervisorDeps) http.Handler {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &supervisor{SupervisorDeps: d, proxies: map[string]*workerProxy{}}
+	s.streams.s = s
+	var h http.Handler = s.router()
+	if d.Token != "" {
+		h = tokenCheck(d.Token, d.Port, h)
+	} else {
+		h = ownerCheck(d.UID, h)
+	}
+	return hostCheck(d.Port, h)
+}
+
+func (s *supervisor) router() chi.Router {
+	r := chi.NewRouter()
+	r.Group(func(r chi.Router) {
+		// The supervisor's own answers; the workers' carry their own headers.
+		r.Use(headers)
+		r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/profiles/"+s.Default+"/", http.StatusSeeOther)
+		})
+		r.Get("/static/*", s.Assets.ServeHTTP)
+		r.Head("/static/*", s.Assets.ServeHTTP)
+		r.Get("/status", s.status)
+		r.With(s.origin).Get("/events", s.mergedEvents)
+		r.With(s.origin).Post("/events/{stream}", s.subscribe)
+	})
+	r.Handle("/profiles/{name}", http.HandlerFunc(s.forward))
+	r.Handle("/profiles/{name}/*", http.HandlerFunc(s.forward))
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.page(w, r, http.StatusNotFound, "There is nothing at this address.")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.page(w, r, http.StatusMethodNotAllowed, "This address does not take a "+r.Method+" request.")
+	})
+	return r
+}
+
+func (s *supervisor) origin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if msg := originCheck(s.Port, r); msg != "" {
+			forbid(w, msg)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// profileName matches a valid profile name: letters, digits, '-' and '_'.
+var profileName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// served reports whether profile name is one the supervisor serves: a valid name whose
+// directory exists, or the default profile.
+func (s *supervisor) served(name string) bool {
+	if !profileName.MatchString(name) {
+		return false
+	}
+	return name == s.Default || (s.Exists != nil && s.Exists(name))
+}
+
+// forward sends a request for /profiles/NAME/… to NAME's worker, starting it when none
+// runs. Unsafe methods and event streams pass the origin check here too.
+func (s *supervisor) forward(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "name")
+	if !s.served(name) {
+		s.page(w, r, http.StatusNotFound, "There is no profile "+strconv.Quote(name)+" here.")
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead || strings.HasSuffix(r.URL.Path, "/events") {
+		if msg := originCheck(s.Port, r); msg != "" {
+			forbid(w, msg)
+			return
+		}
+	}
+	p, err := s.proxyFor(r.Context(), name)
+	if err != nil {
+		s.workerError(w, r, name, err)
+		return
+	}
+	p.proxy.ServeHTTP(w, r)
+}
+
+// proxyFor returns the proxy to profile name's worker, starting the worker when needed. A
+// restarted worker gets a fresh transport, so no idle connection to its predecessor is
+// used.
+func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, error) {
+	sock, err := s.Workers.Socket(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.proxies[name]; p != nil && p.socket == sock {
+		return p, nil
+	}
+	if old := s.proxies[name]; old != nil {
+		old.transport.CloseIdleConnections()
+	}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "unix", sock)
+		},
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	p := &workerProxy{socket: sock, transport: tr, proxy: &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "profile-"+name
+			pr.Out.Host = pr.In.Host // the worker checks the same Host
+		},
+		Transport:     tr,
+		FlushInterval: -1, // event streams go out as they come
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the client left
+			}
+			s.Log.Warn("profile worker did not answer", "profile", name, "path", r.URL.Path, "err", err)
+			s.page(w, r, http.StatusBadGateway, "The worker of profile "+name+" stopped while answering this request. It starts again with the next one: reload the page.")
+		},
+	}}
+	s.proxies[name] = p
+	return p, nil
+}
+
+// workerError answers a request whose profile's worker is not there: a config that does
+// not load (shown with its path and the error), a worker that crashes too often (with when
+// it is tried again), or a server shutting down.
+func (s *supervisor) workerError(w http.ResponseWriter, r *http.Request, name string, err error) {
+	var se *profiles.StartError
+	var be *profiles.BackoffError
+	switch {
+	case errors.As(err, &be):
+		w.Header().Set("Retry-After", strconv.Itoa(int(time.Until(be.Until).Seconds())+1))
+		s.page(w, r, http.StatusServiceUnavailable, "The worker of profile "+name+" crashed "+strconv.Itoa(be.Crashes)+
+			" times in the last minutes, so it is started again only after a pause: try again in "+time.Until(be.Until).Round(time.Second).String()+". Its log is in the server's output.")
+	case errors.As(err, &se):
+		msg := "Profile " + name + " could not start"
+		if se.Output != "" {
+			msg += ":\n\n" + se.Output
+		} else {
+			msg += ": " + se.Err.Error()
+		}
+		s.page(w, r, http.StatusServiceUnavailable, msg+"\n\nFix it, then reload: the profile starts again with the next request. The other profiles are not affected.")
+	case errors.Is(err, profiles.ErrClosed):
+		s.page(w, r, http.StatusServiceUnavailable, "The server is shutting down.")
+	case r.Context().Err() != nil:
+	default:
+		s.Log.Error("start profile worker", "profile", name, "err", err)
+		s.page(w, r, http.StatusServiceUnavailable, "The worker of profile "+name+" could not be reached; the server's output says why.")
+	}
+}
+
+// page answers with a small page (or JSON for the API) saying what went wrong.
+func (s *supervisor) page(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	setHeaders(w.Header())
+	if strings.Contains(r.URL.Path, "/api/") {
+		writeJSON(w, code, map[string]any{"error": map[string]string{"code": apiCode(code), "message": msg}})
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	c := views.Chrome{Title: http.StatusText(code), Base: "/profiles/" + s.Default}
+	for _, n := range []string{static.AppCSS} {
+		if u := s.Assets.URL(n); u != "" {
+			c.CSS = append(c.CSS, u)
+		}
+	}
+	views.ErrorPage(views.ErrorView{Chrome: c, Code: code, Message: msg}).Render(r.Context(), w)
+}
+
+func apiCode(code int) string {
+	switch code {
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusBadGateway:
+		return "worker_failed"
+	}
+	return "unavailable"
+}
+
+// status answers the workers' states and the number of merged event streams open (one per
+// browser), as JSON.
+func (s *supervisor) status(w http.ResponseWriter, r *http.Request) {
+	var ps []map[string]any
+	for _, st := range s.Workers.States() {
+		p := map[string]any{"profile": st.Profile, "running": st.Running, "crashes": st.Crashes}
+		if st.PID != 0 {
+			p["pid"] = st.PID
+		}
+		if !st.Retry.IsZero() {
+			p["retry_at"] = st.Retry
+		}
+		if st.Error != "" {
+			p["error"] = st.Error
+		}
+		ps = append(ps, p)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"profiles": ps, "event_streams": s.streams.count()})
+}

@@ -1,0 +1,375 @@
+// Package profiles runs the browser server's profile workers: one process per profile
+// (myco --mode profile-worker), started on the first request for it, serving that profile
+// behind a private Unix socket in a directory only the user can enter. A worker that
+// crashes is started again on the next request, after a growing pause when it keeps
+// crashing; its sessions recover the way any stopped process's do. Closing the pool closes
+// the workers' stdin pipes: each stops its sessions, saves them and exits.
+//
+// It must not import handlers, views, templ or chi.
+package profiles
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"myco/internal/privdir"
+)
+
+// Options configures a [Pool].
+type Options struct {
+	// Dir is the private directory of the workers' sockets; it is created 0700 and must
+	// belong to the user.
+	Dir string
+	// Command returns the command line and the environment of profile name's worker; the
+	// pool appends --socket PATH. The worker prints "ready" on stdout once it serves.
+	Command func(name string) (argv, env []string)
+	// Stderr receives the workers' stderr, each line prefixed with its profile; nil
+	// discards it.
+	Stderr       io.Writer
+	StartTimeout time.Duration // how long a worker may take to be ready; 0 means 30 s
+	StopTimeout  time.Duration // how long Close waits for a worker to exit; 0 means 15 s
+	Log          *slog.Logger
+}
+
+// State is what the pool knows of one profile's worker.
+type State struct {
+	Profile string
+	Running bool
+	PID     int
+	Crashes int       // crashes in the last crashWindow
+	Retry   time.Time // when a crash-looping worker may start again; zero when it may now
+	Error   string    // why it last failed to start or stopped, if it did
+}
+
+// StartError reports a worker that exited before it was ready: a missing or invalid
+// config, most often. Output is the end of what it said on stderr.
+type StartError struct {
+	Profile string
+	Output  string
+	Err     error
+}
+
+func (e *StartError) Error() string {
+	msg := fmt.Sprintf("profile %s did not start: %v", e.Profile, e.Err)
+	if e.Output != "" {
+		msg += ": " + e.Output
+	}
+	return msg
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// BackoffError reports a worker that crashed too often lately: it is started again after
+// Until.
+type BackoffError struct {
+	Profile string
+	Crashes int
+	Until   time.Time
+}
+
+func (e *BackoffError) Error() string {
+	return fmt.Sprintf("profile %s crashed %d times in the last %v; it is started again in %v", e.Profile, e.Crashes,
+		crashWindow, time.Until(e.Until).Round(time.Second))
+}
+
+// ErrClosed reports a request to a pool that is shutting down.
+var ErrClosed = errors.New("profiles: the server is shutting down")
+
+const (
+	// crashWindow is how long a crash counts toward the backoff.
+	crashWindow = 5 * time.Minute
+	// startCooldown spaces attempts to start a worker that fails before it is ready (a bad
+	// config): each request may try, but not more often than this.
+	startCooldown = time.Second
+	maxBackoff    = time.Minute
+)
+
+// Pool is the set of profile workers of one server. It is safe for concurrent use.
+type Pool struct {
+	o   Options
+	log *slog.Logger
+
+	mu      sync.Mutex // guards the fields below
+	workers map[string]*worker
+	closed  bool
+}
+
+// worker is one profile's worker process and its history.
+type worker struct {
+	name   string
+	socket string
+
+	// Guarded by Pool.mu.
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	ready     chan struct{} // closed once the process serves
+	done      chan struct{} // closed once the process exited
+	starting  bool
+	stopping  bool
+	startErr  error
+	failedAt  time.Time
+	crashes   []time.Time
+	lastError string
+	tail      *tail
+}
+
+// New returns a pool whose sockets live in o.Dir.
+func New(o Options) (*Pool, error) {
+	if o.Command == nil {
+		return nil, errors.New("profiles: a pool needs the workers' command")
+	}
+	if err := privdir.Ensure(o.Dir); err != nil {
+		return nil, fmt.Errorf("the profile workers' directory: %w", err)
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 30 * time.Second
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 15 * time.Second
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	p := &Pool{o: o, log: o.Log, workers: map[string]*worker{}}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	return p, nil
+}
+
+// Socket returns the socket of profile name's worker, starting the worker when none runs
+// and waiting until it serves (bounded by ctx and StartTimeout). It returns a
+// [*StartError] for a worker that exited before it was ready, a [*BackoffError] for one
+// that crashes too often, [ErrClosed] once the pool closes.
+func (p *Pool) Socket(ctx context.Context, name string) (string, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return "", ErrClosed
+	}
+	w := p.workers[name]
+	if w == nil {
+		w = &worker{name: name, socket: filepath.Join(p.o.Dir, name+".sock")}
+		p.workers[name] = w
+	}
+	if w.cmd == nil || isClosed(w.done) {
+		if err := p.startLocked(w); err != nil {
+			p.mu.Unlock()
+			return "", err
+		}
+	}
+	ready, done := w.ready, w.done
+	p.mu.Unlock()
+	timer := time.NewTimer(p.o.StartTimeout)
+	defer timer.Stop()
+	select {
+	case <-ready:
+		return w.socket, nil
+	case <-done:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if w.startErr != nil {
+			return "", w.startErr
+		}
+		return "", &StartError{Profile: name, Err: errors.New("the worker exited")}
+	case <-timer.C:
+		return "", &StartError{Profile: name, Err: fmt.Errorf("the worker was not ready within %v", p.o.StartTimeout)}
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// startLocked starts w's process, unless it failed to start a moment ago or crashes too
+// often. Call with p.mu held.
+func (p *Pool) startLocked(w *worker) error {
+	now := time.Now()
+	if w.startErr != nil && now.Sub(w.failedAt) < startCooldown {
+		return w.startErr
+	}
+	recent := w.crashes[:0]
+	for _, c := range w.crashes {
+		if now.Sub(c) < crashWindow {
+			recent = append(recent, c)
+		}
+	}
+	w.crashes = recent
+	if n := len(recent); n >= 2 {
+		wait := min(time.Second<<(n-2), maxBackoff)
+		if until := recent[n-1].Add(wait); now.Before(until) {
+			return &BackoffError{Profile: w.name, Crashes: n, Until: until}
+		}
+	}
+	argv, env := p.o.Command(w.name)
+	argv = append(append([]string(nil), argv...), "--socket", w.socket)
+	os.Remove(w.socket) // a previous worker's, which can no longer answer
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	// Its own process group: a terminal's Ctrl-C reaches the server, which stops the
+	// workers by closing their stdin, not each worker at once.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	w.tail = &tail{max: 4 << 10, prefix: "profile " + w.name + ": ", out: p.o.Stderr}
+	cmd.Stderr = w.tail
+	if err := cmd.Start(); err != nil {
+		w.startErr, w.failedAt = &StartError{Profile: w.name, Err: err}, now
+		return w.startErr
+	}
+	w.cmd, w.stdin, w.ready, w.done, w.starting, w.stopping, w.startErr = cmd, stdin, make(chan struct{}), make(chan struct{}), true, false, nil
+	p.log.Info("profile worker started", "profile", w.name, "pid", cmd.Process.Pid)
+	ready, done := w.ready, w.done
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.TrimSpace(sc.Text()) == "ready" {
+				p.mu.Lock()
+				w.starting = false
+				p.mu.Unlock()
+				close(ready)
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	go func() {
+		err := cmd.Wait()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		switch {
+		case w.stopping:
+		case w.starting:
+			w.startErr = &StartError{Profile: w.name, Output: w.tail.String(), Err: exitErr(err)}
+			w.failedAt = time.Now()
+			w.lastError = w.startErr.Error()
+		default:
+			w.crashes = append(w.crashes, time.Now())
+			w.lastError = fmt.Sprintf("crashed: %v", exitErr(err))
+			p.log.Warn("profile worker crashed; it starts again on the next request", "profile", w.name, "err", exitErr(err))
+		}
+		close(done)
+	}()
+	return nil
+}
+
+func exitErr(err error) error {
+	if err == nil {
+		return errors.New("it exited")
+	}
+	return err
+}
+
+// States returns what the pool knows of each worker, by profile name.
+func (p *Pool) States() []State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]State, 0, len(p.workers))
+	for _, w := range p.workers {
+		st := State{Profile: w.name, Crashes: len(w.crashes), Error: w.lastError}
+		if w.cmd != nil && !isClosed(w.done) {
+			st.Running, st.PID = true, w.cmd.Process.Pid
+		}
+		if n := len(w.crashes); n >= 2 {
+			if until := w.crashes[n-1].Add(min(time.Second<<(n-2), maxBackoff)); time.Now().Before(until) {
+				st.Retry = until
+			}
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Profile < out[j].Profile })
+	return out
+}
+
+// Close stops every worker by closing its stdin (it stops its sessions, saves them and
+// exits), waits for them up to StopTimeout, kills what is left, and removes the sockets.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.closed = true
+	var running []*worker
+	for _, w := range p.workers {
+		if w.cmd != nil && !isClosed(w.done) {
+			w.stopping = true
+			w.stdin.Close()
+			running = append(running, w)
+		}
+	}
+	p.mu.Unlock()
+	deadline := time.NewTimer(p.o.StopTimeout)
+	defer deadline.Stop()
+	for _, w := range running {
+		select {
+		case <-w.done:
+		case <-deadline.C:
+			p.log.Warn("profile worker did not stop in time; killing it", "profile", w.name, "pid", w.cmd.Process.Pid)
+			syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+			<-w.done
+		}
+	}
+	p.mu.Lock()
+	for _, w := range p.workers {
+		os.Remove(w.socket)
+	}
+	p.mu.Unlock()
+}
+
+// tail keeps the end of what a worker writes to stderr and passes each line on, prefixed.
+type tail struct {
+	max    int
+	prefix string
+	out    io.Writer
+
+	mu   sync.Mutex // guards the fields below
+	buf  []byte
+	line []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	t.line = append(t.line, p...)
+	for {
+		i := strings.IndexByte(string(t.line), '\n')
+		if i < 0 {
+			break
+		}
+		fmt.Fprintf(t.out, "%s%s\n", t.prefix, t.line[:i])
+		t.line = t.line[i+1:]
+	}
+	return len(p), nil
+}
+
+// String returns the end of the output, trimmed.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
