@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"bytes"
 	"compress/gzip"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -12,63 +14,82 @@ var gzipWriters = sync.Pool{New: func() any {
 	return zw
 }}
 
-// gzipHTML compresses HTML answers for clients that accept gzip: a transcript page is mostly
-// repeated markup. Event streams, files and assets are left alone (the assets come
-// compressed already).
-func gzipHTML(next http.Handler) http.Handler {
+// buffered answers HTML pages and JSON in one piece with a Content-Length, gzipped for
+// clients that accept it: a transcript page is mostly repeated markup, and a whole answer
+// passes the supervisor's proxy in one write instead of a flush per chunk. Event streams,
+// files and assets are left alone (the assets come compressed already).
+func buffered(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") || strings.HasSuffix(r.URL.Path, "/events") ||
-			strings.HasPrefix(r.URL.Path, "/static/") {
+		if strings.HasSuffix(r.URL.Path, "/events") || strings.HasPrefix(r.URL.Path, "/static/") {
 			next.ServeHTTP(w, r)
 			return
 		}
-		gw := &gzipResponse{ResponseWriter: w}
-		defer gw.close()
-		next.ServeHTTP(gw, r)
+		bw := &bufferedResponse{ResponseWriter: w, gzip: strings.Contains(r.Header.Get("Accept-Encoding"), "gzip")}
+		next.ServeHTTP(bw, r)
+		bw.finish()
 	})
 }
 
-// gzipResponse compresses the body when the answer is HTML.
-type gzipResponse struct {
+// bufferedResponse holds an HTML or JSON answer until the handler returns.
+type bufferedResponse struct {
 	http.ResponseWriter
-	zw      *gzip.Writer
+	gzip    bool
 	decided bool
+	hold    bool // the answer is held in buf
+	status  int
+	buf     bytes.Buffer
 }
 
-func (g *gzipResponse) WriteHeader(code int) {
-	if !g.decided {
-		g.decided = true
-		h := g.Header()
-		h.Add("Vary", "Accept-Encoding")
-		if strings.HasPrefix(h.Get("Content-Type"), "text/html") && h.Get("Content-Encoding") == "" && code != http.StatusNoContent {
-			h.Set("Content-Encoding", "gzip")
-			h.Del("Content-Length")
-			g.zw = gzipWriters.Get().(*gzip.Writer)
-			g.zw.Reset(g.ResponseWriter)
+func (b *bufferedResponse) WriteHeader(code int) {
+	if b.decided {
+		return
+	}
+	b.decided = true
+	ct := b.Header().Get("Content-Type")
+	b.hold = (strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/json")) && b.Header().Get("Content-Encoding") == "" &&
+		code != http.StatusNoContent && code != http.StatusNotModified
+	if b.hold {
+		b.status = code
+		return
+	}
+	b.ResponseWriter.WriteHeader(code)
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	if !b.decided {
+		if b.Header().Get("Content-Type") == "" {
+			b.Header().Set("Content-Type", http.DetectContentType(p))
 		}
+		b.WriteHeader(http.StatusOK)
 	}
-	g.ResponseWriter.WriteHeader(code)
+	if b.hold {
+		return b.buf.Write(p)
+	}
+	return b.ResponseWriter.Write(p)
 }
 
-func (g *gzipResponse) Write(b []byte) (int, error) {
-	if !g.decided {
-		if g.Header().Get("Content-Type") == "" {
-			g.Header().Set("Content-Type", http.DetectContentType(b))
-		}
-		g.WriteHeader(http.StatusOK)
+// finish writes a held answer: compressed when the client takes gzip and it is worth it.
+func (b *bufferedResponse) finish() {
+	if !b.hold {
+		return
 	}
-	if g.zw != nil {
-		return g.zw.Write(b)
+	h := b.Header()
+	body := b.buf.Bytes()
+	h.Add("Vary", "Accept-Encoding")
+	if b.gzip && len(body) > 512 {
+		var z bytes.Buffer
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(&z)
+		zw.Write(body)
+		zw.Close()
+		gzipWriters.Put(zw)
+		body = z.Bytes()
+		h.Set("Content-Encoding", "gzip")
 	}
-	return g.ResponseWriter.Write(b)
-}
-
-func (g *gzipResponse) close() {
-	if g.zw != nil {
-		g.zw.Close()
-		gzipWriters.Put(g.zw)
-	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	b.ResponseWriter.WriteHeader(b.status)
+	b.ResponseWriter.Write(body)
 }
 
 // Unwrap lets http.ResponseController reach the connection.
-func (g *gzipResponse) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+func (b *bufferedResponse) Unwrap() http.ResponseWriter { return b.ResponseWriter }

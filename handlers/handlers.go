@@ -124,7 +124,7 @@ func newServer(d Deps) *server {
 // router is the whole URL surface of the server.
 func (s *server) router() chi.Router {
 	r := chi.NewRouter()
-	r.Use(headers, gzipHTML)
+	r.Use(headers, buffered)
 	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, s.base+"/", http.StatusSeeOther)
 	})

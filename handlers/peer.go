@@ -66,11 +66,16 @@ func PeerCredAvailable() bool {
 
 // PeerUID returns the uid that owns the socket at client, connected to server, from the
 // kernel's socket tables: for a loopback connection both ends are sockets of this machine.
+// It asks the kernel for that one socket (sock_diag), and reads /proc/net/tcp where that
+// is not allowed.
 func PeerUID(client, server net.Addr) (int, error) {
 	c, ok1 := client.(*net.TCPAddr)
 	s, ok2 := server.(*net.TCPAddr)
 	if !ok1 || !ok2 {
 		return 0, fmt.Errorf("peer of %s: not a TCP connection", client)
+	}
+	if uid, err := diagUID(c, s); err == nil {
+		return uid, nil
 	}
 	table, local, remote := "/proc/net/tcp", hexAddr4(c), hexAddr4(s)
 	if c.IP.To4() == nil {

@@ -173,8 +173,8 @@ func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, e
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "profile-"+name
 			pr.Out.Host = pr.In.Host // the worker checks the same Host
 		},
-		Transport:     tr,
-		FlushInterval: -1, // event streams go out as they come
+		Transport:  tr,
+		BufferPool: proxyBuffers{}, // event streams are flushed as they come (text/event-stream)
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() != nil {
 				return // the client left
@@ -262,3 +262,11 @@ func (s *supervisor) status(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"profiles": ps, "event_streams": s.streams.count()})
 }
+
+// proxyBuffers reuses the proxy's copy buffers.
+type proxyBuffers struct{}
+
+var proxyBufferPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (proxyBuffers) Get() []byte  { return *proxyBufferPool.Get().(*[]byte) }
+func (proxyBuffers) Put(b []byte) { proxyBufferPool.Put(&b) }

@@ -21,7 +21,7 @@ import (
 
 // startServer runs the real binary as the server on a free loopback port and returns its
 // URL (the first line it prints).
-func startServer(t *testing.T, home string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+func startServer(t testing.TB, home string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"myco/internal/fakemodel"
+	"myco/sessions"
+)
+
+// addProfile writes profile name's config, a model served by url, under home.
+func addProfile(t *testing.T, home, name, model, url string) {
+	t.Helper()
+	dir := filepath.Join(home, "profiles", name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "[models." + model + "]\nprotocol = \"anthropic-messages\"\nbase_url = \"" + url + "\"\ncontext_window = 100000\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// apiClient talks to one instance's API through the supervisor.
+type apiClient struct {
+	t    *testing.T
+	base string // http://127.0.0.1:PORT/profiles/NAME/api
+}
+
+func (c apiClient) post(path, body string) (int, map[string]any) {
+	resp, err := http.Post(c.base+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+func (c apiClient) get(path string) (int, map[string]any) {
+	resp, err := http.Get(c.base + path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// run creates a session, submits text and waits for the turn's end; it returns the
+// session id and its last snapshot.
+func (c apiClient) run(req, text string) (string, map[string]any) {
+	c.t.Helper()
+	code, out := c.post("/sessions", `{"request_id":"`+req+`"}`)
+	if code != 201 {
+		c.t.Fatalf("create = %d %v", code, out)
+	}
+	id := out["session_id"].(string)
+	if code, out := c.post("/sessions/"+id+"/actions", `{"request_id":"`+req+`-s","action":"submit","text":"`+text+`"}`); code != 200 {
+		c.t.Fatalf("submit = %d %v", code, out)
+	}
+	return id, c.wait(id)
+}
+
+func (c apiClient) wait(id string) map[string]any {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, snap := c.get("/sessions/" + id)
+		if snap["busy"] == false && snap["last_turn"] != "" {
+			return snap
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("session %s stayed busy: %v", id, snap)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// status reads the supervisor's /status.
+func status(t testing.TB, root string) map[string]any {
+	resp, err := http.Get(root + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return out
+}
+
+func workerPID(t testing.TB, root, profile string) int {
+	t.Helper()
+	for _, p := range status(t, root)["profiles"].([]any) {
+		m := p.(map[string]any)
+		if m["profile"] == profile && m["running"] == true {
+			return int(m["pid"].(float64))
+		}
+	}
+	t.Fatalf("no running worker for %s: %v", profile, status(t, root))
+	return 0
+}
+
+// TestProfilesOnOnePort serves two profiles with their own catalogs at once, each
+// answering with its own model; a profile whose config is broken shows its error on its
+// pages while the others work; unknown and malformed names are 404; a new profile
+// directory is served without a restart.
+func TestProfilesOnOnePort(t *testing.T) {
+	work := fakemodel.New(t, fakemodel.Turn{Text: "work says hi"})
+	home := profileHome(t, "anthropic-messages", "", "")
+	addProfile(t, home, "default", "personal-model", fakemodel.New(t, fakemodel.Turn{Text: "personal says hi"}).URL)
+	addProfile(t, home, "work", "work-model", work.URL)
+	broken := filepath.Join(home, "profiles", "broken")
+	os.MkdirAll(broken, 0o700)
+	os.WriteFile(filepath.Join(broken, "config.toml"), []byte("[models.x]\nprotocol = \"nope\"\n"), 0o600)
+	_, u, stderr := startServer(t, home)
+	root := strings.TrimSuffix(u, "/profiles/default/")
+
+	_, snap := apiClient{t, root + "/profiles/default/api"}.run("a", "hi")
+	if snap["answer"] != "personal says hi" || snap["model"] != "personal-model" {
+		t.Errorf("default profile: %v", snap)
+	}
+	_, snap = apiClient{t, root + "/profiles/work/api"}.run("a", "hi")
+	if snap["answer"] != "work says hi" || snap["model"] != "work-model" {
+		t.Errorf("work profile: %v", snap)
+	}
+	resp, err := http.Get(root + "/profiles/broken/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.Contains(string(body), filepath.Join(broken, "config.toml")) || !strings.Contains(string(body), "nope") {
+		t.Errorf("broken profile: %d\n%s\nwant 503 naming its config and the error (stderr:\n%s)", resp.StatusCode, body, stderr)
+	}
+	if _, snap := (apiClient{t, root + "/profiles/work/api"}).get("/sessions"); len(snap["sessions"].([]any)) != 1 {
+		t.Errorf("work still answers: %v", snap)
+	}
+	for _, path := range []string{"/profiles/nobody/", "/profiles/a.b/", "/profiles/..%2f/", "/profiles/%00/"} {
+		resp, err := http.Get(root + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Errorf("GET %s = %d, want 404", path, resp.StatusCode)
+		}
+	}
+	late := fakemodel.New(t, fakemodel.Turn{Text: "late says hi"})
+	addProfile(t, home, "late", "late-model", late.URL)
+	if _, snap := (apiClient{t, root + "/profiles/late/api"}).run("a", "hi"); snap["answer"] != "late says hi" {
+		t.Errorf("a profile added while serving: %v", snap)
+	}
+	// the pages switch between the profiles
+	resp, _ = http.Get(root + "/profiles/work/")
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, p := range []string{"default", "work", "late"} {
+		if !strings.Contains(string(page), `href="/profiles/`+p+`/"`) {
+			t.Errorf("the work profile's page does not link to profile %s", p)
+		}
+	}
+}
+
+// TestProfileWorkerCrash kills one profile's worker in the middle of a turn while another
+// profile streams to an open client: the other keeps streaming, and the killed profile
+// comes back on the next request with its session recovered (the interrupted call has an
+// unknown outcome). A worker that keeps crashing is started again only after a pause, and
+// its pages say so.
+func TestProfileWorkerCrash(t *testing.T) {
+	dir := t.TempDir()
+	slow := fakemodel.New(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"echo $$ > ` + dir + `/pid; sleep 300"}`}}})
+	steady := fakemodel.New(t)
+	steady.Loop()
+	steady.Script(fakemodel.Turn{Text: "tick", DelayMs: 20, ChunkSize: 1})
+	home := profileHome(t, "anthropic-messages", "", "")
+	addProfile(t, home, "default", "m", steady.URL)
+	addProfile(t, home, "doomed", "m", slow.URL)
+	_, u, _ := startServer(t, home)
+	root := strings.TrimSuffix(u, "/profiles/default/")
+	calm := apiClient{t, root + "/profiles/default/api"}
+	doomed := apiClient{t, root + "/profiles/doomed/api"}
+
+	// An open client of the calm profile's events.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", calm.base+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan string, 1024)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- d
+			}
+		}
+	}()
+
+	_, out := doomed.post("/sessions", `{"request_id":"d1"}`)
+	did := out["session_id"].(string)
+	doomed.post("/sessions/"+did+"/actions", `{"request_id":"d1-s","action":"submit","text":"sleep"}`)
+	tool := waitPID(t, filepath.Join(dir, "pid"), time.Now().Add(20*time.Second))
+	pid := workerPID(t, root, "doomed")
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The calm profile streams a whole turn after the crash.
+	_, calmSnap := calm.run("c1", "go")
+	if calmSnap["answer"] != "tick" {
+		t.Errorf("calm profile after the crash: %v", calmSnap)
+	}
+	seen := false
+	for !seen {
+		select {
+		case d, ok := <-events:
+			if !ok {
+				t.Fatal("the calm profile's event stream ended with the other's crash")
+			}
+			seen = strings.Contains(d, `"type":"done"`)
+		case <-time.After(20 * time.Second):
+			t.Fatal("no done event on the calm profile's open stream")
+		}
+	}
+	waitEnded(t, "the killed worker's tool", time.Now().Add(15*time.Second), tool)
+	// The doomed profile comes back with its session recovered.
+	code, snap := doomed.get("/sessions/" + did)
+	if code != 200 || snap["busy"] != false {
+		t.Fatalf("after the crash: %d %v", code, snap)
+	}
+	msgs := snap["messages"].([]any)
+	call := msgs[len(msgs)-1].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)
+	if call["status"] != "unknown" {
+		t.Errorf("the interrupted call = %v, want an unknown outcome", call)
+	}
+	if workerPID(t, root, "doomed") == pid {
+		t.Error("the worker was not restarted")
+	}
+	// A second crash soon after: the next start waits, and the page says so.
+	syscall.Kill(workerPID(t, root, "doomed"), syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		down := false
+		for _, p := range status(t, root)["profiles"].([]any) {
+			m := p.(map[string]any)
+			down = down || m["profile"] == "doomed" && m["running"] == false
+		}
+		if down || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp2, err := http.Get(root + "/profiles/doomed/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp2.Body)
+	resp2.Body.Close()
+	if resp2.StatusCode != 503 || resp2.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "crashed") {
+		t.Errorf("a crash-looping profile = %d (Retry-After %q):\n%s", resp2.StatusCode, resp2.Header.Get("Retry-After"), body)
+	}
+}
+
+// TestSupervisorStopCleansUp stops the server with SIGTERM during a turn: no worker, tool
+// process or socket is left, every session lock is free, and the turn is saved cancelled.
+func TestSupervisorStopCleansUp(t *testing.T) {
+	dir := t.TempDir()
+	slow := fakemodel.New(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"echo $$ > ` + dir + `/pid; sleep 300"}`}}})
+	home := profileHome(t, "anthropic-messages", "", "")
+	addProfile(t, home, "default", "m", slow.URL)
+	addProfile(t, home, "other", "m", slow.URL)
+	cmd, u, stderr := startServer(t, home)
+	root := strings.TrimSuffix(u, "/profiles/default/")
+	c := apiClient{t, root + "/profiles/default/api"}
+	apiClient{t, root + "/profiles/other/api"}.get("/sessions") // start the second worker too
+	_, out := c.post("/sessions", `{"request_id":"s"}`)
+	id := out["session_id"].(string)
+	c.post("/sessions/"+id+"/actions", `{"request_id":"s-s","action":"submit","text":"sleep"}`)
+	tool := waitPID(t, filepath.Join(dir, "pid"), time.Now().Add(20*time.Second))
+	workers := []int{workerPID(t, root, "default"), workerPID(t, root, "other")}
+	sockDir := filepath.Join("/tmp", "myco-"+strconv.Itoa(os.Getuid()), "server-"+strconv.Itoa(cmd.Process.Pid))
+	if tmp := os.Getenv("TMPDIR"); strings.HasPrefix(tmp, "/") {
+		sockDir = filepath.Join(tmp, "myco-"+strconv.Itoa(os.Getuid()), "server-"+strconv.Itoa(cmd.Process.Pid))
+	}
+	st, err := os.Stat(sockDir)
+	if err != nil || st.Mode().Perm() != 0o700 || int(st.Sys().(*syscall.Stat_t).Uid) != os.Getuid() {
+		t.Fatalf("socket directory %s: %v %v, want 0700 and ours", sockDir, st, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit = %v\n%s", err, stderr)
+	}
+	waitEnded(t, "after the server stopped", time.Now().Add(15*time.Second), append(workers, tool)...)
+	if _, err := os.Stat(sockDir); !os.IsNotExist(err) {
+		t.Errorf("the socket directory %s is still there: %v", sockDir, err)
+	}
+	store := sessions.NewStore(filepath.Join(home, "profiles", "default", "session"))
+	if holder, held := store.Holder(id); held {
+		t.Errorf("the session's lock is still held by %s", holder)
+	}
+	sess, err := store.Load(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Latest().LastTurn() != sessions.TurnCancelled {
+		t.Errorf("the turn ended %q, want cancelled", sess.Latest().LastTurn())
+	}
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package handlers
+
+import (
+	"errors"
+	"net"
+)
+
+func diagUID(local, remote *net.TCPAddr) (int, error) {
+	return 0, errors.New("sock_diag is Linux only")
+}
