@@ -55,12 +55,17 @@ func (s *server) newSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return goTo(w, r, s.sessionURL(id))
+}
+
+// goTo sends the browser to page: with HX-Redirect for htmx, with a 303 otherwise.
+func goTo(w http.ResponseWriter, r *http.Request, page string) error {
 	if htmx(r) {
-		w.Header().Set("HX-Redirect", s.sessionURL(id))
+		w.Header().Set("HX-Redirect", page)
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+	http.Redirect(w, r, page, http.StatusSeeOther)
 	return nil
 }
 
@@ -107,13 +112,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if htmx(r) {
-			w.Header().Set("HX-Redirect", s.sessionURL(nid))
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		}
-		http.Redirect(w, r, s.sessionURL(nid), http.StatusSeeOther)
-		return nil
+		return goTo(w, r, s.sessionURL(nid))
 	case cmd == "/compact":
 		if _, err := s.Sessions.Compact(r.Context(), id); err != nil {
 			return s.refusal(err, refuse)

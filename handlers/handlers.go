@@ -180,25 +180,27 @@ func (s *server) router() chi.Router {
 }
 
 // origin is the origin check as chi middleware.
-func (s *server) origin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if msg := originCheck(s.Port, r); msg != "" {
-			forbid(w, msg)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+func (s *server) origin(next http.Handler) http.Handler { return originGuard(s.Port, forbid)(next) }
 
 // apiOrigin is the origin check of the API, answering in its error envelope.
 func (s *server) apiOrigin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if msg := originCheck(s.Port, r); msg != "" {
-			writeJSON(w, http.StatusForbidden, map[string]any{"error": map[string]string{"code": "forbidden_origin", "message": msg}})
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	return originGuard(s.Port, func(w http.ResponseWriter, msg string) {
+		writeJSON(w, http.StatusForbidden, map[string]any{"error": map[string]string{"code": "forbidden_origin", "message": msg}})
+	})(next)
+}
+
+// originGuard is middleware that passes only requests the origin check admits, answering
+// the others with refuse.
+func originGuard(port string, refuse func(http.ResponseWriter, string)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if msg := originCheck(port, r); msg != "" {
+				refuse(w, msg)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // PortOf returns the port of a listener's address, for Deps.Port.

@@ -100,15 +100,7 @@ func (s *supervisor) router() chi.Router {
 	return r
 }
 
-func (s *supervisor) origin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if msg := originCheck(s.Port, r); msg != "" {
-			forbid(w, msg)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+func (s *supervisor) origin(next http.Handler) http.Handler { return originGuard(s.Port, forbid)(next) }
 
 // profileName matches a valid profile name: letters, digits, '-' and '_'.
 var profileName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

@@ -322,20 +322,25 @@ func (m *Manager) Compact(ctx context.Context, id string) (*Job, error) {
 // ends cancelled (its running calls get unknown outcomes), a retry wait ends at once. It
 // reports whether a job was running.
 func (m *Manager) Stop(id string) bool {
-	m.mu.Lock()
-	l := m.live[id]
-	m.mu.Unlock()
-	if l == nil {
-		return false
-	}
-	l.mu.Lock()
-	j := l.job
-	l.mu.Unlock()
+	j := m.job(id)
 	if j == nil {
 		return false
 	}
 	j.cancel(ErrStopped)
 	return true
+}
+
+// job returns the job running on session id in this process, or nil.
+func (m *Manager) job(id string) *Job {
+	m.mu.Lock()
+	l := m.live[id]
+	m.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.job
 }
 
 // start runs f as session l's job.

@@ -171,21 +171,9 @@ func (m *Manager) List(ctx context.Context, o ListOptions) ([]Listed, error) {
 		case q != "" && !strings.Contains(strings.ToLower(s.Title), q) && !strings.Contains(strings.ToLower(s.ID), q):
 			continue
 		}
-		out = append(out, Listed{Summary: s, Busy: m.busy(s.ID)})
+		out = append(out, Listed{Summary: s, Busy: m.job(s.ID) != nil})
 	}
 	return out, nil
-}
-
-func (m *Manager) busy(id string) bool {
-	m.mu.Lock()
-	l := m.live[id]
-	m.mu.Unlock()
-	if l == nil {
-		return false
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.job != nil
 }
 
 // update changes session id's metadata with f and publishes it: through its runtime when

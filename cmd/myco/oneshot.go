@@ -44,11 +44,7 @@ func (a *app) compactCmd(o options) int {
 		res, err := t.run(id, func() (*sessions.Job, error) { return t.e.mgr.Compact(context.Background(), id) })
 		switch {
 		case errors.Is(err, sessions.ErrStopped):
-			t.out.interrupted()
-			if t.signalled != 0 {
-				return t.signalled
-			}
-			return exitInterrupt
+			return t.stopped()
 		case err != nil:
 			return a.fail(err)
 		}
@@ -175,15 +171,20 @@ func exitStatus(s os.Signal) int {
 	return exitInterrupt
 }
 
+// stopped says that a signal stopped the job and returns the exit status: the signal's.
+func (t *terminal) stopped() int {
+	t.out.interrupted()
+	if t.signalled != 0 {
+		return t.signalled
+	}
+	return exitInterrupt
+}
+
 // report prints how a turn ended and returns the exit status.
 func (t *terminal) report(res sessions.JobResult, err error) int {
 	switch {
 	case errors.Is(err, sessions.ErrStopped):
-		t.out.interrupted()
-		if t.signalled != 0 {
-			return t.signalled
-		}
-		return exitInterrupt
+		return t.stopped()
 	case err != nil:
 		t.out.failed(err)
 		return exitError
