@@ -80,6 +80,9 @@ type Deps struct {
 	// [ConnContext]); Token, when set, is required instead (where no owner can be told).
 	UID   int
 	Token string
+	// Worker marks a profile worker, whose connections the supervisor may hand over: a
+	// request on one of them for another profile is sent back through the supervisor.
+	Worker bool
 	// Ping is the interval of the page event streams' ping event; 0 means 5 s. APIPing
 	// is the API event stream's; 0 means 15 s.
 	Ping    time.Duration
@@ -100,6 +103,9 @@ type server struct {
 func New(d Deps) http.Handler {
 	s := newServer(d)
 	var h http.Handler = s.router()
+	if d.Worker {
+		h = elsewhere(s.base, h)
+	}
 	if d.Token != "" {
 		h = tokenCheck(d.Token, d.Port, h)
 	} else {

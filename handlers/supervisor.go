@@ -59,8 +59,15 @@ type workerProxy struct {
 	proxy     *httputil.ReverseProxy
 }
 
+// Supervisor is the supervisor's handler; see [Supervisor.Listener] for the connections
+// it hands to the workers.
+type Supervisor struct {
+	http.Handler
+	s *supervisor
+}
+
 // NewSupervisor returns the supervisor's handler.
-func NewSupervisor(d SupervisorDeps) http.Handler {
+func NewSupervisor(d SupervisorDeps) *Supervisor {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -72,7 +79,7 @@ func NewSupervisor(d SupervisorDeps) http.Handler {
 	} else {
 		h = ownerCheck(d.UID, h)
 	}
-	return hostCheck(d.Port, h)
+	return &Supervisor{Handler: hostCheck(d.Port, h), s: s}
 }
 
 func (s *supervisor) router() chi.Router {

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"myco/internal/handoff"
 	"myco/internal/privdir"
 )
 
@@ -51,6 +52,26 @@ type State struct {
 	Crashes int       // crashes in the last crashWindow
 	Retry   time.Time // when a crash-looping worker may start again; zero when it may now
 	Error   string    // why it last failed to start or stopped, if it did
+}
+
+// HandoffPath is the Unix socket on which the worker serving socket takes connections the
+// supervisor hands over (see package handoff).
+func HandoffPath(socket string) string { return strings.TrimSuffix(socket, ".sock") + ".handoff" }
+
+// Sender returns the sender that hands connections to profile name's worker, starting the
+// worker as [Pool.Socket] does.
+func (p *Pool) Sender(ctx context.Context, name string) (*handoff.Sender, error) {
+	sock, err := p.Socket(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.workers[name]
+	if w.sender == nil {
+		w.sender = handoff.NewSender(HandoffPath(sock))
+	}
+	return w.sender, nil
 }
 
 // StartError reports a worker that exited before it was ready: a missing or invalid
@@ -123,6 +144,7 @@ type worker struct {
 	crashes   []time.Time
 	lastError string
 	tail      *tail
+	sender    *handoff.Sender // hands connections to this process; nil until asked for
 }
 
 // New returns a pool whose sockets live in o.Dir.
@@ -243,6 +265,10 @@ func (p *Pool) startLocked(w *worker) error {
 		return w.startErr
 	}
 	w.cmd, w.stdin, w.ready, w.done, w.starting, w.stopping, w.startErr = cmd, stdin, make(chan struct{}), make(chan struct{}), true, false, nil
+	if w.sender != nil {
+		w.sender.Close() // to the previous process
+		w.sender = nil
+	}
 	p.log.Info("profile worker started", "profile", w.name, "pid", cmd.Process.Pid)
 	ready, done := w.ready, w.done
 	go func() {
@@ -333,6 +359,10 @@ func (p *Pool) Close() {
 	p.mu.Lock()
 	for _, w := range p.workers {
 		os.Remove(w.socket)
+		os.Remove(HandoffPath(w.socket))
+		if w.sender != nil {
+			w.sender.Close()
+		}
 	}
 	p.mu.Unlock()
 }

@@ -163,6 +163,23 @@ func TestProfilesOnOnePort(t *testing.T) {
 	if _, snap := (apiClient{t, root + "/profiles/late/api"}).run("a", "hi"); snap["answer"] != "late says hi" {
 		t.Errorf("a profile added while serving: %v", snap)
 	}
+	// One keep-alive connection for everything: the first request hands it to a worker,
+	// which sends the others back (307, connection closed) to be routed anew.
+	one := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	for _, tt := range []struct{ path, want string }{
+		{"/profiles/default/api/sessions", `"session_id"`}, {"/profiles/work/api/sessions", `"session_id"`},
+		{"/status", `"event_streams"`}, {"/profiles/late/api/sessions", `"session_id"`}, {"/profiles/default/", "<!doctype html>"},
+	} {
+		resp, err := one.Get(root + tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), tt.want) {
+			t.Errorf("GET %s on a shared connection = %d %.200s", tt.path, resp.StatusCode, b)
+		}
+	}
 	// the pages switch between the profiles
 	resp, _ = http.Get(root + "/profiles/work/")
 	page, _ := io.ReadAll(resp.Body)

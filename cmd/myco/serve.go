@@ -80,16 +80,16 @@ func (a *app) serve(o options) int {
 	}
 	defer os.Remove(dir)
 	defer pool.Close()
+	sup := handlers.NewSupervisor(handlers.SupervisorDeps{
+		Workers: pool, Default: paths.Profile, Assets: static.New("/static/"),
+		Exists: func(name string) bool {
+			st, err := os.Stat(filepath.Join(paths.Home, "profiles", name))
+			return err == nil && st.IsDir()
+		},
+		Port: port, UID: os.Getuid(), Token: token, Log: log,
+	})
 	srv := &http.Server{
-		Handler: handlers.NewSupervisor(handlers.SupervisorDeps{
-			Workers: pool, Default: paths.Profile, Assets: static.New("/static/"),
-			Exists: func(name string) bool {
-				st, err := os.Stat(filepath.Join(paths.Home, "profiles", name))
-				return err == nil && st.IsDir()
-			},
-			Port: port, UID: os.Getuid(), Token: token, Log: log,
-		}),
-		ConnContext: handlers.ConnContext, ReadHeaderTimeout: 10 * time.Second,
+		Handler: sup, ConnContext: handlers.ConnContext, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	// The launch profile starts at once, so that its config errors show here too.
@@ -108,7 +108,8 @@ func (a *app) serve(o options) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	// Connections for a profile go to its worker whole; the rest are served here.
+	go func() { served <- srv.Serve(sup.Listener(ln, pool)) }()
 	select {
 	case err := <-served:
 		return a.fail(fmt.Errorf("serve: %w", err))

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"myco/handlers"
+	"myco/internal/handoff"
+	"myco/profiles"
 	"myco/static"
 	"myco/workspace"
 )
@@ -57,18 +59,28 @@ func (a *app) profileWorker(o options) int {
 	}
 	os.Chmod(o.socket, 0o600)
 	defer os.Remove(o.socket)
+	// The supervisor hands whole connections here (their first request read), so that a
+	// page costs no second hop; it forwards the rest to o.socket.
+	hpath := profiles.HandoffPath(o.socket)
+	os.Remove(hpath)
+	handed, err := handoff.Listen(hpath)
+	if err != nil {
+		return a.fail(fmt.Errorf("listen on %s: %w", hpath, err))
+	}
+	defer os.Remove(hpath)
 	wd, _ := os.Getwd()
 	d := handlers.Deps{
 		Profile: p.paths.Profile, Sessions: e.mgr, Models: catalogInfo(p), Default: p.model.Key,
 		Workspace: files, WorkspaceDir: p.paths.WorkspaceDir(), Dir: wd, Home: p.home,
 		Hosts: func() []handlers.HostState { return hostStates(e.harness) }, Assets: static.New("/static/"),
 		Profiles: func() []string { return listProfiles(p.paths.Home) },
-		Port:     u.Port(), UID: os.Getuid(), Token: p.serverToken, Log: log,
+		Port:     u.Port(), UID: os.Getuid(), Token: p.serverToken, Worker: true, Log: log,
 	}
 	srv := &http.Server{Handler: handlers.New(d), ConnContext: handlers.ConnContext, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(handed) }()
 	fmt.Fprintln(a.stdout, "ready")
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -91,8 +103,10 @@ func (a *app) profileWorker(o options) int {
 	if err := srv.Shutdown(shut); err != nil {
 		srv.Close()
 	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("serve", "err", err)
+	for range 2 {
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+			log.Warn("serve", "err", err)
+		}
 	}
 	return exitOK
 }

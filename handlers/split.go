@@ -1,0 +1,170 @@
+package handlers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"myco/internal/handoff"
+)
+
+// Handing connections to the workers. The supervisor reads the first request of each
+// connection; when it is for a profile, the connection itself goes to that profile's worker
+// (handoff, SCM_RIGHTS), which serves it and every later request on it: a request costs no
+// second HTTP hop. A later request on that connection for something else (another profile,
+// the browser's event stream) is sent back with a 307 and Connection: close, so the browser
+// asks again on a new connection, which the supervisor routes. Connections the supervisor
+// keeps (its own paths, errors, and everything where the handoff fails) are served by its
+// own HTTP server, through the listener Listener returns.
+
+// Handoffs is what the supervisor needs to hand a connection to a profile's worker;
+// *profiles.Pool satisfies it.
+type Handoffs interface {
+	Sender(ctx context.Context, name string) (*handoff.Sender, error)
+}
+
+// Listener accepts the connections of ln and hands those whose first request is for a
+// served profile to its worker; it returns the listener of the connections the supervisor
+// serves itself. Without a Handoffs (or with a token, where the owner of a connection
+// cannot be told), it returns ln.
+func (sv *Supervisor) Listener(ln net.Listener, h Handoffs) net.Listener {
+	if h == nil || sv.s.Token != "" {
+		return ln
+	}
+	l := &splitListener{Listener: ln, conns: make(chan net.Conn), done: make(chan struct{})}
+	go l.run(sv.s, h)
+	return l
+}
+
+type splitListener struct {
+	net.Listener
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+	err   error
+}
+
+func (l *splitListener) run(s *supervisor, h Handoffs) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			l.err = err
+			l.once.Do(func() { close(l.done) })
+			return
+		}
+		go l.route(s, h, c)
+	}
+}
+
+// route reads c's first request and hands c to the worker it is for, or keeps it.
+func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn) {
+	rec := &recording{Conn: c}
+	keep := func() {
+		select {
+		case l.conns <- &replayed{Conn: c, r: io.MultiReader(bytes.NewReader(rec.buf.Bytes()), c)}:
+		case <-l.done:
+			c.Close()
+		}
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		keep()
+		return
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	req, err := http.ReadRequest(bufio.NewReader(rec))
+	c.SetReadDeadline(time.Time{})
+	if err != nil {
+		keep() // the supervisor's server answers what it makes of it
+		return
+	}
+	name := profileOf(req.URL.Path)
+	if name == "" || !s.served(name) || !allowedHost(req.Host, s.Port) || rec.buf.Len() > handoff.MaxPrefix {
+		keep()
+		return
+	}
+	if uid, err := PeerUID(c.RemoteAddr(), c.LocalAddr()); err != nil || uid != s.UID {
+		keep() // refused by the supervisor's own checks, without starting a worker
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	snd, err := h.Sender(ctx, name)
+	if err != nil {
+		keep() // the supervisor shows why the profile is not there
+		return
+	}
+	if err := snd.Send(tc, rec.buf.Bytes()); err != nil {
+		s.Log.Warn("hand a connection to a profile worker", "profile", name, "err", err)
+		keep()
+		return
+	}
+	c.Close() // the worker has its own copy
+}
+
+// profileOf returns NAME of a path /profiles/NAME or /profiles/NAME/…, or "".
+func profileOf(path string) string {
+	rest, ok := strings.CutPrefix(path, "/profiles/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+func (l *splitListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, l.err
+	}
+}
+
+func (l *splitListener) Close() error {
+	err := l.Listener.Close()
+	l.once.Do(func() { close(l.done) })
+	return err
+}
+
+// recording keeps every byte read from a connection, to pass on with it.
+type recording struct {
+	net.Conn
+	buf bytes.Buffer
+}
+
+func (r *recording) Read(p []byte) (int, error) {
+	n, err := r.Conn.Read(p)
+	r.buf.Write(p[:n])
+	return n, err
+}
+
+// replayed is a connection whose first bytes were read already.
+type replayed struct {
+	net.Conn
+	r io.Reader
+}
+
+func (r *replayed) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+// elsewhere sends back a request that a handed-off connection carries but this worker does
+// not serve (another profile's, the supervisor's): a 307 to the same address with the
+// connection closed, so the browser asks again through the supervisor.
+func elsewhere(base string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if p == base || strings.HasPrefix(p, base+"/") || strings.HasPrefix(p, "/static/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	})
+}
