@@ -1,0 +1,320 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// What a test does in a page, as a user would (navigate, click, type, press keys), and
+// how it looks (evaluate, wait, record).
+
+// do runs actions within stepTimeout; a failure ends the test with what the page showed.
+func (tb *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tb.fail("%s: %v", what, err)
+	}
+}
+
+// navigate loads url and waits for its load event.
+func (tb *tab) navigate(url string) {
+	tb.t.Helper()
+	tb.do("navigate to "+url, chromedp.Navigate(url))
+	tb.installRecorder()
+}
+
+// clickAndLoadResponse clicks sel and returns the response of the page it navigates to.
+func (tb *tab) clickAndLoadResponse(sel string) *network.Response {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	resp, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+	if err != nil {
+		tb.fail("click %s and wait for the page: %v", sel, err)
+	}
+	tb.installRecorder()
+	return resp
+}
+
+// pressAndLoad presses key and waits for the page it navigates to.
+func (tb *tab) pressAndLoad(key string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	if _, err := chromedp.RunResponse(ctx, chromedp.KeyEvent(key)); err != nil {
+		tb.fail("press %q and wait for the page: %v", key, err)
+	}
+	tb.installRecorder()
+}
+
+// header returns a response header, whatever its case.
+func header(h network.Headers, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			s, _ := v.(string)
+			return s
+		}
+	}
+	return ""
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// click clicks the element sel selects (the mouse, at its centre).
+func (tb *tab) click(sel string) {
+	tb.t.Helper()
+	tb.do("click "+sel, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+}
+
+// clickAndLoad clicks sel and waits for the page it navigates to.
+func (tb *tab) clickAndLoad(sel string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
+		tb.fail("click %s and wait for the page: %v", sel, err)
+	}
+	tb.installRecorder()
+}
+
+// send types text into the composer and presses Enter, as a user does.
+func (tb *tab) send(text string) {
+	tb.t.Helper()
+	tb.wait("the composer is ready", `(() => { const p = document.getElementById('prompt'); return !!p && !p.disabled && p.value === ''; })()`)
+	tb.do("type "+text, chromedp.Click(chromedp.ID("prompt"), chromedp.NodeVisible), chromedp.SendKeys(chromedp.ID("prompt"), text))
+	tb.do("press Enter", chromedp.KeyEvent(kb.Enter))
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		tb.fail("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// wait waits until the JavaScript expression cond is true, within waitTimeout.
+//
+// It evaluates cond from here every 25 ms rather than with chromedp.Poll, whose task runs
+// in the page and ends with it: a wait may span a navigation.
+func (tb *tab) wait(what, cond string) {
+	tb.t.Helper()
+	tb.waitFor(waitTimeout, what, cond)
+}
+
+func (tb *tab) waitFor(timeout time.Duration, what, cond string) {
+	tb.t.Helper()
+	tb.waitExplained(timeout, what, cond, "")
+}
+
+// waitExplained is waitFor whose failure also shows the value of the JavaScript
+// expression explain, evaluated then.
+func (tb *tab) waitExplained(timeout time.Duration, what, cond, explain string) {
+	tb.t.Helper()
+	if ok, last := tb.poll(timeout, cond); !ok {
+		if explain != "" {
+			what += " (" + eval[string](tb, explain) + ")"
+		}
+		tb.fail("waited %v for %s (%s); last error %v", timeout, what, cond, last)
+	}
+}
+
+// poll reports whether cond became true within timeout, and the last evaluation error.
+func (tb *tab) poll(timeout time.Duration, cond string) (bool, error) {
+	ctx, cancel := context.WithTimeout(tb.ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+cond+")"))
+		if err == nil && ok {
+			return true, nil
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			last = err // a navigation may be under way
+		}
+		select {
+		case <-ctx.Done():
+			return false, last
+		case <-tick.C:
+		}
+	}
+}
+
+// fail ends the test with the message, the page's URL and body, and a screenshot.
+func (tb *tab) fail(format string, args ...any) {
+	tb.t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
+	defer cancel()
+	if loc, err := chromedp.Run(ctx, chromedp.Location()); err == nil {
+		msg += "\npage: " + loc
+	}
+	if body, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.outerHTML : ""`)); err == nil {
+		if len(body) > 6000 {
+			body = body[:3000] + "\n…\n" + body[len(body)-3000:]
+		}
+		msg += "\nbody: " + body
+	}
+	if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err == nil {
+		if dir, err := failureDir(); err == nil {
+			name := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(tb.t.Name())+"-"+tb.name+".png")
+			if os.WriteFile(name, png, 0o644) == nil {
+				msg += "\nscreenshot: " + name
+			}
+		}
+	}
+	if p := tb.problems(); len(p) > 0 {
+		msg += "\nconsole: " + strings.Join(p, "\n")
+	}
+	tb.t.Fatalf("tab %s: %s", tb.name, msg)
+}
+
+// failureDir is where screenshots of failures go: MYCO_SCREENSHOTS when set, else a
+// directory under the system's temporary directory that outlives the test.
+func failureDir() (string, error) {
+	if d := os.Getenv("MYCO_SCREENSHOTS"); d != "" {
+		return d, os.MkdirAll(d, 0o755)
+	}
+	d := filepath.Join(os.TempDir(), "myco-e2e-failures")
+	return d, os.MkdirAll(d, 0o755)
+}
+
+// recorder is installed in every page the tests load: a mutation observer that remembers
+// what passed by between two looks of the test (streamed text, the busy status, tool card
+// states, re-renders of the whole transcript), so a test checks what happened without
+// racing to see it.
+const recorder = `(() => {
+  if (window.__e2e) return true;
+  const r = window.__e2e = {liveText: "", sawBusy: false, readyAfterBusy: false, tools: {}, resets: 0};
+  const look = () => {
+    const bar = document.querySelector("#status .status-bar");
+    if (bar && bar.classList.contains("busy")) { r.sawBusy = true; r.readyAfterBusy = false; }
+    else if (bar && r.sawBusy && bar.querySelector(".idle")) r.readyAfterBusy = true;
+    for (const d of document.querySelectorAll("details.tool")) {
+      const s = ["running", "ok", "error", "unknown"].find((c) => d.classList.contains(c)) || "?";
+      const seen = r.tools[d.id] || (r.tools[d.id] = []);
+      if (seen[seen.length - 1] !== s) seen.push(s);
+    }
+  };
+  new MutationObserver((records) => {
+    for (const m of records) {
+      const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
+      if (el && el.id === "live-text") {
+        if (m.type === "characterData") r.liveText += m.target.data;
+        for (const n of m.addedNodes) r.liveText += n.textContent;
+      }
+      if (el && el.id === "transcript" && [...m.removedNodes].some((n) => n.id === "messages")) r.resets++;
+    }
+    look();
+  }).observe(document.documentElement, {subtree: true, childList: true, characterData: true, attributes: true});
+  look();
+  return true;
+})()`
+
+// installRecorder installs [recorder] in the current page.
+func (tb *tab) installRecorder() {
+	tb.t.Helper()
+	eval[bool](tb, recorder)
+}
+
+// record returns what the recorder saw in the current page.
+func (tb *tab) record() pageRecord {
+	tb.t.Helper()
+	raw := eval[[]byte](tb, `window.__e2e || {}`)
+	var r pageRecord
+	if err := json.Unmarshal(raw, &r); err != nil {
+		tb.fail("decode the recorder: %v", err)
+	}
+	return r
+}
+
+type pageRecord struct {
+	LiveText       string              `json:"liveText"`       // what streamed into #live-text
+	SawBusy        bool                `json:"sawBusy"`        // the status bar was busy
+	ReadyAfterBusy bool                `json:"readyAfterBusy"` // then ready
+	Tools          map[string][]string `json:"tools"`          // each card's states, in order
+	Resets         int                 `json:"resets"`         // re-renders of the whole transcript
+}
+
+// waitLive waits until the page is subscribed to its session's events: through the
+// browser's events worker, or, where a page streams on its own (no SharedWorker), through
+// htmx's SSE extension.
+func (tb *tab) waitLive() {
+	tb.t.Helper()
+	tb.wait("the session page", `document.getElementById("transcript")?.dataset.events && document.getElementById("prompt")`)
+	if eval[bool](tb, `!!window.SharedWorker`) {
+		w := tb.b.worker(tb.t)
+		w.wait("the page subscribed", `!!stream && [...pages.values()].some((p) => p.url === `+quoteJS(eval[string](tb, `location.pathname + "events"`))+`)`)
+		return
+	}
+	tb.wait("the page's own event stream", `(() => { const t = document.getElementById("transcript"); return t && t._htmx && t._htmx.sse && t._htmx.sse.status === 200 && t._htmx.sse.reader; })()`)
+}
+
+// compareFresh opens page in a new tab and compares its transcript, status and head with
+// those of tb, which was kept up to date by its event stream.
+func compareFresh(t *testing.T, b *browser, tb *tab, page string) {
+	t.Helper()
+	fresh := newTab(t, b, "fresh")
+	fresh.navigate(page)
+	fresh.waitLive()
+	for _, sel := range []string{"#transcript", "#status", "#session-head"} {
+		live, want := eval[string](tb, normalized(sel)), eval[string](fresh, normalized(sel))
+		if live != want {
+			t.Errorf("%s kept live differs from a fresh load:\nlive:  %s\nfresh: %s", sel, live, want)
+		}
+	}
+}
+
+// normalized is the inner HTML of the element sel selects, with the white space between
+// tags dropped and the durations of tool cards blanked: a card kept live can say 93 ms
+// where a fresh render of the same call says 92 ms (the two do not yet compute it from
+// the same times), which is not what these comparisons are about.
+func normalized(sel string) string {
+	return `(() => { const el = document.querySelector(` + quoteJS(sel) + `); return el ? el.innerHTML.replace(/>\s+</g, "><").replace(/(<span class="duration">)[^<]*/g, "$1…").trim() : "(none)"; })()`
+}
+
+func quoteJS(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// waitServer waits until the server's fresh render of page contains text.
+func waitServer(t *testing.T, page, text string) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		resp, err := http.Get(page)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), text) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's render of %s has no %q after %v (last error %v)", page, text, waitTimeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
