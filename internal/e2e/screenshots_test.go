@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"myco/internal/fakemodel"
+)
+
+// TestBrowserScreenshots saves the main screens (the sessions list, a session with a
+// finished turn showing a tool card and a code block, a workspace document) in light and
+// dark, wide (1280×900) and narrow (360×780), as PNG files of the window, in
+// $MYCO_SCREENSHOTS (make screenshots sets it), else in a temporary directory. It also
+// fails when a screen is wider than a narrow window: nothing may scroll sideways.
+func TestBrowserScreenshots(t *testing.T) {
+	t.Parallel()
+	dir := os.Getenv("MYCO_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t,
+		fakemodel.Turn{Text: "I'll look at the build first:\n\n- list the packages\n- run the failing test\n",
+			ToolCalls: []fakemodel.ToolCall{bash("call_list", "printf 'agent\\nhandlers\\nsessions\\nviews\\n'")}},
+		fakemodel.Turn{Text: "## The fix\n\nThe test failed because `Load` returned a nil error for a missing file. " +
+			"Here is the change, with a long line to see how a narrow window copes with it:\n\n" +
+			"```go\nfunc Load(path string) (*Config, error) {\n\tdata, err := os.ReadFile(path) // a comment that makes this line rather long for a phone screen\n" +
+			"\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"load %s: %w\", path, err)\n\t}\n\treturn parse(data)\n}\n```\n\n" +
+			"| package | tests | time |\n|:--|--:|--:|\n| config | 42 | 0.3 s |\n| sessions | 117 | 2.1 s |\n\nAll green now.",
+		},
+	)
+	page := f.newSession()
+	f.newSession() // an untitled one, for the list
+	doc := f.workspaceFile("notes/design.md", "# Design notes\n\nThe server streams every change of a session to its page as **htmx partials**; "+
+		"a tab that reconnects gets what it missed.\n\n## Events\n\n1. accepted\n2. checkpoint\n3. done\n\n```sh\nmyco --addr 127.0.0.1:8080\n```\n\n"+
+		"> A quote, to see how it looks.\n\n| column | value |\n|---|---|\n| a | 1 |\n")
+
+	b := newBrowser(t)
+	tb := newTab(t, b, "shots")
+	tb.navigate(page)
+	tb.waitLive()
+	tb.send("Why does the config test fail? Fix it.")
+	tb.wait("the answer", `document.querySelector("#messages .msg.assistant .md h2")?.textContent === "The fix" && document.querySelector("#status .idle")`)
+
+	screens := []struct{ name, url, ready string }{
+		{"sessions", f.srv.URL, `document.querySelectorAll("#session-list > li.session-row").length === 2`},
+		{"session", page, `document.querySelector("#tool-call_list.ok") && document.querySelector("#messages .md table")`},
+		{"document", doc, `document.querySelector("main.document-body h1")`},
+	}
+	sizes := []struct {
+		name          string
+		width, height int64
+	}{{"wide", 1280, 900}, {"narrow", 360, 780}}
+	for _, scheme := range []string{"light", "dark"} {
+		tb.do("prefers-color-scheme: "+scheme, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
+			return err
+		}))
+		for _, size := range sizes {
+			tb.do("viewport "+size.name, chromedp.EmulateViewport(size.width, size.height))
+			for _, s := range screens {
+				tb.navigate(s.url)
+				tb.wait(s.name, s.ready)
+				if s.name == "session" {
+					// The end of the session, with the status bar and the composer: a
+					// session should open there, but does not yet (TestBrowserFollowsTheEnd),
+					// so the reader goes there with End.
+					tb.do("go to the end", chromedp.Click(chromedp.CSS("#messages .msg.user .md p"), chromedp.NodeVisible), chromedp.KeyEvent(kb.End))
+					tb.wait("the page at its end", `innerHeight + scrollY >= document.documentElement.scrollHeight - 2`)
+				}
+				if got := eval[string](tb, `matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light"`); got != scheme {
+					t.Fatalf("the page sees the %s scheme, want %s", got, scheme)
+				}
+				if size.name == "narrow" {
+					if w := eval[int](tb, `document.documentElement.scrollWidth`); w > int(size.width) {
+						t.Errorf("%s at %d px: the page is %d px wide and scrolls sideways; widest: %s", s.name, size.width, w,
+							eval[string](tb, widest))
+					}
+				}
+				// What the window shows (a full-page capture draws the sticky header and
+				// composer in the middle of the page): the top of a page, the end of a
+				// session, where it follows the transcript.
+				png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatalf("screenshot %s: %v", s.name, err)
+				}
+				name := filepath.Join(dir, s.name+"-"+scheme+"-"+size.name+".png")
+				if err := os.WriteFile(name, png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("saved %s", name)
+			}
+		}
+	}
+}
+
+// widest names the elements that reach past the window's right edge, for the message of
+// an overflow.
+const widest = `(() => {
+  const out = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const r = el.getBoundingClientRect();
+    if (r.right > innerWidth + 1 && ![...el.parentElement.children].some((s) => s !== el && s.contains(el))) {
+      let p = el.parentElement, inside = false;
+      for (; p; p = p.parentElement) if (p.getBoundingClientRect().right > innerWidth + 1 && getComputedStyle(p).overflowX !== "visible") inside = true;
+      if (!inside) out.push(el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).join(".") : "") + " right=" + Math.round(r.right));
+    }
+  }
+  return out.slice(0, 8).join(", ");
+})()`
