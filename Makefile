@@ -49,7 +49,7 @@ bench: assets
 # screenshots: the browser tests save the main screens (light, dark, wide, narrow) here.
 screenshots: assets
 	rm -rf screenshots && mkdir -p screenshots
-	MYCO_SCREENSHOTS=$$PWD/screenshots $(GO) test -count=1 -run 'TestBrowser' ./handlers/...
+	MYCO_SCREENSHOTS=$$PWD/screenshots $(GO) test -count=1 -run '^TestBrowserScreenshots$$' ./internal/e2e/
 	@ls screenshots
 
 demo: build

@@ -74,18 +74,24 @@ func allowedHost(host, port string) bool {
 // already restricts to the user, and is let through. A form posted from another site
 // always carries an Origin, so a CORS-simple cross-site POST never changes state.
 func originCheck(port string, r *http.Request) (refused string) {
-	if o := r.Header.Get("Origin"); o != "" {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if o := r.Header.Get("Origin"); o == "null" && site == "same-origin" {
+		// A form this server's own page posts: with Referrer-Policy: no-referrer, Chromium
+		// sends Origin: null, and Sec-Fetch-Site (which no page can set) says whose it is.
+		// A sandboxed or cross-site document's null origin comes as cross-site.
+		return ""
+	} else if o != "" {
 		u, err := url.Parse(o)
 		if err == nil && u.Scheme == "http" && u.Path == "" && allowedHost(u.Host, port) {
 			return ""
 		}
 		return "cross-origin request refused: Origin " + strconv.Quote(o) + " is not this server"
 	}
-	switch s := r.Header.Get("Sec-Fetch-Site"); s {
+	switch site {
 	case "", "same-origin", "none":
 		return ""
 	default:
-		return "cross-site request refused (Sec-Fetch-Site: " + s + ")"
+		return "cross-site request refused (Sec-Fetch-Site: " + site + ")"
 	}
 }
 

@@ -94,7 +94,7 @@ func TestHostHeader(t *testing.T) {
 func TestOrigin(t *testing.T) {
 	ts := newTestServer(t)
 	id, _ := ts.session(t)
-	cross := []string{"Origin: http://evil.example", "Origin: null", "Origin: http://127.0.0.1:1", "Origin: https://" + ts.host,
+	cross := []string{"Origin: http://evil.example", "Origin: null", "Origin: null\r\nSec-Fetch-Site: cross-site", "Origin: http://127.0.0.1:1", "Origin: https://" + ts.host,
 		"Origin: http://localhost.evil.example", "Sec-Fetch-Site: cross-site", "Sec-Fetch-Site: same-site"}
 	for _, r := range allRoutes(t, ts, id) {
 		if r.method != "POST" && !strings.HasSuffix(r.path, "/events") {
@@ -113,8 +113,10 @@ func TestOrigin(t *testing.T) {
 	if sess, _, _ := ts.mgr.Snapshot(t.Context(), id); sess.Archived || len(sess.Latest().Entries) != 0 {
 		t.Errorf("a refused post changed the session")
 	}
-	// Same origin, and a local tool without Origin, may archive.
-	for _, h := range [][]string{{"Origin: http://" + ts.host}, {"Sec-Fetch-Site: same-origin"}, nil} {
+	// Same origin, and a local tool without Origin, may archive; so may a form of this
+	// server's page that Chromium posts with Origin: null (Referrer-Policy: no-referrer),
+	// which Sec-Fetch-Site vouches for.
+	for _, h := range [][]string{{"Origin: http://" + ts.host}, {"Sec-Fetch-Site: same-origin"}, nil, {"Origin: null", "Sec-Fetch-Site: same-origin"}} {
 		if code := rawRequest(t, ts.host, "POST", "/profiles/default/s/"+id+"/archive", ts.host, h...); code != http.StatusSeeOther {
 			t.Errorf("POST archive with %v = %d, want 303", h, code)
 		}

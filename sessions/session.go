@@ -202,6 +202,9 @@ func (t *Thread) noteCall(id, host string, started, finished time.Time) {
 		t.calls = map[string]CallInfo{}
 	}
 	c := t.calls[id]
+	// Wall-clock times only: a time read back from the log has no monotonic reading, and a
+	// duration must come out the same before and after.
+	started, finished = started.Round(0), finished.Round(0)
 	if host != "" {
 		c.Host = host
 	}

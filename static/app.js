@@ -73,6 +73,11 @@
     new MutationObserver(() => {
       if (follow) toBottom();
     }).observe(transcript, { childList: true, subtree: true, characterData: true });
+    // Messages get their real height late (content-visibility), and a height change is no
+    // DOM mutation: follow sizes too.
+    new ResizeObserver(() => {
+      if (follow) toBottom();
+    }).observe(transcript);
   }
 
   // After the composer is swapped in (a message was sent or refused), type on.
@@ -117,8 +122,15 @@
 
   const streamAlone = () => {
     if (!window.htmx) return; // no htmx: the page says to run make assets
-    transcript.setAttribute("hx-sse:connect", eventsURL);
-    window.htmx.process(transcript);
+    // After htmx's own start (on DOMContentLoaded, listened for before this script ran),
+    // so the transcript is processed once and opens one stream.
+    const start = () =>
+      setTimeout(() => {
+        transcript.setAttribute("hx-sse:connect", eventsURL);
+        window.htmx.process(transcript);
+      });
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+    else start();
   };
 
   const shared = () => {
@@ -131,22 +143,30 @@
       return false;
     }
     const sub = window.crypto && crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2);
+    // relayDown: the server lost this page's session stream (its profile's worker is down);
+    // the browser's connection may be fine, so only the session's next event clears it.
+    let relayDown = false;
     worker.port.onmessage = (m) => {
       const msg = m.data || {};
       switch (msg.type) {
         case "event":
+          relayDown = false;
           alive();
           if (msg.event !== "ping" && msg.data) applyPartials(msg.data);
           break;
         case "open":
         case "ping":
-          alive();
+          if (!relayDown) alive();
+          else last = Date.now();
           break;
         case "down":
           setLost(true);
           break;
         case "status":
-          if (msg.state === "reconnecting") setLost(true);
+          if (msg.state === "reconnecting" || msg.state === "gone") {
+            relayDown = true;
+            setLost(true);
+          }
           break;
       }
     };

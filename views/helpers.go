@@ -24,11 +24,12 @@ func queryPart(q string) string {
 	return "&q=" + url.QueryEscape(q)
 }
 
+// archiveAction is the action path relative to a session's URL (which ends with a slash).
 func archiveAction(archived bool) string {
 	if archived {
-		return "/restore"
+		return "restore"
 	}
-	return "/archive"
+	return "archive"
 }
 
 func statusLabel(s string) string {

@@ -22,9 +22,6 @@ import (
 // the page catches up to what a fresh load shows.
 func TestBrowserWithoutSharedWorker(t *testing.T) {
 	t.Parallel()
-	t.Skip("waits for the fix of: without SharedWorker a page opens two event streams (app.js's streamAlone calls " +
-		"htmx.process on the transcript, and htmx's own initialisation, later, processes it again before the first " +
-		"stream's response has set _htmx.sse), so every beforeend partial lands twice: each message shows twice")
 	f := newFixture(t)
 	gate, open := f.gate("alone")
 	f.model.Script(

@@ -164,8 +164,6 @@ func TestBrowserFlow(t *testing.T) {
 	})
 
 	t.Run("archive and restore from the list", func(t *testing.T) {
-		t.Skip("waits for the fix of: the list's Archive and Restore post to /s/ID//archive (a double slash: " +
-			"SessionRow.URL ends with / and archiveAction starts with one), which is a 404")
 		tb := tb.in(t)
 		id := sessionID(first)
 		tb.navigate(f.srv.URL)
@@ -228,9 +226,6 @@ func TestBrowserFlow(t *testing.T) {
 // New session on the sessions page, and Archive in a session's head.
 func TestBrowserPlainFormPosts(t *testing.T) {
 	t.Parallel()
-	t.Skip("waits for the fix of two bugs: a plain form post gets 403 \"Origin \\\"null\\\" is not this server\" " +
-		"(Referrer-Policy: no-referrer makes Chromium send Origin: null on a same-origin form post, which originCheck refuses); " +
-		"and Archive posts to /s/ID//archive, a 404 (SessionView.URL ends with / and archiveAction starts with one)")
 	f := newFixture(t)
 	b := newBrowser(t)
 	tb := newTab(t, b, "main")

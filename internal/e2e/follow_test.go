@@ -43,9 +43,6 @@ const where = `JSON.stringify({scrollY, innerHeight, scrollHeight: document.docu
 // when the page is opened afresh.
 func TestBrowserFollowsTheEnd(t *testing.T) {
 	t.Parallel()
-	t.Skip("waits for the fix of: the page does not open at its end (app.js scrolls to the bottom once, before " +
-		"content-visibility:auto messages get their real height, and nothing scrolls again), and #status and #composer-slot " +
-		"are both sticky at bottom:0, so the composer covers the status bar whenever the page is not at its very end")
 	f := newFixture(t, fakemodel.Turn{Text: longAnswer("A long answer"), ChunkSize: 200})
 	page := f.newSession()
 	b := newBrowser(t)
@@ -66,8 +63,6 @@ func TestBrowserFollowsTheEnd(t *testing.T) {
 // the end.
 func TestBrowserStopWhileScrolledUp(t *testing.T) {
 	t.Parallel()
-	t.Skip("waits for the fix of: #status and #composer-slot are both position:sticky; bottom:0, so while the page " +
-		"is not at its end the composer covers the status bar and its Stop button")
 	f := newFixture(t)
 	gate, _ := f.gate("never")
 	f.model.Script(fakemodel.Turn{Text: longAnswer("Before the command"), ToolCalls: []fakemodel.ToolCall{bash("call_long", gate)}})
