@@ -104,19 +104,28 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 		case err != nil:
 			return nil
 		}
-		html, err := ev.render(ctx, us)
+		msgs, err := ev.render(ctx, us, sub.IDOf)
 		if err != nil {
 			s.Log.Warn("render session events", "session_id", id, "err", err)
-			html, err = ev.reset(ctx)
+			html, err := ev.reset(ctx)
 			if err != nil {
 				return nil
 			}
+			msgs = []sseMessage{{id: sub.Cursor(), html: html}}
 		}
-		if sse.send(sub.Cursor(), "", html) != nil {
-			return nil
+		for _, m := range msgs {
+			if sse.send(m.id, "", m.html) != nil {
+				return nil
+			}
 		}
 	}
 }
+
+// sseMessage is one event of a page's stream: the partials of one update, under its id.
+// One update per event: htmx resolves every target of an event before it swaps any, so two
+// outerHTML swaps of one element (a tool's finish, then its saved result) in one event would
+// leave the first.
+type sseMessage struct{ id, html string }
 
 // eventRenderer turns a session's updates into the partials that bring its page up to
 // date. Every swap it makes matches what a fresh render of the page shows.
@@ -140,9 +149,11 @@ func (e *eventRenderer) snapshot(ctx context.Context) (*sessions.Session, sessio
 	return e.sess, e.st, nil
 }
 
-// render renders one batch of updates as partials, in order.
-func (e *eventRenderer) render(ctx context.Context, us []sessions.Update) (string, error) {
+// render renders a batch of updates as partials, one message per update, in order; id
+// names an update's event.
+func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id func(uint64) string) ([]sseMessage, error) {
 	e.sess = nil
+	var out []sseMessage
 	var b bytes.Buffer
 	part := func(target, swap string, c templ.Component) error {
 		return views.Partial(target, swap, c).Render(ctx, &b)
@@ -160,6 +171,7 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update) (strin
 		return part("#side-"+sess.ID, "outerHTML", views.SidebarItem(row))
 	}
 	for _, u := range us {
+		b.Reset()
 		var err error
 		switch u.Type {
 		case sessions.UpdateReset, sessions.UpdateCompacted, sessions.UpdateRewound:
@@ -204,10 +216,13 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update) (strin
 			err = e.end(ctx, &b, u, clearLive)
 		}
 		if err != nil {
-			return "", err
+			return nil, err
+		}
+		if b.Len() > 0 {
+			out = append(out, sseMessage{id: id(u.Seq), html: b.String()})
 		}
 	}
-	return b.String(), nil
+	return out, nil
 }
 
 // entries renders the entries an accepted input or a checkpoint made durable: a new

@@ -11,6 +11,7 @@ import (
 
 	"myco/agent/model"
 	"myco/internal/fakemodel"
+	"myco/sessions"
 )
 
 // sseEvent is one server-sent event as a client reads it.
@@ -109,8 +110,47 @@ func joinData(evs []sseEvent) string {
 	return b.String()
 }
 
-// idle is what the status partial holds when a job has ended.
-const idleMarker = `<span class="idle">ready</span>`
+// jobEnd returns the event id of the end of session id's next job after cursor: the
+// update that says the session is idle again. A stream read up to it has every partial
+// of the job; the idle marker alone is not enough, for a status partial renders the
+// session as it is when the event is rendered, so a replay shows idle early.
+func (ts *testServer) jobEnd(t *testing.T, id, cursor string) string {
+	t.Helper()
+	sub := ts.mgr.Subscribe([]string{id}, cursor)
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		us, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("waiting for the end of the job: %v", err)
+		}
+		for _, u := range us {
+			if u.Type == sessions.UpdateState && u.Busy != nil && !*u.Busy {
+				return sub.IDOf(u.Seq)
+			}
+		}
+	}
+}
+
+// untilID reads a stream up to and including the event with id last.
+func (s *sseStream) untilID(t *testing.T, last string) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	for {
+		ev := s.next(t)
+		if ev.event == "ping" {
+			continue
+		}
+		out = append(out, ev)
+		if ev.id == last {
+			return out
+		}
+		if seqOf(t, ev.id) > seqOf(t, last) {
+			t.Fatalf("the stream went past event %s to %s", last, ev.id)
+		}
+	}
+}
 
 // TestEventsStream streams a turn: partials for the user's message, the tool card, the
 // streamed text and the final message; event ids grow; a bare CR of a tool's output never
@@ -123,9 +163,10 @@ func TestEventsStream(t *testing.T) {
 		return model.ToolResult{CallID: c.ID, Text: "line one\rline two\r\nline three"}
 	}
 	id, p := ts.session(t)
-	s := ts.stream(t, p+"events?after="+url.QueryEscape(ts.mgr.EventID()), nil)
+	cursor := ts.mgr.EventID()
+	s := ts.stream(t, p+"events?after="+url.QueryEscape(cursor), nil)
 	ts.do(t, "POST", p+"submit", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"go on"}})
-	evs := s.until(t, idleMarker)
+	evs := s.untilID(t, ts.jobEnd(t, id, cursor))
 	all := joinData(evs)
 	for _, want := range []string{
 		`<hx-partial hx-target="#messages" hx-swap="beforeend"><article id="m-t1-0" class="msg user">`,
@@ -145,7 +186,6 @@ func TestEventsStream(t *testing.T) {
 		}
 		last = seq
 	}
-	_ = id
 }
 
 func seqOf(t *testing.T, id string) uint64 {
@@ -173,7 +213,7 @@ func TestEventsReplay(t *testing.T) {
 		<-release
 		return model.ToolResult{CallID: c.ID, Text: "worked\rover"}
 	}
-	_, p := ts.session(t)
+	id, p := ts.session(t)
 	_, page := ts.do(t, "GET", p, nil, nil)
 	i := strings.Index(page, "events?after=")
 	cursor, _ := url.QueryUnescape(page[i+len("events?after=") : i+strings.IndexByte(page[i:], '"')])
@@ -183,10 +223,11 @@ func TestEventsReplay(t *testing.T) {
 	first := cut.until(t, `id="tool-c1"`)
 	cut.close() // the tunnel drops while the tool runs
 	close(release)
-	wholeEvs := whole.until(t, idleMarker)
+	end := ts.jobEnd(t, id, cursor)
+	wholeEvs := whole.untilID(t, end)
 	// The page's URL still says ?after= the old cursor; Last-Event-ID wins.
 	again := ts.stream(t, p+"events?after="+url.QueryEscape(cursor), http.Header{"Last-Event-ID": {first[len(first)-1].id}})
-	rest := again.until(t, idleMarker)
+	rest := again.untilID(t, end)
 
 	_, fresh := ts.do(t, "GET", p, nil, nil)
 	freshDoc := parsePage(t, fresh)
