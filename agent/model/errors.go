@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // ProviderError is a failure reported by the model endpoint: an HTTP error status, or an
@@ -60,6 +61,26 @@ var ErrTruncatedStream = errors.New("model stream ended before the response was 
 // often they are sent.
 func RetryableStatus(status int) bool {
 	return status == 408 || status == 409 || status == 429 || status >= 500
+}
+
+// StreamError is the error an error event of a response stream carries, read from the
+// event's data: the provider's type and message, or the data itself, clipped to 300 bytes,
+// where it names none.
+func StreamError(data string) *ProviderError {
+	pe := &ProviderError{MidStream: true}
+	pe.Type, pe.Message = ErrorBody([]byte(data))
+	if pe.Message == "" {
+		pe.Message = data
+		if len(data) > 300 {
+			n := 300
+			for n > 0 && !utf8.RuneStart(data[n]) {
+				n--
+			}
+			pe.Message = data[:n] + "…"
+		}
+	}
+	pe.Retryable = RetryableType(pe.Type)
+	return pe
 }
 
 // RetryableType reports whether a provider error type names a transient condition.

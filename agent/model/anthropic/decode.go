@@ -8,7 +8,6 @@ import (
 	"iter"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"myco/agent/model"
 )
@@ -196,13 +195,7 @@ func undecodable(ev model.Event, err error) error {
 	case (typ == "" || typ == "ping") && model.KeepAlive(ev.Data):
 		return nil
 	case typ == "error":
-		pe := &model.ProviderError{MidStream: true}
-		pe.Type, pe.Message = model.ErrorBody([]byte(ev.Data))
-		if pe.Message == "" {
-			pe.Message = clip(ev.Data, 300)
-		}
-		pe.Retryable = model.RetryableType(pe.Type)
-		return pe
+		return model.StreamError(ev.Data)
 	case typ != "" && !knownEvent(typ):
 		return nil
 	}
@@ -231,17 +224,6 @@ func knownDelta(t string) bool {
 		return true
 	}
 	return false
-}
-
-// clip returns s cut to at most n bytes, marked when cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // handle applies one event; done reports message_stop.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"strings"
-	"unicode/utf8"
 
 	"myco/agent/model"
 )
@@ -170,13 +169,7 @@ func undecodable(ev model.Event, err error) error {
 	case typ == "" && model.KeepAlive(ev.Data):
 		return nil
 	case typ == "error" || typ == "response.failed":
-		pe := &model.ProviderError{MidStream: true}
-		pe.Type, pe.Message = model.ErrorBody([]byte(ev.Data))
-		if pe.Message == "" {
-			pe.Message = clip(ev.Data, 300)
-		}
-		pe.Retryable = model.RetryableType(pe.Type)
-		return pe
+		return model.StreamError(ev.Data)
 	case typ != "" && !knownEvent(typ):
 		return nil
 	}
@@ -204,17 +197,6 @@ func (e badItemError) Error() string { return "output item: " + e.err.Error() }
 
 func knownItem(t string) bool {
 	return t == "reasoning" || t == "message" || t == "function_call"
-}
-
-// clip returns s cut to at most n bytes, marked when cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // handle applies one event; done reports a terminal event that ended the stream well.
