@@ -271,13 +271,7 @@ func TestAPIActions(t *testing.T) {
 
 // TestAPICancel stops a turn during a tool call and during a retry wait.
 func TestAPICancel(t *testing.T) {
-	ts := newTestServer(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}}, fakemodel.Turn{Text: "never"})
-	started := make(chan struct{})
-	ts.tools.f = func(ctx context.Context, c model.ToolCall) model.ToolResult {
-		close(started)
-		<-ctx.Done()
-		return model.ToolResult{CallID: c.ID}
-	}
+	ts, started := newStuckServer(t)
 	_, c := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c"})
 	id := c["session_id"].(string)
 	ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "s", "action": "submit", "text": "go"})

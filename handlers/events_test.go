@@ -89,6 +89,12 @@ func (s *sseStream) next(t *testing.T) sseEvent {
 // until reads events until one whose data holds marker, and returns them all.
 func (s *sseStream) until(t *testing.T, marker string) []sseEvent {
 	t.Helper()
+	return s.read(t, func(ev sseEvent) bool { return strings.Contains(ev.data, marker) })
+}
+
+// read reads events, pings left out, up to and including the first that stop accepts.
+func (s *sseStream) read(t *testing.T, stop func(sseEvent) bool) []sseEvent {
+	t.Helper()
 	var out []sseEvent
 	for {
 		ev := s.next(t)
@@ -96,7 +102,7 @@ func (s *sseStream) until(t *testing.T, marker string) []sseEvent {
 			continue
 		}
 		out = append(out, ev)
-		if strings.Contains(ev.data, marker) {
+		if stop(ev) {
 			return out
 		}
 	}
@@ -136,20 +142,12 @@ func (ts *testServer) jobEnd(t *testing.T, id, cursor string) string {
 // untilID reads a stream up to and including the event with id last.
 func (s *sseStream) untilID(t *testing.T, last string) []sseEvent {
 	t.Helper()
-	var out []sseEvent
-	for {
-		ev := s.next(t)
-		if ev.event == "ping" {
-			continue
-		}
-		out = append(out, ev)
-		if ev.id == last {
-			return out
-		}
+	return s.read(t, func(ev sseEvent) bool {
 		if seqOf(t, ev.id) > seqOf(t, last) {
 			t.Fatalf("the stream went past event %s to %s", last, ev.id)
 		}
-	}
+		return ev.id == last
+	})
 }
 
 // TestEventsStream streams a turn: partials for the user's message, the tool card, the

@@ -145,6 +145,19 @@ func (ts *testServer) session(t *testing.T) (id, path string) {
 	return id, "/profiles/default/s/" + id + "/"
 }
 
+// newStuckServer is a server whose model calls a tool that runs until its turn is stopped;
+// started closes when the tool has begun.
+func newStuckServer(t *testing.T) (ts *testServer, started <-chan struct{}) {
+	ts = newTestServer(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}}, fakemodel.Turn{Text: "never"})
+	ch := make(chan struct{})
+	ts.tools.f = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		close(ch)
+		<-ctx.Done()
+		return model.ToolResult{CallID: c.ID}
+	}
+	return ts, ch
+}
+
 // waitIdle waits until session id's job has ended.
 func (ts *testServer) waitIdle(t *testing.T, id string) {
 	t.Helper()

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"myco/agent/model"
 	"myco/internal/fakemodel"
+	"myco/internal/procstat"
 	"myco/sessions"
 )
 
@@ -177,7 +177,7 @@ func runLoad(t testing.TB, children, clients int) loadResult {
 		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		res.p99 = lat[len(lat)*99/100]
 	}
-	res.peakRSS = peakRSS()
+	res.peakRSS = procstat.KiB(0, "VmHWM")
 	ts.mgr.Close()
 	ts.Close()
 	// No goroutine of the streams or the jobs outlives them.
@@ -189,20 +189,6 @@ func runLoad(t testing.TB, children, clients int) loadResult {
 		res.failures = append(res.failures, fmt.Sprintf("%d goroutines left, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)]))
 	}
 	return res
-}
-
-func peakRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			return n
-		}
-	}
-	return 0
 }
 
 // TestLoad50Children drives 50 child sessions at once while 20 clients read the event

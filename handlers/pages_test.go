@@ -126,13 +126,7 @@ func TestSubmitRefusals(t *testing.T) {
 
 // TestStopFromTheBrowser stops a running turn through the Stop form.
 func TestStopFromTheBrowser(t *testing.T) {
-	ts := newTestServer(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}}, fakemodel.Turn{Text: "never"})
-	started := make(chan struct{})
-	ts.tools.f = func(ctx context.Context, c model.ToolCall) model.ToolResult {
-		close(started)
-		<-ctx.Done()
-		return model.ToolResult{CallID: c.ID}
-	}
+	ts, started := newStuckServer(t)
 	id, p := ts.session(t)
 	ts.do(t, "POST", p+"submit", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"go"}})
 	<-started

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"myco/internal/fakemodel"
+	"myco/internal/procstat"
 )
 
 // BenchmarkSupervisor measures what the supervisor adds: a request and an event through it
@@ -127,7 +128,7 @@ func BenchmarkSupervisor(b *testing.B) {
 		supLat = append(supLat, (<-supEv).Sub(start))
 		dirLat = append(dirLat, (<-dirEv).Sub(start))
 	}
-	rss := rssKiB(workerPID(b, root, "default"))
+	rss := procstat.KiB(workerPID(b, root, "default"), "VmRSS")
 	for b.Loop() {
 	}
 	b.ReportMetric(float64(supPage.Microseconds()), "µs-page-via-supervisor")
@@ -167,18 +168,4 @@ func median(ds []time.Duration) time.Duration {
 		}
 	}
 	return s[len(s)/2]
-}
-
-func rssKiB(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			return n
-		}
-	}
-	return 0
 }
