@@ -3,6 +3,7 @@
 GO ?= go
 PKGS := ./...
 VENDOR := static/vendor
+LEXERS := views/lexers/embedded
 
 .PHONY: build test lint bench demo fmt clean assets generate check-generate screenshots
 
@@ -10,8 +11,17 @@ build: assets generate
 	$(GO) build -o bin/myco ./cmd/myco
 
 # assets: htmx 4 and its SSE extension, pinned in package.json and package-lock.json, from
-# npm into static/vendor/ (not committed), where the binary embeds them.
-assets: $(VENDOR)/.stamp
+# npm into static/vendor/ (not committed), where the binary embeds them; and chroma's XML
+# lexers, of the version go.mod names, into views/lexers/embedded/ (not committed), which
+# myco reads on first use instead of linking chroma's lexers package (see its doc).
+assets: $(VENDOR)/.stamp $(LEXERS)/.stamp
+$(LEXERS)/.stamp: go.mod go.sum
+	$(GO) mod download github.com/alecthomas/chroma/v2
+	rm -f $(LEXERS)/*.xml $(LEXERS)/chroma.LICENSE
+	dir=$$($(GO) list -m -f '{{.Dir}}' github.com/alecthomas/chroma/v2) && \
+	cp "$$dir"/lexers/embedded/*.xml $(LEXERS)/ && cp "$$dir"/COPYING $(LEXERS)/chroma.LICENSE
+	chmod -R u+w $(LEXERS)
+	touch $@
 $(VENDOR)/.stamp: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 	mkdir -p $(VENDOR)/ext

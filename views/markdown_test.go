@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -412,29 +411,4 @@ func TestMarkdownComponent(t *testing.T) {
 	if err := (MarkdownHTML{}).Render(t.Context(), &b); err != nil || b.Len() != 0 {
 		t.Errorf("zero MarkdownHTML rendered %q, %v; want nothing", b.String(), err)
 	}
-}
-
-// TestSyntaxCSS keeps static/syntax.css equal to what the chroma styles generate;
-// go test ./views -update rewrites it.
-func TestSyntaxCSS(t *testing.T) {
-	var b bytes.Buffer
-	if err := writeSyntaxCSS(&b); err != nil {
-		t.Fatal(err)
-	}
-	css := b.String()
-	for _, want := range []string{"@media (prefers-color-scheme: light) {", "@media (prefers-color-scheme: dark) {", ".ch-chroma .ch-k "} {
-		if !strings.Contains(css, want) {
-			t.Errorf("syntax css lacks %q", want)
-		}
-	}
-	// Every rule is scoped to chroma's prefixed classes, so none reaches the app's markup.
-	rules := regexp.MustCompile(`(?s)/\*.*?\*/`).ReplaceAllString(css, "")
-	for _, sel := range regexp.MustCompile(`(?m)^\s*([^@}\s][^{]*)\{`).FindAllStringSubmatch(rules, -1) {
-		for _, part := range strings.Split(sel[1], ",") {
-			if !strings.HasPrefix(strings.TrimSpace(part), "."+classPrefix) {
-				t.Errorf("selector %q is not scoped under .%s", part, classPrefix)
-			}
-		}
-	}
-	goldenFile(t, filepath.Join("..", "static", "syntax.css"), b.Bytes())
 }
