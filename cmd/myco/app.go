@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
+	"myco/docs"
 	"myco/internal/termtext"
 )
 
@@ -41,6 +44,7 @@ type options struct {
 	compact    string
 	addr       string
 	socket     string
+	set        []string // the flags given, by name
 }
 
 // Exit statuses.
@@ -63,18 +67,31 @@ Usage:
   myco --mode host                        remote host runtime (NDJSON on stdin/stdout)
   myco hosts [check|install ALIAS]        the remote hosts of ~/.ssh/config; check one, or copy myco there
   myco --version
+  myco --help [TOPIC]                     this text, or a page of the manual (topics below)
 
-Flags:
 `
 
 func (a *app) parse() (options, error) {
 	var o options
 	fs := flag.NewFlagSet("myco", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
-	fs.Usage = func() {
-		fmt.Fprint(a.stderr, usageText)
-		fs.PrintDefaults()
+	fs.SetOutput(io.Discard) // errors are printed once, by main, on one line
+	fs.Usage = func() {}
+	defineFlags(fs, &o)
+	if err := fs.Parse(a.args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, fmt.Errorf("%w%s (see myco --help)", err, didYouMean(fs, err))
 	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (quote the prompt: myco -p %q)", fs.Arg(0), strings.Join(fs.Args(), " "))
+	}
+	fs.Visit(func(f *flag.Flag) { o.set = append(o.set, f.Name) })
+	return o, modeConflict(o)
+}
+
+// defineFlags defines myco's flags on fs, parsed into o.
+func defineFlags(fs *flag.FlagSet, o *options) {
 	fs.Func("p", "run one prompt (`PROMPT`, or - to read it from standard input) and exit", func(s string) error {
 		o.prompt, o.promptSet = s, true
 		return nil
@@ -97,26 +114,120 @@ func (a *app) parse() (options, error) {
 	fs.DurationVar(&o.hostIdle, "host-idle", 10*time.Second, "with --mode host: the host daemon exits after `DURATION` with nothing to keep, when it starts one")
 	fs.StringVar(&o.hostDir, "host-dir", "", "with --mode host: the host daemon's private `DIR` (default $TMPDIR/myco-UID, else /tmp/myco-UID)")
 	fs.BoolVar(&o.noDaemon, "no-daemon", false, "with --mode host: serve in this process, without the host daemon (processes end when the connection does)")
-	if err := fs.Parse(a.args); err != nil {
-		return o, err
+}
+
+// didYouMean names the flag that an unknown one was probably meant to be, or "".
+func didYouMean(fs *flag.FlagSet, err error) string {
+	_, name, ok := strings.Cut(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q (quote the prompt: myco -p %q)", fs.Arg(0), strings.Join(fs.Args(), " "))
+	best, bestDist := "", 3 // at most two edits away
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	})
+	if best == "" {
+		return ""
 	}
-	return o, nil
+	return "; did you mean --" + best + "?"
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// runs names the ways myco runs that a user picks, and the flags that mean something in
+// each; a flag given where it means nothing is a usage error rather than silently ignored.
+var runs = []struct {
+	name  string // as the error says it
+	flags []string
+}{
+	{"-p", []string{"p", "model", "profile", "config", "json", "resume"}},
+	{"--compact", []string{"compact", "model", "profile", "config"}},
+	{"the server", []string{"mode", "addr", "model", "profile", "config"}},
+	{"--mode cli", []string{"mode", "model", "profile", "config", "resume"}},
+	{"--mode host", []string{"mode", "max-image-base64-bytes", "host-grace", "host-idle", "host-dir", "no-daemon"}},
+}
+
+// modeConflict refuses flags that do not go with the way o runs myco: -p with --mode host,
+// --addr with -p, --json with the chat. The internal modes (the host daemon, a profile
+// worker) are started by myco itself and are not checked; --version goes with anything.
+func modeConflict(o options) error {
+	var run string
+	switch {
+	case o.version:
+		return nil
+	case o.promptSet && o.compact != "":
+		return errors.New("--compact and -p do not go together; compact first, then resume with -p TEXT --resume ID")
+	case o.promptSet:
+		run = "-p"
+	case o.compact != "":
+		run = "--compact"
+	case o.mode == "" || o.mode == "server":
+		run = "the server"
+	case o.mode == "cli" || o.mode == "host":
+		run = "--mode " + o.mode
+	default:
+		return nil
+	}
+	allowed := func(run, flag string) bool {
+		for _, r := range runs {
+			if r.name == run {
+				return slices.Contains(r.flags, flag)
+			}
+		}
+		return false
+	}
+	for _, f := range o.set {
+		if allowed(run, f) {
+			continue
+		}
+		var goes []string
+		for _, r := range runs {
+			if slices.Contains(r.flags, f) {
+				goes = append(goes, r.name)
+			}
+		}
+		switch {
+		case f == "mode":
+			return fmt.Errorf("%s and --mode %s are two ways to run myco; pick one", run, o.mode)
+		case f == "resume" && run == "the server":
+			return errors.New("--resume needs a prompt (myco -p TEXT --resume ID) or the chat (myco --mode cli --resume ID)")
+		}
+		return fmt.Errorf("--%s goes with %s, not with %s", f, strings.Join(goes, " or "), run)
+	}
+	return nil
 }
 
 func (a *app) main() int {
 	if len(a.args) > 0 && a.args[0] == "hosts" {
 		return a.hostsCmd(a.args[1:])
 	}
-	if len(a.args) == 2 && strings.TrimLeft(a.args[0], "-") == "help" && a.args[1] == "cli" {
-		fmt.Fprint(a.stdout, chatHelp)
-		return exitOK
+	if len(a.args) > 0 && isHelp(a.args[0]) {
+		return a.help(a.args[1:])
 	}
 	o, err := a.parse()
 	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+		return a.help(nil)
 	}
 	if err != nil {
 		fmt.Fprintln(a.stderr, "myco:", err)
@@ -129,14 +240,8 @@ func (a *app) main() int {
 	case o.version:
 		fmt.Fprintf(a.stdout, "myco %s\n", version)
 		return exitOK
-	case o.compact != "" && o.promptSet:
-		fmt.Fprintln(a.stderr, "myco: --compact and -p do not go together; compact first, then resume with -p TEXT --resume ID")
-		return exitUsage
 	case o.compact != "":
 		return a.compactCmd(o)
-	case o.resume != "" && !o.promptSet && o.mode != "cli":
-		fmt.Fprintln(a.stderr, "myco: --resume needs a prompt (myco -p TEXT --resume ID) or the chat (myco --mode cli --resume ID)")
-		return exitUsage
 	case o.promptSet:
 		return a.oneShot(o)
 	}
@@ -170,4 +275,73 @@ func oneLine(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
+
+// helpTopics maps the topics of myco --help TOPIC to pages of the manual (docs/), beyond
+// each page's own name (myco --help configuration works too).
+var helpTopics = map[string]string{
+	"config":   "configuration.md",
+	"prelude":  "workspace.md",
+	"sessions": "session-format.md",
+	"api":      "browser.md",
+	"server":   "browser.md",
+}
+
+// help prints the usage, the topics and the flags, or with a topic the manual's page on it,
+// the same bytes myco exports to each profile's manual/. It goes to stdout, for | less.
+func (a *app) help(args []string) int {
+	switch len(args) {
+	case 0:
+		var b strings.Builder
+		b.WriteString(usageText)
+		b.WriteString("Help topics (myco --help TOPIC prints the manual's page; every profile has them in manual/):\n ")
+		for _, t := range topicNames() {
+			b.WriteString(" " + t)
+		}
+		b.WriteString("\n\nFlags:\n")
+		flags := flag.NewFlagSet("myco", flag.ContinueOnError)
+		defineFlags(flags, &options{})
+		flags.SetOutput(&b)
+		flags.PrintDefaults()
+		fmt.Fprint(a.stdout, b.String())
+		return exitOK
+	case 1:
+		page, ok := helpTopics[args[0]]
+		if !ok {
+			page = args[0] + ".md"
+		}
+		data, err := fs.ReadFile(docs.FS, page)
+		if err != nil || strings.ContainsAny(args[0], "/.") {
+			fmt.Fprintf(a.stderr, "myco: no help topic %q; the topics are: %s\n", termtext.Safe(args[0]), strings.Join(topicNames(), ", "))
+			return exitUsage
+		}
+		a.stdout.Write(data)
+		return exitOK
+	default:
+		fmt.Fprintln(a.stderr, "myco: --help takes one topic at most (see myco --help)")
+		return exitUsage
+	}
+}
+
+// topicNames lists the help topics: the aliases, then the manual's pages by name.
+func topicNames() []string {
+	var out []string
+	for t := range helpTopics {
+		out = append(out, t)
+	}
+	pages, _ := fs.Glob(docs.FS, "*.md")
+	for _, p := range pages {
+		out = append(out, strings.TrimSuffix(p, ".md"))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
