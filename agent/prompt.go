@@ -55,6 +55,10 @@ func SystemPrompt(o PromptOptions) string {
 	b.WriteString("Bash session ids are per host: a session started on one host does not exist on another.\n")
 	b.WriteString("There is no working-directory field. Commands start in the host process's working directory, so use `cd DIR && cmd` to run elsewhere; the directory change lasts only for that call.\n")
 
+	b.WriteString("\n# This session\n\n")
+	b.WriteString("The runtime notes in the conversation ([myco: runtime]) carry a # Session block with this session's id; the newest one holds. Use that id as parent_session when you start child sessions through myco's API. They also list the tool handles you hold (bash sessions, files you have read), on every host.\n")
+	b.WriteString("You cannot run myco's slash commands (/compact, /model, /new, /resume and the others): they are the user's. When one would help, tell the user which to run.\n")
+
 	if o.ContextWindow > 0 {
 		b.WriteString("\n# Context\n\n")
 		fmt.Fprintf(&b, "Your context window is %s tokens.", thousands(o.ContextWindow))

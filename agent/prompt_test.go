@@ -32,6 +32,9 @@ func TestSystemPrompt(t *testing.T) {
 		"`cd DIR && cmd`",
 		"Your context window is 200,000 tokens.",
 		"When the prompt reaches 160,000 tokens (80% of the window)",
+		"a # Session block with this session's id",
+		"You cannot run myco's slash commands",
+		"tell the user which to run",
 	} {
 		if !strings.Contains(p, want) {
 			t.Errorf("SystemPrompt lacks %q:\n%s", want, p)

@@ -16,6 +16,37 @@ import (
 // Compacting again would loop; the user has to decide what to drop.
 var ErrCompactionLoop = errors.New("sessions: compaction would loop")
 
+// compactionLoopError is a compaction the guard rails refused, in words that say why and
+// what to do; it matches [ErrCompactionLoop].
+type compactionLoopError struct{ msg string }
+
+func (e *compactionLoopError) Error() string { return e.msg }
+func (e *compactionLoopError) Unwrap() error { return ErrCompactionLoop }
+
+// tooSoon is the refusal to compact thread id again n model steps after its compaction:
+// asked for (auto false), or because the context filled up again (auto).
+func tooSoon(id string, n int, auto bool) error {
+	ago := "just now, before any model step"
+	if n > 0 {
+		ago = fmt.Sprintf("only %d model step%s ago", n, plural(n))
+	}
+	if auto {
+		return &compactionLoopError{fmt.Sprintf("thread %s was compacted %s and is near the context window again; "+
+			"compacting it again would loop, so the run stops here. Split the work: start a new session for the rest, "+
+			"or switch to a model with a larger context window", id, ago)}
+	}
+	return &compactionLoopError{fmt.Sprintf("thread %s was compacted %s; compacting it again now would only summarise "+
+		"its summary. Go on working in the session: it can be compacted after %d more model step%s",
+		id, ago, compactGuardSteps-n, plural(compactGuardSteps-n))}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 const (
 	// compactGuardSteps is how many model steps a compacted thread must take before it may
 	// be compacted again.
@@ -94,8 +125,8 @@ func (r *Runner) Compact(ctx context.Context) (*Compaction, error) {
 
 func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Compaction, error) {
 	th := r.rt.sess.Latest()
-	if th.Reason == "compaction" && steps(th.Entries[min(th.Base, len(th.Entries)):]) < compactGuardSteps {
-		return nil, fmt.Errorf("thread %s was compacted %d model steps ago: %w", th.ID, steps(th.Entries[min(th.Base, len(th.Entries)):]), ErrCompactionLoop)
+	if n := steps(th.Entries[min(th.Base, len(th.Entries)):]); th.Reason == "compaction" && n < compactGuardSteps {
+		return nil, tooSoon(th.ID, n, auto)
 	}
 	view := th.History()
 	if len(view) == 0 {
@@ -118,8 +149,9 @@ func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Comp
 			break
 		}
 		if len(recent) == 0 {
-			return nil, fmt.Errorf("the summary of thread %s alone is %d tokens, over half the %d-token window: %w",
-				th.ID, estimate(nt.Messages()), cfg.ContextWindow, ErrCompactionLoop)
+			return nil, &compactionLoopError{fmt.Sprintf("the summary of thread %s alone is %d tokens, over half the %d-token context window, "+
+				"so its successor would start too full to work in; nothing was changed. Start a new session for the next part of the work, "+
+				"or switch to a model with a larger context window", th.ID, estimate(nt.Messages()), cfg.ContextWindow)}
 		}
 		recent = dropTurn(recent)
 	}

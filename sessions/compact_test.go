@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -100,8 +101,9 @@ func TestCompact(t *testing.T) {
 		t.Errorf("after compaction the turn ran on %s with %d tool calls", f.sess.Latest().ID, f.tools.count())
 	}
 	// Compacting again within a few steps is refused.
-	if _, err := f.runner.Compact(t.Context()); !errors.Is(err, ErrCompactionLoop) {
-		t.Errorf("second Compact = %v, want ErrCompactionLoop", err)
+	if _, err := f.runner.Compact(t.Context()); !errors.Is(err, ErrCompactionLoop) ||
+		!regexp.MustCompile(`^thread t\d+ was compacted .*; compacting it again now would only summarise its summary\. Go on working in the session: it can be compacted after \d more model steps?$`).MatchString(err.Error()) {
+		t.Errorf("second Compact = %v, want ErrCompactionLoop saying why and what to do", err)
 	}
 }
 
@@ -163,7 +165,7 @@ func TestCompactSuccessorTooLarge(t *testing.T) {
 	if _, err := f.submit(t, "x"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.runner.Compact(t.Context()); !errors.Is(err, ErrCompactionLoop) {
+	if _, err := f.runner.Compact(t.Context()); !errors.Is(err, ErrCompactionLoop) || !strings.Contains(err.Error(), "too full to work in; nothing was changed") {
 		t.Errorf("Compact = %v, want ErrCompactionLoop for a successor above half the window", err)
 	}
 	if len(f.sess.Threads) != 1 {
@@ -347,8 +349,8 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		)
 		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
 		_, err := f.submit(t, "do a long job")
-		if !errors.Is(err, ErrCompactionLoop) {
-			t.Fatalf("Submit = %v, want ErrCompactionLoop", err)
+		if !errors.Is(err, ErrCompactionLoop) || !strings.Contains(err.Error(), "is near the context window again; compacting it again would loop, so the run stops here") {
+			t.Fatalf("Submit = %v, want ErrCompactionLoop saying the run stops", err)
 		}
 		if f.srv.Served() != 3 || f.tools.count() != 2 || len(f.sess.Threads) != 2 || !f.runner.autoOff() {
 			t.Errorf("served %d, %d calls, %d threads, auto off %v; want the run stopped after b's results", f.srv.Served(), f.tools.count(), len(f.sess.Threads), f.runner.autoOff())

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"myco/agent/model"
@@ -228,8 +230,8 @@ type failingLog struct {
 }
 
 func (l *failingLog) Write(p []byte) (int, error) {
-	if l.fail {
-		return 0, errors.New("no space left on device")
+	if l.fail { // as an *os.File says it
+		return 0, &fs.PathError{Op: "write", Path: l.f.Name(), Err: syscall.ENOSPC}
 	}
 	return l.f.Write(p)
 }
@@ -262,6 +264,9 @@ func TestFailClosed(t *testing.T) {
 			_, err := f.submit(t, "go")
 			if !errors.Is(err, ErrSaveFailed) || !strings.Contains(err.Error(), "no space left") {
 				t.Fatalf("Submit = %v, want ErrSaveFailed naming the write error", err)
+			}
+			if path := f.store.Path(f.sess.ID); strings.Count(err.Error(), path) != 1 {
+				t.Errorf("Submit = %v, want the file named once", err)
 			}
 			served, ran := f.srv.Served(), f.tools.count()
 			if _, err := f.submit(t, "again"); !errors.Is(err, ErrSaveFailed) {

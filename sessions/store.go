@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -352,17 +353,26 @@ func (s *Store) appendRecords(sess *Session, recs ...record) error {
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return fmt.Errorf("checkpoint session %s: write %s: %w", id, path, err)
+		return fmt.Errorf("checkpoint session %s: %w", id, onPath("write", path, err))
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("checkpoint session %s: sync %s: %w", id, path, err)
+		return fmt.Errorf("checkpoint session %s: %w", id, onPath("sync", path, err))
 	}
 	sess.size += int64(len(data)) // written and synced, whatever Close says
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("checkpoint session %s: close %s: %w", id, path, err)
+		return fmt.Errorf("checkpoint session %s: %w", id, onPath("close", path, err))
 	}
 	return nil
+}
+
+// onPath names op and path in err, unless err already does (an *os.File's errors do),
+// so that no message says "write PATH: write PATH:".
+func onPath(op, path string, err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok && pe.Path == path {
+		return err
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
 }
 
 // Load reads session id. Loading never writes: a file of an older schema is upgraded in
