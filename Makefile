@@ -5,7 +5,7 @@ PKGS := ./...
 VENDOR := static/vendor
 LEXERS := views/lexers/embedded
 
-.PHONY: build test lint bench demo fmt clean assets generate check-generate screenshots
+.PHONY: build test lint bench demo install fmt clean assets generate check-generate screenshots
 
 build: assets generate
 	$(GO) build -o bin/myco ./cmd/myco
@@ -62,8 +62,18 @@ screenshots: assets
 	MYCO_SCREENSHOTS=$$PWD/screenshots $(GO) test -count=1 -run '^TestBrowserScreenshots$$' ./internal/e2e/
 	@ls screenshots
 
-demo: build
+demo:
+	@echo "# make demo: building bin/myco (htmx from npm, templ, go build; the first build takes a minute)"
+	@$(MAKE) --no-print-directory build >/dev/null
 	./scripts/demo.sh
+
+# install: bin/myco into $(PREFIX)/bin (default ~/.local/bin).
+PREFIX ?= $(HOME)/.local
+install: build
+	install -d $(PREFIX)/bin
+	install -m 0755 bin/myco $(PREFIX)/bin/myco
+	@echo "installed $(PREFIX)/bin/myco"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "note: $(PREFIX)/bin is not on your PATH; add it, e.g. export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
 
 fmt:
 	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')
