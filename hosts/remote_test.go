@@ -16,6 +16,7 @@ import (
 
 	"myco/hosts/proto"
 	"myco/hosts/tools"
+	"myco/internal/sshdtest"
 )
 
 // fakeSSH is an ssh stand-in for tests without sshd: it drops the options and the alias
@@ -365,11 +366,11 @@ func TestRemoteReleaseAfterDrop(t *testing.T) {
 	r.mu.Unlock()
 	syscall.Kill(proxy, syscall.SIGKILL)
 	waitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return r.Status().State == StateDropped })
-	if gone(session) {
+	if sshdtest.Gone(session) {
 		t.Fatalf("the session ended with the connection")
 	}
 	r.Release(t.Context(), "o1")
-	waitFor(t, 5*time.Second, "the session outlived the release", func() bool { return gone(session) })
+	waitFor(t, 5*time.Second, "the session outlived the release", func() bool { return sshdtest.Gone(session) })
 	r.Release(t.Context(), "o3") // an owner that never used the host does not connect it
 	if st := r.Status(); st.Attaches != 2 {
 		t.Errorf("Status = %+v, want 2 attaches", st)

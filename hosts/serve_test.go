@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"myco/hosts/proto"
+	"myco/internal/sshdtest"
 )
 
 // hostProc is the real binary in --mode host over pipes.
@@ -320,7 +321,7 @@ func childPIDs(t *testing.T, h *hostProc) (session, inFlight int) {
 		inFlight, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && inFlight > 0
 	})
-	if gone(session) || gone(inFlight) {
+	if sshdtest.Gone(session) || sshdtest.Gone(inFlight) {
 		t.Fatalf("children %d, %d are not running", session, inFlight)
 	}
 	return session, inFlight
@@ -346,7 +347,7 @@ func TestHostReleaseThenCloseKillsChildren(t *testing.T) {
 		t.Errorf("the host exited with %v after stdin closed, want 0 (stderr: %s)", err, h.stderr)
 	}
 	for _, pid := range []int{session, inFlight} {
-		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the release", pid), func() bool { return gone(pid) })
+		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the release", pid), func() bool { return sshdtest.Gone(pid) })
 	}
 }
 
@@ -363,7 +364,7 @@ func TestHostNoDaemonStdinCloseKillsChildren(t *testing.T) {
 		t.Errorf("the host exited with %v after stdin closed, want 0 (stderr: %s)", err, h.stderr)
 	}
 	for _, pid := range []int{session, inFlight} {
-		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the host", pid), func() bool { return gone(pid) })
+		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the host", pid), func() bool { return sshdtest.Gone(pid) })
 	}
 }
 
@@ -374,7 +375,7 @@ func TestHostDaemonSIGTERMKillsChildren(t *testing.T) {
 	syscall.Kill(hello.PID, syscall.SIGTERM)
 	h.waitExit(t) // the daemon closed the connection, so the proxy ends
 	for _, pid := range []int{session, inFlight} {
-		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the daemon", pid), func() bool { return gone(pid) })
+		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the daemon", pid), func() bool { return sshdtest.Gone(pid) })
 	}
 }
 
@@ -420,12 +421,12 @@ func TestHostDropKeepsSessions(t *testing.T) {
 	if m := h2.read(t); m.Err == nil || !strings.Contains(m.Err.Message, "holds no call") {
 		t.Errorf("a second fetch of k2 = %+v, want an error", m)
 	}
-	if gone(session) {
+	if sshdtest.Gone(session) {
 		t.Fatalf("session %d ended", session)
 	}
 	h2.send(t, proto.Msg{ID: 4, Release: &proto.Release{Owner: "o1"}})
 	h2.read(t)
-	waitFor(t, 5*time.Second, "the session outlived the release", func() bool { return gone(session) })
+	waitFor(t, 5*time.Second, "the session outlived the release", func() bool { return sshdtest.Gone(session) })
 }
 
 // TestHostGraceReaps: a dropped owner's sessions end when the grace period passes.
@@ -438,7 +439,7 @@ func TestHostGraceReaps(t *testing.T) {
 	session, _ := childPIDs(t, h)
 	h.stdin.Close()
 	h.waitExit(t)
-	waitFor(t, 5*time.Second, "the session outlived the grace period", func() bool { return gone(session) })
+	waitFor(t, 5*time.Second, "the session outlived the grace period", func() bool { return sshdtest.Gone(session) })
 	h2 := startHostIn(t, dir, 100)
 	h2.handshake(t)
 	h2.send(t, bashCall(1, "o1", map[string]any{"action": "read", "session_id": "b1"}))

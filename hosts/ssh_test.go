@@ -1,7 +1,6 @@
 package hosts
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,131 +19,25 @@ import (
 
 	"myco/agent/model"
 	"myco/hosts/proto"
+	"myco/internal/sshdtest"
 )
 
-// sshWorld is a real OpenSSH sshd on 127.0.0.1 with throwaway keys, and a temporary HOME
-// whose ~/.ssh/config names it.
+// sshWorld is the shared sshd fixture (see myco/internal/sshdtest) with the remotes its
+// ~/.ssh/config names, each running the test binary.
 type sshWorld struct {
-	dir, home, config string
-	specs             []RemoteSpec
-	closedPort        int
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	*sshdtest.Server
+	specs []RemoteSpec
 }
 
 // startSSHD skips when sshd is missing, except in CI, where it fails.
 func startSSHD(t testing.TB) *sshWorld {
 	t.Helper()
-	const sshd = "/usr/sbin/sshd"
-	for _, p := range []string{sshd, "ssh", "ssh-keygen"} {
-		if _, err := exec.LookPath(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing in CI (.ci/run installs openssh-server and openssh-client): %v", p, err)
-			}
-			t.Skipf("%s is missing: %v", p, err)
-		}
-	}
+	w := &sshWorld{Server: sshdtest.Start(t)}
 	u, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &sshWorld{dir: t.TempDir()}
-	w.home = filepath.Join(w.dir, "home")
-	w.config = filepath.Join(w.home, ".ssh", "config")
-	keygen := func(name string) string {
-		p := filepath.Join(w.dir, name)
-		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", p).CombinedOutput(); err != nil {
-			t.Fatalf("ssh-keygen: %v\n%s", err, out)
-		}
-		return p
-	}
-	hostKey, userKey := keygen("hostkey"), keygen("userkey")
-	pub, err := os.ReadFile(userKey + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(w.dir, "authorized_keys"), string(pub))
-	if os.Geteuid() == 0 {
-		os.MkdirAll("/run/sshd", 0o755) // sshd's privilege separation directory
-	}
-	port := freePort(t)
-	w.closedPort = freePort(t)
-	cfg := filepath.Join(w.dir, "sshd_config")
-	writeFile(t, cfg, fmt.Sprintf(`Port %d
-ListenAddress 127.0.0.1
-HostKey %s
-AuthorizedKeysFile %s
-PidFile %s
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PubkeyAuthentication yes
-PermitRootLogin prohibit-password
-AllowUsers %s
-LogLevel ERROR
-SetEnv HOME=%s PATH=%s/.local/bin:/usr/local/bin:/usr/bin:/bin TMPDIR=%s
-`, port, hostKey, filepath.Join(w.dir, "authorized_keys"), filepath.Join(w.dir, "sshd.pid"), u.Username, w.home, w.home, filepath.Join(w.dir, "tmp")))
-	var log bytes.Buffer
-	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("sshd exited: %s", log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sshd does not listen on %d: %s", port, log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-
-	// The temporary HOME, which sshd also gives the remote side (SetEnv), so nothing a
-	// test installs or starts there touches the real home: devbox comes from an Include,
-	// the common settings from a wildcard block.
-	writeFile(t, w.config, fmt.Sprintf(`Include %s/.ssh/conf.d/*.conf
-Host refused
-	HostName 127.0.0.1
-	Port %d
-Host *
-	User %s
-	IdentityFile %s
-	IdentitiesOnly yes
-	StrictHostKeyChecking no
-	UserKnownHostsFile /dev/null
-	LogLevel ERROR
-`, w.home, w.closedPort, u.Username, userKey))
-	writeFile(t, filepath.Join(w.home, ".ssh", "conf.d", "devbox.conf"), fmt.Sprintf("Host devbox\n\tHostName 127.0.0.1\n\tPort %d\n", port))
-	// The remote side's host daemons live in its own TMPDIR.
-	if err := os.Mkdir(filepath.Join(w.dir, "tmp"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopDaemons(t, filepath.Join(w.dir, "tmp", fmt.Sprintf("myco-%d", os.Getuid()))) })
-	w.specs, err = LoadSSHConfig(SSHConfigOptions{Path: w.config, Default: filepath.Join(u.HomeDir, ".ssh", "config")})
+	w.specs, err = LoadSSHConfig(SSHConfigOptions{Path: w.Config, Default: filepath.Join(u.HomeDir, ".ssh", "config")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +72,8 @@ func TestSSHConfigFromTempHome(t *testing.T) {
 	var got []string
 	for _, s := range w.specs {
 		got = append(got, s.Alias+"@"+filepath.Base(s.Source))
-		if s.ConfigFile != w.config {
-			t.Errorf("%s: ConfigFile = %q, want -F %s (HOME is not the passwd home)", s.Alias, s.ConfigFile, w.config)
+		if s.ConfigFile != w.Config {
+			t.Errorf("%s: ConfigFile = %q, want -F %s (HOME is not the passwd home)", s.Alias, s.ConfigFile, w.Config)
 		}
 		if s.Note != "" {
 			t.Errorf("%s: Note = %q; an absolute Include needs none", s.Alias, s.Note)
@@ -292,22 +185,11 @@ func TestSSHProgress(t *testing.T) {
 	})
 }
 
-func TestSSHRemoteHome(t *testing.T) {
-	w := startSSHD(t)
-	out, err := exec.Command("ssh", "-F", w.config, "devbox", "echo $HOME; echo $PATH").CombinedOutput()
-	if err != nil {
-		t.Fatalf("ssh: %v %s", err, out)
-	}
-	if want := w.home + "\n" + w.home + "/.local/bin:"; !strings.HasPrefix(string(out), want) {
-		t.Errorf("remote HOME and PATH = %q, want the temporary home first", out)
-	}
-}
-
 func TestSSHConnectFailure(t *testing.T) {
 	w := startSSHD(t)
 	h := newRemoteHarness(t, w.spec(t, "refused"), sshOptions(t))
 	res := hcall(t, h.For("rt1"), "bash", map[string]any{"command": "true", "host": "refused"})
-	for _, want := range []string{"host refused: could not attach", "Connection refused", "ssh -o BatchMode=yes -F " + w.config + " refused 'command -v"} {
+	for _, want := range []string{"host refused: could not attach", "Connection refused", "ssh -o BatchMode=yes -F " + w.Config + " refused 'command -v"} {
 		if !res.IsError || !strings.Contains(res.Text, want) {
 			t.Errorf("call on a refused host = %q, lacks %q", res.Text, want)
 		}
@@ -382,7 +264,7 @@ func BenchmarkRemoteRoundTrip(b *testing.B) {
 func (w *sshWorld) mycoCmd(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), mycoBin, args...)
-	cmd.Env = append(os.Environ(), "HOME="+w.home, "MYCO_HOME="+filepath.Join(w.dir, "mycohome"), "MYCO_CONFIG=", "MYCO_PROFILE=")
+	cmd.Env = append(os.Environ(), "HOME="+w.Home, "MYCO_HOME="+filepath.Join(w.Dir, "mycohome"), "MYCO_CONFIG=", "MYCO_PROFILE=")
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -392,7 +274,7 @@ func (w *sshWorld) mycoCmd(t *testing.T, args ...string) (string, error) {
 // then passes.
 func TestSSHInstall(t *testing.T) {
 	w := startSSHD(t)
-	bin := filepath.Join(w.home, ".local", "bin")
+	bin := filepath.Join(w.Home, ".local", "bin")
 	// A uname that claims another platform comes first on the remote PATH.
 	writeFile(t, filepath.Join(bin, "uname"), "#!/bin/sh\necho Darwin arm64\n")
 	if err := os.Chmod(filepath.Join(bin, "uname"), 0o755); err != nil {
@@ -448,8 +330,8 @@ func TestSSHCheckAttachTimeout(t *testing.T) {
 			defer c.Close()
 		}
 	}()
-	writeFile(t, filepath.Join(w.home, ".ssh", "conf.d", "silent.conf"), fmt.Sprintf("Host silent\n\tHostName 127.0.0.1\n\tPort %d\n", l.Addr().(*net.TCPAddr).Port))
-	writeFile(t, filepath.Join(w.dir, "mycohome", "profiles", "default", "config.toml"), "attach_timeout_secs = 1\n")
+	writeFile(t, filepath.Join(w.Home, ".ssh", "conf.d", "silent.conf"), fmt.Sprintf("Host silent\n\tHostName 127.0.0.1\n\tPort %d\n", l.Addr().(*net.TCPAddr).Port))
+	writeFile(t, filepath.Join(w.Dir, "mycohome", "profiles", "default", "config.toml"), "attach_timeout_secs = 1\n")
 	start := time.Now()
 	out, err := w.mycoCmd(t, "hosts", "check", "silent")
 	if err == nil || !strings.Contains(out, "ssh did not finish within 1s (attach_timeout_secs)") {
