@@ -1,0 +1,13 @@
+// Package lineedit reads the lines a user types at a terminal, for the terminal chat: cursor
+// movement, a history recalled with ↑ and kept across runs, and bracketed paste, on
+// golang.org/x/term's [term.Terminal] (the editing itself is x/term's, not ours).
+//
+// It owns the terminal's mode only while a line is read: raw then, as it was before
+// otherwise, so that Ctrl-C between reads is the terminal's interrupt again. What it adds to
+// x/term is small: a filter on the input that keeps a pasted block on one line (its line
+// breaks shown as ␤ and given back as newlines) and drops the control characters of a paste
+// (x/term echoes the line as it is), tells Ctrl-C from Ctrl-D (x/term reports both as
+// io.EOF), and a history that is saved to a file.
+//
+// It imports only the standard library, golang.org/x/term and internal/termtext.
+package lineedit
