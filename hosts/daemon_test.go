@@ -332,3 +332,51 @@ func TestWriteResultTooLarge(t *testing.T) {
 		t.Errorf("second frame = %+v, %v, want an error for 8", m, err)
 	}
 }
+
+// TestDaemonRelativePaths: on a host daemon, view_image (one per connection's image cap)
+// resolves a relative path against the current directory of the owner's bash session in
+// the daemon's shared bash, and the editor names that path when it refuses a relative
+// one: the wiring of myco --mode host-daemon.
+func TestDaemonRelativePaths(t *testing.T) {
+	if _, err := os.Readlink("/proc/self/cwd"); err != nil {
+		t.Skip("no /proc: a session's directory cannot be read here")
+	}
+	bash := tools.NewBash(tools.BashOptions{})
+	d := NewDaemon(DaemonOptions{
+		Tools: []tools.Tool{bash, tools.NewEditor(tools.EditorOptions{Dirs: bash})},
+		ConnTools: func(n int) []tools.Tool {
+			return []tools.Tool{tools.NewImage(tools.ImageOptions{MaxBase64Bytes: n, Dirs: bash})}
+		},
+		Log: testLog(t),
+	})
+	t.Cleanup(d.Close)
+	c := connect(t, d)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "shot.png"), tinyPNG, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do := func(id uint64, tool string, in map[string]any) tools.Result {
+		b, _ := json.Marshal(in)
+		c.send(t, proto.Msg{ID: id, Call: &proto.Call{Owner: "o1", Tool: tool, Input: b}})
+		m := c.read(t)
+		if m.Result == nil {
+			t.Fatalf("%s %v = %+v, want a result", tool, in, m)
+		}
+		return *m.Result
+	}
+	out := do(1, "bash", map[string]any{"action": "start", "command": "cd " + dir + " && echo in-dir && exec cat"}).Text
+	for id := uint64(10); !strings.Contains(out, "in-dir"); id++ { // the session is in dir once it says so
+		res := do(id, "bash", map[string]any{"action": "read", "session_id": "b1", "timeout_secs": 10})
+		if strings.Contains(res.Text, "[no new output]") {
+			t.Fatalf("the session did not start: %q", out+res.Text)
+		}
+		out += res.Text
+	}
+	want := filepath.Join(dir, "shot.png") + ` ("shot.png" resolved against the current directory of bash session b1, ` + dir + ")"
+	if res := do(2, "view_image", map[string]any{"path": "shot.png"}); res.IsError || len(res.Images) != 1 || !strings.HasPrefix(res.Text, want+": image/png") {
+		t.Errorf("view_image shot.png = %+v, want the image and %q", res, want)
+	}
+	if res := do(3, "str_replace_based_edit_tool", map[string]any{"command": "view", "path": "shot.png"}); !res.IsError || !strings.Contains(res.Text, "Use "+want) {
+		t.Errorf("editor view shot.png = %+v, want a refusal naming %q", res, want)
+	}
+}

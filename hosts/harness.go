@@ -204,7 +204,9 @@ func (e *Executor) Owner() string { return e.owner }
 // Specs returns the harness's tool specifications.
 func (e *Executor) Specs() []model.ToolSpec { return e.h.Specs() }
 
-// Call routes one tool call and returns its result.
+// Call routes one tool call and returns its result. When ctx carries an image limit (see
+// [tools.WithImageLimit]: the cap of the session's current model), a result whose image is
+// over it, from any tool on any host, becomes an error result that says so.
 func (e *Executor) Call(ctx context.Context, call model.ToolCall) model.ToolResult {
 	res := e.call(ctx, call)
 	return model.ToolResult{CallID: call.ID, Text: res.Text, Images: res.Images, IsError: res.IsError, Unknown: res.Unknown}
@@ -223,7 +225,7 @@ func (e *Executor) call(ctx context.Context, call model.ToolCall) tools.Result {
 		if host != "" && host != Local {
 			return tools.Errorf("%s is a root-only tool that runs on the local host only; host %q was given", call.Name, host)
 		}
-		return t.Call(ctx, e.owner, input)
+		return capImages(ctx, t.Call(ctx, e.owner, input), "", input)
 	}
 	t, ok := e.h.tools[call.Name]
 	if !ok {
@@ -234,13 +236,26 @@ func (e *Executor) call(ctx context.Context, call model.ToolCall) tools.Result {
 		return tools.Errorf("%s: %v", call.Name, err)
 	}
 	if host == "" || host == Local {
-		return t.Call(ctx, e.owner, rest)
+		return capImages(ctx, t.Call(ctx, e.owner, rest), "", rest)
 	}
 	r, ok := e.h.remotes[host]
 	if !ok {
 		return tools.Errorf("unknown host %q; the known hosts are: %s", host, strings.Join(e.h.hosts, ", "))
 	}
-	return r.Call(ctx, e.owner, call.Name, rest)
+	return capImages(ctx, r.Call(ctx, e.owner, call.Name, rest), "host "+host+": ", rest)
+}
+
+// capImages holds a result with images to the image limit in ctx (see [tools.CapImages]),
+// naming the image by the path field of the call's input, if any.
+func capImages(ctx context.Context, res tools.Result, where string, input json.RawMessage) tools.Result {
+	if len(res.Images) == 0 {
+		return res
+	}
+	var in struct {
+		Path string `json:"path"`
+	}
+	_ = json.Unmarshal(input, &in)
+	return tools.CapImages(ctx, res, where, in.Path)
 }
 
 // splitHost removes the host field from a tool input.

@@ -3,6 +3,7 @@ package hosts
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -168,5 +169,44 @@ func TestHarnessRejectsBadRemotes(t *testing.T) {
 		if _, err := NewHarness(o); err == nil {
 			t.Errorf("NewHarness(%+v) accepted it", o.Remotes)
 		}
+	}
+}
+
+// TestHarnessImageLimitPerCall: the hosts run with the largest cap of the catalog (here
+// the launch model's), and each call is held to the cap of the session's current model,
+// carried in its ctx: after a switch to a smaller model, view_image of an image between the
+// two caps is refused, on local by the tool and on a remote by the controller, with the
+// sizes, the cap and the model; a switch back lets it through.
+func TestHarnessImageLimitPerCall(t *testing.T) {
+	h := newRemoteHarness(t, RemoteSpec{}, testRemoteOptions(t)) // 1 MiB, the launch model's cap
+	ex := h.For("rt1")
+	img := filepath.Join(t.TempDir(), "mid.png")
+	if err := os.WriteFile(img, append(append([]byte(nil), tinyPNG...), make([]byte, 3000)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b64 := tools.Base64Len(int64(len(tinyPNG) + 3000))
+	launch := tools.ImageLimit{MaxBase64Bytes: 1 << 20, Model: "big"}
+	small := tools.ImageLimit{MaxBase64Bytes: 3000, Model: "small"}
+	for _, host := range []string{"local", "devbox"} {
+		t.Run(host, func(t *testing.T) {
+			view := func(l tools.ImageLimit) model.ToolResult {
+				b, _ := json.Marshal(map[string]any{"path": img, "host": host})
+				return ex.Call(tools.WithImageLimit(t.Context(), l), model.ToolCall{ID: "c", Name: "view_image", Input: b})
+			}
+			if res := view(launch); res.IsError || len(res.Images) != 1 {
+				t.Fatalf("view under the launch model = %+v, want the image", res)
+			}
+			res := view(small)
+			want := fmt.Sprintf("is %d bytes of base64 (about %d bytes on disk), over the limit of the current model small: max_image_base64_bytes = 3000", b64, b64/4*3)
+			if !res.IsError || len(res.Images) != 0 || !strings.Contains(res.Text, img+" "+want) || !strings.Contains(res.Text, "Scale it down or crop it") {
+				t.Errorf("view after the switch to the small model = %+v, want a refusal %q", res, want)
+			}
+			if host != "local" && !strings.HasPrefix(res.Text, "host devbox: ") {
+				t.Errorf("the remote refusal = %q, want it to name the host", res.Text)
+			}
+			if res := view(launch); res.IsError || len(res.Images) != 1 {
+				t.Errorf("view after the switch back = %+v, want the image", res)
+			}
+		})
 	}
 }

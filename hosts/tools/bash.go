@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -60,6 +61,7 @@ type Reaper interface {
 type Bash struct {
 	opts BashOptions
 	wg   sync.WaitGroup // session goroutines
+	uses atomic.Int64   // counts session uses, which orders them for WorkDir
 
 	mu     sync.Mutex // guards the fields below
 	owners map[string]*bashOwner

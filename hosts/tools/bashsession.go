@@ -44,6 +44,7 @@ type session struct {
 	exited   bool
 	status   string
 	exitCode int
+	used     int64 // the service's use count when the session was last started, written to or read
 }
 
 // Sessions returns owner's sessions, oldest first.
@@ -110,7 +111,7 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 	untrackGroup := b.track(cmd.Process.Pid)
 	s := &session{
 		command: command, pid: cmd.Process.Pid, started: time.Now(), bufMax: b.opts.SessionBufferBytes,
-		done: make(chan struct{}), stdin: inW, changed: make(chan struct{}),
+		done: make(chan struct{}), stdin: inW, changed: make(chan struct{}), used: b.uses.Add(1),
 	}
 
 	b.mu.Lock()
@@ -176,6 +177,7 @@ func (b *Bash) write(ctx context.Context, owner, id, input string, wait time.Dur
 	if input == "" {
 		return Errorf("input is empty; to wait for output use action=read with timeout_secs")
 	}
+	s.touch(b.uses.Add(1))
 	if !strings.HasSuffix(input, "\n") {
 		input += "\n"
 	}
@@ -201,6 +203,7 @@ func (b *Bash) read(ctx context.Context, owner, id string, wait time.Duration) R
 	if errRes != nil {
 		return *errRes
 	}
+	s.touch(b.uses.Add(1))
 	if wait > 0 {
 		s.settle(ctx, b.opts.SettleQuiet, wait, true)
 	}
@@ -232,6 +235,13 @@ func (b *Bash) list(owner string) Result {
 		fmt.Fprintf(&sb, "%s\t%s\tstarted %s\t%s\n", s.ID, s.Status, s.Started.Format(time.DateTime), s.Command)
 	}
 	return Result{Text: sb.String()}
+}
+
+// touch records that the session was used; n orders its uses among the service's.
+func (s *session) touch(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used = n
 }
 
 // pump copies the process output into the buffer until the pipe ends.

@@ -24,6 +24,11 @@ type EditorOptions struct {
 	MaxView int // largest view output in bytes; default 256 KiB
 	// Guard, when not nil, refuses paths in myco's own files; nil allows every path.
 	Guard *Guard
+	// Dirs, when not nil, gives the directory against which the refusal of a relative
+	// path names the absolute path probably meant (the caller's bash session's current
+	// directory); without it, or when the caller has none, the host process's working
+	// directory.
+	Dirs WorkDirs
 }
 
 // Editor is str_replace_based_edit_tool: view, create, str_replace and insert. Editing an
@@ -98,6 +103,20 @@ type editorInput struct {
 
 var editorFields = []string{"command", "path", "view_range", "file_text", "old_str", "new_str", "insert_line", "insert_text"}
 
+// relative refuses the relative path of a command, naming the absolute path it probably
+// meant: the path resolved as view_image would resolve it.
+func (e *Editor) relative(owner, command, path string) Result {
+	p, err := resolve(e.o.Dirs, owner, path)
+	if err != nil {
+		return Errorf("path %q is not absolute; give the full path", path)
+	}
+	exists := ""
+	if _, err := os.Lstat(p.abs); err != nil && command != "create" {
+		exists = ", which does not exist"
+	}
+	return Errorf("path %q is not absolute; str_replace_based_edit_tool takes absolute paths only. Use %s%s", path, p.shown, exists)
+}
+
 // Call runs one editor command for owner.
 func (e *Editor) Call(ctx context.Context, owner string, input json.RawMessage) Result {
 	var in editorInput
@@ -128,7 +147,7 @@ func (e *Editor) Call(ctx context.Context, owner string, input json.RawMessage) 
 		return Errorf("path is required")
 	}
 	if !filepath.IsAbs(in.Path) {
-		return Errorf("path %q is not absolute; give the full path, for example /home/me/project/%s", in.Path, in.Path)
+		return e.relative(owner, in.Command, in.Path)
 	}
 	path, err := realPath(filepath.Clean(in.Path))
 	if err != nil {

@@ -5,9 +5,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
+	"io/fs"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -22,6 +23,10 @@ type ImageOptions struct {
 	MaxBase64Bytes int
 	// Guard, when not nil, refuses paths in myco's own files; nil allows every path.
 	Guard *Guard
+	// Dirs, when not nil, gives the directory a relative path is resolved against (the
+	// caller's bash session's current directory); without it, or when the caller has
+	// none, it is the host process's working directory.
+	Dirs WorkDirs
 }
 
 // Image is view_image: it returns a png, jpeg, gif or webp file as an image the model can
@@ -45,9 +50,9 @@ func (im *Image) Name() string { return "view_image" }
 func (im *Image) Spec() model.ToolSpec {
 	return model.ToolSpec{
 		Name: "view_image",
-		Description: fmt.Sprintf("Look at an image file: screenshots, diagrams, rendered output. png, jpeg, gif and webp are accepted, recognised by the file's contents whatever its extension. The limit is %d bytes of base64 (%s; about %d bytes on disk); a larger file fails with both sizes. path must be absolute. Text files stay with str_replace_based_edit_tool.",
+		Description: fmt.Sprintf("Look at an image file: screenshots, diagrams, rendered output. png, jpeg, gif and webp are accepted, recognised by the file's contents whatever its extension. The limit is the current model's max_image_base64_bytes, and at most %d bytes of base64 (%s; about %d bytes on disk) on this host; a larger file fails with both sizes. A relative path is resolved against the current directory of your most recently used bash session on that host that still runs (action=start), else the host's working directory; the result shows the absolute path. Text files stay with str_replace_based_edit_tool.",
 			im.o.MaxBase64Bytes, mib(im.o.MaxBase64Bytes), im.o.MaxBase64Bytes/4*3) + im.o.Guard.describe(),
-		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"absolute path of the image"}},"required":["path"],"additionalProperties":false}`),
+		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"path of the image: absolute, or relative to your bash session's current directory"}},"required":["path"],"additionalProperties":false}`),
 	}
 }
 
@@ -82,18 +87,25 @@ func (im *Image) Call(ctx context.Context, owner string, input json.RawMessage) 
 	if in.Path == "" {
 		return Errorf("path is required")
 	}
-	if !filepath.IsAbs(in.Path) {
-		return Errorf("path %q is not absolute", in.Path)
-	}
-	clean := filepath.Clean(in.Path)
-	real, err := realPath(clean)
+	p, err := resolve(im.o.Dirs, owner, in.Path)
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	if err := im.o.Guard.resolved().check(im.Name(), clean, real, false); err != nil {
+	real, err := realPath(p.abs)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if err := im.o.Guard.resolved().check(im.Name(), p.abs, real, false); err != nil {
 		return Errorf("%v", err)
 	}
 	f, info, err := openRegular(real)
+	if errors.Is(err, fs.ErrNotExist) {
+		via := ""
+		if real != p.abs {
+			via = " (it resolves to " + real + ")"
+		}
+		return Errorf("%s does not exist%s: no such file or directory", p.shown, via)
+	}
 	if err != nil {
 		return Errorf("%v", err)
 	}
@@ -102,32 +114,43 @@ func (im *Image) Call(ctx context.Context, owner string, input json.RawMessage) 
 	n, _ := io.ReadFull(f, head)
 	mt := SniffImage(head[:n])
 	if mt == "" {
-		return Errorf("%s is not a png, jpeg, gif or webp image: it looks like %s. view_image reads the format from the file's contents, not its name; view text files with str_replace_based_edit_tool", in.Path, describe(head[:n]))
+		return Errorf("%s is not a png, jpeg, gif or webp image: it looks like %s. view_image reads the format from the file's contents, not its name; view text files with str_replace_based_edit_tool", p.shown, describe(head[:n]))
 	}
-	if res, ok := im.tooBig(in.Path, info.Size()); !ok {
+	lim, byModel := ImageLimitFrom(ctx)
+	byModel = byModel && lim.MaxBase64Bytes < im.o.MaxBase64Bytes
+	if res, ok := im.tooBig(p.shown, info.Size(), lim, byModel); !ok {
 		return res
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return Errorf("%v", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, int64(im.o.MaxBase64Bytes)/4*3+1)) // the file may have grown
+	capped := im.o.MaxBase64Bytes
+	if byModel {
+		capped = lim.MaxBase64Bytes
+	}
+	data, err := io.ReadAll(io.LimitReader(f, int64(capped)/4*3+1)) // the file may have grown
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	if res, ok := im.tooBig(in.Path, int64(len(data))); !ok {
+	if res, ok := im.tooBig(p.shown, int64(len(data)), lim, byModel); !ok {
 		return res
 	}
 	return Result{
-		Text:   fmt.Sprintf("%s: %s, %d bytes (%d bytes of base64)", in.Path, mt, len(data), Base64Len(int64(len(data)))),
+		Text:   fmt.Sprintf("%s: %s, %d bytes (%d bytes of base64)", p.shown, mt, len(data), Base64Len(int64(len(data)))),
 		Images: []model.Image{{MediaType: mt, Data: base64.StdEncoding.EncodeToString(data)}},
 	}
 }
 
-// tooBig checks a file of size bytes against the base64 cap.
-func (im *Image) tooBig(path string, size int64) (Result, bool) {
-	if b64 := Base64Len(size); b64 > int64(im.o.MaxBase64Bytes) {
-		return Errorf("%s is %d bytes of base64 (%d bytes on disk), over this model's limit of %d bytes of base64 (max_image_base64_bytes); scale it down or crop it first, for example with convert -resize 50%%",
-			path, b64, size, im.o.MaxBase64Bytes), false
+// tooBig checks a file of size bytes against the cap of the call's model when byModel
+// (lim, smaller than this host's), else against this host's cap.
+func (im *Image) tooBig(path string, size int64, lim ImageLimit, byModel bool) (Result, bool) {
+	b64 := Base64Len(size)
+	switch {
+	case byModel && b64 > int64(lim.MaxBase64Bytes):
+		return Errorf("%s", lim.OverModelLimit(path, b64)), false
+	case b64 > int64(im.o.MaxBase64Bytes):
+		return Errorf("%s is %d bytes of base64 (%d bytes on disk), over view_image's limit here of %d bytes of base64 (%s, max_image_base64_bytes); scale it down or crop it first, for example with convert -resize 50%%",
+			path, b64, size, im.o.MaxBase64Bytes, mib(im.o.MaxBase64Bytes)), false
 	}
 	return Result{}, true
 }

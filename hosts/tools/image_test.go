@@ -61,7 +61,7 @@ func TestViewImageRejects(t *testing.T) {
 		{"svg", filepath.Join(dir, "pic.svg"), "an SVG image"},
 		{"binary", filepath.Join(dir, "blob.jpg"), "unrecognized data (its first bytes are 00 01 02 03 fe)"},
 		{"directory", dir, "is a directory, not a regular file"},
-		{"relative", "pic.png", `path "pic.png" is not absolute`},
+		{"relative", "pic.png", `pic.png" resolved against the host process's working directory`},
 		{"missing", filepath.Join(dir, "nope.png"), "no such file"},
 	}
 	im := NewImage(ImageOptions{})
@@ -83,7 +83,7 @@ func TestViewImageCap(t *testing.T) {
 	os.WriteFile(path, append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 292)...), 0o644) // 300 bytes -> 400 base64
 	im := NewImage(ImageOptions{MaxBase64Bytes: 399})
 	res := call(t, im, "o1", map[string]any{"path": path})
-	want := path + " is 400 bytes of base64 (300 bytes on disk), over this model's limit of 399 bytes of base64 (max_image_base64_bytes)"
+	want := path + " is 400 bytes of base64 (300 bytes on disk), over view_image's limit here of 399 bytes of base64 (399 bytes, max_image_base64_bytes)"
 	if !res.IsError || !strings.Contains(res.Text, want) {
 		t.Fatalf("oversized = %q, want %q", res.Text, want)
 	}
