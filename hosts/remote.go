@@ -35,8 +35,10 @@ type RemoteSpec struct {
 // RemoteOptions configures every remote controller of a harness.
 type RemoteOptions struct {
 	SSH string // the ssh client; default "ssh"
-	// MaxImageBase64Bytes is passed to every host (the selected model's image cap); it
-	// must be positive.
+	// MaxImageBase64Bytes is passed to every host: the most its view_image reads, the
+	// largest image cap of the catalog. Each call is held to its own model's cap, carried in
+	// its ctx ([tools.WithImageLimit]) and checked on the images that come back, so a model
+	// switch needs no new host process. It must be positive.
 	MaxImageBase64Bytes int
 	// AttachTimeout bounds a connect and hello on first use; 0 disables the bound.
 	AttachTimeout time.Duration
