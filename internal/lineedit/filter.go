@@ -89,8 +89,11 @@ func (f *filter) process() {
 				f.out = append(f.out, pasteStart...)
 				f.in = f.in[len(pasteStart):]
 				f.paste, f.cr = true, false
-			case bytes.HasPrefix(pasteStart, f.in), len(f.in) == 2 && f.in[1] == 'O':
-				return // maybe a paste starts, or an SS3 key: wait for the rest
+			case bytes.HasPrefix(pasteStart, f.in), len(f.in) == 2 && f.in[1] == 'O', vtKeyPrefix(f.in):
+				return // maybe a paste starts, or an SS3 or VT key: wait for the rest
+			case vtKey(f.in) != 0: // Home and End as VT220s (and tmux, screen) send them
+				f.out = append(f.out, 0x1b, '[', vtKey(f.in))
+				f.in = f.in[4:]
 			case f.in[1] == 'O': // SS3, as F1-F4 (and arrows in some modes) send: x/term knows CSI only
 				if k := f.in[2]; strings.IndexByte("ABCDHF", k) >= 0 {
 					f.out = append(f.out, 0x1b, '[', k)
@@ -133,6 +136,33 @@ func (f *filter) process() {
 		// Other control characters (escape, C1, bidi overrides) are dropped: x/term would
 		// write them to the terminal as the line's echo.
 	}
+}
+
+// vtKeys are the VT220 forms of Home and End, which x/term does not know, and the
+// final byte of the CSI form it knows.
+var vtKeys = []struct {
+	seq string
+	key byte
+}{{"\x1b[1~", 'H'}, {"\x1b[7~", 'H'}, {"\x1b[4~", 'F'}, {"\x1b[8~", 'F'}}
+
+// vtKey returns the final byte of the CSI form of the key b starts with, or 0.
+func vtKey(b []byte) byte {
+	for _, k := range vtKeys {
+		if bytes.HasPrefix(b, []byte(k.seq)) {
+			return k.key
+		}
+	}
+	return 0
+}
+
+// vtKeyPrefix reports whether b is a proper prefix of a VT220 Home or End key.
+func vtKeyPrefix(b []byte) bool {
+	for _, k := range vtKeys {
+		if len(b) < len(k.seq) && strings.HasPrefix(k.seq, string(b)) {
+			return true
+		}
+	}
+	return false
 }
 
 // flush moves a partial marker or rune left at the end of input to out: outside a paste

@@ -52,6 +52,7 @@ func TestFilter(t *testing.T) {
 		{"typed text passes", []string{"abc\r"}, []string{"abc\r"}},
 		{"keys pass", []string{"a\x1b[D\x1b[Hb\x1b[A"}, []string{"a\x1b[D\x1b[Hb\x1b[A"}},
 		{"SS3 keys become CSI ones or go", []string{"a\x1bOD\x1bOPb\x1bO", "Hc"}, []string{"a\x1b[Db", "\x1b[Hc"}},
+		{"VT220 Home and End become CSI ones", []string{"a\x1b[1~b\x1b[4", "~\x1b[7~\x1b[8~\x1b[1;3C"}, []string{"a\x1b[Hb", "\x1b[F\x1b[H\x1b[F\x1b[1;3C"}},
 		{"a delivery ends after Ctrl-C", []string{"ab\x03cd\x04ef"}, []string{"ab\x03", "cd\x04", "ef"}},
 		{"a pasted line break is kept on the line", []string{"\x1b[200~one\rtwo\r\nthree\nfour\x1b[201~\r"},
 			[]string{"\x1b[200~one␤two␤three␤four\x1b[201~\r"}},

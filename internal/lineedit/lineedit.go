@@ -90,9 +90,7 @@ func (e *Editor) ReadLine(prompt string) (string, error) {
 			return "", fmt.Errorf("put the terminal in raw mode: %w", err)
 		}
 		e.raw = st
-		if w, h, err := term.GetSize(e.fd); err == nil {
-			t.SetSize(w, h)
-		}
+		e.setSize(t)
 	}
 	e.reading = true
 	t.SetPrompt(prompt)
@@ -137,9 +135,7 @@ func (e *Editor) watchSize(t *term.Terminal) (stop func()) {
 			case <-done:
 				return
 			case <-ch:
-				if w, h, err := term.GetSize(e.fd); err == nil {
-					t.SetSize(w, h)
-				}
+				e.setSize(t)
 			}
 		}
 	})
@@ -147,6 +143,14 @@ func (e *Editor) watchSize(t *term.Terminal) (stop func()) {
 		signal.Stop(ch)
 		close(done)
 		wg.Wait()
+	}
+}
+
+// setSize gives t the terminal's size, when the terminal knows it (a pseudo-terminal may
+// say 0 columns).
+func (e *Editor) setSize(t *term.Terminal) {
+	if w, h, err := term.GetSize(e.fd); err == nil && w > 0 {
+		t.SetSize(w, h)
 	}
 }
 

@@ -43,6 +43,7 @@ func TestReadLine(t *testing.T) {
 		{"a line", nil, []string{"hello\r"}, []result{{"hello", nil}}},
 		{"← and a key insert in the middle", nil, []string{"abc\x1b[D\x1b[DX\r"}, []result{{"aXbc", nil}}},
 		{"Home and End", nil, []string{"bc\x1b[Ha\x1b[Fd\r"}, []result{{"abcd", nil}}},
+		{"VT220 Home and End", nil, []string{"bc\x1b[1~a\x1b[4~d\r"}, []result{{"abcd", nil}}},
 		{"an unknown key is not typed", nil, []string{"a\x1bOPb\x1b[15~c\r"}, []result{{"abc", nil}}},
 		{"↑ recalls the newest entry", []string{"first", "second"}, []string{"\x1b[A\r"}, []result{{"second", nil}}},
 		{"↑ ↑ ↓ walks the history", []string{"first", "second"}, []string{"\x1b[A\x1b[A\x1b[A\x1b[B\r"}, []result{{"second", nil}}},
