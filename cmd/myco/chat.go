@@ -1,16 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"syscall"
 
 	"myco/agent/model"
-	"myco/internal/termtext"
+	"myco/internal/lineedit"
 	"myco/sessions"
 )
 
@@ -18,27 +18,44 @@ const chatHelp = `myco --mode cli: a scrolling terminal chat on a durable sessio
 
 Usage:
   myco --mode cli [--model KEY] [--profile NAME]   chat on a new session
-  myco --mode cli --resume ID                      continue a saved session
+  myco --mode cli --resume ID [--model KEY]        continue a saved session
 
-Type a message and press Enter; end a line with \ to continue it on the next one. The
-answer streams to stdout, tool calls show as short lines on stderr. Every step is saved
-as in myco -p, so a session can be continued later with --resume ID.
-
-Ctrl-C stops the turn in progress (a stopped turn is final; the calls it cut show unknown
-outcomes) and, at the prompt, ends the chat. Ctrl-D ends it too. Closing the terminal
-(SIGHUP) or SIGTERM stops the turn, saves it and ends the chat.
+Type a message and press Enter. The answer streams to stdout; thinking (folded to one
+line), tool calls (with their host) and the context meter USER n/m show on stderr. Every
+step is saved as in myco -p, so a session can be continued later with --resume ID.
 
 Commands:
-  /help           this text
-  /compact        summarise the conversation into a successor thread (live tools stay)
-  /new            start a new session with the next message (the current one's tools are released)
-  /resume ID      switch to a saved session (live tools of an earlier process are not restored)
-  /sessions       list this profile's sessions, newest first
-  /quit, /exit    end the chat
+  /help              this text
+  /model [KEY]       list the catalog's models, or use KEY from the next turn on
+  /status            the session, its model, the context meter, busy or idle, the hosts
+  /compact           summarise the conversation into a successor thread (live tools stay)
+  /new               start a new session with the next message (the current one's tools are released)
+  /resume ID         switch to a saved session (live tools of an earlier process are not restored)
+  /sessions [TEXT]   this profile's sessions, newest first, archived ones marked; TEXT filters
+                     by title or id
+  /archive [ID]      archive this session (or ID): hidden from browsing, still usable
+  /restore [ID]      bring an archived session back
+  /quit, /exit       end the chat
+
+Keys (when standard input and standard error are a terminal):
+  ← → Home End, Ctrl-A Ctrl-E, Ctrl-W Ctrl-U Ctrl-K   edit the line
+  ↑ ↓                recall earlier messages, of this run and of earlier ones (not sent
+                     until Enter)
+  \ at the end       continue the message on the next line
+  paste              a pasted block is one message, its line breaks shown as ␤; Enter sends it
+  Ctrl-C             during a turn: stop it (a stopped turn is final; the calls it cut show
+                     unknown outcomes); at the prompt: drop the line, and twice: quit
+  Ctrl-D             quit (on an empty line)
+
+Closing the terminal (SIGHUP) or SIGTERM stops the turn, saves it and ends the chat. Colour
+is off when stdout or stderr is not a terminal, NO_COLOR is set, or TERM is unset or dumb.
 `
 
-// chat runs myco --mode cli: read a line, run it as a turn on the durable session, print
-// the answer as it streams, and repeat until end of input.
+// quitHint is what the first Ctrl-C at the prompt says.
+const quitHint = "press Ctrl-C again or Ctrl-D to quit"
+
+// chat runs myco --mode cli: read a message, run it as a turn on the durable session,
+// print the answer as it streams, and repeat until the user quits or input ends.
 func (a *app) chat(o options) int {
 	if o.json {
 		fmt.Fprintln(a.stderr, "myco: --json goes with -p, not with --mode cli")
@@ -53,37 +70,40 @@ func (a *app) chat(o options) int {
 	c := &chatSession{t: t, model: o.model}
 	defer c.close()
 	if o.resume != "" {
-		if err := c.open(o.resume); err != nil {
+		if err := c.open(o.resume, o.model); err != nil {
 			return a.fail(err)
 		}
 	}
-	t.out.note("model %s · /help for commands · Ctrl-D to quit", t.e.mgr.Models().Default())
+	in := a.chatInput(t)
+	defer in.close()
+	t.out.color = a.chatColor()
+	t.out.note("model %s · /help for commands · Ctrl-D to quit", c.currentModel())
 
-	lines := readLines(a.stdin)
-	prompt := "" // none when the input is not typed: no echo would end the line
-	if f, ok := a.stdin.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			prompt = "> "
-		}
-	}
+	armed := false // Ctrl-C was pressed at the prompt: a second one ends the chat
 	for {
-		fmt.Fprint(a.stderr, prompt)
-		var text string
-		select {
-		case s := <-t.sig:
-			if prompt != "" {
-				fmt.Fprintln(a.stderr)
-			}
-			return exitStatus(s)
-		case l, ok := <-lines:
-			if !ok {
-				if prompt != "" {
-					fmt.Fprintln(a.stderr)
-				}
+		r, status, end := c.await(in, &armed)
+		if end {
+			return status
+		}
+		switch {
+		case errors.Is(r.err, lineedit.ErrInterrupted):
+			if armed {
 				return exitOK
 			}
-			text = l
+			armed = true
+			t.out.note(quitHint)
+			continue
+		case errors.Is(r.err, io.EOF):
+			return exitOK
+		case r.err != nil:
+			t.out.failed(fmt.Errorf("read standard input: %w", r.err))
+			return exitError
 		}
+		armed = false
+		if r.warn != "" {
+			t.out.note("myco: %s", r.warn)
+		}
+		text := r.text
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
@@ -91,24 +111,8 @@ func (a *app) chat(o options) int {
 			if quit := a.chatCommand(c, cmd); quit {
 				return exitOK
 			}
-		} else if c.id == "" {
-			if err := c.create(); err != nil {
-				t.out.failed(err)
-				continue
-			}
-		}
-		if !strings.HasPrefix(strings.TrimSpace(text), "/") {
-			res, err := t.run(c.id, func() (*sessions.Job, error) {
-				return t.e.mgr.Submit(context.Background(), c.id, model.TextPart(text))
-			})
-			switch {
-			case errors.Is(err, sessions.ErrStopped):
-				t.out.interrupted()
-			case err != nil:
-				t.out.failed(err)
-			default:
-				t.out.done(res.Result)
-			}
+		} else {
+			c.turn(text)
 		}
 		if t.signalled != 0 && t.signalled != exitStatus(syscall.SIGINT) {
 			return t.signalled // the terminal closed or the process was told to end
@@ -116,11 +120,61 @@ func (a *app) chat(o options) int {
 	}
 }
 
+// await waits for the next message. A signal ends the chat (end reports it, with the exit
+// status), but for SIGINT at a line editor's prompt, which counts as a Ctrl-C there (it
+// may come from a Ctrl-C meant for a turn that had just ended).
+func (c *chatSession) await(in chatInput, armed *bool) (r inputResult, status int, end bool) {
+	ch := in.next()
+	for {
+		select {
+		case s := <-c.t.sig:
+			if s == os.Interrupt && in.interactive() {
+				if *armed {
+					return r, exitOK, true
+				}
+				*armed = true
+				in.note(quitHint)
+				continue
+			}
+			return r, exitStatus(s), true
+		case r = <-ch:
+			return r, 0, false
+		}
+	}
+}
+
+// turn runs text as a turn on the current session (a new one if there is none) and prints
+// how it ended, then the context meter.
+func (c *chatSession) turn(text string) {
+	t := c.t
+	if c.id == "" {
+		if err := c.create(); err != nil {
+			t.out.failed(err)
+			return
+		}
+	}
+	res, err := t.run(c.id, func() (*sessions.Job, error) {
+		return t.e.mgr.Submit(context.Background(), c.id, model.TextPart(text))
+	})
+	switch {
+	case errors.Is(err, sessions.ErrStopped):
+		t.out.interrupted()
+		return
+	case err != nil:
+		t.out.failed(err)
+		return
+	}
+	t.out.done(res.Result)
+	if m, err := c.meter(); err == nil {
+		t.out.meter(m.used, m.window)
+	}
+}
+
 // chatSession is the chat's current session: none until the first message (so opening
 // and leaving the chat leaves no empty session behind), or one resumed.
 type chatSession struct {
 	t     *terminal
-	model string // --model, for the sessions the chat creates
+	model string // the model of the sessions the chat creates: --model, or /model's
 	id    string
 }
 
@@ -136,15 +190,15 @@ func (c *chatSession) create() error {
 	return nil
 }
 
-// open makes saved session id the current one, releasing the previous one's tools; on
-// error the current session stays.
-func (c *chatSession) open(id string) error {
+// open makes saved session id the current one, with model key when not empty, releasing
+// the previous one's tools; on error the current session stays.
+func (c *chatSession) open(id, key string) error {
 	ctx := context.Background()
 	if _, _, err := c.t.e.mgr.Snapshot(ctx, id); err != nil {
 		return err
 	}
-	if c.model != "" {
-		if err := c.t.e.mgr.SelectModel(ctx, id, c.model); err != nil {
+	if key != "" {
+		if err := c.t.e.mgr.SelectModel(ctx, id, key); err != nil {
 			return err
 		}
 	}
@@ -162,89 +216,4 @@ func (c *chatSession) close() {
 		c.t.e.mgr.CloseSession(c.id)
 		c.id = ""
 	}
-}
-
-// chatCommand runs one slash command and reports whether the chat should end.
-func (a *app) chatCommand(c *chatSession, cmd string) (quit bool) {
-	t := c.t
-	out := t.out
-	name, arg, _ := strings.Cut(cmd, " ")
-	arg = strings.TrimSpace(arg)
-	switch name {
-	case "quit", "exit":
-		return true
-	case "help":
-		fmt.Fprint(a.stderr, chatHelp)
-	case "compact":
-		if c.id == "" {
-			out.note("myco: nothing to compact yet")
-			return false
-		}
-		// The session's updates report the new thread.
-		_, err := t.run(c.id, func() (*sessions.Job, error) { return t.e.mgr.Compact(context.Background(), c.id) })
-		switch {
-		case errors.Is(err, sessions.ErrStopped):
-			out.interrupted()
-		case err != nil:
-			out.failed(err)
-		}
-	case "new":
-		c.close()
-		out.note("a new session starts with your next message")
-	case "resume":
-		if arg == "" {
-			out.note("myco: /resume needs a session id (see /sessions)")
-			return false
-		}
-		if err := c.open(arg); err != nil {
-			out.failed(err)
-		}
-	case "sessions":
-		list, err := t.e.mgr.List(context.Background(), sessions.ListOptions{})
-		if err != nil {
-			out.failed(err)
-			return false
-		}
-		for _, s := range list {
-			mark := ""
-			if s.ID == c.id {
-				mark = " (this one)"
-			}
-			out.note("%s  %s%s", s.ID, s.Title, mark)
-		}
-		if len(list) == 0 {
-			out.note("no sessions yet")
-		}
-	default:
-		out.note("myco: unknown command /%s (see /help)", termtext.Safe(name))
-	}
-	return false
-}
-
-// readLines delivers the lines of r, joining a line that ends with a backslash to the
-// next, and closes the channel at end of input. The reader goroutine lives until r ends or
-// the process exits.
-func readLines(r interface{ Read([]byte) (int, error) }) <-chan string {
-	ch := make(chan string)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		var cur strings.Builder
-		for sc.Scan() {
-			line := sc.Text()
-			if strings.HasSuffix(line, `\`) {
-				cur.WriteString(strings.TrimSuffix(line, `\`))
-				cur.WriteString("\n")
-				continue
-			}
-			cur.WriteString(line)
-			ch <- cur.String()
-			cur.Reset()
-		}
-		if cur.Len() > 0 {
-			ch <- cur.String()
-		}
-	}()
-	return ch
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/term"
+
 	"myco/agent"
 	"myco/internal/termtext"
 	"myco/sessions"
@@ -28,9 +30,23 @@ type printer struct {
 	midLine  bool // stream: stdout's last byte was not a newline
 	writeErr error
 	// stream prints the model's text to stdout as it arrives (the terminal chat) rather
-	// than the final answer at the end (myco -p).
+	// than the final answer at the end (myco -p); the chat's stderr lines also show the
+	// model's thinking, folded to one line, and the host of each tool call.
 	stream bool
+	// color styles the stderr lines (thinking and tool lines dimmed, errors red); the
+	// chat sets it when both outputs are terminals and NO_COLOR is not set.
+	color    bool
+	thinking strings.Builder // the thinking of the response streaming now, not yet shown
 }
+
+// The SGR sequences of the stderr lines' styles.
+const (
+	styleDim   = "\x1b[2m"
+	styleTool  = "\x1b[36m" // cyan
+	styleWarn  = "\x1b[33m" // yellow
+	styleError = "\x1b[31m" // red
+	styleReset = "\x1b[0m"
+)
 
 func newPrinter(stdout, stderr io.Writer, asJSON bool) *printer {
 	p := &printer{stdout: stdout, stderr: stderr, json: asJSON, rawOut: !isTerminal(stdout)}
@@ -38,14 +54,11 @@ func newPrinter(stdout, stderr io.Writer, asJSON bool) *printer {
 	return p
 }
 
-// isTerminal reports whether w is a terminal (a character device).
-func isTerminal(w io.Writer) bool {
+// isTerminal reports whether w is a terminal (not merely a character device such as
+// /dev/null).
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 type writerFunc func([]byte) (int, error)
@@ -86,10 +99,19 @@ func (p *printer) emit(u sessions.Update) {
 
 // note writes one line to stderr, made safe.
 func (p *printer) note(format string, args ...any) {
+	p.styled("", format, args...)
+}
+
+// styled writes one line to stderr, made safe, in style when colour is on.
+func (p *printer) styled(style, format string, args ...any) {
+	line := termtext.Safe(fmt.Sprintf(format, args...))
+	if p.color && style != "" {
+		line = style + line + styleReset
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.endLine()
-	io.WriteString(p.stderr, termtext.Safe(fmt.Sprintf(format, args...))+"\n")
+	io.WriteString(p.stderr, line+"\n")
 }
 
 // endLine ends a streamed line of stdout, so that what follows starts on its own. Call it
@@ -132,24 +154,31 @@ func (p *printer) update(u sessions.Update) {
 		}
 		return
 	}
+	if u.Type == sessions.UpdateThinkingDelta {
+		if p.stream {
+			p.think(u.Text)
+		}
+		return
+	}
+	p.showThinking()
 	switch u.Type {
 	case sessions.UpdateTextDelta:
 		if p.stream {
 			p.text(u.Text)
 		}
 	case sessions.UpdateToolStarted:
-		p.note("→ %s %s", u.Tool, summarize(string(u.Input), 100))
+		p.styled(styleTool, "→ %s%s %s", u.Tool, p.at(u.Host), summarize(string(u.Input), 100))
 	case sessions.UpdateToolFinished:
-		status := "ok"
+		status, style := "ok", styleDim
 		switch {
 		case u.Unknown:
-			status = "outcome unknown"
+			status, style = "outcome unknown", styleWarn
 		case u.IsError:
-			status = "error: " + summarize(u.Text, 100)
+			status, style = "error: "+summarize(u.Text, 100), styleError
 		}
-		p.note("← %s %s (%s)", u.Tool, status, (time.Duration(u.Duration * float64(time.Second))).Round(time.Millisecond))
+		p.styled(style, "← %s %s (%s)", u.Tool, status, (time.Duration(u.Duration * float64(time.Second))).Round(time.Millisecond))
 	case sessions.UpdateNotice:
-		p.note("! %s", u.Text)
+		p.styled(styleWarn, "! %s", u.Text)
 	case sessions.UpdateResumed:
 		p.note("… %s", u.Text)
 	case sessions.UpdateCompacted:
@@ -157,6 +186,45 @@ func (p *printer) update(u sessions.Update) {
 	case sessions.UpdateHost:
 		p.hostState(u)
 	}
+}
+
+// at names a tool call's host in the chat's header of the call (" @local"); myco -p's
+// lines keep their older form.
+func (p *printer) at(host string) string {
+	if !p.stream || host == "" {
+		return ""
+	}
+	return " @" + host
+}
+
+// maxThinking bounds the thinking kept for its one-line summary.
+const maxThinking = 4 << 10
+
+// think keeps a response's thinking as it streams, for [printer.showThinking].
+func (p *printer) think(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.thinking.Len() < maxThinking {
+		p.thinking.WriteString(s)
+	}
+}
+
+// showThinking prints the thinking kept, if any, dimmed and folded to one line, once the
+// response goes on to something else.
+func (p *printer) showThinking() {
+	p.mu.Lock()
+	text := p.thinking.String()
+	p.thinking.Reset()
+	p.mu.Unlock()
+	if strings.TrimSpace(text) != "" {
+		p.styled(styleDim, "thinking: %s", summarize(text, 110))
+	}
+}
+
+// meter prints the context meter: the prompt tokens of the last response and the model's
+// context window, as the browser's status bar shows them.
+func (p *printer) meter(used, window int) {
+	p.styled(styleDim, "%s", meterText(used, window))
 }
 
 // hostState reports a remote's state change: one short line on stderr.
@@ -195,11 +263,11 @@ func (p *printer) done(res agent.Result) {
 }
 
 func (p *printer) failed(err error) {
-	p.note("myco: %s", oneLine(err.Error()))
+	p.styled(styleError, "myco: %s", oneLine(err.Error()))
 }
 
 func (p *printer) interrupted() {
-	p.note("myco: interrupted")
+	p.styled(styleWarn, "myco: interrupted")
 }
 
 // summarize shortens s to one line of at most n runes.

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"myco/internal/termtext"
+	"myco/sessions"
+)
+
+// maxListed is how many sessions /sessions shows; a filter finds the others.
+const maxListed = 30
+
+// chatCommand runs one slash command and reports whether the chat should end.
+func (a *app) chatCommand(c *chatSession, cmd string) (quit bool) {
+	t := c.t
+	out := t.out
+	name, arg, _ := strings.Cut(cmd, " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case "quit", "exit":
+		return true
+	case "help":
+		fmt.Fprint(a.stderr, chatHelp)
+	case "model":
+		c.modelCmd(arg)
+	case "status":
+		c.status()
+	case "compact":
+		if c.id == "" {
+			out.note("myco: nothing to compact yet")
+			return false
+		}
+		// The session's updates report the new thread.
+		_, err := t.run(c.id, func() (*sessions.Job, error) { return t.e.mgr.Compact(context.Background(), c.id) })
+		switch {
+		case errors.Is(err, sessions.ErrStopped):
+			out.interrupted()
+		case err != nil:
+			out.failed(err)
+		}
+	case "new":
+		c.close()
+		out.note("a new session starts with your next message")
+	case "resume":
+		if arg == "" {
+			out.note("myco: /resume needs a session id (see /sessions)")
+			return false
+		}
+		if err := c.open(arg, ""); err != nil {
+			out.failed(err)
+		}
+	case "sessions":
+		c.list(arg)
+	case "archive", "restore":
+		c.archive(arg, name == "archive")
+	default:
+		out.note("myco: unknown command /%s (see /help)", termtext.Safe(name))
+	}
+	return false
+}
+
+// list runs /sessions: this profile's sessions whose title or id contains filter, newest
+// first, archived ones marked.
+func (c *chatSession) list(filter string) {
+	out := c.t.out
+	list, err := c.t.e.mgr.List(context.Background(), sessions.ListOptions{All: true, Query: filter})
+	if err != nil {
+		out.failed(err)
+		return
+	}
+	for i, s := range list {
+		if i == maxListed {
+			out.note("… and %d more (/sessions TEXT filters by title or id)", len(list)-maxListed)
+			break
+		}
+		line := s.ID + "  " + s.Title
+		if s.Archived {
+			line += " [archived]"
+		}
+		if s.ID == c.id {
+			line += " (this one)"
+		}
+		out.note("%s", line)
+	}
+	switch {
+	case len(list) == 0 && filter != "":
+		out.note("no session matches %q", filter)
+	case len(list) == 0:
+		out.note("no sessions yet")
+	}
+}
+
+// archive runs /archive and /restore on session id, the current one when id is empty.
+// Archiving changes browsing only: the session stays usable, here too.
+func (c *chatSession) archive(id string, archived bool) {
+	out := c.t.out
+	verb := map[bool]string{true: "archive", false: "restore"}[archived]
+	if id == "" {
+		id = c.id
+	}
+	if id == "" {
+		out.note("myco: no session yet; /%s ID %ss a saved one (see /sessions)", verb, verb)
+		return
+	}
+	if id != c.id {
+		defer c.t.e.mgr.CloseSession(id) // the runtime the write opened; it has no tools
+	}
+	if err := c.t.e.mgr.SetArchived(context.Background(), id, archived); err != nil {
+		out.failed(err)
+		return
+	}
+	switch {
+	case archived && id == c.id:
+		out.note("archived %s: hidden from browsing, still usable (/restore undoes it)", id)
+	case archived:
+		out.note("archived %s: hidden from browsing, still usable (/restore %s undoes it)", id, id)
+	default:
+		out.note("restored %s", id)
+	}
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"myco/sessions"
+	"myco/views"
+)
+
+// catalog returns the engine's model catalog.
+func (e *engine) catalog() *catalog { return e.mgr.Models().(*catalog) }
+
+// contextWindow returns the context window of catalog key, 0 when the catalog has no such
+// model.
+func (e *engine) contextWindow(key string) int {
+	m, err := e.catalog().p.cfg.Resolve(key)
+	if err != nil {
+		return 0
+	}
+	return m.ContextWindow
+}
+
+// meterText is the context meter as the browser's status bar shows it: USER n/m.
+func meterText(used, window int) string {
+	return "USER " + views.Thousands(used) + "/" + views.Thousands(window)
+}
+
+// contextUsed is how much of the window session sess fills: the prompt tokens of the last
+// response on its active thread. Usage.Input counts every prompt token, cached or not (the
+// decoders add the cache reads and writes in), as agent.ContextNote takes it.
+func contextUsed(sess *sessions.Session) int { return sess.Latest().Usage.Input }
+
+// meterReading is the context meter of the current session.
+type meterReading struct {
+	used, window int
+	model        string
+	st           sessions.Status
+	title        string
+}
+
+// meter reads the current session's context meter and state.
+func (c *chatSession) meter() (meterReading, error) {
+	sess, st, err := c.t.e.mgr.Snapshot(context.Background(), c.id)
+	if err != nil {
+		return meterReading{}, err
+	}
+	return meterReading{used: contextUsed(sess), window: c.t.e.contextWindow(st.Model), model: st.Model, st: st, title: sess.Title}, nil
+}
+
+// currentModel is the model of the next turn: the current session's, else the one new
+// sessions get.
+func (c *chatSession) currentModel() string {
+	if c.id != "" {
+		if m, err := c.meter(); err == nil {
+			return m.model
+		}
+	}
+	if c.model != "" {
+		return c.model
+	}
+	return c.t.e.mgr.Models().Default()
+}
+
+// modelCmd runs /model: with no key it lists the catalog, the current model marked; with
+// one it makes that model the current session's (and new sessions') from the next turn.
+func (c *chatSession) modelCmd(key string) {
+	out := c.t.out
+	p := c.t.e.catalog().p
+	infos := catalogInfo(p)
+	cur := c.currentModel()
+	if key == "" {
+		out.note("models (* marks the one the next turn uses):")
+		width := 0
+		for _, m := range infos {
+			width = max(width, len(m.Key))
+		}
+		for _, m := range infos {
+			mark := " "
+			if m.Key == cur {
+				mark = "*"
+			}
+			out.note("%s %-*s  context window %s", mark, width, m.Key, views.Thousands(m.ContextWindow))
+		}
+		return
+	}
+	keys := p.cfg.ModelKeys()
+	if !slices.Contains(keys, key) {
+		out.note("myco: unknown model %q; the catalog has %s (see /model)", key, strings.Join(keys, ", "))
+		return
+	}
+	ctx := context.Background()
+	if c.id != "" {
+		if err := c.t.e.mgr.SelectModel(ctx, c.id, key); err != nil {
+			out.failed(err)
+			return
+		}
+	} else if _, err := c.t.e.mgr.Models().Agent(key, nil); err != nil {
+		out.failed(err)
+		return
+	}
+	c.model = key
+	if key == cur {
+		out.note("model %s (unchanged)", key)
+		return
+	}
+	out.note("model %s from the next turn (was %s)", key, cur)
+}
+
+// status runs /status: the session, its model and context meter, what it is doing, the
+// hosts.
+func (c *chatSession) status() {
+	out := c.t.out
+	if c.id == "" {
+		out.note("no session yet: one starts with your next message")
+		m := c.currentModel()
+		out.note("model %s · context window %s", m, views.Thousands(c.t.e.contextWindow(m)))
+	} else {
+		m, err := c.meter()
+		if err != nil {
+			out.failed(err)
+			return
+		}
+		title := m.title
+		if title == "" {
+			title = "untitled"
+		}
+		out.note("session %s · %s", c.id, title)
+		out.note("model %s · %s", m.model, meterText(m.used, m.window))
+		switch {
+		case m.st.Stopped != nil:
+			out.note("stopped: %s", oneLine(m.st.Stopped.Error()))
+		case m.st.Busy:
+			out.note("busy: %s", m.st.Job)
+		case m.st.Elsewhere != "":
+			out.note("busy in another process: %s", m.st.Elsewhere)
+		default:
+			out.note("idle")
+		}
+	}
+	hostsLine := []string{"local"}
+	for _, h := range hostStates(c.t.e.harness) {
+		s := h.Name + " " + h.State
+		if h.Error != "" {
+			s += fmt.Sprintf(" (%s)", summarize(h.Error, 80))
+		}
+		hostsLine = append(hostsLine, s)
+	}
+	out.note("hosts: %s", strings.Join(hostsLine, " · "))
+}

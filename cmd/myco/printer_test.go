@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"myco/sessions"
+)
+
+// TestPrinterChatLines renders a turn's updates as the chat and as myco -p print them.
+func TestPrinterChatLines(t *testing.T) {
+	updates := []sessions.Update{
+		{Type: sessions.UpdateThinkingDelta, Text: "First I look\nat the "},
+		{Type: sessions.UpdateThinkingDelta, Text: "files.\x1b]0;x\x07"},
+		{Type: sessions.UpdateToolStarted, Tool: "bash", Host: "box", Input: json.RawMessage(`{"host":"box","command":"ls"}`)},
+		{Type: sessions.UpdateToolFinished, Tool: "bash", Host: "box", Duration: 0.012},
+		{Type: sessions.UpdateToolFinished, Tool: "bash", Host: "local", IsError: true, Text: "no such file"},
+		{Type: sessions.UpdateTextDelta, Text: "the answer"},
+		{Type: sessions.UpdateNotice, Text: "retrying"},
+	}
+	for _, tt := range []struct {
+		name          string
+		stream, color bool
+		stdout        string
+		stderr        string
+	}{
+		{"chat", true, false, "the answer\n", `thinking: First I look at the files.\x1b]0;x\x07
+→ bash @box {"host":"box","command":"ls"}
+← bash ok (12ms)
+← bash error: no such file (0s)
+! retrying
+`},
+		{"chat in colour", true, true, "the answer\n", "\x1b[2mthinking: First I look at the files.\\x1b]0;x\\x07\x1b[0m\n" +
+			"\x1b[36m→ bash @box {\"host\":\"box\",\"command\":\"ls\"}\x1b[0m\n" +
+			"\x1b[2m← bash ok (12ms)\x1b[0m\n" +
+			"\x1b[31m← bash error: no such file (0s)\x1b[0m\n" +
+			"\x1b[33m! retrying\x1b[0m\n"},
+		{"one-shot", false, false, "", `→ bash {"host":"box","command":"ls"}
+← bash ok (12ms)
+← bash error: no such file (0s)
+! retrying
+`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			p := newPrinter(&stdout, &stderr, false)
+			p.stream, p.color = tt.stream, tt.color
+			for _, u := range updates {
+				p.update(u)
+			}
+			p.update(sessions.Update{Type: sessions.UpdateDone})
+			p.mu.Lock()
+			p.endLine()
+			p.mu.Unlock()
+			if got := stdout.String(); got != tt.stdout {
+				t.Errorf("stdout = %q, want %q", got, tt.stdout)
+			}
+			if got := stderr.String(); got != tt.stderr {
+				t.Errorf("stderr =\n%s\nwant\n%s", got, tt.stderr)
+			}
+		})
+	}
+}
+
+// TestPrinterThinkingFolded keeps a long thinking to one line, and a thinking that ends
+// the turn is shown too.
+func TestPrinterThinkingFolded(t *testing.T) {
+	var stderr bytes.Buffer
+	p := newPrinter(&bytes.Buffer{}, &stderr, false)
+	p.stream = true
+	for range 2000 {
+		p.update(sessions.Update{Type: sessions.UpdateThinkingDelta, Text: "word word\n"})
+	}
+	p.update(sessions.Update{Type: sessions.UpdateDone})
+	got := stderr.String()
+	if strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "thinking: word word word") || len([]rune(got)) > 130 {
+		t.Errorf("stderr = %q, want one line of at most 120 characters", got)
+	}
+}
+
+func TestMeterText(t *testing.T) {
+	if got := meterText(123456, 1000000); got != "USER 123,456/1,000,000" {
+		t.Errorf("meterText = %q", got)
+	}
+}
