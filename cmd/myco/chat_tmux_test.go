@@ -404,12 +404,16 @@ func TestChatTmux(t *testing.T) {
 // TestChatTmuxInterrupt presses Ctrl-C while a tool runs: the turn stops, the chat goes
 // on. With NO_COLOR set, nothing is styled. An answer's escape sequences show as text:
 // they neither set the pane's title, nor write tmux's clipboard, nor clear the screen.
+// Keys typed during a turn are not echoed into its output; they wait at the next prompt.
 func TestChatTmuxInterrupt(t *testing.T) {
 	t.Parallel()
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	dir := t.TempDir()
+	pidFile, goFile := filepath.Join(dir, "pid"), filepath.Join(dir, "go")
 	srv := fakemodel.New(t,
 		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"echo $$ > ` + pidFile + `; sleep 60"}`}}},
-		fakemodel.Turn{Text: "still here " + hostile})
+		fakemodel.Turn{Text: "still here " + hostile},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"until [ -e ` + goFile + ` ]; do sleep 0.02; done"}`}}},
+		fakemodel.Turn{Text: "done waiting"})
 	p := startPane(t, chatHome(t, srv.URL), "", "NO_COLOR=1")
 	p.say("sleep please", "→ bash @local")
 	deadline := time.Now().Add(10 * time.Second)
@@ -433,6 +437,18 @@ func TestChatTmuxInterrupt(t *testing.T) {
 	if st := p.styled(); strings.Contains(st, "\x1b[") {
 		t.Errorf("with NO_COLOR the pane is styled:\n%q", st)
 	}
+
+	p.say("wait for the file", "→ bash @local {\"command\":\"until")
+	p.typeText("typed ahead")
+	if err := os.WriteFile(goFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor("done waiting", 1)
+	s = p.waitPrompt("typed ahead")
+	if n := strings.Count(s, "typed ahead"); n != 1 {
+		t.Errorf("the keys typed during the turn show %d times, want once, at the prompt:\n%s", n, s)
+	}
+	p.keys("C-u")
 	p.waitPrompt("")
 	p.keys("C-d")
 	if code := p.exitStatus(); code != 0 {
@@ -445,7 +461,7 @@ func TestChatTmuxInterrupt(t *testing.T) {
 func TestChatTmuxStdoutToFile(t *testing.T) {
 	t.Parallel()
 	srv := fakemodel.New(t,
-		fakemodel.Turn{Thinking: "Thinking it over.", ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"echo hi"}`}}},
+		fakemodel.Turn{Thinking: "Thinking it over. " + strings.Repeat("And over again. ", 20), ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"echo hi"}`}}},
 		fakemodel.Turn{Text: "first answer\nin two lines", Usage: fakemodel.Usage{Input: 77}})
 	out := filepath.Join(t.TempDir(), "answers.txt")
 	p := startPane(t, chatHome(t, srv.URL), "> '"+out+"'")
@@ -458,6 +474,10 @@ func TestChatTmuxStdoutToFile(t *testing.T) {
 	}
 	if st := p.styled(); strings.Contains(st, "\x1b[") {
 		t.Errorf("with stdout not a terminal the pane is styled:\n%q", st)
+	}
+	// The thinking is folded to one line of the pane, not wrapped.
+	if !regexp.MustCompile(`(?m)^thinking: Thinking it over\. And over again\. .*…$`).MatchString(p.run("capture-pane", "-p", "-t", "chat")) {
+		t.Errorf("the thinking is not one line of the pane:\n%s", p.run("capture-pane", "-p", "-t", "chat"))
 	}
 	p.waitPrompt("")
 	p.keys("C-d")

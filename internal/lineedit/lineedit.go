@@ -20,8 +20,9 @@ var ErrClosed = errors.New("lineedit: closed")
 
 // Options configure an [Editor].
 type Options struct {
-	// In is the terminal the lines are typed at. It is in raw mode while a line is read,
-	// and in the mode it had otherwise.
+	// In is the terminal the lines are typed at. It is in raw mode while a line is read;
+	// between reads, in the mode it had but without echo (see [Editor.ReadLine]); after
+	// Close, in the mode it had.
 	In *os.File
 	// Out is where the prompt and the echo of the line go: the same terminal (standard
 	// error, so that standard output holds what the program writes).
@@ -43,7 +44,9 @@ type Editor struct {
 
 	mu      sync.Mutex     // guards the fields below
 	t       *term.Terminal // replaced after an io.EOF: x/term would give its rest again
-	raw     *term.State    // the mode to restore while a line is read; nil otherwise
+	orig    *term.State    // the terminal's mode before the first read; nil until then
+	origTio *termios       // the same, to derive the mode between reads; nil: none
+	changed bool           // the terminal is not in mode orig
 	reading bool
 	closed  bool
 }
@@ -76,6 +79,11 @@ func (e *Editor) newTerminal() *term.Terminal {
 // ReadLine shows prompt, reads one line and returns it, with the line breaks of a pasted
 // block (and of a recalled multi-line entry) as "\n". Ctrl-C returns [ErrInterrupted] and
 // Ctrl-D on an empty line, or the end of input, io.EOF; the line being edited is dropped.
+//
+// The terminal is in raw mode while the line is read. Afterwards it is in its own mode
+// without echo, so that keys typed while the program works (on a turn) are not written
+// into its output but wait for the next ReadLine, which shows them on the line; Ctrl-C is
+// the terminal's interrupt again.
 func (e *Editor) ReadLine(prompt string) (string, error) {
 	e.mu.Lock()
 	if e.closed {
@@ -84,12 +92,20 @@ func (e *Editor) ReadLine(prompt string) (string, error) {
 	}
 	t := e.t
 	if e.fd >= 0 {
-		st, err := term.MakeRaw(e.fd)
-		if err != nil {
+		if e.orig == nil {
+			st, err := term.GetState(e.fd)
+			if err != nil {
+				e.mu.Unlock()
+				return "", fmt.Errorf("read the terminal's mode: %w", err)
+			}
+			e.orig = st
+			e.origTio, _ = getTermios(e.fd) // nil: between reads, the terminal's own mode
+		}
+		if _, err := term.MakeRaw(e.fd); err != nil {
 			e.mu.Unlock()
 			return "", fmt.Errorf("put the terminal in raw mode: %w", err)
 		}
-		e.raw = st
+		e.changed = true
 		e.setSize(t)
 	}
 	e.reading = true
@@ -116,8 +132,20 @@ func (e *Editor) ReadLine(prompt string) (string, error) {
 		e.t = e.newTerminal()
 	}
 	e.reading = false
-	e.restore()
+	e.between()
 	return strings.ReplaceAll(line, Newline, "\n"), err
+}
+
+// between puts the terminal in its mode between reads: its own without echo, or its own
+// when that cannot be set. Call it with mu held.
+func (e *Editor) between() {
+	if !e.changed || e.closed {
+		return
+	}
+	if e.origTio != nil && setQuiet(e.fd, e.origTio) == nil {
+		return
+	}
+	e.restore()
 }
 
 // watchSize keeps t's width that of the terminal while a line is read; stop ends it.
@@ -166,27 +194,27 @@ func (e *Editor) Write(p []byte) (int, error) {
 	return e.out.Write(p)
 }
 
-// Close puts the terminal back in the mode it had, if a line is being read (whose
-// ReadLine then goes on until input arrives or the program exits), and makes later reads
-// fail with [ErrClosed]. It may be called more than once.
+// Close puts the terminal back in the mode it had before the first read (even while a
+// line is being read: that ReadLine goes on until input arrives or the program exits) and
+// makes later reads fail with [ErrClosed]. It may be called more than once.
 func (e *Editor) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.closed = true
-	if e.raw != nil {
+	if e.reading && e.changed {
 		io.WriteString(e.out, "\x1b[?2004l\r\n") // no more bracketed paste; off the prompt's line
 	}
 	return e.restore()
 }
 
-// restore puts the terminal back in the mode it had before the read. Call it with mu held.
+// restore puts the terminal back in the mode it had before the first read. Call it with
+// mu held.
 func (e *Editor) restore() error {
-	if e.raw == nil {
+	if !e.changed {
 		return nil
 	}
-	err := term.Restore(e.fd, e.raw)
-	e.raw = nil
-	if err != nil {
+	e.changed = false
+	if err := term.Restore(e.fd, e.orig); err != nil {
 		return fmt.Errorf("restore the terminal's mode: %w", err)
 	}
 	return nil
