@@ -28,11 +28,11 @@ Commands:
   /help              this text
   /model [KEY]       list the catalog's models, or use KEY from the next turn on
   /status            the session, its model, the context meter, busy or idle, the hosts
-  /compact           summarise the conversation into a successor thread (live tools stay)
-  /new               start a new session with the next message (the current one's tools are released)
-  /resume ID         switch to a saved session (live tools of an earlier process are not restored)
-  /sessions [TEXT]   this profile's sessions, newest first, archived ones marked; TEXT filters
-                     by title or id
+  /compact           summarise the conversation into a successor thread (tools stay)
+  /new               start a new session with the next message (releases this one's tools)
+  /resume ID         switch to a saved session (an earlier process's tools are gone)
+  /sessions [TEXT]   this profile's sessions, newest first, archived ones marked;
+                     TEXT keeps those whose title or id contains it
   /archive [ID]      archive this session (or ID): hidden from browsing, still usable
   /restore [ID]      bring an archived session back
   /quit, /exit       end the chat
@@ -42,13 +42,15 @@ Keys (when standard input and standard error are a terminal):
   ↑ ↓                recall earlier messages, of this run and of earlier ones (not sent
                      until Enter)
   \ at the end       continue the message on the next line
-  paste              a pasted block is one message, its line breaks shown as ␤; Enter sends it
-  Ctrl-C             during a turn: stop it (a stopped turn is final; the calls it cut show
-                     unknown outcomes); at the prompt: drop the line, and twice: quit
+  paste              a pasted block is one message, its line breaks shown as ␤;
+                     Enter sends it
+  Ctrl-C             during a turn: stop it (a stopped turn is final; the calls it cut
+                     show unknown outcomes); at the prompt: drop the line; twice: quit
   Ctrl-D             quit (on an empty line)
 
-Closing the terminal (SIGHUP) or SIGTERM stops the turn, saves it and ends the chat. Colour
-is off when stdout or stderr is not a terminal, NO_COLOR is set, or TERM is unset or dumb.
+Closing the terminal (SIGHUP) or SIGTERM stops the turn, saves it and ends the chat.
+Colour is off when stdout or stderr is not a terminal, NO_COLOR is set, or TERM is unset
+or dumb.
 `
 
 // quitHint is what the first Ctrl-C at the prompt says.

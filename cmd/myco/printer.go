@@ -167,7 +167,12 @@ func (p *printer) update(u sessions.Update) {
 			p.text(u.Text)
 		}
 	case sessions.UpdateToolStarted:
-		p.styled(styleTool, "→ %s%s %s", u.Tool, p.at(u.Host), summarize(string(u.Input), 100))
+		head := "→ " + u.Tool + p.at(u.Host) + " "
+		n := 100
+		if p.stream {
+			n = max(20, p.columns()-len([]rune(head))-1) // one line on the chat's terminal
+		}
+		p.styled(styleTool, "%s%s", head, summarize(string(u.Input), n))
 	case sessions.UpdateToolFinished:
 		status, style := "ok", styleDim
 		switch {
@@ -217,8 +222,18 @@ func (p *printer) showThinking() {
 	p.thinking.Reset()
 	p.mu.Unlock()
 	if strings.TrimSpace(text) != "" {
-		p.styled(styleDim, "thinking: %s", summarize(text, 110))
+		p.styled(styleDim, "thinking: %s", summarize(text, max(20, p.columns()-len("thinking: ")-1)))
 	}
+}
+
+// columns is the width of stderr's terminal, or 120 when it is not one.
+func (p *printer) columns() int {
+	if f, ok := p.stderr.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 120
 }
 
 // meter prints the context meter: the prompt tokens of the last response and the model's
