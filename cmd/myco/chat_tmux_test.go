@@ -457,15 +457,22 @@ func TestChatTmuxInterrupt(t *testing.T) {
 }
 
 // TestChatTmuxStdoutToFile sends stdout to a file: the answers go there as they are,
-// without colour or control sequences, and the terminal shows the rest, unstyled.
+// without colour or control sequences, and the terminal shows the rest, unstyled. The chat
+// starts with --model m2.
 func TestChatTmuxStdoutToFile(t *testing.T) {
 	t.Parallel()
 	srv := fakemodel.New(t,
 		fakemodel.Turn{Thinking: "Thinking it over. " + strings.Repeat("And over again. ", 20), ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"echo hi"}`}}},
 		fakemodel.Turn{Text: "first answer\nin two lines", Usage: fakemodel.Usage{Input: 77}})
 	out := filepath.Join(t.TempDir(), "answers.txt")
-	p := startPane(t, chatHome(t, srv.URL), "> '"+out+"'")
-	s := p.say("go", "USER 77/100,000")
+	p := startPane(t, chatHome(t, srv.URL), "--model m2 > '"+out+"'")
+	s := p.say("go", "USER 77/200,000")
+	if !strings.Contains(s, "model m2 · /help for commands") {
+		t.Errorf("--model m2: the chat does not say it uses m2:\n%s", s)
+	}
+	if model, _ := newestUserText(t, srv); model != "m2" {
+		t.Errorf("--model m2: the turn asked model %q", model)
+	}
 	if strings.Contains(s, "first answer") {
 		t.Errorf("the answer reached the terminal, not only the file:\n%s", s)
 	}
