@@ -44,6 +44,10 @@ type AgentConfig struct {
 	// CompactionMaxRequests caps the model requests of one compaction, retries included;
 	// 0 means 64.
 	CompactionMaxRequests int
+	// MaxImageBase64Bytes is the model's max_image_base64_bytes: every tool call of the run
+	// is held to it (tools.WithImageLimit), whatever cap the hosts were started with. 0
+	// means no cap of the model's own.
+	MaxImageBase64Bytes int
 }
 
 // Options configures a [Runner].
@@ -423,6 +427,7 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: its start could not be saved, so the session stopped: " + err.Error()}
 	}
 	pr := &throttle.Latest{Every: progressEvery, Send: func(tail string) { rc.saveProgress(th, call.ID, tail) }}
+	ctx = tools.WithImageLimit(ctx, tools.ImageLimit{MaxBase64Bytes: rc.tn.cfg.MaxImageBase64Bytes, Model: rc.tn.cfg.ModelKey})
 	res := rc.tools.Call(tools.WithProgress(ctx, pr.Report), call)
 	pr.Stop(false) // the result supersedes its progress
 	res.CallID = call.ID

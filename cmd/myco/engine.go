@@ -189,7 +189,7 @@ func (c *catalog) Agent(key string, blocks []string) (sessions.AgentConfig, erro
 			System: system, MaxTruncatedResumes: m.MaxTruncatedResumes, ContextWindow: m.ContextWindow,
 		},
 		ModelKey: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, AutoCompactAt: m.AutoCompactAt,
-		CompactionMaxRequests: c.p.cfg.CompactionMaxRequests,
+		CompactionMaxRequests: c.p.cfg.CompactionMaxRequests, MaxImageBase64Bytes: m.MaxImageBase64Bytes,
 	}, nil
 }
 
@@ -212,20 +212,33 @@ func (c *catalog) client(m config.Model) (*model.Client, error) {
 
 // hostTools builds the local worker's standard tool services: bash (whose processes get
 // the profile's variables and never the configured credentials, and die with this
-// process), the editor and view_image with the launch model's image cap. The editor and
-// view_image stay out of myco's home but for the profile's workspace (and its manual, to
-// read).
+// process), the editor and view_image with the catalog's largest image cap (each call is
+// held to its session's model's). The editor and view_image stay out of myco's home but for
+// the profile's workspace (and its manual, to read), and resolve relative paths against the
+// caller's bash session's current directory.
 func hostTools(p *profile, rp *reaper.Reaper) []tools.Tool {
 	deny := []string{p.paths.Home}
 	if !strings.HasPrefix(p.paths.ConfigFile, p.paths.Home+string(os.PathSeparator)) {
 		deny = append(deny, p.paths.ConfigFile)
 	}
 	g := &tools.Guard{Deny: deny, Allow: []string{p.paths.WorkspaceDir()}, ReadOnly: []string{p.paths.ManualDir()}}
+	bash := tools.NewBash(tools.BashOptions{Env: toolEnv(os.Environ(), p), Reaper: rp})
 	return []tools.Tool{
-		tools.NewBash(tools.BashOptions{Env: toolEnv(os.Environ(), p), Reaper: rp}),
-		tools.NewEditor(tools.EditorOptions{Guard: g}),
-		tools.NewImage(tools.ImageOptions{MaxBase64Bytes: p.model.MaxImageBase64Bytes, Guard: g}),
+		bash,
+		tools.NewEditor(tools.EditorOptions{Guard: g, Dirs: bash}),
+		tools.NewImage(tools.ImageOptions{MaxBase64Bytes: largestImageCap(p.cfg), Guard: g, Dirs: bash}),
 	}
+}
+
+// largestImageCap is the largest max_image_base64_bytes of the catalog: the cap the hosts
+// run with, while each call is held to its session's current model's (tools.WithImageLimit),
+// so that a model switch needs no host restart.
+func largestImageCap(cfg *config.Config) int {
+	n := 0
+	for _, m := range cfg.Models {
+		n = max(n, m.MaxImageBase64Bytes)
+	}
+	return n
 }
 
 // toolEnv is the environment of local tool processes: env without the variables that

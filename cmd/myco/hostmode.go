@@ -141,13 +141,11 @@ func (a *app) hostDaemon(o options) int {
 // serves in this process instead of its daemon: the hello tells the controller.
 func (a *app) newDaemon(o options, rp *reaper.Reaper, log *slog.Logger, noDaemon string) *hosts.Daemon {
 	dir, _ := os.Getwd()
+	bash := tools.NewBash(tools.BashOptions{Env: hostEnv(os.Environ()), Reaper: rp})
 	return hosts.NewDaemon(hosts.DaemonOptions{
-		Tools: []tools.Tool{
-			tools.NewBash(tools.BashOptions{Env: hostEnv(os.Environ()), Reaper: rp}),
-			tools.NewEditor(tools.EditorOptions{}),
-		},
+		Tools: []tools.Tool{bash, tools.NewEditor(tools.EditorOptions{Dirs: bash})},
 		ConnTools: func(n int) []tools.Tool {
-			return []tools.Tool{tools.NewImage(tools.ImageOptions{MaxBase64Bytes: n})}
+			return []tools.Tool{tools.NewImage(tools.ImageOptions{MaxBase64Bytes: n, Dirs: bash})}
 		},
 		Hello: proto.Hello{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: a.getenv("SHELL"), Dir: dir, NoDaemon: noDaemon},
 		Grace: o.hostGrace, IdleExit: o.hostIdle,

@@ -18,13 +18,14 @@ import (
 )
 
 // remoteOptions builds the harness options for the remotes of ~/.ssh/config: lazy ssh
-// workers spawned with the selected model's image cap and the config's attach timeout.
+// workers spawned with the catalog's largest image cap (each call is held to its session's
+// model's) and the config's attach timeout.
 func (a *app) remoteOptions(p *profile) ([]hosts.RemoteSpec, hosts.RemoteOptions, error) {
 	specs, err := a.sshRemotes()
 	if err != nil {
 		return nil, hosts.RemoteOptions{}, err
 	}
-	return specs, remoteDefaults(p.model.MaxImageBase64Bytes, time.Duration(p.cfg.AttachTimeoutSecs)*time.Second, p.cfg.CredentialVars()), nil
+	return specs, remoteDefaults(largestImageCap(p.cfg), time.Duration(p.cfg.AttachTimeoutSecs)*time.Second, p.cfg.CredentialVars()), nil
 }
 
 // sshRemotes reads the remote hosts of $HOME/.ssh/config. OpenSSH reads the passwd home's
