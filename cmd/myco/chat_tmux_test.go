@@ -268,6 +268,7 @@ func TestChatTmux(t *testing.T) {
 		fakemodel.Turn{Text: "## Goal\nchat\n## Next action\nwait"},
 		fakemodel.Turn{Text: "edited ok"},
 		fakemodel.Turn{Text: "pasted ok"},
+		fakemodel.Turn{Text: "continued ok"},
 		fakemodel.Turn{Text: "fresh ok"},
 	)
 	home := chatHome(t, srv.URL)
@@ -364,6 +365,18 @@ func TestChatTmux(t *testing.T) {
 		t.Errorf("the paste reached the model as %q, want one message %q", text, "line one\nline two")
 	}
 
+	// A line that ends with a backslash continues the message.
+	p.waitPrompt("")
+	p.typeText(`first part\`)
+	p.keys("Enter")
+	p.wait("the continuation prompt", func(s string) bool { return strings.HasSuffix(s, "\n…\n") })
+	p.typeText("second part")
+	p.keys("Enter")
+	p.waitFor("continued ok", 1)
+	if _, text := newestUserText(t, srv); text != "first part\nsecond part" {
+		t.Errorf("the continued message reached the model as %q, want %q", text, "first part\nsecond part")
+	}
+
 	// /new, then /resume the first session.
 	p.say("/new", "a new session starts with your next message")
 	s = p.say("fresh start", "fresh ok")
@@ -396,8 +409,8 @@ func TestChatTmux(t *testing.T) {
 	if code := p2.exitStatus(); code != 0 {
 		t.Errorf("two Ctrl-C: exit status %d, want 0", code)
 	}
-	if got := srv.Served(); got != served+3 {
-		t.Errorf("the second run sent %d turns, want none", got-served-3)
+	if got := srv.Served(); got != served+4 {
+		t.Errorf("the second run sent %d turns, want none", got-served-4)
 	}
 }
 
