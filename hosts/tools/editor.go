@@ -365,6 +365,18 @@ func splitLines(s string) []string {
 	return lines
 }
 
+// bareErr is err without the operation and temporary file name an *os.PathError or
+// *os.LinkError adds: the message names the file the user knows, once.
+func bareErr(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err
+	}
+	if le, ok := errors.AsType[*os.LinkError](err); ok {
+		return le.Err
+	}
+	return err
+}
+
 // write replaces path atomically (a temporary file in the same directory, then a rename)
 // and refreshes owner's stamp. The file is created with perm less the umask, so a new file
 // gets what any program creating it would; with keep (an existing file) its mode is then
@@ -388,10 +400,10 @@ func (e *Editor) write(owner, path string, data []byte, perm fs.FileMode, keep b
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, bareErr(err))
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, bareErr(err))
 	}
 	info, err := os.Stat(path)
 	if err != nil {

@@ -313,3 +313,21 @@ func TestEditorEditsThroughSymlink(t *testing.T) {
 		t.Errorf("target = %q", got)
 	}
 }
+
+// TestEditorWriteErrorNamesFileOnce: a failed write names the file the model asked for,
+// once, and not the temporary file it was written through.
+func TestEditorWriteErrorNamesFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "d")
+	if err := os.MkdirAll(filepath.Join(target, "full"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := NewEditor(EditorOptions{})
+	err := e.write("o", target, []byte("x"), 0o644, false) // the rename onto a directory fails
+	if err == nil {
+		t.Fatal("write onto a non-empty directory succeeded")
+	}
+	if msg := err.Error(); strings.Count(msg, target) != 1 || strings.Contains(msg, ".myco-") || !strings.HasPrefix(msg, "write "+target+": ") {
+		t.Errorf("write error = %q, want the file named once and no temporary name", msg)
+	}
+}
