@@ -99,7 +99,7 @@ func PeerUID(client, server net.Addr) (int, error) {
 		return uid, nil
 	}
 	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("read %s: %w", table, err)
+		return 0, err // "read TABLE: why"
 	}
 	return 0, fmt.Errorf("peer %s of %s: no socket in %s", client, server, table)
 }

@@ -240,7 +240,7 @@ func readRegular(path string) ([]byte, fs.FileInfo, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxRead+1)) // it may have grown
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read %s: %w", path, bareErr(err))
 	}
 	if len(data) > maxRead {
 		return nil, nil, tooBig(int64(len(data)))

@@ -13,7 +13,7 @@ import (
 // it), and takes away group and other permissions it has.
 func Ensure(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+		return err // "mkdir DIR: why", naming the directory once
 	}
 	info, err := os.Lstat(dir)
 	if err != nil {
