@@ -15,6 +15,7 @@ require (
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/net v0.63.0
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.48.0
 )
 
 require (
@@ -33,7 +34,6 @@ require (
 	github.com/natefinch/atomic v1.0.1 // indirect
 	golang.org/x/mod v0.43.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/term v0.48.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 )
 
