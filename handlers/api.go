@@ -274,7 +274,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		msgs[a], msgs[b] = msgs[b], msgs[a]
 	}
 	window := s.model(st.Model).ContextWindow
-	used := th.Usage.Input + th.Usage.CacheRead + th.Usage.CacheWrite
+	used := th.ContextUsed()
 	out := map[string]any{
 		"session_id": id, "title": sess.Title, "created": sess.Created, "model": st.Model,
 		"busy": st.Busy, "active_thread": th.ID, "last_turn": th.LastTurn(), "archived": sess.Archived, "hidden": sess.Hidden,

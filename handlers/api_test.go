@@ -165,7 +165,8 @@ func TestAPISubmitAndSnapshot(t *testing.T) {
 	release := make(chan struct{})
 	ts := newTestServer(t,
 		fakemodel.Turn{Text: "checking", ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{"n":1}`}}, Usage: fakemodel.Usage{Input: 1200, Output: 30}},
-		fakemodel.Turn{Text: "the answer is 42", Usage: fakemodel.Usage{Input: 1300, Output: 10}})
+		// 400 prompt tokens and 900 read from the cache: the context holds 1,300.
+		fakemodel.Turn{Text: "the answer is 42", Usage: fakemodel.Usage{Input: 400, CacheRead: 900, Output: 10}})
 	ts.tools.f = func(ctx context.Context, c model.ToolCall) model.ToolResult {
 		select {
 		case <-release:
@@ -197,7 +198,10 @@ func TestAPISubmitAndSnapshot(t *testing.T) {
 		t.Errorf("final snapshot = %v", snap)
 	}
 	if u := snap["usage"].(map[string]any); u["user"] != "USER 1300/100000" {
-		t.Errorf("usage = %v", u)
+		t.Errorf("usage = %v, want cached tokens counted once", u)
+	}
+	if _, page := ts.do(t, "GET", "/profiles/default/s/"+id+"/", nil, nil); !strings.Contains(page, "USER 1,300/100,000") {
+		t.Errorf("the page's meter is not USER 1,300/100,000")
 	}
 	msgs := snap["messages"].([]any)
 	if len(msgs) != 3 {

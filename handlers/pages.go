@@ -210,10 +210,7 @@ func orUntitled(title, id string) string {
 // status is the status bar of sess.
 func (s *server) status(sess *sessions.Session, st sessions.Status) views.StatusView {
 	v := views.StatusView{ID: sess.ID, StopURL: s.sessionURL(sess.ID) + "stop", Busy: st.Busy, Job: st.Job,
-		Elsewhere: st.Elsewhere, Model: st.Model, Used: sess.Latest().Usage.Input, Window: s.model(st.Model).ContextWindow}
-	if u := sess.Latest().Usage; u.CacheRead+u.CacheWrite > 0 {
-		v.Used = u.Input + u.CacheRead + u.CacheWrite
-	}
+		Elsewhere: st.Elsewhere, Model: st.Model, Used: sess.Latest().ContextUsed(), Window: s.model(st.Model).ContextWindow}
 	if st.Stopped != nil {
 		v.Stopped = st.Stopped.Error()
 	}
@@ -322,7 +319,7 @@ func (s *server) mdOptions() views.MarkdownOptions {
 func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 	t := tree.Totals()
 	v := &views.TreeView{Sessions: t.Sessions, Busy: t.Busy, OpenCalls: t.OpenCalls,
-		Tokens: views.Thousands(t.Spent.Input + t.Spent.Output + t.Spent.CacheRead + t.Spent.CacheWrite), Work: duration(t.Work)}
+		Tokens: views.Thousands(t.Spent.Input + t.Spent.Output), Work: duration(t.Work)}
 	var walk func(n *sessions.TreeNode)
 	walk = func(n *sessions.TreeNode) {
 		for _, c := range n.Children {

@@ -140,6 +140,11 @@ func (t *Thread) Call(id string) (CallInfo, bool) {
 	return c, ok
 }
 
+// ContextUsed is how many tokens the thread's context held at its latest model response:
+// the prompt's tokens, cached ones included (the protocols count those in Usage.Input),
+// what the context meter USER n/m shows.
+func (t *Thread) ContextUsed() int { return t.Usage.Input }
+
 // Spent returns the sum of the usage reports of the thread's model responses (those saved
 // with version 5 records): the tokens its work cost.
 func (t *Thread) Spent() model.Usage { return t.spent }

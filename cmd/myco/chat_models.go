@@ -31,7 +31,7 @@ func meterText(used, window int) string {
 // contextUsed is how much of the window session sess fills: the prompt tokens of the last
 // response on its active thread. Usage.Input counts every prompt token, cached or not (the
 // decoders add the cache reads and writes in), as agent.ContextNote takes it.
-func contextUsed(sess *sessions.Session) int { return sess.Latest().Usage.Input }
+func contextUsed(sess *sessions.Session) int { return sess.Latest().ContextUsed() }
 
 // meterReading is the context meter of the current session.
 type meterReading struct {
