@@ -41,14 +41,14 @@ func (a *app) oneShot(o options) int {
 // successor thread, from the shell.
 func (a *app) compactCmd(o options) int {
 	return a.withSession(o, o.compact, func(t *terminal, id string) int {
-		res, err := t.run(id, func() (*sessions.Job, error) { return t.e.mgr.Compact(context.Background(), id) })
+		t.out.compactResult = true // the session's compacted update is the result, printed once
+		_, err := t.run(id, func() (*sessions.Job, error) { return t.e.mgr.Compact(context.Background(), id) })
 		switch {
 		case errors.Is(err, sessions.ErrStopped):
 			return t.stopped()
 		case err != nil:
 			return a.fail(err)
 		}
-		fmt.Fprintf(a.stdout, "compacted thread %s into %s\n", res.Compaction.From, res.Compaction.To)
 		return exitOK
 	})
 }

@@ -37,6 +37,9 @@ type printer struct {
 	// chat sets it when both outputs are terminals and NO_COLOR is not set.
 	color    bool
 	thinking strings.Builder // the thinking of the response streaming now, not yet shown
+	// compactResult sends the line of a compaction to stdout, as myco --compact's result,
+	// rather than to stderr as a note.
+	compactResult bool
 }
 
 // The SGR sequences of the stderr lines' styles.
@@ -187,6 +190,12 @@ func (p *printer) update(u sessions.Update) {
 	case sessions.UpdateResumed:
 		p.note("… %s", u.Text)
 	case sessions.UpdateCompacted:
+		if p.compactResult {
+			p.mu.Lock()
+			fmt.Fprintf(writerFunc(p.writeOut), "compacted thread %s into %s\n", u.From, u.To)
+			p.mu.Unlock()
+			break
+		}
 		p.note("compacted thread %s into %s", u.From, u.To)
 	case sessions.UpdateHost:
 		p.hostState(u)
