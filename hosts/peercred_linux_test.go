@@ -1,7 +1,6 @@
 package hosts
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,30 +10,12 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"myco/hosts/tools"
+	"myco/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent use, for a log.
-type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // dialAsUID connects to the Unix socket addr from a thread whose effective uid is uid, so
 // that the connection's peer credentials name uid. The thread is never given back: it
@@ -70,7 +51,7 @@ func TestDaemonRefusesOtherUID(t *testing.T) {
 		}
 		t.Skip("connecting as another uid needs root")
 	}
-	var log syncBuffer
+	var log syncbuf.Buffer
 	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	var id [8]byte
 	rand.Read(id[:])

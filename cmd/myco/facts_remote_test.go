@@ -5,7 +5,6 @@ package main
 // variables in local tool processes.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,38 +12,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"myco/internal/fakemodel"
 	"myco/internal/sshdtest"
+	"myco/internal/syncbuf"
 )
-
-// lockedBuffer is a bytes.Buffer a running process writes while a test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // chatProc is the real binary's terminal chat, fed line by line.
 type chatProc struct {
 	cmd            *exec.Cmd
 	stdin          io.WriteCloser
-	stdout, stderr *lockedBuffer
+	stdout, stderr *syncbuf.Buffer
 	exited         chan error
 }
 
@@ -53,7 +34,7 @@ func startChat(t *testing.T, env ...string) *chatProc {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
-	c := &chatProc{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	c := &chatProc{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, exited: make(chan error, 1)}
 	c.cmd = exec.CommandContext(ctx, binary(t), "--mode", "cli")
 	c.cmd.Dir = t.TempDir()
 	c.cmd.Env = append(append(os.Environ(), "MYCO_PROFILE=", "MYCO_CONFIG="), env...)

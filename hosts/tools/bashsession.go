@@ -47,8 +47,8 @@ type session struct {
 	used     int64 // the service's use count when the session was last started, written to or read
 }
 
-// Sessions returns owner's sessions, oldest first.
-func (b *Bash) Sessions(owner string) []BashSessionInfo {
+// ownerSessions returns owner's sessions, in no order.
+func (b *Bash) ownerSessions(owner string) []*session {
 	b.mu.Lock()
 	var ss []*session
 	if o := b.owners[owner]; o != nil {
@@ -57,6 +57,12 @@ func (b *Bash) Sessions(owner string) []BashSessionInfo {
 		}
 	}
 	b.mu.Unlock()
+	return ss
+}
+
+// Sessions returns owner's sessions, oldest first.
+func (b *Bash) Sessions(owner string) []BashSessionInfo {
+	ss := b.ownerSessions(owner)
 	slices.SortFunc(ss, func(a, b *session) int { return idNum(a.id) - idNum(b.id) })
 	out := make([]BashSessionInfo, 0, len(ss))
 	for _, s := range ss {

@@ -24,14 +24,7 @@ type WorkDirs interface {
 // /proc/PID/cwd, so a `cd` typed into an interactive shell counts). ok is false when owner
 // has no running session, or the directory cannot be read (a host without /proc).
 func (b *Bash) WorkDir(owner string) (dir, from string, ok bool) {
-	b.mu.Lock()
-	var ss []*session
-	if o := b.owners[owner]; o != nil {
-		for _, s := range o.sessions {
-			ss = append(ss, s)
-		}
-	}
-	b.mu.Unlock()
+	ss := b.ownerSessions(owner)
 	var best *session
 	var bestUsed int64
 	for _, s := range ss {

@@ -1,32 +1,14 @@
 package lineedit
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"myco/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the editor's writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type result struct {
 	line string
@@ -73,7 +55,7 @@ func TestReadLine(t *testing.T) {
 				}
 			}
 			in := chunks(tt.in)
-			var out syncBuffer
+			var out syncbuf.Buffer
 			e := newEditor(&in, &out, h)
 			for i, want := range tt.want {
 				line, err := e.ReadLine("> ")
@@ -90,7 +72,7 @@ func TestReadLine(t *testing.T) {
 
 func TestReadLineEchoesPasteMode(t *testing.T) {
 	in := chunks{"x\r"}
-	var out syncBuffer
+	var out syncbuf.Buffer
 	e := newEditor(&in, &out, nil)
 	if _, err := e.ReadLine("> "); err != nil {
 		t.Fatal(err)
@@ -116,7 +98,7 @@ func TestClosedEditor(t *testing.T) {
 // prompt and the line typed so far are drawn again.
 func TestWriteAbovePrompt(t *testing.T) {
 	pr, pw := io.Pipe()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	e := newEditor(pr, &out, nil)
 	done := make(chan result)
 	go func() {
