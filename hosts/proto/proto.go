@@ -68,7 +68,8 @@ type Hello struct {
 	Arch     string `json:"arch,omitempty"`
 	Shell    string `json:"shell,omitempty"` // the login shell
 	Dir      string `json:"dir,omitempty"`   // the working directory
-	// MaxImageBase64Bytes is the image cap the host enforces (from the controller's model).
+	// MaxImageBase64Bytes is the image cap the host enforces: the largest of the controller's
+	// catalog, while the controller holds each call to its session model's own cap.
 	MaxImageBase64Bytes int `json:"max_image_base64_bytes,omitempty"`
 	// Instance names the host daemon that answers; a different instance after a
 	// re-attach means the earlier daemon, and everything it held, is gone. PID is its
