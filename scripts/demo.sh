@@ -16,7 +16,18 @@ if [ ! -x "$myco" ]; then
 fi
 home="${MYCO_DEMO_HOME:-$PWD/.demo}"
 run=$(mktemp -d)
-cleanup() { exec 3>&- 2>/dev/null || true; [ -n "${fake_pid:-}" ] && kill "$fake_pid" 2>/dev/null; rm -rf "$run"; }
+# cleanup ends the fake (closing its stdin ends it; the kill covers a fake that hangs) and
+# keeps the exit status of myco, whatever the fake's end races to.
+cleanup() {
+	local status=$?
+	exec 3>&- || true
+	if [ -n "${fake_pid:-}" ]; then
+		kill "$fake_pid" 2>/dev/null || true
+		wait "$fake_pid" 2>/dev/null || true
+	fi
+	rm -rf "$run"
+	exit "$status"
+}
 trap cleanup EXIT
 echo "# building the scripted fake model" >&2
 go build -o "$run/fakemodel" ./internal/fakemodel/cmd/fakemodel
