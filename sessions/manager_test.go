@@ -147,14 +147,22 @@ func TestManagerTurn(t *testing.T) {
 	}
 }
 
-func TestManagerBusyAndStop(t *testing.T) {
-	f := newManager(t, ManagerOptions{}, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "slow")}}, fakemodel.Turn{Text: "never"})
+// stuckTool makes every tool call run until its turn is stopped; the channel closes when
+// the first has begun.
+func (f *mgrFixture) stuckTool() <-chan struct{} {
 	started := make(chan struct{})
+	var once sync.Once
 	f.host.tools.run = func(ctx context.Context, call model.ToolCall) model.ToolResult {
-		close(started)
+		once.Do(func() { close(started) })
 		<-ctx.Done()
 		return model.ToolResult{CallID: call.ID, Text: "interrupted"}
 	}
+	return started
+}
+
+func TestManagerBusyAndStop(t *testing.T) {
+	f := newManager(t, ManagerOptions{}, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "slow")}}, fakemodel.Turn{Text: "never"})
+	started := f.stuckTool()
 	ctx := t.Context()
 	id, _ := f.m.Create(ctx, CreateOptions{})
 	j, err := f.m.Submit(ctx, id, model.TextPart("go"))
@@ -219,12 +227,7 @@ func TestManagerBusyElsewhere(t *testing.T) {
 
 func TestManagerCloseStopsAndReleases(t *testing.T) {
 	f := newManager(t, ManagerOptions{}, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "slow")}}, fakemodel.Turn{Text: "never"})
-	started := make(chan struct{})
-	f.host.tools.run = func(ctx context.Context, call model.ToolCall) model.ToolResult {
-		close(started)
-		<-ctx.Done()
-		return model.ToolResult{CallID: call.ID}
-	}
+	started := f.stuckTool()
 	ctx := t.Context()
 	id, _ := f.m.Create(ctx, CreateOptions{})
 	j, err := f.m.Submit(ctx, id, model.TextPart("go"))
