@@ -52,6 +52,12 @@ func diffClass(op byte) string {
 	return "ctx"
 }
 
+// Meter is the context meter's text, USER n/m: the tokens the context holds of the
+// model's window, as the status bar and the terminal chat show it.
+func Meter(used, window int) string {
+	return "USER " + Thousands(used) + "/" + Thousands(window)
+}
+
 // Thousands formats n with thin separators: 12 345.
 func Thousands(n int) string {
 	s := strconv.Itoa(n)

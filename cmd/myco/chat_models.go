@@ -23,16 +23,6 @@ func (e *engine) contextWindow(key string) int {
 	return m.ContextWindow
 }
 
-// meterText is the context meter as the browser's status bar shows it: USER n/m.
-func meterText(used, window int) string {
-	return "USER " + views.Thousands(used) + "/" + views.Thousands(window)
-}
-
-// contextUsed is how much of the window session sess fills: the prompt tokens of the last
-// response on its active thread. Usage.Input counts every prompt token, cached or not (the
-// decoders add the cache reads and writes in), as agent.ContextNote takes it.
-func contextUsed(sess *sessions.Session) int { return sess.Latest().ContextUsed() }
-
 // meterReading is the context meter of the current session.
 type meterReading struct {
 	used, window int
@@ -47,7 +37,7 @@ func (c *chatSession) meter() (meterReading, error) {
 	if err != nil {
 		return meterReading{}, err
 	}
-	return meterReading{used: contextUsed(sess), window: c.t.e.contextWindow(st.Model), model: st.Model, st: st, title: sess.Title}, nil
+	return meterReading{used: sess.Latest().ContextUsed(), window: c.t.e.contextWindow(st.Model), model: st.Model, st: st, title: sess.Title}, nil
 }
 
 // currentModel is the model of the next turn: the current session's, else the one new
@@ -128,7 +118,7 @@ func (c *chatSession) status() {
 			title = "untitled"
 		}
 		out.note("session %s · %s", c.id, title)
-		out.note("model %s · %s", m.model, meterText(m.used, m.window))
+		out.note("model %s · %s", m.model, views.Meter(m.used, m.window))
 		switch {
 		case m.st.Stopped != nil:
 			out.note("stopped: %s", oneLine(m.st.Stopped.Error()))

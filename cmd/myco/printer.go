@@ -14,6 +14,7 @@ import (
 	"myco/agent"
 	"myco/internal/termtext"
 	"myco/sessions"
+	"myco/views"
 )
 
 // printer renders the session service's updates for a terminal: the answer on stdout and
@@ -248,7 +249,7 @@ func (p *printer) columns() int {
 // meter prints the context meter: the prompt tokens of the last response and the model's
 // context window, as the browser's status bar shows them.
 func (p *printer) meter(used, window int) {
-	p.styled(styleDim, "%s", meterText(used, window))
+	p.styled(styleDim, "%s", views.Meter(used, window))
 }
 
 // hostState reports a remote's state change: one short line on stderr.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"myco/sessions"
+	"myco/views"
 )
 
 // TestPrinterChatLines renders a turn's updates as the chat and as myco -p print them.
@@ -81,7 +82,7 @@ func TestPrinterThinkingFolded(t *testing.T) {
 }
 
 func TestMeterText(t *testing.T) {
-	if got := meterText(123456, 1000000); got != "USER 123,456/1,000,000" {
+	if got := views.Meter(123456, 1000000); got != "USER 123,456/1,000,000" {
 		t.Errorf("meterText = %q", got)
 	}
 }
