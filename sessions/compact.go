@@ -155,11 +155,12 @@ func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Comp
 		}
 		recent = dropTurn(recent)
 	}
+	// Its bookkeeping is set before the session shows it: a snapshot may read it at once.
+	nt.scan()
+	nt.open = false
 	if err := r.save(func() error { return r.rt.store.StartThread(ctx, r.rt.sess, nt, 0) }); err != nil {
 		return nil, err
 	}
-	nt.scan()
-	nt.open = false
 	r.emit(Compacted{From: th.ID, To: nt.ID, Auto: auto})
 	return &Compaction{From: th.ID, To: nt.ID, Summary: summary, Retained: len(recent), Trimmed: trimmed, Requests: requests}, nil
 }

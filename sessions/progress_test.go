@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,8 +25,13 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 	)
 	bash := tools.NewBash(tools.BashOptions{})
 	t.Cleanup(bash.Close)
+	// The command goes on until the test has seen its progress (at most 10 s), so the
+	// progress never loses a race with the result on a loaded machine.
+	seen := filepath.Join(t.TempDir(), "seen")
 	f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
-		r := bash.Call(ctx, "o1", []byte(`{"action":"exec","command":"echo compiling step 1; echo compiling step 2 >&2"}`))
+		cmd := fmt.Sprintf("echo compiling step 1; echo compiling step 2 >&2; for i in $(seq 1000); do [ -e %s ] && break; sleep 0.01; done", seen)
+		args, _ := json.Marshal(map[string]string{"action": "exec", "command": cmd})
+		r := bash.Call(ctx, "o1", args)
 		return model.ToolResult{Text: r.Text, IsError: r.IsError}
 	}
 	var during *Session
@@ -37,8 +43,9 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 	f.runner, err = NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
 		if p, ok := ev.(Progress); ok {
 			progress = append(progress, p)
-			if during == nil {
+			if during == nil && strings.Contains(p.Output, "compiling step 1") {
 				during = loadFresh(t, f.store, f.sess.ID)
+				os.WriteFile(seen, nil, 0o600)
 			}
 		}
 	}})

@@ -268,10 +268,10 @@ func (r *Runner) rewind(ctx context.Context, th *Thread, start int, cause error)
 	}
 	nt := &Thread{ID: r.nextThreadID(), Created: r.rt.now().UTC(), Reason: "rewind",
 		Entries: append([]Entry(nil), th.Entries[:start]...), Usage: model.Usage{}}
+	nt.scan() // before the session shows it: a snapshot may read it at once
 	if err := r.save(func() error { return r.rt.store.StartThread(ctx, r.rt.sess, nt, start) }); err != nil {
 		return err
 	}
-	nt.scan()
 	r.emit(Rewound{From: th.ID, To: nt.ID, Err: cause})
 	return nil
 }
