@@ -77,12 +77,16 @@ func TestUnknownOutcomeShowsRemoteOutput(t *testing.T) {
 	dir := t.TempDir()
 	ssh := filepath.Join(dir, "ssh") // drops the options and the alias, runs the rest here
 	writeScript(t, ssh, `while [ "$1" = -o ]; do shift 2; done; shift; exec "$@"`)
-	host := filepath.Join(dir, "host") // sends progress only when the call asks for it
+	// The host sends progress only when the call asks for it, then waits until the test has
+	// seen it (at most 10 s), so the progress never loses a race with the result.
+	seen := filepath.Join(dir, "seen")
+	host := filepath.Join(dir, "host")
 	writeScript(t, host, fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"fake"}}'
 read hello; read call
 id=$(echo "$call" | sed 's/^{"id":\([0-9]*\),.*/\1/')
-case "$call" in *'"progress":true'*) echo "{\"id\":$id,\"progress\":{\"tail\":\"remote step 1\"}}" ;; esac
-echo "{\"id\":$id,\"result\":{\"text\":\"remote step 1, remote step 2\"}}"`, proto.Version))
+case "$call" in *'"progress":true'*) echo "{\"id\":$id,\"progress\":{\"tail\":\"remote step 1\"}}"
+	for i in $(seq 1000); do [ -e %s ] && break; sleep 0.01; done ;; esac
+echo "{\"id\":$id,\"result\":{\"text\":\"remote step 1, remote step 2\"}}"`, proto.Version, seen))
 	remote := hosts.NewRemote(hosts.RemoteSpec{Alias: "devbox", Command: []string{"sh", host}},
 		hosts.RemoteOptions{SSH: ssh, MaxImageBase64Bytes: 1 << 20, Hello: proto.Hello{Version: "test"}})
 	t.Cleanup(remote.Close)
@@ -103,6 +107,7 @@ echo "{\"id\":$id,\"result\":{\"text\":\"remote step 1, remote step 2\"}}"`, pro
 	f.runner, err = NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
 		if _, ok := ev.(Progress); ok && during == nil {
 			during = loadFresh(t, f.store, f.sess.ID)
+			os.WriteFile(seen, nil, 0o600)
 		}
 	}})
 	if err != nil {
