@@ -346,12 +346,15 @@ func TestRuntimeFacts(t *testing.T) {
 	if in.AcceptedAt == nil || in.Message.Text() != "three" {
 		t.Errorf("hidden parts leaked into the visible text: %q", in.Message.Text())
 	}
-	f.cfg.ModelKey, f.cfg.Options.APIModel = "other", "other-2"
+	f.cfg.ModelKey, f.cfg.Options.APIModel, f.cfg.MaxImageBase64Bytes = "other", "other-2", 4000
 	if _, err := f.submit(t, "four"); err != nil {
 		t.Fatal(err)
 	}
 	th = f.sess.Latest()
-	if text := th.Entries[len(th.Entries)-2].Message.Parts[0].Text; !strings.Contains(text, "model changed from fake (fake-1) to other (other-2)") {
-		t.Errorf("model change not noticed:\n%s", text)
+	text = th.Entries[len(th.Entries)-2].Message.Parts[0].Text
+	for _, want := range []string{"model changed from fake (fake-1) to other (other-2)", "view_image up to 4000 bytes of base64, about 3000 bytes on disk"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("runtime part lacks %q:\n%s", want, text)
+		}
 	}
 }

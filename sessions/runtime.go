@@ -192,7 +192,7 @@ func (rt *Runtime) release() {
 // marked stale, rather than claiming there are none.
 func (rt *Runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
 	f := &Facts{Session: rt.sess.ID, Parent: rt.sess.Parent, Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey,
-		APIModel: cfg.Options.APIModel, Protocol: cfg.Protocol, Effort: cfg.Options.Effort}
+		APIModel: cfg.Options.APIModel, Protocol: cfg.Protocol, Effort: cfg.Options.Effort, ImageCap: cfg.MaxImageBase64Bytes}
 	if rt.inventory != nil {
 		h, err := rt.inventory(ctx)
 		rt.mu.Lock()
@@ -210,7 +210,7 @@ func (rt *Runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
 // sameFacts reports whether two observations differ only in time.
 func sameFacts(a, b *Facts) bool {
 	return a.Session == b.Session && a.Parent == b.Parent && a.Owner == b.Owner && a.ModelKey == b.ModelKey && a.APIModel == b.APIModel && a.Protocol == b.Protocol &&
-		a.Effort == b.Effort && a.Stale == b.Stale && slices.Equal(a.Handles, b.Handles)
+		a.Effort == b.Effort && a.ImageCap == b.ImageCap && a.Stale == b.Stale && slices.Equal(a.Handles, b.Handles)
 }
 
 // factsText describes cur to the model, with what changed since prev (nil for none).
@@ -227,6 +227,9 @@ func factsText(cur, prev *Facts) string {
 	fmt.Fprintf(&b, "model: %s (api model %s, protocol %s", orUnknown(cur.ModelKey), orUnknown(cur.APIModel), orUnknown(cur.Protocol))
 	if cur.Effort != "" {
 		fmt.Fprintf(&b, ", effort %s", cur.Effort)
+	}
+	if cur.ImageCap > 0 {
+		fmt.Fprintf(&b, ", view_image up to %d bytes of base64, about %d bytes on disk", cur.ImageCap, cur.ImageCap/4*3)
 	}
 	b.WriteString(")\n")
 	switch {

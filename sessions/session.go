@@ -255,6 +255,9 @@ type Facts struct {
 	APIModel string    `json:"api_model,omitempty"`
 	Protocol string    `json:"protocol,omitempty"`
 	Effort   string    `json:"effort,omitempty"`
+	// ImageCap is the model's max_image_base64_bytes, the largest image view_image may
+	// return to it; 0 in facts recorded before it was kept.
+	ImageCap int `json:"image_cap,omitempty"`
 	// Handles is the inventory of tool handles the owner holds (bash sessions, editor read
 	// stamps), one line each.
 	Handles []string `json:"handles,omitempty"`

@@ -21,7 +21,8 @@ Usage:
   myco --mode cli --resume ID [--model KEY]        continue a saved session
 
 Type a message and press Enter. The answer streams to stdout; thinking (folded to one
-line), tool calls (with their host) and the context meter USER n/m show on stderr. Every
+line), tool calls (with their host), a dimmed "working…" while the model is awaited and
+the context meter USER n/m show on stderr. Every
 step is saved as in myco -p, so a session can be continued later with --resume ID.
 
 Commands:
@@ -155,6 +156,8 @@ func (c *chatSession) turn(text string) {
 			return
 		}
 	}
+	t.out.working()
+	defer t.out.idle()
 	res, err := t.run(c.id, func() (*sessions.Job, error) {
 		return t.e.mgr.Submit(context.Background(), c.id, model.TextPart(text))
 	})

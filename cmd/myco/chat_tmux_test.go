@@ -512,3 +512,35 @@ func TestChatTmuxStdoutToFile(t *testing.T) {
 		t.Errorf("stdout = %q, want the answer alone", b)
 	}
 }
+
+// TestChatTmuxWorking: while a turn waits for the model (its first token, or its next step
+// after a tool), the chat shows a dimmed working line, which what comes next erases.
+func TestChatTmuxWorking(t *testing.T) {
+	t.Parallel()
+	srv := fakemodel.New(t,
+		fakemodel.Turn{HangMs: 2500, ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"echo hi"}`}}},
+		fakemodel.Turn{HangMs: 2500, Text: "all done"})
+	p := startPane(t, chatHome(t, srv.URL), "")
+	p.waitPrompt("")
+	p.typeText("go")
+	p.keys("Enter")
+	s := p.waitFor(workingLine, 1)
+	if strings.Contains(s, "→ bash") {
+		t.Errorf("the working line showed only after the tool call:\n%s", s)
+	}
+	if st := p.styled(); !strings.Contains(st, styleDim+workingLine) {
+		t.Errorf("the working line is not dimmed:\n%q", st)
+	}
+	s = p.wait("the working line after the tool's result", func(s string) bool {
+		_, after, ok := strings.Cut(s, "← bash ok")
+		return ok && strings.Contains(after, workingLine)
+	})
+	if n := strings.Count(s, workingLine); n != 1 {
+		t.Errorf("the first working line was not erased (%d shown):\n%s", n, s)
+	}
+	s = p.waitFor("all done", 1)
+	s = p.wait("the prompt after the answer", func(s string) bool { return strings.HasSuffix(s, "> \n") || strings.HasSuffix(s, ">\n") })
+	if strings.Contains(s, "working…") {
+		t.Errorf("a working line stayed after the answer:\n%s", s)
+	}
+}

@@ -38,6 +38,9 @@ type printer struct {
 	// chat sets it when both outputs are terminals and NO_COLOR is not set.
 	color    bool
 	thinking strings.Builder // the thinking of the response streaming now, not yet shown
+	// waiting: the chat's "working…" line is on the terminal, to be erased by what comes
+	// next (see [printer.working]).
+	waiting bool
 	// compactResult sends the line of a compaction to stdout, as myco --compact's result,
 	// rather than to stderr as a note.
 	compactResult bool
@@ -114,8 +117,44 @@ func (p *printer) styled(style, format string, args ...any) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clearWorking()
 	p.endLine()
 	io.WriteString(p.stderr, line+"\n")
+}
+
+// workingLine is what the chat shows while a turn waits for the model or its tools.
+const workingLine = "working… (Ctrl-C stops the turn)"
+
+// working shows a dimmed [workingLine] until the next thing printed erases it, so that the
+// wait for a model's first token, or for its next step after a tool, reads as a wait and
+// not as a hang. Only the chat with colour shows it: it is erased with a carriage return
+// and an erase-line sequence, which need a terminal on both outputs.
+func (p *printer) working() {
+	if !p.stream || !p.color {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waiting || p.midLine {
+		return
+	}
+	io.WriteString(p.stderr, styleDim+workingLine+styleReset)
+	p.waiting = true
+}
+
+// idle erases the working line, if it is shown.
+func (p *printer) idle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearWorking()
+}
+
+// clearWorking erases the working line, if it is shown. Call it with mu held.
+func (p *printer) clearWorking() {
+	if p.waiting {
+		io.WriteString(p.stderr, "\r\x1b[K")
+		p.waiting = false
+	}
 }
 
 // endLine ends a streamed line of stdout, so that what follows starts on its own. Call it
@@ -134,6 +173,7 @@ func (p *printer) text(s string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clearWorking()
 	p.outText(s)
 	p.midLine = !strings.HasSuffix(s, "\n")
 }
@@ -186,6 +226,7 @@ func (p *printer) update(u sessions.Update) {
 			status, style = "error: "+summarize(u.Text, 100), styleError
 		}
 		p.styled(style, "← %s %s (%s)", u.Tool, status, (time.Duration(u.Duration * float64(time.Second))).Round(time.Millisecond))
+		p.working() // the model's next step
 	case sessions.UpdateNotice:
 		p.styled(styleWarn, "! %s", u.Text)
 	case sessions.UpdateResumed:
@@ -277,6 +318,7 @@ func (p *printer) done(res agent.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stream {
+		p.clearWorking()
 		p.endLine() // the answer has streamed already
 		return
 	}

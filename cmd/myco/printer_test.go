@@ -12,6 +12,7 @@ import (
 
 // TestPrinterChatLines renders a turn's updates as the chat and as myco -p print them.
 func TestPrinterChatLines(t *testing.T) {
+	const working = "\x1b[2m" + workingLine + "\x1b[0m\r\x1b[K"
 	updates := []sessions.Update{
 		{Type: sessions.UpdateThinkingDelta, Text: "First I look\nat the "},
 		{Type: sessions.UpdateThinkingDelta, Text: "files.\x1b]0;x\x07"},
@@ -36,8 +37,9 @@ func TestPrinterChatLines(t *testing.T) {
 		{"chat in colour", true, true, "the answer\n", "\x1b[2mthinking: First I look at the files.\\x1b]0;x\\x07\x1b[0m\n" +
 			"\x1b[36m→ bash @box {\"host\":\"box\",\"command\":\"ls\"}\x1b[0m\n" +
 			"\x1b[2m← bash ok (12ms)\x1b[0m\n" +
-			"\x1b[31m← bash error: no such file (0s)\x1b[0m\n" +
-			"\x1b[33m! retrying\x1b[0m\n"},
+			// After a tool's result the working line waits for the model, erased by what follows.
+			working + "\x1b[31m← bash error: no such file (0s)\x1b[0m\n" +
+			working + "\x1b[33m! retrying\x1b[0m\n"},
 		{"one-shot", false, false, "", `→ bash {"host":"box","command":"ls"}
 ← bash ok (12ms)
 ← bash error: no such file (0s)

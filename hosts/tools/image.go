@@ -50,7 +50,7 @@ func (im *Image) Name() string { return "view_image" }
 func (im *Image) Spec() model.ToolSpec {
 	return model.ToolSpec{
 		Name: "view_image",
-		Description: fmt.Sprintf("Look at an image file: screenshots, diagrams, rendered output. png, jpeg, gif and webp are accepted, recognised by the file's contents whatever its extension. The limit is the current model's max_image_base64_bytes, and at most %d bytes of base64 (%s; about %d bytes on disk) on this host; a larger file fails with both sizes. A relative path is resolved against the current directory of your most recently used bash session on that host that still runs (action=start), else the host's working directory; the result shows the absolute path. Text files stay with str_replace_based_edit_tool.",
+		Description: fmt.Sprintf("Look at an image file: screenshots, diagrams, rendered output. png, jpeg, gif and webp are accepted, recognised by the file's contents whatever its extension. The limit is the current model's (the runtime notes' model line gives it), and at most %d bytes of base64 (%s; about %d bytes on disk) on this host; a larger file fails with both sizes. A relative path is resolved against the current directory of your most recently used bash session on that host that still runs (action=start), else the host's working directory; the result shows the absolute path. Text files stay with str_replace_based_edit_tool.",
 			im.o.MaxBase64Bytes, mib(im.o.MaxBase64Bytes), im.o.MaxBase64Bytes/4*3) + im.o.Guard.describe(),
 		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"path of the image: absolute, or relative to your bash session's current directory"}},"required":["path"],"additionalProperties":false}`),
 	}
