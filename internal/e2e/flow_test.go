@@ -183,17 +183,17 @@ func TestBrowserFlow(t *testing.T) {
 		tb := tb.in(t)
 		tb.navigate(f.srv.URL)
 		eval[bool](tb, `window.__samePage = true`)
-		tb.do("type a search", chromedp.SendKeys(chromedp.CSS(`form.filters input[type=search]`), "What is"))
+		tb.do("type a search", typeInto(chromedp.CSS(`form.filters input[type=search]`), "What is"))
 		tb.wait("the list swapped to the match", `document.querySelectorAll("#session-list > li.session-row").length === 1 && document.getElementById("row-`+sessionID(second)+`")`)
 		if !eval[bool](tb, `window.__samePage === true`) {
 			t.Error("the search reloaded the page, want the list swapped in place")
 		}
-		tb.do("type more", chromedp.SendKeys(chromedp.CSS(`form.filters input[type=search]`), " nothing like it"))
+		tb.do("type more", typeInto(chromedp.CSS(`form.filters input[type=search]`), " nothing like it"))
 		tb.wait("no match", `document.querySelector("#session-list .empty")?.textContent.includes("No session matches")`)
 		// Ctrl+K focuses the top search, which searches all sessions.
 		tb.do("press Ctrl+K", chromedp.Click(chromedp.CSS("main h1")), chromedp.KeyEvent("k", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 		tb.wait("the top search focused", `document.activeElement?.id === "search"`)
-		tb.do("search hello", chromedp.SendKeys(chromedp.ID("search"), "hello"))
+		tb.do("search hello", typeInto(chromedp.ID("search"), "hello"))
 		tb.pressAndLoad(kb.Enter)
 		tb.wait("the results", `document.querySelectorAll("#session-list > li.session-row").length === 1 && document.getElementById("row-`+sessionID(first)+`")`)
 	})

@@ -97,8 +97,16 @@ func (tb *tab) clickAndLoad(sel string) {
 func (tb *tab) send(text string) {
 	tb.t.Helper()
 	tb.wait("the composer is ready", `(() => { const p = document.getElementById('prompt'); return !!p && !p.disabled && p.value === ''; })()`)
-	tb.do("type "+text, chromedp.Click(chromedp.ID("prompt"), chromedp.NodeVisible), chromedp.SendKeys(chromedp.ID("prompt"), text))
+	tb.do("type "+text, chromedp.Click(chromedp.ID("prompt"), chromedp.NodeVisible), typeInto(chromedp.ID("prompt"), text))
 	tb.do("press Enter", chromedp.KeyEvent(kb.Enter))
+}
+
+// typeInto focuses the element sel finds and types text into it, key by key. It stands in
+// for chromedp.SendKeys, which (v0.23.1) reads the node's attributes without the node's
+// lock: a data race with the DOM events of a page that changes the element's attributes,
+// which htmx does.
+func typeInto[S chromedp.Selectable](sel S, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Focus(sel, chromedp.NodeVisible), chromedp.KeyEvent(text))
 }
 
 // eval evaluates a JavaScript expression in the page.
