@@ -49,6 +49,7 @@ test: lint check-generate assets
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30000x -fuzzminimizetime 100x ./sessions/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 60000x -fuzzminimizetime 100x ./config/
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 60000x -fuzzminimizetime 100x ./hosts/proto/
+	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 60000x -fuzzminimizetime 100x ./internal/termmd/
 
 lint:
 	$(GO) vet $(PKGS)

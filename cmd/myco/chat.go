@@ -50,6 +50,7 @@ Keys (when standard input and standard error are a terminal):
   Ctrl-D             quit (on an empty line)
 
 Closing the terminal (SIGHUP) or SIGTERM stops the turn, saves it and ends the chat.
+With colour, the answer's Markdown is styled (headings and **strong** bold, code green).
 Colour is off when stdout or stderr is not a terminal, NO_COLOR is set, or TERM is unset
 or dumb.
 `

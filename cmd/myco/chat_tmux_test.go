@@ -514,12 +514,13 @@ func TestChatTmuxStdoutToFile(t *testing.T) {
 }
 
 // TestChatTmuxWorking: while a turn waits for the model (its first token, or its next step
-// after a tool), the chat shows a dimmed working line, which what comes next erases.
+// after a tool), the chat shows a dimmed working line, which what comes next erases; the
+// answer's Markdown is styled.
 func TestChatTmuxWorking(t *testing.T) {
 	t.Parallel()
 	srv := fakemodel.New(t,
 		fakemodel.Turn{HangMs: 2500, ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"echo hi"}`}}},
-		fakemodel.Turn{HangMs: 2500, Text: "all done"})
+		fakemodel.Turn{HangMs: 2500, Text: "all **done**, see `x.go`"})
 	p := startPane(t, chatHome(t, srv.URL), "")
 	p.waitPrompt("")
 	p.typeText("go")
@@ -538,9 +539,13 @@ func TestChatTmuxWorking(t *testing.T) {
 	if n := strings.Count(s, workingLine); n != 1 {
 		t.Errorf("the first working line was not erased (%d shown):\n%s", n, s)
 	}
-	s = p.waitFor("all done", 1)
+	s = p.waitFor("all done, see x.go", 1)
 	s = p.wait("the prompt after the answer", func(s string) bool { return strings.HasSuffix(s, "> \n") || strings.HasSuffix(s, ">\n") })
 	if strings.Contains(s, "working…") {
 		t.Errorf("a working line stayed after the answer:\n%s", s)
+	}
+	// The answer's Markdown is styled: strong text bold, a code span in colour.
+	if st := p.styled(); !strings.Contains(st, "\x1b[1mdone") || !strings.Contains(st, "\x1b[32mx.go") {
+		t.Errorf("the answer's Markdown is not styled:\n%q", st)
 	}
 }

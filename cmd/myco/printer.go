@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"myco/agent"
+	"myco/internal/termmd"
 	"myco/internal/termtext"
 	"myco/sessions"
 	"myco/views"
@@ -37,6 +38,7 @@ type printer struct {
 	// color styles the stderr lines (thinking and tool lines dimmed, errors red); the
 	// chat sets it when both outputs are terminals and NO_COLOR is not set.
 	color    bool
+	md       termmd.Renderer // styles the streamed answer's Markdown when color is on
 	thinking strings.Builder // the thinking of the response streaming now, not yet shown
 	// waiting: the chat's "working…" line is on the terminal, to be erased by what comes
 	// next (see [printer.working]).
@@ -160,13 +162,16 @@ func (p *printer) clearWorking() {
 // endLine ends a streamed line of stdout, so that what follows starts on its own. Call it
 // with mu held.
 func (p *printer) endLine() {
+	if p.color {
+		io.WriteString(writerFunc(p.writeOut), p.md.Flush())
+	}
 	if p.midLine {
 		p.writeOut([]byte("\n"))
 		p.midLine = false
 	}
 }
 
-// text streams model text to stdout.
+// text streams model text to stdout, its Markdown styled when colour is on.
 func (p *printer) text(s string) {
 	if s == "" {
 		return
@@ -174,7 +179,11 @@ func (p *printer) text(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearWorking()
-	p.outText(s)
+	if p.color {
+		io.WriteString(writerFunc(p.writeOut), p.md.Write(termtext.Safe(s)))
+	} else {
+		p.outText(s)
+	}
 	p.midLine = !strings.HasSuffix(s, "\n")
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"myco/agent"
 	"myco/sessions"
 	"myco/views"
 )
@@ -86,5 +87,27 @@ func TestPrinterThinkingFolded(t *testing.T) {
 func TestMeterText(t *testing.T) {
 	if got := views.Meter(123456, 1000000); got != "USER 123,456/1,000,000" {
 		t.Errorf("meterText = %q", got)
+	}
+}
+
+// TestPrinterMarkdown styles the streamed answer's Markdown in colour, with spans split
+// across deltas, and leaves it as written without colour.
+func TestPrinterMarkdown(t *testing.T) {
+	deltas := []string{"use **b", "old** and `x", ".go`\n```\n**a\x1b[2J**\n", "```\ndone"}
+	for _, color := range []bool{false, true} {
+		var stdout bytes.Buffer
+		p := newPrinter(&stdout, &bytes.Buffer{}, false)
+		p.stream, p.color, p.rawOut = true, color, false
+		for _, d := range deltas {
+			p.update(sessions.Update{Type: sessions.UpdateTextDelta, Text: d})
+		}
+		p.done(agent.Result{})
+		want := "use **bold** and `x.go`\n```\n**a\\x1b[2J**\n```\ndone\n"
+		if color {
+			want = "use \x1b[1mbold\x1b[0m and \x1b[32mx.go\x1b[0m\n\x1b[2m```\x1b[0m\n\x1b[32m**a\\x1b[2J**\x1b[0m\n\x1b[2m```\x1b[0m\ndone\n"
+		}
+		if got := stdout.String(); got != want {
+			t.Errorf("colour %v: stdout =\n%q\nwant\n%q", color, got, want)
+		}
 	}
 }
