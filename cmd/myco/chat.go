@@ -43,8 +43,8 @@ Keys (when standard input and standard error are a terminal):
   ↑ ↓                recall earlier messages, of this run and of earlier ones (not sent
                      until Enter)
   \ at the end       continue the message on the next line
-  paste              a pasted block is one message, its line breaks shown as ␤;
-                     Enter sends it
+  paste              a pasted block is one message, its line breaks shown as ␤ and
+                     its tabs as ⇥; Enter sends it
   Ctrl-C             during a turn: stop it (a stopped turn is final; the calls it cut
                      show unknown outcomes); at the prompt: drop the line; twice: quit
   Ctrl-D             quit (on an empty line)

@@ -352,17 +352,21 @@ func TestChatTmux(t *testing.T) {
 		t.Errorf("the edited line reached the model as %q, want %q", text, "hello world!")
 	}
 
-	// A bracketed paste of two lines is one message, sent with Enter.
+	// A bracketed paste of two lines is one message, sent with Enter; its tab shows as one
+	// column, so the cursor stays where the editor thinks it is.
 	p.waitPrompt("")
-	p.paste("line one\nline two")
-	p.waitPrompt("line one␤line two")
+	p.paste("line one\n\tline two")
+	p.waitPrompt("line one␤⇥line two")
+	p.keys("Left", "Left", "Left")
+	p.typeText("Z")
+	p.waitPrompt("line one␤⇥line Ztwo")
 	p.keys("Enter")
 	p.waitFor("pasted ok", 1)
 	if got := srv.Served(); got != served+2 {
 		t.Errorf("the paste made %d turns, want 1", got-served-1)
 	}
-	if _, text := newestUserText(t, srv); text != "line one\nline two" {
-		t.Errorf("the paste reached the model as %q, want one message %q", text, "line one\nline two")
+	if _, text := newestUserText(t, srv); text != "line one\n\tline Ztwo" {
+		t.Errorf("the paste reached the model as %q, want one message %q", text, "line one\n\tline Ztwo")
 	}
 
 	// A line that ends with a backslash continues the message.

@@ -6,7 +6,7 @@
 // between, as it was but without echo, so that Ctrl-C is the terminal's interrupt again and
 // keys typed ahead wait, unseen, for the next prompt; as it was after Close. What it adds to
 // x/term is small: a filter on the input that keeps a pasted block on one line (its line
-// breaks shown as ␤ and given back as newlines) and drops the control characters of a paste
+// breaks shown as ␤ and its tabs as ⇥, given back as newlines and tabs) and drops the control characters of a paste
 // (x/term echoes the line as it is), tells Ctrl-C from Ctrl-D (x/term reports both as
 // io.EOF), and a history that is saved to a file.
 //

@@ -14,6 +14,11 @@ import (
 // "\n".
 const Newline = "␤"
 
+// Tab is how a tab inside the line being edited shows: x/term counts every rune as one
+// column, so a tab, which the terminal moves over to its next stop, would leave the cursor
+// where x/term does not think it is. [Editor.ReadLine] gives each back as "\t".
+const Tab = "⇥"
+
 // The markers a terminal in bracketed-paste mode puts around pasted text.
 var (
 	pasteStart = []byte("\x1b[200~")
@@ -26,8 +31,8 @@ const (
 )
 
 // filter is the input of the x/term Terminal: the terminal's bytes, with a pasted block's
-// line breaks turned into [Newline] (so that pressing Enter, not the paste, sends it) and
-// its other control characters dropped (x/term would echo them to the terminal as they
+// line breaks turned into [Newline] (so that pressing Enter, not the paste, sends it), its
+// tabs into [Tab] and its other control characters dropped (x/term would echo them to the terminal as they
 // are). A delivery ends after Ctrl-C or Ctrl-D, so that the last byte delivered says which
 // of them ended a read with io.EOF. Not safe for concurrent use.
 type filter struct {
@@ -127,7 +132,7 @@ func (f *filter) process() {
 				f.out = append(f.out, Newline...)
 			}
 		case r == '\t':
-			f.out = append(f.out, '\t')
+			f.out = append(f.out, Tab...)
 		case r == utf8.RuneError && n == 1:
 			// not UTF-8: dropped
 		case termtext.Safe(string(r)) == string(r):

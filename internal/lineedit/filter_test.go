@@ -59,7 +59,7 @@ func TestFilter(t *testing.T) {
 		{"markers cut between reads", []string{"\x1b[2", "00~a\r", "\nb\x1b[20", "1~\r"},
 			[]string{"\x1b[200~a␤", "b", "\x1b[201~\r"}},
 		{"a paste's controls are dropped, tabs kept", []string{"\x1b[200~a\x1b]0;pwned\x07b\tc\x03\x7f\u009b\u202ed\x1b[201~"},
-			[]string{"\x1b[200~a]0;pwnedb\tcd\x1b[201~"}},
+			[]string{"\x1b[200~a]0;pwnedb⇥cd\x1b[201~"}},
 		{"a rune cut between reads", []string{"\x1b[200~\xc3", "\xa9\x1b[201~"}, []string{"\x1b[200~", "é\x1b[201~"}},
 		{"invalid UTF-8 in a paste is dropped", []string{"\x1b[200~a\xffb\x1b[201~"}, []string{"\x1b[200~ab\x1b[201~"}},
 		{"a partial marker at the end of input", []string{"a\x1b[20"}, []string{"a", "\x1b[20"}},

@@ -72,11 +72,11 @@ func (h *History) Len() int {
 }
 
 // At returns entry i, 0 being the newest, as the line editor shows it: its line breaks as
-// [Newline]. It panics when i is out of range.
+// [Newline], its tabs as [Tab]. It panics when i is out of range.
 func (h *History) At(i int) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return strings.ReplaceAll(h.entries[len(h.entries)-1-i], "\n", Newline)
+	return asShown.Replace(h.entries[len(h.entries)-1-i])
 }
 
 // Append adds entry as the newest and saves it; see [History] for the entries it does not

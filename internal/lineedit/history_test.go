@@ -23,12 +23,12 @@ func TestHistoryKeptAcrossRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range []string{"first", "two\nlines", "two\nlines", " secret", "  ", "", "last \x1b]0;x\x07"} {
+	for _, e := range []string{"first", "two\nlines", "two\nlines", "a\ttab", " secret", "  ", "", "last \x1b]0;x\x07"} {
 		if err := h.Append(e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := []string{"last \x1b]0;x\x07", "two" + Newline + "lines", "first"}
+	want := []string{"last \x1b]0;x\x07", "a" + Tab + "tab", "two" + Newline + "lines", "first"}
 	if got := entries(h); !slices.Equal(got, want) {
 		t.Errorf("entries = %q, want %q (no repeat, no leading space, no blank)", got, want)
 	}

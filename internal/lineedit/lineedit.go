@@ -133,8 +133,14 @@ func (e *Editor) ReadLine(prompt string) (string, error) {
 	}
 	e.reading = false
 	e.between()
-	return strings.ReplaceAll(line, Newline, "\n"), err
+	return shownAsTyped.Replace(line), err
 }
+
+// shownAsTyped turns the line as it was edited back into the text typed.
+var shownAsTyped = strings.NewReplacer(Newline, "\n", Tab, "\t")
+
+// asShown is the reverse of shownAsTyped, for a recalled entry.
+var asShown = strings.NewReplacer("\n", Newline, "\t", Tab)
 
 // between puts the terminal in its mode between reads: its own without echo, or its own
 // when that cannot be set. Call it with mu held.

@@ -33,6 +33,7 @@ func TestReadLine(t *testing.T) {
 		{"↑ alone sends nothing", []string{"first"}, []string{"\x1b[A", "\x03"}, []result{{"", ErrInterrupted}}},
 		{"a recalled multi-line entry", []string{"one\ntwo"}, []string{"\x1b[A\r"}, []result{{"one\ntwo", nil}}},
 		{"a bracketed paste is one line", nil, []string{"\x1b[200~line one\rline two\x1b[201~\r"}, []result{{"line one\nline two", nil}}},
+		{"a pasted tab shows as one column and is given back", nil, []string{"\x1b[200~\tx := 1\x1b[201~\r"}, []result{{"\tx := 1", nil}}},
 		{"text typed after a paste", nil, []string{"see: \x1b[200~a\r\nb\x1b[201~ ok\r"}, []result{{"see: a\nb ok", nil}}},
 		{"Ctrl-C drops the line, the next read starts afresh", nil, []string{"abc\x03", "def\r"},
 			[]result{{"", ErrInterrupted}, {"def", nil}}},
