@@ -45,17 +45,24 @@ func (sv *Supervisor) Listener(ln net.Listener, h Handoffs) net.Listener {
 type splitListener struct {
 	net.Listener
 	conns chan net.Conn
-	done  chan struct{}
+	done  chan struct{} // closed by finish
 	once  sync.Once
-	err   error
+	err   error // why the listener ended: set once, before done is closed
+}
+
+// finish ends the listener with err: Accept returns it from then on.
+func (l *splitListener) finish(err error) {
+	l.once.Do(func() {
+		l.err = err
+		close(l.done)
+	})
 }
 
 func (l *splitListener) run(s *supervisor, h Handoffs) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			l.err = err
-			l.once.Do(func() { close(l.done) })
+			l.finish(err)
 			return
 		}
 		go l.route(s, h, c)
@@ -127,9 +134,12 @@ func (l *splitListener) Accept() (net.Conn, error) {
 	}
 }
 
+// Close closes the listener. Accept then fails with net.ErrClosed (never a nil connection
+// with a nil error, which http.Server would serve), whichever of Close and the accepting
+// goroutine ends it first.
 func (l *splitListener) Close() error {
 	err := l.Listener.Close()
-	l.once.Do(func() { close(l.done) })
+	l.finish(net.ErrClosed)
 	return err
 }
 

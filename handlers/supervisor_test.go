@@ -1,9 +1,15 @@
 package handlers
 
 import (
+	"context"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
+
+	"myco/internal/handoff"
 )
 
 // TestElsewhere: a worker sends a request it does not serve (another profile's, the
@@ -24,6 +30,31 @@ func TestElsewhere(t *testing.T) {
 		}
 		if !tt.mine && (rec.Code != http.StatusTemporaryRedirect || rec.Header().Get("Location") != tt.path+"?x=1" || rec.Header().Get("Connection") != "close") {
 			t.Errorf("%s: %d %v, want a 307 to itself with the connection closed", tt.path, rec.Code, rec.Header())
+		}
+	}
+}
+
+type noHandoffs struct{}
+
+func (noHandoffs) Sender(context.Context, string) (*handoff.Sender, error) {
+	return nil, errors.New("no workers here")
+}
+
+// TestSplitListenerClosed: once closed, the supervisor's listener fails every Accept with
+// net.ErrClosed, whether Close or its accepting goroutine ended it first; a nil connection
+// with a nil error made http.Server serve nil, a panic at shutdown that a test caught.
+func TestSplitListenerClosed(t *testing.T) {
+	sv := NewSupervisor(SupervisorDeps{Port: "1", UID: os.Getuid(), Exists: func(string) bool { return false }})
+	for range 200 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := sv.Listener(ln, noHandoffs{})
+		l.Close()
+		c, err := l.Accept()
+		if c != nil || !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Accept after Close = %v, %v; want no connection and net.ErrClosed", c, err)
 		}
 	}
 }
