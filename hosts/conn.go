@@ -212,7 +212,8 @@ func (c *conn) close(reason error, grace time.Duration) {
 	}
 }
 
-// endErr returns why the connection ended; valid after done is closed.
+// endErr returns why the connection ended, or nil while it has not: err is set together
+// with ended, before onEnd runs and done closes.
 func (c *conn) endErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -278,6 +278,15 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 		c.close(errors.New("the controller is closed"), time.Second)
 		return nil, "", fmt.Errorf("host %s: the controller is closed", r.spec.Alias)
 	}
+	if err := c.endErr(); err != nil {
+		// The host ended right after its hello (a fatal frame, an exit): its end found no
+		// attached connection to drop, so the drop is recorded here, not an attached corpse.
+		r.setStatus(StateDropped, err.Error(), proto.Hello{})
+		r.mu.Unlock()
+		r.notify()
+		r.log.Warn("host dropped", "err", err)
+		return nil, "", &AttachError{Alias: r.spec.Alias, Check: r.CheckCommand(), Note: r.spec.Note, Err: err}
+	}
 	r.conn = c
 	r.setStatus(StateAttached, "", c.host)
 	notice := r.takeLost(owner, c.host.Instance)

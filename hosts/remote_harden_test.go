@@ -104,7 +104,7 @@ func TestRemoteHostStringsFiltered(t *testing.T) {
 		name, host string
 		check      func(st Status) string // the filtered string
 	}{
-		{"hello", fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"%s","os":"%s","dir":"%s","no_daemon":"%s"}}'; exec cat >/dev/null`, proto.Version, esc, esc, esc, esc),
+		{"hello", fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"%s","os":"%s","dir":"%s","no_daemon":"%s"}}'; while read -r l; do :; done`, proto.Version, esc, esc, esc, esc),
 			func(st Status) string {
 				return st.Hello.Version + st.Hello.OS + st.Hello.Dir + st.Hello.NoDaemon + st.Warning
 			}},
@@ -163,6 +163,22 @@ func TestShellQuote(t *testing.T) {
 	} {
 		if got := shellQuote(tt.in); got != tt.want {
 			t.Errorf("shellQuote(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestRemoteHostEndsRightAfterHello: a host that ends at once after its hello (here with a
+// fatal frame sent before it even reads the controller's hello) is recorded as dropped, with
+// its reason, whether it ended before or after the attach took the connection; it once
+// stayed "attached" to a dead connection when it ended first.
+func TestRemoteHostEndsRightAfterHello(t *testing.T) {
+	for range 10 {
+		host := fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"v"}}'; echo '{"error":{"message":"gone","fatal":true}}'`, proto.Version)
+		r := newTestRemote(t, RemoteSpec{Command: []string{"sh", "-c", host}}, testRemoteOptions(t))
+		r.Attach(t.Context())
+		waitFor(t, 5*time.Second, "the host was not dropped", func() bool { return r.Status().State == StateDropped })
+		if st := r.Status(); !strings.Contains(st.Err, "the host ended the connection: gone") {
+			t.Fatalf("Status.Err = %q, want the host's fatal message", st.Err)
 		}
 	}
 }
