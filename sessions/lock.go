@@ -66,7 +66,9 @@ func (s *Store) lockSession(ctx context.Context, id string, waiting func(holder 
 	// Who holds it, for the message of a process that has to wait: one fixed-width write,
 	// so a reader never sees a mix of two pids.
 	f.WriteAt(fmt.Appendf(nil, "%20d\n", os.Getpid()), 0)
+	s.held.Store(id, struct{}{})
 	return func() {
+		s.held.Delete(id)
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 		<-gate
@@ -125,8 +127,13 @@ func (s *Store) reload(ctx context.Context, sess *Session) (*Session, error) {
 }
 
 // Holder reports whether another process holds session id's writer lock (it runs a turn or
-// a compaction on it), and who. It does not wait and takes nothing.
+// a compaction on it), and who. It does not wait and takes nothing. A lock this store holds
+// (a metadata write of this process, a turn of one of its runtimes) is not another's: the
+// in-process gate orders those.
 func (s *Store) Holder(id string) (holder string, held bool) {
+	if _, ok := s.held.Load(id); ok {
+		return "", false
+	}
 	f, err := os.Open(filepath.Join(s.dir, "."+id+fileExt+".lock"))
 	if err != nil {
 		return "", false // no lock file: nobody ever took it

@@ -210,6 +210,9 @@ func (m *Manager) usable() error {
 type Job struct {
 	Session string
 	Kind    string // JobTurn or JobCompact
+	// requestID is the API request a turn was submitted for ("" for none): a retry of
+	// that request while its input is not durable yet waits for this job's acceptance.
+	requestID string
 
 	cancel   context.CancelCauseFunc
 	accepted chan struct{} // closed when a turn's input is durable
@@ -281,7 +284,7 @@ func (m *Manager) submit(ctx context.Context, id, requestID string, input []mode
 		return nil, err
 	}
 	text := model.Message{Parts: input}.Text()
-	return m.start(l, JobTurn, func(ctx context.Context, j *Job) (JobResult, error) {
+	return m.start(l, JobTurn, requestID, func(ctx context.Context, j *Job) (JobResult, error) {
 		var untitled bool
 		l.rt.View(func(s *Session) { untitled = s.Title == "" })
 		if untitled {
@@ -312,7 +315,7 @@ func (m *Manager) Compact(ctx context.Context, id string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.start(l, JobCompact, func(ctx context.Context, j *Job) (JobResult, error) {
+	return m.start(l, JobCompact, "", func(ctx context.Context, j *Job) (JobResult, error) {
 		c, err := l.runner.Compact(ctx)
 		return JobResult{Compaction: c}, err
 	})
@@ -344,7 +347,7 @@ func (m *Manager) job(id string) *Job {
 }
 
 // start runs f as session l's job.
-func (m *Manager) start(l *live, kind string, f func(context.Context, *Job) (JobResult, error)) (*Job, error) {
+func (m *Manager) start(l *live, kind, requestID string, f func(context.Context, *Job) (JobResult, error)) (*Job, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.job != nil {
@@ -366,7 +369,7 @@ func (m *Manager) start(l *live, kind string, f func(context.Context, *Job) (Job
 	m.jobs.Add(1)
 	m.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(m.base)
-	j := &Job{Session: l.id, Kind: kind, cancel: cancel, accepted: make(chan struct{}), done: make(chan struct{})}
+	j := &Job{Session: l.id, Kind: kind, requestID: requestID, cancel: cancel, accepted: make(chan struct{}), done: make(chan struct{})}
 	l.job = j
 	busy := true
 	l.publishLocked(Update{Type: UpdateState, Busy: &busy, Job: kind})

@@ -26,9 +26,16 @@ var (
 // requests serializes requests with the same id and remembers which session each create
 // request made.
 type requests struct {
-	mu      sync.Mutex             // guards the fields below
-	created map[string]string      // create request id -> session id; nil until loaded
-	running map[string]*sync.Mutex // "session\x00request" -> the lock of requests with that id
+	mu      sync.Mutex               // guards the fields below
+	created map[string]string        // create request id -> session id; nil until loaded
+	running map[string]*requestGuard // "session\x00request" -> the lock of requests with that id
+}
+
+// requestGuard serializes the requests with one id; it is dropped when none holds or
+// awaits it, so that the map holds only the ids in flight.
+type requestGuard struct {
+	mu    sync.Mutex
+	users int // requests holding or waiting for mu; guarded by requests.mu
 }
 
 // lock serializes requests with the same key: a retry that arrives while the first is
@@ -36,16 +43,24 @@ type requests struct {
 func (q *requests) lock(key string) func() {
 	q.mu.Lock()
 	if q.running == nil {
-		q.running = map[string]*sync.Mutex{}
+		q.running = map[string]*requestGuard{}
 	}
-	mu := q.running[key]
-	if mu == nil {
-		mu = &sync.Mutex{}
-		q.running[key] = mu
+	g := q.running[key]
+	if g == nil {
+		g = &requestGuard{}
+		q.running[key] = g
 	}
+	g.users++
 	q.mu.Unlock()
-	mu.Lock()
-	return mu.Unlock
+	g.mu.Lock()
+	return func() {
+		g.mu.Unlock()
+		q.mu.Lock()
+		if g.users--; g.users == 0 {
+			delete(q.running, key)
+		}
+		q.mu.Unlock()
+	}
 }
 
 // createdBy returns the session that create request id made, loading the index of
@@ -113,6 +128,16 @@ func (m *Manager) SubmitRequest(ctx context.Context, id, requestID string, input
 		return Acceptance{}, errors.New("sessions: a request needs a request id")
 	}
 	defer m.requests.lock(id + "\x00" + requestID)()
+	// A retry whose first attempt's client gave up before the input was durable waits for
+	// that turn, which goes on. The job is looked at before the document: a job that ends
+	// between the two has its acceptance in the document.
+	if j := m.job(id); j != nil && j.requestID == requestID {
+		at, err := j.Accepted(ctx)
+		if err != nil {
+			return Acceptance{}, err
+		}
+		return Acceptance{At: at, Thread: j.thread, Repeat: true}, nil
+	}
 	sess, _, err := m.Snapshot(ctx, id)
 	if err != nil {
 		return Acceptance{}, err

@@ -39,6 +39,7 @@ type Store struct {
 	locks sync.Map // session id -> *sync.Mutex serializing appends
 	metas sync.Map // session id -> metaCache
 	gates sync.Map // session id -> chan struct{}: the in-process writer gate; see lockSession
+	held  sync.Map // session id -> struct{}: this store holds the session's file lock now
 }
 
 // logFile is what an append needs of an open file.

@@ -1,0 +1,133 @@
+package sessions
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"myco/agent"
+	"myco/agent/model"
+	"myco/internal/fakemodel"
+)
+
+// TestOwnMetadataWriteIsNotElsewhere: while this process writes a session's metadata (a
+// title, an archive, a model choice: the writer gate and its file lock are held for the
+// save), the session is not "busy elsewhere", and a submit is not refused for it; it waits
+// its turn at the in-process gate.
+func TestOwnMetadataWriteIsNotElsewhere(t *testing.T) {
+	f := newManager(t, ManagerOptions{}, fakemodel.Turn{Text: "hi"})
+	ctx := t.Context()
+	id, err := f.m.Create(ctx, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.m.open(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a metadata write does: rt.Update takes the writer gate for the save.
+	if err := l.rt.acquire(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := f.m.Snapshot(ctx, id)
+	if err != nil || st.Elsewhere != "" {
+		t.Errorf("Snapshot during this process's metadata write: Elsewhere = %q, %v", st.Elsewhere, err)
+	}
+	j, err := f.m.Submit(ctx, id, model.TextPart("hi"))
+	l.rt.release()
+	if err != nil {
+		t.Fatalf("Submit during this process's metadata write = %v", err)
+	}
+	if _, err := j.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// blockingHost is a tool host whose inventory waits for gate: a turn's input is not durable
+// until it opens (the runtime facts come first).
+type blockingHost struct {
+	testHost
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (h *blockingHost) Inventory(ctx context.Context, _ string) ([]string, error) {
+	select {
+	case h.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-h.gate:
+	case <-ctx.Done():
+	}
+	return nil, nil
+}
+
+// TestSubmitRetryWaitsForTheFirst: a client that gives up before its input is durable and
+// retries the same request id gets the first attempt's acceptance, not a "busy" refusal
+// (which says nothing was queued), and one turn runs.
+func TestSubmitRetryWaitsForTheFirst(t *testing.T) {
+	srv, client := startModel(t, fakemodel.Turn{Text: "hi"})
+	host := &blockingHost{testHost: testHost{tools: &fakeTools{}}, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	cfg := AgentConfig{Options: agent.Options{Model: client, APIModel: "fake", System: "x", MaxOutputTokens: 1000}, ModelKey: "fake", Protocol: "anthropic-messages"}
+	m, err := NewManager(ManagerOptions{Store: NewStore(t.TempDir()), Tools: host, Log: testLog(t),
+		Models: testModels{def: "fake", cfgs: map[string]AgentConfig{"fake": cfg}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	ctx := t.Context()
+	id, err := m.Create(ctx, CreateOptions{Title: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := m.SubmitRequest(first, id, "r1", model.TextPart("do it")); done <- err }()
+	<-host.entered
+	cancel() // the client gives up
+	if err := <-done; err == nil {
+		t.Fatal("the first attempt: want the client's cancellation")
+	}
+	retry := make(chan error, 1)
+	var acc Acceptance
+	go func() {
+		var err error
+		acc, err = m.SubmitRequest(ctx, id, "r1", model.TextPart("do it"))
+		retry <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the retry waits; a refusal would come at once
+	close(host.gate)
+	if err := <-retry; err != nil || !acc.Repeat {
+		t.Fatalf("the retry = %+v, %v; want the first attempt's acceptance", acc, err)
+	}
+	if j := m.job(id); j != nil {
+		j.Wait(ctx)
+	}
+	if n := srv.Served(); n != 1 {
+		t.Errorf("the model was asked %d times, want once", n)
+	}
+	if n := len(m.requests.running); n != 0 {
+		t.Errorf("%d request locks are kept after the requests ended, want none", n)
+	}
+}
+
+// TestRequestLocksSerialize: requests with one id wait for each other; others do not.
+func TestRequestLocksSerialize(t *testing.T) {
+	var q requests
+	unlock := q.lock("a")
+	other := q.lock("b") // another id does not wait
+	other()
+	got := make(chan struct{})
+	go func() { q.lock("a")(); close(got) }()
+	select {
+	case <-got:
+		t.Fatal("a second request with the same id did not wait for the first")
+	case <-time.After(20 * time.Millisecond):
+	}
+	unlock()
+	<-got
+	if len(q.running) != 0 {
+		t.Errorf("locks kept: %v", q.running)
+	}
+}
