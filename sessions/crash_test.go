@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -112,6 +113,12 @@ func crashRecovery(t *testing.T, turns, kills int, flags ...string) {
 		}
 
 		s, lerr := st.Load(t.Context(), "crash-1")
+		mu.Lock()
+		nothingYet := len(ckpts) == 0 && done == 0
+		mu.Unlock()
+		if killed && nothingYet && errors.Is(lerr, ErrNotFound) {
+			continue // killed before it created the session (a loaded machine is slow to start it)
+		}
 		if lerr != nil {
 			t.Fatalf("after kill %d: Load: %v", k, lerr)
 		}
