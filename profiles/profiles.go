@@ -145,6 +145,7 @@ type worker struct {
 	lastError string
 	tail      *tail
 	sender    *handoff.Sender // hands connections to this process; nil until asked for
+	starts    int             // processes started: a new one serves the same socket path
 }
 
 // New returns a pool whose sockets live in o.Dir.
@@ -176,10 +177,18 @@ func New(o Options) (*Pool, error) {
 // [*StartError] for a worker that exited before it was ready, a [*BackoffError] for one
 // that crashes too often, [ErrClosed] once the pool closes.
 func (p *Pool) Socket(ctx context.Context, name string) (string, error) {
+	sock, _, err := p.SocketOf(ctx, name)
+	return sock, err
+}
+
+// SocketOf is [Pool.Socket] that also returns the worker's generation: how many processes
+// have served profile name so far. A new generation behind the same path is a new process,
+// to which a client's kept connections do not lead.
+func (p *Pool) SocketOf(ctx context.Context, name string) (socket string, generation int, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return "", ErrClosed
+		return "", 0, ErrClosed
 	}
 	w := p.workers[name]
 	if w == nil {
@@ -189,27 +198,27 @@ func (p *Pool) Socket(ctx context.Context, name string) (string, error) {
 	if w.cmd == nil || isClosed(w.done) {
 		if err := p.startLocked(w); err != nil {
 			p.mu.Unlock()
-			return "", err
+			return "", 0, err
 		}
 	}
-	ready, done := w.ready, w.done
+	ready, done, gen := w.ready, w.done, w.starts
 	p.mu.Unlock()
 	timer := time.NewTimer(p.o.StartTimeout)
 	defer timer.Stop()
 	select {
 	case <-ready:
-		return w.socket, nil
+		return w.socket, gen, nil
 	case <-done:
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if w.startErr != nil {
-			return "", w.startErr
+			return "", 0, w.startErr
 		}
-		return "", &StartError{Profile: name, Err: errors.New("the worker exited")}
+		return "", 0, &StartError{Profile: name, Err: errors.New("the worker exited")}
 	case <-timer.C:
-		return "", &StartError{Profile: name, Err: fmt.Errorf("the worker was not ready within %v", p.o.StartTimeout)}
+		return "", 0, &StartError{Profile: name, Err: fmt.Errorf("the worker was not ready within %v", p.o.StartTimeout)}
 	case <-ctx.Done():
-		return "", context.Cause(ctx)
+		return "", 0, context.Cause(ctx)
 	}
 }
 
@@ -265,6 +274,7 @@ func (p *Pool) startLocked(w *worker) error {
 		return w.startErr
 	}
 	w.cmd, w.stdin, w.ready, w.done, w.starting, w.stopping, w.startErr = cmd, stdin, make(chan struct{}), make(chan struct{}), true, false, nil
+	w.starts++
 	if w.sender != nil {
 		w.sender.Close() // to the previous process
 		w.sender = nil
@@ -276,9 +286,12 @@ func (p *Pool) startLocked(w *worker) error {
 		for sc.Scan() {
 			if strings.TrimSpace(sc.Text()) == "ready" {
 				p.mu.Lock()
-				w.starting = false
+				if w.ready == ready { // not a successor's start
+					w.starting = false
+				}
 				p.mu.Unlock()
 				close(ready)
+				break // a second "ready" must not close it again
 			}
 		}
 		io.Copy(io.Discard, stdout)
@@ -345,12 +358,14 @@ func (p *Pool) Close() {
 		}
 	}
 	p.mu.Unlock()
-	deadline := time.NewTimer(p.o.StopTimeout)
-	defer deadline.Stop()
+	// One deadline for all, which stays passed once it has (a timer's channel fires once:
+	// the second worker still running would have been waited for without end).
+	deadline, cancel := context.WithTimeout(context.Background(), p.o.StopTimeout)
+	defer cancel()
 	for _, w := range running {
 		select {
 		case <-w.done:
-		case <-deadline.C:
+		case <-deadline.Done():
 			p.log.Warn("profile worker did not stop in time; killing it", "profile", w.name, "pid", w.cmd.Process.Pid)
 			syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
 			<-w.done

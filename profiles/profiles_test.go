@@ -1,0 +1,83 @@
+package profiles
+
+import (
+	"syscall"
+	"testing"
+	"time"
+)
+
+// shellPool returns a pool whose workers run the shell script script.
+func shellPool(t *testing.T, stop time.Duration, script string) *Pool {
+	t.Helper()
+	p, err := New(Options{Dir: t.TempDir(), StopTimeout: stop,
+		Command: func(string) ([]string, []string) { return []string{"sh", "-c", script, "worker"}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCloseKillsEveryHungWorker: workers that do not stop when their stdin closes are all
+// killed once StopTimeout has passed; Close once waited without end for the second.
+func TestCloseKillsEveryHungWorker(t *testing.T) {
+	p := shellPool(t, 200*time.Millisecond, `echo ready; exec sleep 30 <&-`)
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := p.Socket(t.Context(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close still waits, 10 s after a StopTimeout of 200ms, for workers that ignore their stdin")
+	}
+	for _, st := range p.States() {
+		if st.Running {
+			t.Errorf("%s still runs after Close", st.Profile)
+		}
+	}
+}
+
+// TestReadyTwice: a worker that says "ready" twice does not bring the supervisor down.
+func TestReadyTwice(t *testing.T) {
+	p := shellPool(t, time.Second, `echo ready; echo ready; exec cat >/dev/null`)
+	t.Cleanup(p.Close)
+	if _, err := p.Socket(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the second line is read by now; a panic ends the test binary
+}
+
+// TestGenerationAfterACrash: a worker started again behind the same socket path has a new
+// generation, so that the supervisor drops the connections it kept to the old process.
+func TestGenerationAfterACrash(t *testing.T) {
+	p := shellPool(t, time.Second, `echo ready; exec cat >/dev/null`)
+	t.Cleanup(p.Close)
+	sock1, gen1, err := p.SocketOf(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, gen, _ := p.SocketOf(t.Context(), "a"); gen != gen1 {
+		t.Errorf("the same process: generation %d, then %d", gen1, gen)
+	}
+	pid := p.States()[0].PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for p.States()[0].Running {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed worker still shows as running")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sock2, gen2, err := p.SocketOf(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sock2 != sock1 || gen2 == gen1 {
+		t.Errorf("after a crash: socket %s generation %d, before %s %d; want the same socket, a new generation", sock2, gen2, sock1, gen1)
+	}
+}
