@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -59,8 +60,23 @@ func (l *splitListener) finish(err error) {
 }
 
 func (l *splitListener) run(s *supervisor, h Handoffs) {
+	var delay time.Duration
 	for {
 		c, err := l.Listener.Accept()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Temporary() && !errors.Is(err, net.ErrClosed) {
+			// Out of file descriptors, say: wait and go on, as http.Server does, rather than
+			// end the port's service for good.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.Log.Warn("accept a connection; retrying", "err", err, "in", delay)
+			select {
+			case <-time.After(delay):
+				continue
+			case <-l.done:
+				return
+			}
+		}
+		delay = 0
 		if err != nil {
 			l.finish(err)
 			return

@@ -22,7 +22,9 @@ import (
 
 // Workers is what the supervisor needs of the profile workers; *profiles.Pool satisfies it.
 type Workers interface {
-	Socket(ctx context.Context, name string) (string, error)
+	// SocketOf starts profile name's worker if it does not run and returns its socket and
+	// generation (a new one for each process started behind that socket).
+	SocketOf(ctx context.Context, name string) (socket string, generation int, err error)
 	States() []profiles.State
 }
 
@@ -54,9 +56,10 @@ type supervisor struct {
 
 // workerProxy forwards to one worker's socket.
 type workerProxy struct {
-	socket    string
-	transport *http.Transport
-	proxy     *httputil.ReverseProxy
+	socket     string
+	generation int
+	transport  *http.Transport
+	proxy      *httputil.ReverseProxy
 }
 
 // Supervisor is the supervisor's handler; see [Supervisor.Listener] for the connections
@@ -147,13 +150,16 @@ func (s *supervisor) forward(w http.ResponseWriter, r *http.Request) {
 // restarted worker gets a fresh transport, so no idle connection to its predecessor is
 // used.
 func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, error) {
-	sock, err := s.Workers.Socket(ctx, name)
+	sock, gen, err := s.Workers.SocketOf(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p := s.proxies[name]; p != nil && p.socket == sock {
+	// A restarted worker serves the same socket path: the old transport's kept connections
+	// lead to the process that ended, and a request sent on one (a POST is not retried)
+	// would fail.
+	if p := s.proxies[name]; p != nil && p.socket == sock && p.generation == gen {
 		return p, nil
 	}
 	if old := s.proxies[name]; old != nil {
@@ -167,7 +173,7 @@ func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, e
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	p := &workerProxy{socket: sock, transport: tr, proxy: &httputil.ReverseProxy{
+	p := &workerProxy{socket: sock, generation: gen, transport: tr, proxy: &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "profile-"+name
 			pr.Out.Host = pr.In.Host // the worker checks the same Host

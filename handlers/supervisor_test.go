@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"syscall"
 	"testing"
 
 	"myco/internal/handoff"
@@ -57,4 +58,34 @@ func TestSplitListenerClosed(t *testing.T) {
 			t.Fatalf("Accept after Close = %v, %v; want no connection and net.ErrClosed", c, err)
 		}
 	}
+}
+
+// flakyListener fails its first Accept with EMFILE (out of file descriptors), then gives
+// one end of a pipe.
+type flakyListener struct {
+	net.Listener
+	calls int
+}
+
+func (f *flakyListener) Accept() (net.Conn, error) {
+	if f.calls++; f.calls == 1 {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
+	}
+	c, _ := net.Pipe()
+	return c, nil
+}
+
+func (f *flakyListener) Close() error { return nil }
+
+// TestSplitListenerRetriesTemporaryErrors: running out of file descriptors once does not
+// end the port's service: the next connection is accepted.
+func TestSplitListenerRetriesTemporaryErrors(t *testing.T) {
+	sv := NewSupervisor(SupervisorDeps{Port: "1", UID: os.Getuid(), Exists: func(string) bool { return false }})
+	l := sv.Listener(&flakyListener{}, noHandoffs{})
+	defer l.Close()
+	c, err := l.Accept()
+	if err != nil || c == nil {
+		t.Fatalf("Accept = %v, %v; want the connection after the temporary error", c, err)
+	}
+	c.Close()
 }
