@@ -245,9 +245,11 @@ type apiCall struct {
 
 // apiSnapshot answers a session's state: busy (false marks the end of accepted work), the
 // active thread, its newest messages (?limit=, default 20, at most 200; ?before=INDEX pages
-// back), the context use, the model, the parent and children, and the tree roll-up.
+// back), the context use, the model, the parent and children, and the tree roll-up, and
+// event_id: the events after it are those the snapshot may not show yet.
 func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := chi.URLParam(r, "id")
+	cursor := s.Sessions.EventID() // before the snapshot: nothing after it is missed
 	sess, st, err := s.Sessions.Snapshot(r.Context(), id)
 	if err != nil {
 		return nil, err
@@ -279,7 +281,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		"session_id": id, "title": sess.Title, "created": sess.Created, "model": st.Model,
 		"busy": st.Busy, "active_thread": th.ID, "last_turn": th.LastTurn(), "archived": sess.Archived, "hidden": sess.Hidden,
 		"usage":    map[string]any{"user": fmt.Sprintf("USER %d/%d", used, window), "prompt_tokens": used, "context_window": window, "spent": sess.Spent()},
-		"messages": msgs, "answer": lastAnswer(th),
+		"messages": msgs, "answer": lastAnswer(th), "event_id": cursor,
 	}
 	if st.Busy {
 		out["job"] = st.Job
@@ -412,11 +414,18 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		if err != nil {
 			return nil, apiError(http.StatusBadRequest, "bad_attachment", err.Error())
 		}
+		// The cursor before the submission: /api/events?after= it misses none of the turn's
+		// events, however late the stream is opened. A repeat's turn began earlier, so it
+		// gets none (its client reads the snapshot, which has its own).
+		cursor := s.Sessions.EventID()
 		acc, err := s.Sessions.SubmitRequest(r.Context(), id, req.RequestID, parts...)
 		if err != nil {
 			return nil, err
 		}
 		out["accepted_at"], out["thread"], out["repeat"] = acc.At, acc.Thread, acc.Repeat
+		if !acc.Repeat {
+			out["event_id"] = cursor
+		}
 		return out, nil
 	case sessions.ActSelectModel:
 		if !s.known(req.Model) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -432,5 +433,40 @@ func TestAPIForkAndChildren(t *testing.T) {
 	_, cpage := ts.do(t, "GET", "/profiles/default/s/"+child+"/", nil, nil)
 	if !strings.Contains(cpage, `href="/profiles/default/s/`+parent+`/"`) {
 		t.Errorf("the child's page does not link back to the parent")
+	}
+}
+
+// TestAPIEventsFromTheSubmitCursor: a client that opens the event stream only after the
+// turn has ended, with the submit answer's event_id, still gets all of it, the end
+// included; without a cursor it would get pings only.
+func TestAPIEventsFromTheSubmitCursor(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{Text: "quick answer"})
+	_, c := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c"})
+	id := c["session_id"].(string)
+	_, acc := ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "s", "action": "submit", "text": "go"})
+	cursor, _ := acc["event_id"].(string)
+	if cursor == "" {
+		t.Fatalf("the submit answer has no event_id: %v", acc)
+	}
+	snap := ts.waitAPIIdle(t, id)
+	if snap["event_id"] == "" || snap["event_id"] == nil {
+		t.Errorf("the snapshot has no event_id: %v", snap)
+	}
+	s := ts.stream(t, "/profiles/default/api/events?session="+id+"&after="+url.QueryEscape(cursor), nil)
+	for {
+		var u map[string]any
+		if err := json.Unmarshal([]byte(s.next(t).data), &u); err != nil {
+			t.Fatal(err)
+		}
+		if u["type"] == "ping" {
+			t.Fatal("a ping before the turn's end: the stream from the submit's cursor missed it")
+		}
+		if u["type"] == "done" {
+			break
+		}
+	}
+	_, again := ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "s", "action": "submit", "text": "go"})
+	if again["repeat"] != true || again["event_id"] != nil {
+		t.Errorf("a repeated submit = %v; want repeat and no event_id (its turn began before)", again)
 	}
 }
