@@ -32,11 +32,14 @@ type conn struct {
 	next    uint64
 	pending map[uint64]chan proto.Msg
 	onProg  map[uint64]func(tail string) // a pending call's progress reporter
-	ended   bool
-	fatal   string      // the host's fatal error frame, when it sent one
-	reason  error       // why the controller ended it, when it did
-	err     error       // why it ended; set before done closes
-	host    proto.Hello // the host's hello
+	// readEnded is set when the host's output ended, before stdin is closed: from then on
+	// nothing more is sent, though the end is recorded only once the process is reaped.
+	readEnded bool
+	ended     bool
+	fatal     string      // the host's fatal error frame, when it sent one
+	reason    error       // why the controller ended it, when it did
+	err       error       // why it ended; set before done closes
+	host      proto.Hello // the host's hello
 }
 
 type helloResult struct {
@@ -72,9 +75,25 @@ func startConn(argv, env []string, log *slog.Logger) (*conn, error) {
 	if err := c.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	c.w = proto.NewWriterSize(c.stdin, proto.MaxRequestLine)
+	c.w = proto.NewWriterSize(cutWriter{c.stdin}, proto.MaxRequestLine)
 	return c, nil
 }
+
+// cutWriter is the host's stdin under the frame writer, which writes each frame in one
+// Write: a failed write that had sent part of its frame says so, since the host may have
+// read that part (and, at the end of its input, taken a frame short of only its newline).
+type cutWriter struct{ w io.Writer }
+
+func (cw cutWriter) Write(p []byte) (int, error) {
+	n, err := cw.w.Write(p)
+	if err != nil && n > 0 {
+		err = fmt.Errorf("%w (%d of its %d bytes were written): %w", errCut, n, len(p), err)
+	}
+	return n, err
+}
+
+// errCut is a write to the host that failed after part of its frame went out.
+var errCut = errors.New("the frame was cut short")
 
 // readLoop reads frames until the host's stdout ends, then reaps the process and ends
 // the connection. Lines before the hello that are not frames (a login script printing to
@@ -144,6 +163,11 @@ func (c *conn) readLoop() {
 			ch <- m
 		}
 	}
+	// Reaping the process may take seconds (a background ssh holding stderr open); calls
+	// made meanwhile must not be written to the stdin closed here: they were never sent.
+	c.mu.Lock()
+	c.readEnded = true
+	c.mu.Unlock()
 	c.stdin.Close()
 	waitErr := c.wait(2 * time.Second)
 
@@ -263,7 +287,7 @@ func (c *conn) request(ctx context.Context, m proto.Msg) (proto.Msg, error) {
 func (c *conn) requestProgress(ctx context.Context, m proto.Msg, report func(tail string)) (proto.Msg, error) {
 	ch := make(chan proto.Msg, 1)
 	c.mu.Lock()
-	if c.ended {
+	if c.readEnded {
 		c.mu.Unlock()
 		return proto.Msg{}, errNotSent
 	}
@@ -285,9 +309,19 @@ func (c *conn) requestProgress(ctx context.Context, m proto.Msg, report func(tai
 		if errors.Is(err, proto.ErrLineTooLong) {
 			return proto.Msg{}, err // nothing was sent; the connection goes on
 		}
+		c.mu.Lock()
+		closed := c.readEnded
+		c.mu.Unlock()
+		cut := errors.Is(err, errCut)
+		if closed && !cut {
+			return proto.Msg{}, errNotSent // the read loop closed stdin before the write
+		}
 		select {
 		case <-c.done:
-			return proto.Msg{}, errConnEnded
+			if cut {
+				return proto.Msg{}, errConnEnded
+			}
+			return proto.Msg{}, errNotSent // not a byte of m went out
 		case <-time.After(time.Second):
 			return proto.Msg{}, fmt.Errorf("write to the host: %w", err)
 		}
@@ -312,8 +346,8 @@ func (c *conn) requestProgress(ctx context.Context, m proto.Msg, report func(tai
 // conn.endErr.
 var errConnEnded = errors.New("the connection to the host ended")
 
-// errNotSent is returned by request when the connection had ended before m was sent: the
-// host never saw it.
+// errNotSent is returned by request when the connection had ended, or its host's output
+// had, before m was sent: the host never saw it.
 var errNotSent = fmt.Errorf("%w before the request was sent", errConnEnded)
 
 // hostHello returns the host's hello.

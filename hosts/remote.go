@@ -233,8 +233,8 @@ func (r *Remote) Attach(ctx context.Context) (proto.Hello, error) {
 // attach returns the live connection, connecting it first when there is none, and the
 // notice owner's next call carries about an earlier connection.
 func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error) {
-	if c, notice, ok := r.current(owner); ok {
-		return c, notice, nil
+	if c, notice, err := r.current(ctx, owner); c != nil || err != nil {
+		return c, notice, err
 	}
 	select {
 	case r.attachSem <- struct{}{}:
@@ -242,8 +242,8 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 		return nil, "", ctx.Err()
 	}
 	defer func() { <-r.attachSem }()
-	if c, notice, ok := r.current(owner); ok {
-		return c, notice, nil
+	if c, notice, err := r.current(ctx, owner); c != nil || err != nil {
+		return c, notice, err
 	}
 	r.mu.Lock()
 	closed := r.closed
@@ -302,13 +302,32 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 	return c, notice, nil
 }
 
-func (r *Remote) current(owner string) (*conn, string, bool) {
+// current returns the attached connection and the notice owner's next call carries, or
+// no connection when there is none. A connection whose host's output ended sends nothing
+// more, though its end is recorded only once its process is reaped (seconds, when a
+// background ssh holds its stderr open): current waits for that, so that the drop and its
+// notices come before the next attach, and returns no connection.
+func (r *Remote) current(ctx context.Context, owner string) (*conn, string, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.conn == nil {
-		return nil, "", false
+	c := r.conn
+	if c == nil {
+		r.mu.Unlock()
+		return nil, "", nil
 	}
-	return r.conn, r.takeLost(owner, r.conn.host.Instance), true
+	c.mu.Lock()
+	ending := c.readEnded
+	c.mu.Unlock()
+	if !ending {
+		defer r.mu.Unlock()
+		return c, r.takeLost(owner, c.host.Instance), nil
+	}
+	r.mu.Unlock()
+	select {
+	case <-c.done: // ended has run: r.conn is no longer c
+		return nil, "", nil
+	case <-ctx.Done():
+		return nil, "", ctx.Err()
+	}
 }
 
 // dial starts the ssh process and exchanges hellos.

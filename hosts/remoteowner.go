@@ -43,7 +43,9 @@ func (r *Remote) Inventory(ctx context.Context, owner string) Inventory {
 	m, err := c.request(ctx, proto.Msg{Inventory: &proto.InventoryQuery{Owner: owner}})
 	switch {
 	case errors.Is(err, errConnEnded):
-		err = c.endErr()
+		if why := c.endErr(); why != nil { // nil while the ended host is being reaped
+			err = why
+		}
 	case err == nil && m.Err != nil:
 		err = errors.New(m.Err.Message)
 	case err == nil && m.Resources == nil:
