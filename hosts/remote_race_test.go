@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"myco/hosts/proto"
+	"myco/hosts/tools"
 )
 
 // TestRemoteCallAfterHostOutputEnded: the host's output ends, and the controller closes
@@ -63,5 +64,37 @@ func TestCutWriter(t *testing.T) {
 		if got, want := errors.Is(err, errCut), n > 0; got != want || !errors.Is(err, os.ErrClosed) {
 			t.Errorf("write cut after %d bytes: err = %v, want errCut %v and the write's error", n, err, want)
 		}
+	}
+}
+
+// TestRemoteNoteAfterDrop: the host answers a bash start and its connection ends before
+// the answer is noted, so the drop found no session to tell about. The owner's next call
+// still hears that the session is gone, once; it once heard nothing.
+func TestRemoteNoteAfterDrop(t *testing.T) {
+	dir := daemonDir(t)
+	first := filepath.Join(dir, "first")
+	host := fmt.Sprintf(`if [ -e %[1]s ]; then exec %[2]s --host-dir %[3]s "$@"; fi
+touch %[1]s
+echo '{"hello":{"protocol":%[4]d,"version":"v","instance":"gone"}}'
+exec cat >/dev/null`, first, mycoBin, dir, proto.Version)
+	r := newTestRemote(t, RemoteSpec{Command: []string{"sh", "-c", host, "sh"}}, testRemoteOptions(t))
+	c, _, err := r.attach(t.Context(), "o1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.close(errors.New("test drop"), 5*time.Second)
+	if st := r.Status(); st.State != StateDropped {
+		t.Fatalf("Status after the drop = %+v, want dropped", st)
+	}
+	start, _ := json.Marshal(map[string]any{"action": "start", "command": "cat"})
+	if res := r.answer(c, "o1", "bash", start, proto.Msg{Result: &tools.Result{Text: "session_id: b7\n"}}); res.IsError {
+		t.Fatalf("answer = %+v", res)
+	}
+	text, isErr := rcall(t, r, "o1", map[string]any{"command": "echo ran"})
+	if isErr || !strings.Contains(text, "bash sessions b7 started there are gone") || !strings.Contains(text, "test drop") {
+		t.Errorf("next call = %q, want a notice that b7 is gone", text)
+	}
+	if text, isErr = rcall(t, r, "o1", map[string]any{"command": "echo again"}); isErr || strings.Contains(text, "[myco:") {
+		t.Errorf("second call = %q, want a plain answer", text)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -81,7 +82,7 @@ func (r *Remote) answer(c *conn, owner, tool string, input json.RawMessage, m pr
 	}
 	res := *m.Result
 	res.Unknown = false // only this side decides that
-	r.noteCall(c.hostHello().Instance, owner, tool, action(input), res)
+	r.noteCall(c, owner, tool, action(input), res)
 	if res.IsError {
 		res.Text = "host " + r.spec.Alias + ": " + res.Text // the per-host tool error, say where
 	}
@@ -240,9 +241,12 @@ func (r *Remote) takeLost(owner, instance string) string {
 		r.spec.Alias, n.at.Format(time.TimeOnly), n.err, what)
 }
 
-// noteCall records that owner holds resources on the host that answered with hello, and
-// a bash session it started.
-func (r *Remote) noteCall(instance, owner, tool, action string, res tools.Result) {
+// noteCall records that owner holds resources on the host that answered on c, and a bash
+// session it started. When c's end was recorded before this, that drop missed what is
+// noted here (the host answered and went away at once): the owner's next call hears of it
+// all the same.
+func (r *Remote) noteCall(c *conn, owner, tool, action string, res tools.Result) {
+	instance := c.hostHello().Instance
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := r.held[owner]
@@ -250,10 +254,22 @@ func (r *Remote) noteCall(instance, owner, tool, action string, res tools.Result
 		h = &holding{instance: instance}
 		r.held[owner] = h
 	}
+	var session string
 	if tool == "bash" && action == "start" && !res.IsError {
 		if id, ok := strings.CutPrefix(res.Text, "session_id: "); ok {
-			id, _, _ = strings.Cut(id, "\n")
-			h.sessions = append(h.sessions, id)
+			session, _, _ = strings.Cut(id, "\n")
+			h.sessions = append(h.sessions, session)
 		}
+	}
+	err := c.endErr()
+	if err == nil || r.conn == c || r.closed {
+		return // the drop, when it comes, finds h
+	}
+	switch n, ok := r.lost[owner]; {
+	case !ok:
+		r.lost[owner] = lostNote{instance: h.instance, sessions: slices.Clone(h.sessions), at: time.Now(), err: err}
+	case n.instance == instance && session != "":
+		n.sessions = append(n.sessions, session)
+		r.lost[owner] = n
 	}
 }
