@@ -253,12 +253,23 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 			continue
 		}
 		if m, ok := p.message(i); ok {
-			if err := views.Partial("#messages", "beforeend", views.Message(m)).Render(ctx, b); err != nil {
+			if err := appendMessage(ctx, b, m); err != nil {
 				return err
 			}
 		}
 	}
 	return views.Partial("#live", "innerHTML", views.Live(false)).Render(ctx, b)
+}
+
+// appendMessage renders m at the end of the transcript, in place of the same message if
+// the page has it already. A page takes its events' cursor before its snapshot, so a save
+// that lands between the two is both in the page and replayed by its stream: without the
+// delete it showed twice. (A missing target is no error: the partial is skipped.)
+func appendMessage(ctx context.Context, b *bytes.Buffer, m views.MessageView) error {
+	if err := views.Partial("#"+m.DOMID, "delete", templ.NopComponent).Render(ctx, b); err != nil {
+		return err
+	}
+	return views.Partial("#messages", "beforeend", views.Message(m)).Render(ctx, b)
 }
 
 // toolResults returns the tool results of a message.
@@ -299,7 +310,7 @@ func (e *eventRenderer) end(ctx context.Context, b *bytes.Buffer, u sessions.Upd
 			return err
 		}
 		if m, ok := p.end(len(ends)-1, ends[len(ends)-1]); ok {
-			return views.Partial("#messages", "beforeend", views.Message(m)).Render(ctx, b)
+			return appendMessage(ctx, b, m)
 		}
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +286,36 @@ func TestEventsNeverStopTurn(t *testing.T) {
 	th := sess.Latest()
 	if th.LastTurn() != "done" || th.Entries[len(th.Entries)-1].Message.Text() != "finished" {
 		t.Errorf("the turn after its stream closed: %q, want done with the answer", th.LastTurn())
+	}
+}
+
+// TestEventsReplayReplacesWhatThePageHas: a page's cursor is taken before its snapshot, so
+// a save between the two is in the page and replayed by its stream; the replay replaces
+// the message the page shows (a delete partial of its id comes first) instead of adding it
+// again.
+func TestEventsReplayReplacesWhatThePageHas(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{Text: "the answer"})
+	id, p := ts.session(t)
+	cursor := ts.mgr.EventID() // as the page would have it, had its snapshot come later
+	ts.do(t, "POST", p+"submit", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"hello there"}})
+	ts.waitIdle(t, id)
+	_, page := ts.do(t, "GET", p, nil, nil)
+	s := ts.stream(t, p+"events?after="+url.QueryEscape(cursor), nil)
+	appended := regexp.MustCompile(`<hx-partial hx-target="#messages" hx-swap="beforeend"><article id="([^"]+)"`)
+	var seen int
+	for _, ev := range s.read(t, func(ev sseEvent) bool { return strings.Contains(ev.data, `class="msg assistant"`) }) {
+		for _, m := range appended.FindAllStringSubmatch(ev.data, -1) {
+			seen++
+			if !strings.Contains(page, `id="`+m[1]+`"`) {
+				t.Errorf("the page lacks %s, which the replay appends", m[1])
+			}
+			del := `<hx-partial hx-target="#` + m[1] + `" hx-swap="delete">`
+			if i := strings.Index(ev.data, del); i < 0 || i > strings.Index(ev.data, m[0]) {
+				t.Errorf("the replay appends %s without first deleting the page's copy:\n%s", m[1], ev.data)
+			}
+		}
+	}
+	if seen < 2 {
+		t.Errorf("the replay appended %d messages, want the question and the answer", seen)
 	}
 }

@@ -115,6 +115,9 @@
         case "outerHTML":
           target.replaceWith(frag);
           break;
+        case "delete":
+          target.remove();
+          break;
       }
       if (window.htmx) for (const el of added) window.htmx.process(el);
     }
