@@ -101,16 +101,19 @@ type Remote struct {
 	log       *slog.Logger
 	attachSem chan struct{} // one attach at a time
 	quit      chan struct{} // closed by Close
-	wg        sync.WaitGroup
+	// wg counts the controller's goroutines. They are added under mu while not closed,
+	// so that none is added once Close may be waiting.
+	wg sync.WaitGroup
 
-	mu     sync.Mutex // guards the fields below
-	conn   *conn
-	status Status
-	held   map[string]*holding  // owner -> what it holds on the host
-	lost   map[string]lostNote  // owner -> a drop to tell its next call about
-	inv    map[string]Inventory // owner -> last-known inventory
-	closed bool
-	events []Status // changes not yet passed to OnState, oldest first
+	mu      sync.Mutex // guards the fields below
+	conn    *conn
+	dialing *conn // the connection an attach is starting, until it is attached or fails
+	status  Status
+	held    map[string]*holding  // owner -> what it holds on the host
+	lost    map[string]lostNote  // owner -> a drop to tell its next call about
+	inv     map[string]Inventory // owner -> last-known inventory
+	closed  bool
+	events  []Status // changes not yet passed to OnState, oldest first
 
 	notifyMu sync.Mutex // serializes OnState calls; taken before mu, never while holding it
 }
@@ -249,7 +252,7 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {
-		return nil, "", fmt.Errorf("host %s: the controller is closed", r.spec.Alias)
+		return nil, "", r.closedErr()
 	}
 
 	actx := ctx
@@ -260,23 +263,30 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 	}
 	c, err := r.dial(actx)
 	if err != nil {
+		r.mu.Lock()
+		r.dialing = nil
+		if r.closed {
+			// Close ended the attach (or came first): nothing to report after it.
+			r.mu.Unlock()
+			return nil, "", r.closedErr()
+		}
 		if ctx.Err() == nil && actx.Err() != nil {
 			err = fmt.Errorf("no hello from the host within %s (attach_timeout_secs)", r.o.AttachTimeout)
 		}
 		if ctx.Err() == nil {
 			err = &AttachError{Alias: r.spec.Alias, Check: r.CheckCommand(), Note: r.spec.Note, Err: err}
 		}
-		r.mu.Lock()
 		r.setStatus(StateError, err.Error(), proto.Hello{})
 		r.mu.Unlock()
 		r.notify()
 		return nil, "", err
 	}
 	r.mu.Lock()
+	r.dialing = nil
 	if r.closed {
 		r.mu.Unlock()
 		c.close(errors.New("the controller is closed"), time.Second)
-		return nil, "", fmt.Errorf("host %s: the controller is closed", r.spec.Alias)
+		return nil, "", r.closedErr()
 	}
 	if err := c.endErr(); err != nil {
 		// The host ended right after its hello (a fatal frame, an exit): its end found no
@@ -290,11 +300,11 @@ func (r *Remote) attach(ctx context.Context, owner string) (*conn, string, error
 	r.conn = c
 	r.setStatus(StateAttached, "", c.host)
 	notice := r.takeLost(owner, c.host.Instance)
-	r.mu.Unlock()
-	r.notify()
 	if r.o.PingInterval > 0 {
 		r.wg.Go(func() { r.watch(c) })
 	}
+	r.mu.Unlock()
+	r.notify()
 	r.log.Info("attached", "version", c.host.Version, "os", c.host.OS, "arch", c.host.Arch)
 	if c.host.NoDaemon != "" {
 		r.log.Warn("the host serves without its daemon: its bash sessions end when the connection drops", "why", c.host.NoDaemon)
@@ -330,14 +340,29 @@ func (r *Remote) current(ctx context.Context, owner string) (*conn, string, erro
 	}
 }
 
-// dial starts the ssh process and exchanges hellos.
+// closedErr is the error of an attach that Close ended or came after.
+func (r *Remote) closedErr() error {
+	return fmt.Errorf("host %s: the controller is closed", r.spec.Alias)
+}
+
+// dial starts the ssh process and exchanges hellos. The connection is r.dialing from its
+// start, for Close to end; the caller resets it.
 func (r *Remote) dial(ctx context.Context) (*conn, error) {
 	c, err := startConn(r.Argv(), r.sshEnv(), r.log)
 	if err != nil {
 		return nil, err
 	}
 	c.onEnd = r.ended
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		c.abort(r.closedErr())
+		c.readLoop() // reaps the process
+		return nil, r.closedErr()
+	}
+	r.dialing = c
 	r.wg.Go(c.readLoop)
+	r.mu.Unlock()
 	// A failed write shows as the host's end below, unless the hello is too long to send.
 	if err := c.w.Write(proto.Msg{Hello: &r.o.Hello}); errors.Is(err, proto.ErrLineTooLong) {
 		err = fmt.Errorf("this controller's hello is too long to send (too many WithoutEnv names?): %w", err)
@@ -477,7 +502,8 @@ func (r *Remote) watch(c *conn) {
 	}
 }
 
-// Close ends the connection, if any, and waits for the controller's goroutines. It is a
+// Close ends the connection, if any, and an attach in progress, and waits for the
+// controller's goroutines; nothing is reported to OnState after it returned. It is a
 // clean end: it first releases every owner that holds resources there (bounded by
 // QueryTimeout), so the host ends their processes now rather than keeping them for a
 // re-attach.
@@ -488,10 +514,13 @@ func (r *Remote) Close() {
 		return
 	}
 	r.closed = true
-	c := r.conn
+	c, dialing := r.conn, r.dialing
 	owners := slices.Collect(maps.Keys(r.held))
 	close(r.quit)
 	r.mu.Unlock()
+	if dialing != nil {
+		dialing.abort(errors.New("the controller is closed"))
+	}
 	if c != nil {
 		var wg sync.WaitGroup
 		for _, owner := range owners {
@@ -507,6 +536,9 @@ func (r *Remote) Close() {
 		c.close(errors.New("the controller closed the connection"), 3*time.Second)
 	}
 	r.wg.Wait()
+	// Changes queued before closed was set (an attach that had just succeeded) are passed
+	// on now, or by the notify under way, before Close returns; none is queued after.
+	r.notify()
 }
 
 // sshEnv is the environment of the ssh processes: this process's own without the

@@ -98,3 +98,66 @@ exec cat >/dev/null`, first, mycoBin, dir, proto.Version)
 		t.Errorf("second call = %q, want a plain answer", text)
 	}
 }
+
+// TestRemoteCloseDuringAttach: Close ends an attach in progress at once (here one with no
+// bound that waits for a hello that never comes), which fails saying the controller is
+// closed and reports no state after Close returned. Close once waited for the host to end
+// by itself, then saw the attach report an error. The loop closes at every point of an
+// attach, before its process starts or later, of hosts that say hello or not; each attach
+// ends, and OnState hears nothing after Close returned.
+func TestRemoteCloseDuringAttach(t *testing.T) {
+	dir := t.TempDir()
+	hello := fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"v"}}'; exec cat >/dev/null`, proto.Version)
+	for i := range 20 {
+		started := filepath.Join(dir, fmt.Sprint(i))
+		host := "touch " + started + "; exec sleep 60"
+		if i%2 == 1 {
+			host = hello
+		}
+		o := testRemoteOptions(t)
+		o.AttachTimeout = 0
+		var states stateLog
+		o.OnState = states.add
+		r := NewRemote(RemoteSpec{Alias: "devbox", Command: []string{"sh", "-c", host}}, o)
+		attached := make(chan error, 1)
+		go func() {
+			_, err := r.Attach(t.Context())
+			attached <- err
+		}()
+		if i == 0 {
+			waitFor(t, 5*time.Second, "the host did not start", func() bool {
+				_, err := os.Stat(started)
+				return err == nil
+			})
+		}
+		closed := make(chan string)
+		go func() {
+			r.Close()
+			closed <- states.String()
+		}()
+		var atClose string
+		select {
+		case atClose = <-closed:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("try %d: Close still waits for the attach in progress", i)
+		}
+		select {
+		case err := <-attached:
+			silent := i%2 == 0
+			if (err != nil || silent) && (err == nil || !strings.Contains(err.Error(), "the controller is closed")) {
+				t.Errorf("try %d: attach ended by Close = %v, want an error that says so", i, err)
+			}
+			if silent && atClose != "" {
+				t.Errorf("try %d: OnState saw %q, want nothing", i, atClose)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("try %d: the attach goes on after Close returned", i)
+		}
+		if got := states.String(); got != atClose {
+			t.Errorf("try %d: OnState saw %q after Close returned, having seen %q before", i, got, atClose)
+		}
+		if st := r.Status(); st.State != StateLazy {
+			t.Errorf("try %d: Status after Close = %+v, want lazy", i, st)
+		}
+	}
+}
