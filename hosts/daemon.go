@@ -211,7 +211,7 @@ func (d *Daemon) housekeep(now time.Time) (idleExit bool) {
 				delete(o.calls, key)
 			}
 		}
-		if len(o.conns) == 0 && !o.dropped.IsZero() && now.Sub(o.dropped) >= d.o.Grace {
+		if d.expired(o, now) {
 			reap = append(reap, name)
 		}
 	}
@@ -226,9 +226,30 @@ func (d *Daemon) housekeep(now time.Time) (idleExit bool) {
 	d.mu.Unlock()
 	for _, name := range reap {
 		d.log.Info("grace period over; releasing", "owner", name)
-		d.release(name)
+		d.reap(name, now)
 	}
 	return idleExit
+}
+
+// expired reports whether o's grace period is over at now; d.mu is held.
+func (d *Daemon) expired(o *owner, now time.Time) bool {
+	return len(o.conns) == 0 && !o.dropped.IsZero() && now.Sub(o.dropped) >= d.o.Grace
+}
+
+// reap releases owner name when its grace period is over at now. housekeep chose it
+// under an earlier hold of d.mu: a controller that re-attached since, right at the end of
+// the grace period, holds it again, and its sessions live on.
+func (d *Daemon) reap(name string, now time.Time) {
+	d.mu.Lock()
+	o := d.owners[name]
+	if o == nil || !d.expired(o, now) {
+		d.mu.Unlock()
+		d.log.Info("owner taken up again at the end of its grace period; kept", "owner", name)
+		return
+	}
+	delete(d.owners, name) // no connection holds it
+	d.mu.Unlock()
+	release(d.o.Tools, name)
 }
 
 // Run accepts connections on l, a Unix socket listener, until ctx ends or the daemon has

@@ -1,0 +1,61 @@
+package hosts
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"myco/hosts/proto"
+	"myco/hosts/tools"
+)
+
+// hookHandler passes every log record to on, in the goroutine that logs it: a test runs
+// its step at the point the code under test logs.
+type hookHandler struct{ on func(slog.Record) }
+
+func (h hookHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h hookHandler) Handle(_ context.Context, r slog.Record) error {
+	h.on(r)
+	return nil
+}
+func (h hookHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h hookHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestDaemonReattachAtGraceEnd: a controller takes an owner up again right as its grace
+// period ends, after housekeeping chose to release it and before it did. The owner's
+// sessions live on; they were once killed.
+func TestDaemonReattachAtGraceEnd(t *testing.T) {
+	var again *pipeConn
+	var hooked bool
+	log := slog.New(hookHandler{on: func(r slog.Record) {
+		if r.Message != "grace period over; releasing" || hooked {
+			return
+		}
+		hooked = true
+		again.send(t, proto.Msg{ID: 1, Call: &proto.Call{Owner: "o1", Tool: "bash", Input: json.RawMessage(`{"action":"start","command":"exec cat"}`)}})
+		if m := again.read(t); m.Result == nil || !strings.HasPrefix(m.Result.Text, "session_id: b2") {
+			t.Errorf("start at the end of the grace period = %+v", m)
+		}
+	}})
+	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Grace: time.Minute, Log: log})
+	t.Cleanup(d.Close) // after the connections' cleanups
+	c := connect(t, d)
+	c.send(t, proto.Msg{ID: 1, Call: &proto.Call{Owner: "o1", Tool: "bash", Input: json.RawMessage(`{"action":"start","command":"exec cat"}`)}})
+	c.read(t)
+	c.in.Close()
+	<-c.done
+	again = connect(t, d)
+	d.housekeep(time.Now().Add(61 * time.Second))
+	if !hooked {
+		t.Fatal("housekeeping did not choose the dropped owner for release")
+	}
+	for i, id := range []string{"b1", "b2"} {
+		again.send(t, proto.Msg{ID: uint64(2 + i), Call: &proto.Call{Owner: "o1", Tool: "bash", Input: json.RawMessage(`{"action":"read","session_id":"` + id + `"}`)}})
+		if m := again.read(t); m.Result == nil || m.Result.IsError {
+			t.Errorf("read %s after the grace period = %+v, want the session alive", id, m.Result)
+		}
+	}
+}
