@@ -70,6 +70,7 @@ type Daemon struct {
 	conns     int
 	connTools map[int][]tools.Tool // by image cap
 	idle      time.Time            // when the daemon last became idle; zero while busy
+	exiting   bool                 // Run decided to exit idle: connections are no longer served
 	closed    bool
 }
 
@@ -231,6 +232,22 @@ func (d *Daemon) housekeep(now time.Time) (idleExit bool) {
 	return idleExit
 }
 
+// exitIdle is housekeep that, when the daemon has been idle for IdleExit, marks it as
+// exiting in the same hold of d.mu in which it finds it still idle: a connection counted
+// before that keeps the daemon running, one counted after it is closed before its hello.
+func (d *Daemon) exitIdle(now time.Time) bool {
+	if !d.housekeep(now) {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.idle.IsZero() {
+		return false // a connection or a call since housekeep looked
+	}
+	d.exiting = true
+	return true
+}
+
 // expired reports whether o's grace period is over at now; d.mu is held.
 func (d *Daemon) expired(o *owner, now time.Time) bool {
 	return len(o.conns) == 0 && !o.dropped.IsZero() && now.Sub(o.dropped) >= d.o.Grace
@@ -259,7 +276,8 @@ func (d *Daemon) reap(name string, now time.Time) {
 // is refused with a fatal error frame.
 //
 // Before it closes l it calls lock, when set, and unlock after: the proxies' start lock,
-// so a proxy never starts a new daemon while this one is going away.
+// so a proxy never starts a new daemon while this one is going away. A connection accepted
+// as it decides to go is closed before its hello, so its proxy connects again.
 func (d *Daemon) Run(ctx context.Context, l net.Listener, lock func() (unlock func())) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -331,7 +349,7 @@ loop:
 			if lock != nil {
 				unlock = lock()
 			}
-			if d.housekeep(time.Now()) { // still idle under the lock
+			if d.exitIdle(time.Now()) { // still idle under the lock
 				l.Close()
 				unlock()
 				d.log.Info("idle; exiting")

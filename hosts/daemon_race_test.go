@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +59,60 @@ func TestDaemonReattachAtGraceEnd(t *testing.T) {
 		if m := again.read(t); m.Result == nil || m.Result.IsError {
 			t.Errorf("read %s after the grace period = %+v, want the session alive", id, m.Result)
 		}
+	}
+}
+
+// gatedListener holds each accepted connection back until gate is closed.
+type gatedListener struct {
+	net.Listener
+	gate chan struct{}
+}
+
+func (g gatedListener) Accept() (net.Conn, error) {
+	c, err := g.Listener.Accept()
+	if err == nil {
+		<-g.gate
+	}
+	return c, err
+}
+
+// TestDaemonIdleExitAfterAccept: a connection accepted as the daemon decides to exit idle
+// is counted only after the decision; it is closed before its hello, so that its proxy
+// connects again (to a new daemon), rather than served and then ended with the daemon.
+// The connection is let through when Run lets go of the proxies' start lock, after its
+// decision and before it ends the connections.
+func TestDaemonIdleExitAfterAccept(t *testing.T) {
+	d := NewDaemon(DaemonOptions{IdleExit: 50 * time.Millisecond, Log: testLog(t)})
+	t.Cleanup(d.Close)
+	sock := filepath.Join(daemonDir(t), "d.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl := gatedListener{Listener: l, gate: make(chan struct{})}
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first proto.Msg
+	var firstErr error
+	lock := func() func() {
+		return func() {
+			select {
+			case <-gl.gate:
+				return // a later exit decision
+			default:
+			}
+			close(gl.gate)
+			first, firstErr = dialDaemon(t, c)
+		}
+	}
+	if err := d.Run(t.Context(), gl, lock); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	// Closed unread, the connection may be reset rather than ended: the proxy connects
+	// again either way.
+	if firstErr == nil || first.Hello != nil {
+		t.Errorf("a connection counted after the idle exit decision got %+v, %v; want it closed before the hello", first, firstErr)
 	}
 }

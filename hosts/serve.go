@@ -43,6 +43,13 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 	var fetches sync.WaitGroup
 	cs := &connState{owners: map[string]bool{}}
 	d.mu.Lock()
+	if d.exiting {
+		// Run is going away idle, having counted no connection: closed before its hello,
+		// this one's proxy connects again, to a new daemon.
+		d.mu.Unlock()
+		cancel()
+		return nil
+	}
 	d.conns++
 	d.idle = time.Time{}
 	d.mu.Unlock()
