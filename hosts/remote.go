@@ -482,6 +482,14 @@ func (r *Remote) watch(c *conn) {
 				misses++
 			}
 		case <-t.C:
+			c.mu.Lock()
+			ending := c.readEnded
+			c.mu.Unlock()
+			if ending {
+				// The host's output ended; its end is recorded once it is reaped. Pings are
+				// not sent meanwhile, and missing them is not why it ended.
+				return
+			}
 			if inFlight {
 				misses++
 			}

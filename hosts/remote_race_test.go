@@ -161,3 +161,20 @@ func TestRemoteCloseDuringAttach(t *testing.T) {
 		}
 	}
 }
+
+// TestRemotePingWhileReaped: pings are not sent to a host whose output ended while it is
+// reaped, so they do not count as missed: the drop gives the host's own end as its reason,
+// not unanswered pings.
+func TestRemotePingWhileReaped(t *testing.T) {
+	host := fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"v"}}'; read line; exec >&-; cat >/dev/null; exec sleep 5`, proto.Version)
+	o := testRemoteOptions(t)
+	o.PingInterval, o.PingMisses = 100*time.Millisecond, 1
+	r := newTestRemote(t, RemoteSpec{Command: []string{"sh", "-c", host}}, o)
+	if _, err := r.Attach(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the host was not dropped", func() bool { return r.Status().State == StateDropped })
+	if st := r.Status(); strings.Contains(st.Err, "ping") || !strings.Contains(st.Err, "killed") {
+		t.Errorf("Status.Err = %q, want the host's end (killed after its output ended)", st.Err)
+	}
+}
