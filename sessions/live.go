@@ -23,6 +23,7 @@ type live struct {
 	model  string      // the catalog key runner was built for
 	cfg    AgentConfig // its agent configuration
 	job    *Job
+	closed bool // CloseSession took it out: a job must not start on it
 	// Delta coalescing: deltas published less than DeltaEvery after the last one wait in
 	// pending, and a timer publishes them.
 	pending   *Update

@@ -279,25 +279,46 @@ func (m *Manager) submit(ctx context.Context, id, requestID string, input []mode
 	if len(input) == 0 || strings.TrimSpace(model.Message{Parts: input}.Text()) == "" && !hasImage(input) {
 		return nil, errors.New("sessions: the input is empty")
 	}
-	l, err := m.open(ctx, id)
-	if err != nil {
-		return nil, err
-	}
 	text := model.Message{Parts: input}.Text()
-	return m.start(l, JobTurn, requestID, func(ctx context.Context, j *Job) (JobResult, error) {
-		var untitled bool
-		l.rt.View(func(s *Session) { untitled = s.Title == "" })
-		if untitled {
-			if err := l.rt.Update(ctx, func(s *Session) { s.Title = Title(text) }); err != nil {
-				return JobResult{}, err
+	return m.startOn(ctx, id, JobTurn, requestID, func(l *live) jobFunc {
+		return func(ctx context.Context, j *Job) (JobResult, error) {
+			var untitled bool
+			l.rt.View(func(s *Session) { untitled = s.Title == "" })
+			if untitled {
+				if err := l.rt.Update(ctx, func(s *Session) { s.Title = Title(text) }); err != nil {
+					return JobResult{}, err
+				}
 			}
+			res, err := l.runner.SubmitRequest(ctx, requestID, input...)
+			if errors.Is(err, ErrRewound) {
+				err = fmt.Errorf("%w; the session was rewound to its last completed turn", err)
+			}
+			return JobResult{Result: res}, err
 		}
-		res, err := l.runner.SubmitRequest(ctx, requestID, input...)
-		if errors.Is(err, ErrRewound) {
-			err = fmt.Errorf("%w; the session was rewound to its last completed turn", err)
-		}
-		return JobResult{Result: res}, err
 	})
+}
+
+// jobFunc is the work of a job.
+type jobFunc = func(context.Context, *Job) (JobResult, error)
+
+// errLiveClosed reports a live session that CloseSession took out between its open and
+// the start of a job on it.
+var errLiveClosed = errors.New("sessions: the live session was closed")
+
+// startOn opens session id and starts the job work(l) on it. A live session closed
+// between the open and the start is opened again, so that no job runs on a runtime whose
+// tools were released.
+func (m *Manager) startOn(ctx context.Context, id, kind, requestID string, work func(l *live) jobFunc) (*Job, error) {
+	for {
+		l, err := m.open(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		j, err := m.start(l, kind, requestID, work(l))
+		if !errors.Is(err, errLiveClosed) {
+			return j, err
+		}
+	}
 }
 
 func hasImage(parts []model.Part) bool {
@@ -311,13 +332,11 @@ func hasImage(parts []model.Part) bool {
 
 // Compact starts a compaction of session id's active thread into a successor thread.
 func (m *Manager) Compact(ctx context.Context, id string) (*Job, error) {
-	l, err := m.open(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return m.start(l, JobCompact, "", func(ctx context.Context, j *Job) (JobResult, error) {
-		c, err := l.runner.Compact(ctx)
-		return JobResult{Compaction: c}, err
+	return m.startOn(ctx, id, JobCompact, "", func(l *live) jobFunc {
+		return func(ctx context.Context, j *Job) (JobResult, error) {
+			c, err := l.runner.Compact(ctx)
+			return JobResult{Compaction: c}, err
+		}
 	})
 }
 
@@ -347,9 +366,12 @@ func (m *Manager) job(id string) *Job {
 }
 
 // start runs f as session l's job.
-func (m *Manager) start(l *live, kind, requestID string, f func(context.Context, *Job) (JobResult, error)) (*Job, error) {
+func (m *Manager) start(l *live, kind, requestID string, f jobFunc) (*Job, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return nil, errLiveClosed
+	}
 	if l.job != nil {
 		return nil, &BusyError{Session: l.id, Job: l.job.Kind}
 	}
@@ -418,6 +440,7 @@ func (m *Manager) CloseSession(id string) {
 		return
 	}
 	l.mu.Lock()
+	l.closed = true
 	j := l.job
 	l.mu.Unlock()
 	if j != nil {

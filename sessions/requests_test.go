@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -129,5 +130,32 @@ func TestRequestLocksSerialize(t *testing.T) {
 	<-got
 	if len(q.running) != 0 {
 		t.Errorf("locks kept: %v", q.running)
+	}
+}
+
+// TestNoJobOnAClosedLiveSession: a live session that CloseSession took out between a
+// submit's open and its start (its tools released) gets no job; the submit opens the
+// session again and runs there, stoppable.
+func TestNoJobOnAClosedLiveSession(t *testing.T) {
+	f := newManager(t, ManagerOptions{}, fakemodel.Turn{Text: "hi"})
+	ctx := t.Context()
+	id, err := f.m.Create(ctx, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.m.open(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.m.CloseSession(id)
+	if _, err := f.m.start(l, JobTurn, "", func(context.Context, *Job) (JobResult, error) { return JobResult{}, nil }); !errors.Is(err, errLiveClosed) {
+		t.Fatalf("a job on a closed live session: %v, want errLiveClosed", err)
+	}
+	j, err := f.m.Submit(ctx, id, model.TextPart("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Wait(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
