@@ -159,3 +159,29 @@ func TestNoJobOnAClosedLiveSession(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestUpdateFailurePutsBackTheMetadata: a metadata save that fails puts the title back and
+// leaves the rest of the document as it was.
+func TestUpdateFailurePutsBackTheMetadata(t *testing.T) {
+	f := newManager(t, ManagerOptions{})
+	ctx := t.Context()
+	id, err := f.m.Create(ctx, CreateOptions{Title: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.m.open(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var threads []*Thread
+	l.rt.View(func(s *Session) { threads = s.Threads })
+	f.store.openLog = func(string) (logFile, error) { return nil, errors.New("the disk is gone") }
+	if err := l.rt.Update(ctx, func(s *Session) { s.Title, s.Archived = "new", true }); err == nil {
+		t.Fatal("the update saved on a disk that is gone")
+	}
+	l.rt.View(func(s *Session) {
+		if s.Title != "old" || s.Archived || len(s.Threads) != len(threads) || s.ID != id {
+			t.Errorf("after a failed save: title %q archived %v, %d threads; want the document as it was", s.Title, s.Archived, len(s.Threads))
+		}
+	})
+}

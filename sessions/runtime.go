@@ -122,12 +122,14 @@ func (rt *Runtime) update(ctx context.Context, f func(*Session)) error {
 	if rt.failed != nil {
 		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrSaveFailed, rt.failed)
 	}
-	before := *rt.sess
+	before := metaOf(rt.sess)
 	f(rt.sess)
 	if err := rt.store.SaveMeta(ctx, rt.sess); err != nil {
-		threads := rt.sess.Threads
-		*rt.sess = before
-		rt.sess.Threads = threads
+		// Only what f may change is put back: the turn running meanwhile (an Update from
+		// the session tools) reads and writes the rest without rt.mu.
+		s := rt.sess
+		s.Title, s.Links, s.Scratchpad, s.Archived, s.Hidden = before.Title, before.Links, before.Scratchpad, before.Archived, before.Hidden
+		s.Selected, s.Actions = before.Selected, before.Actions
 		return err
 	}
 	return nil
