@@ -96,7 +96,8 @@ func (tb *tab) clickAndLoad(sel string) {
 // send types text into the composer and presses Enter, as a user does.
 func (tb *tab) send(text string) {
 	tb.t.Helper()
-	tb.wait("the composer is ready", `(() => { const p = document.getElementById('prompt'); return !!p && !p.disabled && p.value === ''; })()`)
+	tb.waitExplained(waitTimeout, "the composer is ready", `(() => { const p = document.getElementById('prompt'); return !!p && !p.disabled && p.value === ''; })()`,
+		`(() => { const p = document.getElementById('prompt'); return JSON.stringify({value: p?.value, disabled: p?.disabled, prompts: document.querySelectorAll('#prompt').length, focus: document.activeElement?.id}); })()`)
 	tb.do("type "+text, chromedp.Click(chromedp.ID("prompt"), chromedp.NodeVisible), typeInto(chromedp.ID("prompt"), text))
 	tb.do("press Enter", chromedp.KeyEvent(kb.Enter))
 }
