@@ -11,6 +11,20 @@ import (
 	"myco/internal/fakemodel"
 )
 
+// openNew creates a session with o and returns it live.
+func (f *mgrFixture) openNew(t *testing.T, o CreateOptions) (string, *live) {
+	t.Helper()
+	id, err := f.m.Create(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.m.open(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, l
+}
+
 // TestOwnMetadataWriteIsNotElsewhere: while this process writes a session's metadata (a
 // title, an archive, a model choice: the writer gate and its file lock are held for the
 // save), the session is not "busy elsewhere", and a submit is not refused for it; it waits
@@ -18,14 +32,7 @@ import (
 func TestOwnMetadataWriteIsNotElsewhere(t *testing.T) {
 	f := newManager(t, ManagerOptions{}, fakemodel.Turn{Text: "hi"})
 	ctx := t.Context()
-	id, err := f.m.Create(ctx, CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := f.m.open(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, l := f.openNew(t, CreateOptions{})
 	// What a metadata write does: rt.Update takes the writer gate for the save.
 	if err := l.rt.acquire(ctx, nil); err != nil {
 		t.Fatal(err)
@@ -139,14 +146,7 @@ func TestRequestLocksSerialize(t *testing.T) {
 func TestNoJobOnAClosedLiveSession(t *testing.T) {
 	f := newManager(t, ManagerOptions{}, fakemodel.Turn{Text: "hi"})
 	ctx := t.Context()
-	id, err := f.m.Create(ctx, CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := f.m.open(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, l := f.openNew(t, CreateOptions{})
 	f.m.CloseSession(id)
 	if _, err := f.m.start(l, JobTurn, "", func(context.Context, *Job) (JobResult, error) { return JobResult{}, nil }); !errors.Is(err, errLiveClosed) {
 		t.Fatalf("a job on a closed live session: %v, want errLiveClosed", err)
@@ -165,14 +165,7 @@ func TestNoJobOnAClosedLiveSession(t *testing.T) {
 func TestUpdateFailurePutsBackTheMetadata(t *testing.T) {
 	f := newManager(t, ManagerOptions{})
 	ctx := t.Context()
-	id, err := f.m.Create(ctx, CreateOptions{Title: "old"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := f.m.open(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, l := f.openNew(t, CreateOptions{Title: "old"})
 	var threads []*Thread
 	l.rt.View(func(s *Session) { threads = s.Threads })
 	f.store.openLog = func(string) (logFile, error) { return nil, errors.New("the disk is gone") }
