@@ -106,10 +106,12 @@ type Manager struct {
 	cancel context.CancelCauseFunc
 	jobs   sync.WaitGroup
 
-	mu     sync.Mutex // guards the fields below
-	live   map[string]*live
-	cache  map[string]*Session // documents loaded for reading, by id
-	closed bool
+	mu   sync.Mutex // guards the fields below
+	live map[string]*live
+	// loading is closed when the session being opened is live (or failed to load).
+	loading map[string]chan struct{}
+	cache   map[string]*Session // documents loaded for reading, by id
+	closed  bool
 }
 
 // NewManager returns the session service over o.Store.
@@ -121,7 +123,7 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		o.DeltaEvery = 40 * time.Millisecond
 	}
 	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry,
-		live: map[string]*live{}, cache: map[string]*Session{}}
+		live: map[string]*live{}, loading: map[string]chan struct{}{}, cache: map[string]*Session{}}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -450,21 +452,58 @@ func (m *Manager) CloseSession(id string) {
 	l.close()
 }
 
-// open returns the live session id, loading it and binding a runtime on first use.
+// open returns the live session id, loading it and binding a runtime on first use. The
+// file is read without the manager's lock (a long session takes a while, and every other
+// session's Stop and Snapshot need that lock), one load per session at a time.
 func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 	m.mu.Lock()
+	for {
+		if m.closed {
+			m.mu.Unlock()
+			return nil, ErrShutdown
+		}
+		if l := m.live[id]; l != nil {
+			m.mu.Unlock()
+			return l, nil
+		}
+		loading := m.loading[id]
+		if loading == nil {
+			break
+		}
+		m.mu.Unlock()
+		select {
+		case <-loading:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+		m.mu.Lock()
+	}
+	loaded := make(chan struct{})
+	m.loading[id] = loaded
+	m.mu.Unlock()
+	l, err := m.bind(ctx, id)
+	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
+	delete(m.loading, id)
+	close(loaded)
+	switch {
+	case err != nil:
+		return nil, err
+	case m.closed:
+		l.close()
 		return nil, ErrShutdown
 	}
-	if l := m.live[id]; l != nil {
-		return l, nil
-	}
+	delete(m.cache, id)
+	m.live[id] = l
+	return l, nil
+}
+
+// bind loads session id and binds a runtime to it, for [Manager.open].
+func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 	sess, err := m.o.Store.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	delete(m.cache, id)
 	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
 	l := &live{m: m, id: id}
 	ro := RuntimeOptions{Store: m.o.Store, Session: sess, Owner: owner, OnMeta: func() { l.publishMeta() }}
@@ -478,6 +517,5 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 	}
 	l.rt = rt
 	l.remove = m.registry.Add(rt)
-	m.live[id] = l
 	return l, nil
 }

@@ -3,6 +3,8 @@ package sessions
 import (
 	"context"
 	"errors"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,4 +179,63 @@ func TestUpdateFailurePutsBackTheMetadata(t *testing.T) {
 			t.Errorf("after a failed save: title %q archived %v, %d threads; want the document as it was", s.Title, s.Archived, len(s.Threads))
 		}
 	})
+}
+
+// TestOpenLoadsWithoutTheManagerLock: while one session's file is being read (here a FIFO
+// that blocks until written), the manager answers for other sessions, and a second open of
+// that session waits for the first load instead of reading the file again.
+func TestOpenLoadsWithoutTheManagerLock(t *testing.T) {
+	f := newManager(t, ManagerOptions{})
+	ctx := t.Context()
+	id, err := f.m.Create(ctx, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := f.store.Path(id)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan *live, 2)
+	for range 2 {
+		go func() {
+			l, err := f.m.open(ctx, id)
+			if err != nil {
+				t.Error(err)
+			}
+			opened <- l
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.m.mu.Lock()
+		loading := f.m.loading[id] != nil
+		f.m.mu.Unlock()
+		if loading {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the open did not start loading")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	answered := make(chan bool, 1)
+	go func() { answered <- f.m.Stop("20261203-000000-aaaaaa") }()
+	select {
+	case <-answered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop of another session waited for this session's file")
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil { // the FIFO's one writer
+		t.Fatal(err)
+	}
+	if a, b := <-opened, <-opened; a == nil || a != b {
+		t.Errorf("two opens of one session: %p and %p, want the same live session", a, b)
+	}
 }
