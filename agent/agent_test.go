@@ -303,12 +303,16 @@ func TestCancelDuringTool(t *testing.T) {
 	m := &fakeModel{turns: []turn{doneTurn(model.StopToolUse, call("fast"), call("slow"))}}
 	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
-	slowStarted := make(chan struct{})
+	// The slow call cancels the run once the fast one has finished: the cancel comes while
+	// it runs. (The sink must not wait for the slow call: it holds the lock the run needs to
+	// announce that call.)
+	fastFinished := make(chan struct{})
 	tools := &fakeTools{fn: func(ctx context.Context, c model.ToolCall) model.ToolResult {
 		if c.ID == "fast" {
 			return model.ToolResult{Text: "fast done"}
 		}
-		close(slowStarted)
+		<-fastFinished
+		cancel(errStopped)
 		<-ctx.Done()
 		return model.ToolResult{Text: "killed", IsError: true}
 	}}
@@ -317,10 +321,8 @@ func TestCancelDuringTool(t *testing.T) {
 	a := newAgent(t, m, tools, nil, Options{
 		Sink: func(ev Event) {
 			rec.sink(ev)
-			// Cancel once the fast call has finished and the slow one is running.
 			if f, ok := ev.(ToolFinished); ok && f.Call.ID == "fast" {
-				<-slowStarted
-				cancel(errStopped)
+				close(fastFinished)
 			}
 		},
 		Checkpoint: func(ctx context.Context, h []model.Message) error {
