@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 )
 
 // What a test does in a page, as a user would (navigate, click, type, press keys), and
@@ -99,7 +100,7 @@ func (tb *tab) send(text string) {
 	tb.waitExplained(waitTimeout, "the composer is ready", `(() => { const p = document.getElementById('prompt'); return !!p && !p.disabled && p.value === ''; })()`,
 		`(() => { const p = document.getElementById('prompt'); return JSON.stringify({value: p?.value, disabled: p?.disabled, prompts: document.querySelectorAll('#prompt').length, focus: document.activeElement?.id}); })()`)
 	tb.do("type "+text, chromedp.Click(chromedp.ID("prompt"), chromedp.NodeVisible), typeInto(chromedp.ID("prompt"), text))
-	tb.do("press Enter", chromedp.KeyEvent(kb.Enter))
+	tb.do("press Enter", pressEnter())
 }
 
 // typeInto focuses the element sel finds and types text into it, key by key. It stands in
@@ -108,6 +109,26 @@ func (tb *tab) send(text string) {
 // which htmx does.
 func typeInto[S chromedp.Selectable](sel S, text string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(chromedp.Focus(sel, chromedp.NodeVisible), chromedp.KeyEvent(text))
+}
+
+// pressEnter presses Enter as a keyboard does: one key-down that carries its text (the page
+// makes its keypress from that same event, so a handler that prevents the key-down prevents
+// the newline), then the key-up. chromedp.KeyEvent sends the text as a separate char event,
+// which lands wherever the focus is by then: in the fresh composer, when the answer to the
+// submit came first, as a stray newline.
+func pressEnter() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		down := input.DispatchKeyEventParams{Type: input.DispatchKeyEventTypeKeyDown, Key: "Enter", Code: "Enter",
+			WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13, Text: "\r", UnmodifiedText: "\r"}
+		up := down
+		up.Type, up.Text, up.UnmodifiedText = input.DispatchKeyEventTypeKeyUp, "", ""
+		for _, ev := range []input.DispatchKeyEventParams{down, up} {
+			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // eval evaluates a JavaScript expression in the page.
