@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"myco/internal/needs"
 )
 
 // route is one route of the router, with its path made concrete.
@@ -150,12 +151,7 @@ func TestSecurityHeaders(t *testing.T) {
 // it. It needs root to switch users (CI runs as root); elsewhere it is skipped, except
 // under CI, where it fails.
 func TestOtherUserRefused(t *testing.T) {
-	if os.Getuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("this test needs root to connect as another user, and CI must run it")
-		}
-		t.Skip("needs root to connect as another user")
-	}
+	needs.Root(t, "connecting as another user")
 	ts := newTestServer(t)
 	_, port, _ := net.SplitHostPort(ts.host)
 	script := `exec 3<>/dev/tcp/127.0.0.1/` + port + ` && printf 'GET /profiles/default/ HTTP/1.0\r\nHost: 127.0.0.1:` + port + `\r\n\r\n' >&3 && head -n1 <&3`

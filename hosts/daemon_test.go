@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -16,6 +15,7 @@ import (
 	"myco/agent/model"
 	"myco/hosts/proto"
 	"myco/hosts/tools"
+	"myco/internal/needs"
 )
 
 // pipeConn is one in-process connection to a daemon.
@@ -339,12 +339,7 @@ func TestWriteResultTooLarge(t *testing.T) {
 // the daemon's shared bash, and the editor names that path when it refuses a relative
 // one: the wiring of myco --mode host-daemon.
 func TestDaemonRelativePaths(t *testing.T) {
-	if _, err := os.Readlink("/proc/self/cwd"); err != nil {
-		if os.Getenv("CI") != "" || runtime.GOOS == "linux" {
-			t.Fatalf("/proc/self/cwd cannot be read on %s: %v", runtime.GOOS, err)
-		}
-		t.Skipf("no /proc on %s: a session's directory cannot be read here", runtime.GOOS)
-	}
+	needs.Proc(t)
 	bash := tools.NewBash(tools.BashOptions{})
 	d := NewDaemon(DaemonOptions{
 		Tools: []tools.Tool{bash, tools.NewEditor(tools.EditorOptions{Dirs: bash})},

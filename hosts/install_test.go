@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"myco/internal/needs"
 )
 
 func TestUnamePlatform(t *testing.T) {
@@ -64,13 +65,7 @@ func binDir(t *testing.T, progs []string, scripts map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, p := range progs {
-		full, err := exec.LookPath(p)
-		if err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing in CI: %v", p, err)
-			}
-			t.Skipf("%s is missing: %v", p, err)
-		}
+		full := needs.Program(t, p, "coreutils")
 		if err := os.Symlink(full, filepath.Join(dir, p)); err != nil {
 			t.Fatal(err)
 		}
@@ -88,13 +83,7 @@ func binDir(t *testing.T, progs []string, scripts map[string]string) string {
 // ~/.local/bin/myco; a copy whose hash differs, or a remote with none of them, installs
 // nothing and leaves no temporary file behind.
 func TestInstallChecksSHA256(t *testing.T) {
-	sum, err := exec.LookPath("sha256sum")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("sha256sum is missing in CI: %v", err)
-		}
-		t.Skipf("sha256sum is missing: %v", err)
-	}
+	sum := needs.Program(t, "sha256sum", "coreutils")
 	base := []string{"sh", "uname", "mkdir", "cat", "chmod", "mv", "rm", "wc"}
 	hashOf := "h=$(" + sum + ")\nh=${h%% *}"
 	binary := []byte("#!/bin/sh\necho a myco stand-in\n")

@@ -7,13 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 
 	"myco/hosts/tools"
+	"myco/internal/needs"
 	"myco/internal/syncbuf"
 )
 
@@ -45,12 +45,7 @@ func dialAsUID(addr string, uid int) (net.Conn, error) {
 // in the abstract namespace, which has no file permissions, so only the peer check stands
 // in the way. Changing uid needs root; CI runs as root.
 func TestDaemonRefusesOtherUID(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("connecting as another uid needs root, and CI runs as root: this case must run there")
-		}
-		t.Skip("connecting as another uid needs root")
-	}
+	needs.Root(t, "connecting as another uid")
 	var log syncbuf.Buffer
 	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	var id [8]byte

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"myco/agent/model"
+	"myco/internal/needs"
 )
 
 // crashDriver is the built sessions/internal/crashdriver, or "" when the build failed.
@@ -42,9 +43,7 @@ func TestMain(m *testing.M) {
 // unknown outcomes; the next process carries on from there. The second case does the same
 // while turns auto-compact between tool rounds.
 func TestCrashRecovery(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the crash test runs the driver for several seconds")
-	}
+	needs.Long(t, "the crash test (it runs the driver for several seconds)")
 	if crashDriver == "" {
 		t.Fatal("the crash driver did not build")
 	}

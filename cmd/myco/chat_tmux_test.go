@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"myco/internal/fakemodel"
+	"myco/internal/needs"
 )
 
 // The tests in this file drive the real binary's terminal chat in a tmux pane (a real
@@ -26,18 +27,10 @@ type tmuxPane struct {
 	sock string
 }
 
-// tmuxBinary returns the path of tmux; without it the test fails in CI and is skipped
-// elsewhere.
+// tmuxBinary returns the path of tmux (see package needs).
 func tmuxBinary(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tmux is needed to drive the terminal chat (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
-	return p
+	return needs.Program(t, "tmux", "apt-get install -y tmux")
 }
 
 // chatHome writes a MYCO_HOME whose default profile has two models at url: m (the

@@ -27,6 +27,7 @@ import (
 	"myco/agent/model"
 	"myco/hosts/proto"
 	"myco/internal/fakemodel"
+	"myco/internal/needs"
 )
 
 // mycoRun is the outcome of one run of the binary.
@@ -90,13 +91,7 @@ func sessionFiles(t *testing.T, home string) string {
 // as root.
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Getuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("this test needs root (to chown a directory to another user), and CI runs as root")
-	}
-	t.Skip("not root: cannot chown a directory to another user")
+	needs.Root(t, "chowning a directory to another user")
 }
 
 // hostile is the escape sequences of the terminal tests: OSC 52 (write the clipboard),
@@ -112,13 +107,7 @@ var mycoSequences = regexp.MustCompile(`\x1b\[(?:[0-9;]*[mABCDK]|\?2004[hl])`)
 // (With stdout not a terminal the answer is written as it is, by design; sec_escapes.txtar
 // covers stderr and --json in that case.)
 func TestSecTerminalEscapesOnPty(t *testing.T) {
-	scriptBin, err := exec.LookPath("script")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("script (util-linux) is needed to give myco a terminal")
-		}
-		t.Skip("script (util-linux) is not installed")
-	}
+	scriptBin := needs.Program(t, "script", "util-linux: apt-get install -y util-linux")
 	bin := binary(t)
 	turns := []fakemodel.Turn{
 		{Status: 529, ErrorType: "overloaded_error", ErrorMessage: "busy " + hostile},

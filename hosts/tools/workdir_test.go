@@ -4,21 +4,11 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-)
 
-// needProc skips where /proc/PID/cwd does not exist, except in CI (Linux), where it fails.
-func needProc(t *testing.T) {
-	t.Helper()
-	if _, err := os.Readlink("/proc/self/cwd"); err != nil {
-		if os.Getenv("CI") != "" || runtime.GOOS == "linux" {
-			t.Fatalf("/proc/self/cwd: %v", err)
-		}
-		t.Skipf("no /proc on %s: a session's directory cannot be read", runtime.GOOS)
-	}
-}
+	"myco/internal/needs"
+)
 
 // sessionIn starts an interactive shell for owner and moves it to dir, waiting until the
 // shell says it is there; it returns the session id.
@@ -46,7 +36,7 @@ func cd(t *testing.T, b *Bash, owner, id, dir string) {
 }
 
 func TestBashWorkDir(t *testing.T) {
-	needProc(t)
+	needs.Proc(t)
 	b := newTestBash(t, BashOptions{})
 	if _, _, ok := b.WorkDir("o1"); ok {
 		t.Fatal("WorkDir of an owner without sessions reports one")
@@ -85,7 +75,7 @@ func TestBashWorkDir(t *testing.T) {
 }
 
 func TestViewImageRelative(t *testing.T) {
-	needProc(t)
+	needs.Proc(t)
 	home := t.TempDir()
 	work, denied, cwd := filepath.Join(home, "work"), filepath.Join(home, "myco"), t.TempDir()
 	for _, f := range []string{filepath.Join(work, "shot.png"), filepath.Join(work, "sub", "deep.png"), filepath.Join(denied, "secret.png"), filepath.Join(cwd, "here.png")} {
@@ -133,7 +123,7 @@ func TestViewImageRelative(t *testing.T) {
 }
 
 func TestEditorRelativePathHint(t *testing.T) {
-	needProc(t)
+	needs.Proc(t)
 	work, cwd := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(work, "main.go"), "package main\n")
 	t.Chdir(cwd)

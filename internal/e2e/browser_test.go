@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"myco/internal/needs"
 	"myco/static"
 )
 
@@ -28,9 +29,7 @@ const (
 // binary embeds, the test is skipped on a developer machine and fails when CI is set.
 func prerequisites(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("browser tests are not short")
-	}
+	needs.Long(t, "the browser tests")
 	var missing []string
 	chrome := ""
 	for _, p := range []string{os.Getenv("CHROME_PATH"), "/usr/bin/chromium", "/usr/bin/chromium-headless-shell"} {
@@ -49,11 +48,7 @@ func prerequisites(t *testing.T) string {
 		missing = append(missing, "the htmx assets in static/vendor ("+strings.Join(m, ", ")+"): run make assets")
 	}
 	if len(missing) > 0 {
-		msg := "browser tests need " + strings.Join(missing, " and ")
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		needs.Missing(t, "browser tests need %s", strings.Join(missing, " and "))
 	}
 	return chrome
 }

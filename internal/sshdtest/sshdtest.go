@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"myco/internal/needs"
 )
 
 // SSHD is the server binary the fixture runs.
@@ -42,16 +44,11 @@ type Server struct {
 // Start starts sshd for the test and stops it, and every myco host daemon started in
 // its TmpDir, when the test ends. When sshd, ssh or ssh-keygen is missing it skips the
 // test, except when the environment variable CI is set: there it fails, since CI installs
-// them.
+// them (see package needs).
 func Start(t testing.TB) *Server {
 	t.Helper()
 	for _, p := range []string{SSHD, "ssh", "ssh-keygen"} {
-		if _, err := exec.LookPath(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing in CI (.ci/run installs openssh-server and openssh-client): %v", p, err)
-			}
-			t.Skipf("%s is missing: %v", p, err)
-		}
+		needs.Program(t, p, "apt-get install -y openssh-server openssh-client")
 	}
 	u, err := user.Current()
 	if err != nil {
