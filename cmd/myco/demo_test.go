@@ -28,20 +28,8 @@ func demo(t *testing.T, args ...string) (*exec.Cmd, io.Reader, *bytes.Buffer, st
 	cmd.Env = append(os.Environ(), "MYCO_BIN="+binary(t), "MYCO_DEMO_HOME="+home, "MYCO_ADDR=127.0.0.1:0",
 		"MYCO_PROFILE=", "MYCO_CONFIG=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the group this test made
-		cmd.Wait()
-	})
-	return cmd, out, &stderr, home
+	out, stderr := startPiped(t, cmd)
+	return cmd, out, stderr, home
 }
 
 // TestDemoServer: make demo's script starts the server against the scripted model and

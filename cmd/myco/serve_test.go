@@ -25,6 +25,18 @@ func startServer(t testing.TB, home string, args ...string) (*exec.Cmd, string, 
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+	out, stderr := startPiped(t, cmd)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no URL on stdout: %v; stderr:\n%s", err, stderr)
+	}
+	return cmd, strings.TrimSpace(line), stderr
+}
+
+// startPiped starts cmd with its stdout piped and its stderr kept, and kills it when the
+// test ends: its process group, when cmd has one of its own, else the process.
+func startPiped(t testing.TB, cmd *exec.Cmd) (io.Reader, *bytes.Buffer) {
+	t.Helper()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -34,12 +46,15 @@ func startServer(t testing.TB, home string, args ...string) (*exec.Cmd, string, 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no URL on stdout: %v; stderr:\n%s", err, &stderr)
-	}
-	return cmd, strings.TrimSpace(line), &stderr
+	t.Cleanup(func() {
+		if cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the group this test made
+		} else {
+			cmd.Process.Kill()
+		}
+		cmd.Wait()
+	})
+	return out, &stderr
 }
 
 // TestServerStartsAndStops runs myco with no mode: the first stdout line is the URL of
