@@ -1,4 +1,4 @@
-module myco
+module myco.dev
 
 go 1.26.0
 

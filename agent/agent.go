@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // Model is all the loop needs from a provider client; *model.Client satisfies it. Stream

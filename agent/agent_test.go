@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 func newAgent(t *testing.T, m *fakeModel, tools Tools, rec *recorder, o Options) *Agent {

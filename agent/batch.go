@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // Texts of results the loop writes itself.

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // Tool call ids must be unique across a conversation: a provider refuses every request whose

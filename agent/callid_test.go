@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 func callWithInput(id, input string) model.Part {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // The agent sees its context use at each step after the first, on the request only: the

@@ -7,6 +7,6 @@
 //
 // The package declares the two small interfaces it needs, [Model] (satisfied by
 // *model.Client) and [Tools] (satisfied by the host harness). It imports only the standard
-// library and myco/agent/model; it never imports handlers, views, templ or chi, nor sessions
+// library and myco.dev/agent/model; it never imports handlers, views, templ or chi, nor sessions
 // or hosts.
 package agent

@@ -3,7 +3,7 @@ package agent
 import (
 	"time"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // Event is something that happened during a run, delivered to [Options.Sink]. The set is

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // turn is one scripted model response: its chunks, then err if set. With block set the

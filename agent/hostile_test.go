@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/agent/model/anthropic"
-	"myco/agent/model/completions"
-	"myco/agent/model/responses"
-	"myco/internal/fakemodel"
+	"myco.dev/agent/model"
+	"myco.dev/agent/model/anthropic"
+	"myco.dev/agent/model/completions"
+	"myco.dev/agent/model/responses"
+	"myco.dev/internal/fakemodel"
 )
 
 // wire is one protocol as a hostile gateway speaks it: raw streams of a bash call whose

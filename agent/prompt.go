@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // PromptOptions are the facts [SystemPrompt] describes.

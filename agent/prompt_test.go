@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 func TestSystemPrompt(t *testing.T) {

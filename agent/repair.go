@@ -1,6 +1,6 @@
 package agent
 
-import "myco/agent/model"
+import "myco.dev/agent/model"
 
 // RepairHistory returns a copy of h that satisfies the invariants every model request needs,
 // and whether anything had to change:

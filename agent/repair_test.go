@@ -3,7 +3,7 @@ package agent
 import (
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 func TestRepairHistory(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"myco/internal/needs"
+	"myco.dev/internal/needs"
 )
 
 // fakeEnv is a process environment.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"myco/sessions"
-	"myco/views"
+	"myco.dev/sessions"
+	"myco.dev/views"
 )
 
 // maxForm bounds a form post: a message with its text, not a file upload.

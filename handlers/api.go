@@ -15,8 +15,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"myco/agent/model"
-	"myco/sessions"
+	"myco.dev/agent/model"
+	"myco.dev/sessions"
 )
 
 // The JSON action API under /profiles/NAME/api/: agents (a parent's bash tool, with curl)

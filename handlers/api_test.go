@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/internal/fakemodel"
-	"myco/sessions"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/sessions"
 )
 
 // call sends a JSON request to the API and decodes the answer.

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/sessions"
-	"myco/views"
+	"myco.dev/agent/model"
+	"myco.dev/sessions"
+	"myco.dev/views"
 )
 
 // bigSession writes a session of n messages: turns of a user's question, an answer with

@@ -5,8 +5,8 @@ import (
 	"io/fs"
 	"net/http"
 
-	"myco/sessions"
-	"myco/views"
+	"myco.dev/sessions"
+	"myco.dev/views"
 )
 
 // HTTPError is an error with the status to answer and the sentence to show a person; the

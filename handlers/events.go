@@ -12,9 +12,9 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
-	"myco/agent/model"
-	"myco/sessions"
-	"myco/views"
+	"myco.dev/agent/model"
+	"myco.dev/sessions"
+	"myco.dev/views"
 )
 
 // sseWriter writes server-sent events and flushes each one.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/internal/fakemodel"
-	"myco/sessions"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/sessions"
 )
 
 // sseEvent is one server-sent event as a client reads it.

@@ -16,10 +16,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"myco/agent/model"
-	"myco/sessions"
-	"myco/static"
-	"myco/workspace"
+	"myco.dev/agent/model"
+	"myco.dev/sessions"
+	"myco.dev/static"
+	"myco.dev/workspace"
 )
 
 // Sessions is what the handlers need of the profile's session service;

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
-	"myco/agent/model/anthropic"
-	"myco/internal/fakemodel"
-	"myco/sessions"
-	"myco/static"
-	"myco/workspace"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/agent/model/anthropic"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/sessions"
+	"myco.dev/static"
+	"myco.dev/workspace"
 )
 
 // testModels is a catalog of one model served by a fake.

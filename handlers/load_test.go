@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/internal/fakemodel"
-	"myco/internal/procstat"
-	"myco/sessions"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/procstat"
+	"myco.dev/sessions"
 )
 
 // loadResult is what a load run measured.

@@ -4,7 +4,7 @@ import (
 	"hash/maphash"
 	"sync"
 
-	"myco/views"
+	"myco.dev/views"
 )
 
 // mdCache keeps rendered Markdown: a finished message never changes, so a transcript is

@@ -11,11 +11,11 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"myco/agent/model"
-	"myco/hosts/tools"
-	"myco/sessions"
-	"myco/static"
-	"myco/views"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
+	"myco.dev/sessions"
+	"myco.dev/static"
+	"myco.dev/views"
 )
 
 // pageMessages bounds the messages a session page renders; older ones load on demand.

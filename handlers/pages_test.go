@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
-	"myco/internal/fakemodel"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
 )
 
 func TestNotFound(t *testing.T) {

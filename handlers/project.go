@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"myco/agent/model"
-	"myco/sessions"
-	"myco/views"
+	"myco.dev/agent/model"
+	"myco.dev/sessions"
+	"myco.dev/views"
 )
 
 // The transcript projection: a thread's stored entries as the messages a person reads.

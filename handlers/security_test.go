@@ -15,7 +15,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"myco/internal/needs"
+	"myco.dev/internal/needs"
 )
 
 // route is one route of the router, with its path made concrete.

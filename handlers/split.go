@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"myco/internal/handoff"
+	"myco.dev/internal/handoff"
 )
 
 // Handing connections to the workers. The supervisor reads the first request of each

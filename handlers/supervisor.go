@@ -15,9 +15,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"myco/profiles"
-	"myco/static"
-	"myco/views"
+	"myco.dev/profiles"
+	"myco.dev/static"
+	"myco.dev/views"
 )
 
 // Workers is what the supervisor needs of the profile workers; *profiles.Pool satisfies it.

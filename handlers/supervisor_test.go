@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"myco/internal/handoff"
+	"myco.dev/internal/handoff"
 )
 
 // TestElsewhere: a worker sends a request it does not serve (another profile's, the

@@ -12,9 +12,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"myco/static"
-	"myco/views"
-	"myco/workspace"
+	"myco.dev/static"
+	"myco.dev/views"
+	"myco.dev/workspace"
 )
 
 // maxDocument bounds a Markdown document the viewer renders; a longer one is paged as

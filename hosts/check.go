@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"myco/hosts/proto"
-	"myco/internal/termtext"
+	"myco.dev/hosts/proto"
+	"myco.dev/internal/termtext"
 )
 
 // CheckResult is what [Remote.Check] found, for `myco hosts check ALIAS`.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/hosts/proto"
+	"myco.dev/hosts/proto"
 )
 
 // TestCheckFiltersRemoteStrings: what `myco hosts check` reports from the remote (the

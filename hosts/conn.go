@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"myco/hosts/proto"
+	"myco.dev/hosts/proto"
 )
 
 // conn is one attached host process: ssh (or, in tests, any command) speaking the host

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"myco/hosts/proto"
-	"myco/hosts/tools"
+	"myco.dev/hosts/proto"
+	"myco.dev/hosts/tools"
 )
 
 // DaemonOptions configures a [Daemon].

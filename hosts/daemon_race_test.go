@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/hosts/proto"
-	"myco/hosts/tools"
+	"myco.dev/hosts/proto"
+	"myco.dev/hosts/tools"
 )
 
 // hookHandler passes every log record to on, in the goroutine that logs it: a test runs

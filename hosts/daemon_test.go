@@ -12,10 +12,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"myco/agent/model"
-	"myco/hosts/proto"
-	"myco/hosts/tools"
-	"myco/internal/needs"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/proto"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/needs"
 )
 
 // pipeConn is one in-process connection to a daemon.

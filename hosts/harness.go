@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"myco/agent/model"
-	"myco/hosts/tools"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
 )
 
 // Local is the name of the in-process host.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
-	"myco/hosts/tools"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
 )
 
 // tinyPNG is a 1x1 PNG.

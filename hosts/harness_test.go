@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
-	"myco/hosts/tools"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
 )
 
 // echoTool records the owner and input of each call.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/internal/needs"
+	"myco.dev/internal/needs"
 )
 
 func TestUnamePlatform(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/sshdtest"
+	"myco.dev/internal/sshdtest"
 )
 
 // mycoBin is the real binary, built once for the suite: host tests run it in --mode host.
@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	if out, err := exec.Command(goTool, "build", "-o", mycoBin, "myco/cmd/myco").CombinedOutput(); err != nil {
+	if out, err := exec.Command(goTool, "build", "-o", mycoBin, "myco.dev/cmd/myco").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build myco: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)

@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"testing"
 
-	"myco/hosts/tools"
-	"myco/internal/needs"
-	"myco/internal/syncbuf"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/needs"
+	"myco.dev/internal/syncbuf"
 )
 
 // dialAsUID connects to the Unix socket addr from a thread whose effective uid is uid, so

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"myco/internal/privdir"
+	"myco.dev/internal/privdir"
 	"net"
 	"os"
 	"os/exec"
@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
-	"myco/hosts/proto"
-	"myco/internal/termtext"
+	"myco.dev/hosts/proto"
+	"myco.dev/internal/termtext"
 )
 
 // DaemonSocket is the name of the daemon's socket in its directory: one daemon per

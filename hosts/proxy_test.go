@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/internal/needs"
+	"myco.dev/internal/needs"
 )
 
 func TestPrivateDir(t *testing.T) {

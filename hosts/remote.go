@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"myco/hosts/proto"
-	"myco/internal/termtext"
+	"myco.dev/hosts/proto"
+	"myco.dev/internal/termtext"
 )
 
 // RemoteSpec is one remote host: an ssh alias and where it was found.

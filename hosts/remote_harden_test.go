@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"myco/hosts/proto"
+	"myco.dev/hosts/proto"
 )
 
 // TestRemoteCallTooLarge: a call over proto.MaxRequestLine is refused by the controller

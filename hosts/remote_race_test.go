@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/hosts/proto"
-	"myco/hosts/tools"
+	"myco.dev/hosts/proto"
+	"myco.dev/hosts/tools"
 )
 
 // TestRemoteCallAfterHostOutputEnded: the host's output ends, and the controller closes

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"myco/hosts/proto"
-	"myco/hosts/tools"
-	"myco/internal/sshdtest"
+	"myco.dev/hosts/proto"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/sshdtest"
 )
 
 // fakeSSH is an ssh stand-in for tests without sshd: it drops the options and the alias

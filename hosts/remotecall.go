@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"myco/hosts/proto"
-	"myco/hosts/tools"
+	"myco.dev/hosts/proto"
+	"myco.dev/hosts/tools"
 )
 
 // Call runs tool on the host for owner, attaching first when needed. Failures to attach

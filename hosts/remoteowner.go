@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"myco/hosts/proto"
+	"myco.dev/hosts/proto"
 )
 
 // Inventory is one host's tool resources of one owner.

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"myco/hosts/proto"
-	"myco/hosts/tools"
-	"myco/internal/throttle"
+	"myco.dev/hosts/proto"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/throttle"
 )
 
 // frame is one read from the controller.

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/hosts/proto"
-	"myco/internal/sshdtest"
+	"myco.dev/hosts/proto"
+	"myco.dev/internal/sshdtest"
 )
 
 // hostProc is the real binary in --mode host over pipes.

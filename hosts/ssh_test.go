@@ -17,12 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/hosts/proto"
-	"myco/internal/sshdtest"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/proto"
+	"myco.dev/internal/sshdtest"
 )
 
-// sshWorld is the shared sshd fixture (see myco/internal/sshdtest) with the remotes its
+// sshWorld is the shared sshd fixture (see myco.dev/internal/sshdtest) with the remotes its
 // ~/.ssh/config names, each running the test binary.
 type sshWorld struct {
 	*sshdtest.Server

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"myco/hosts/proto"
-	"myco/internal/termtext"
+	"myco.dev/hosts/proto"
+	"myco.dev/internal/termtext"
 )
 
 // What a remote says reaches a user's terminal: its hello in [Status] and [CheckResult],

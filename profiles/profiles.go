@@ -24,8 +24,8 @@ import (
 	"syscall"
 	"time"
 
-	"myco/internal/handoff"
-	"myco/internal/privdir"
+	"myco.dev/internal/handoff"
+	"myco.dev/internal/privdir"
 )
 
 // Options configures a [Pool].

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"myco/agent/model"
-	"myco/hosts/tools"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
 )
 
 // MaxAttachmentText bounds a text file attached inline, like the editor's view cap.

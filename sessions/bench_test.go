@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
-	"myco/internal/fakemodel"
-	"myco/workspace"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/workspace"
 )
 
 // benchSession makes a session of n messages (alternating inputs and answers of about 400

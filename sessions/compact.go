@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"myco/agent"
-	"myco/agent/model"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
 )
 
 // ErrCompactionLoop reports a compaction refused by the guard rails: the successor would

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent"
-	"myco/agent/model"
-	"myco/internal/fakemodel"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
 )
 
 const summaryText = "## Goal\nShip it.\n## User constraints\n\"no new deps\"\n## Next action\nrun go test"

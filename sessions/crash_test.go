@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/internal/needs"
+	"myco.dev/agent/model"
+	"myco.dev/internal/needs"
 )
 
 // crashDriver is the built sessions/internal/crashdriver, or "" when the build failed.

@@ -3,7 +3,7 @@ package sessions
 import (
 	"testing"
 
-	"myco/internal/depstest"
+	"myco.dev/internal/depstest"
 )
 
 // TestDeps keeps sessions below the HTTP layers.

@@ -3,7 +3,7 @@ package sessions
 import (
 	"time"
 
-	"myco/agent"
+	"myco.dev/agent"
 )
 
 // Event is something a [Runner] reports to its sink. The set is closed: [AgentEvent],

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
-	"myco/agent/model/anthropic"
-	"myco/internal/fakemodel"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/agent/model/anthropic"
+	"myco.dev/internal/fakemodel"
 )
 
 // startModel runs a fake model with turns and returns a client for it.

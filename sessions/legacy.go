@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // The older schemas are single JSON documents, rewritten whole by the binaries that wrote

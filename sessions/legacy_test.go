@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // copyFixture puts testdata/name into a fresh store as id.session.

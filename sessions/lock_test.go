@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/internal/fakemodel"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
 )
 
 // Two runtimes of one session in one process share its writer gate: the second waits for

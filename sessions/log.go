@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"myco/agent/model"
-	"myco/hosts/tools"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
 )
 
 // record is one line of a session log. Exactly one of the pointers is set.

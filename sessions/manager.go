@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
 )
 
 // Errors of the session service that callers branch on with errors.Is.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
-	"myco/internal/fakemodel"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
 )
 
 // testModels is a catalog of agent configurations by key.

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
-	"myco/internal/fakemodel"
-	"myco/workspace"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/workspace"
 )
 
 // preludeNotes returns the texts of the hidden prelude notes in a request's messages.

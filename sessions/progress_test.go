@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
-	"myco/hosts"
-	"myco/hosts/proto"
-	"myco/hosts/tools"
-	"myco/internal/fakemodel"
+	"myco.dev/agent/model"
+	"myco.dev/hosts"
+	"myco.dev/hosts/proto"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/fakemodel"
 )
 
 // A real bash exec reports its output while it runs; loaded at that moment (as after a

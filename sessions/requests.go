@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // The idempotent requests of the JSON API: every create, submit and action carries a

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
-	"myco/internal/fakemodel"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
 )
 
 // openNew creates a session with o and returns it live.

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
-	"myco/hosts/tools"
-	"myco/internal/throttle"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/throttle"
 )
 
 // Errors callers branch on with errors.Is.

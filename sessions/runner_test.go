@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"myco/agent/model"
-	"myco/internal/fakemodel"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
 )
 
 func TestSubmitDurableTurn(t *testing.T) {

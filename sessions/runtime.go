@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // Tools is the tool executor a runtime drives; *hosts.Executor satisfies it. It must be

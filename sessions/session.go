@@ -5,8 +5,8 @@ import (
 	"os"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
 )
 
 // Version is the session schema version this binary writes.

@@ -19,8 +19,8 @@ import (
 	"sync"
 	"time"
 
-	"myco/agent/model"
-	"myco/internal/atomicfile"
+	"myco.dev/agent/model"
+	"myco.dev/internal/atomicfile"
 )
 
 // ErrNotFound reports a session id with no file in the store.

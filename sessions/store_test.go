@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 func newSession(t *testing.T, st *Store) *Session {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"myco/agent/model"
-	"myco/hosts/tools"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
 )
 
 // Registry maps tool-resource owners to their runtimes, so that the root-only session

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"myco/hosts/tools"
-	"myco/internal/fakemodel"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/fakemodel"
 )
 
 var (

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // maxTree bounds the sessions a tree roll-up visits.

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
 )
 
 // Update types: the events of the session service, as every front end sees them.

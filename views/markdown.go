@@ -23,7 +23,7 @@ import (
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
-	"myco/views/lexers"
+	"myco.dev/views/lexers"
 )
 
 // MaxMarkdownBytes bounds what [Markdown] formats; a longer source is shown as plain text.

@@ -7,5 +7,5 @@
 //
 // It renders text blocks and plain Go values; it imports only the standard library, so the
 // agent, sessions, the browser's handlers and the tool adapter in
-// [myco/workspace/preludetool] build on it. It never imports handlers, views, templ or chi.
+// [myco.dev/workspace/preludetool] build on it. It never imports handlers, views, templ or chi.
 package workspace

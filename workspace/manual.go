@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"myco/internal/atomicfile"
+	"myco.dev/internal/atomicfile"
 )
 
 // ExportManual writes the Markdown files of manual (the embedded docs/) into dir, replacing

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"myco/docs"
-	"myco/internal/termtext"
+	"myco.dev/docs"
+	"myco.dev/internal/termtext"
 )
 
 // app is one invocation of the binary.

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
-	"myco/agent/model/anthropic"
-	"myco/hosts"
-	"myco/hosts/tools"
-	"myco/internal/fakemodel"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/agent/model/anthropic"
+	"myco.dev/hosts"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/fakemodel"
 )
 
 // BenchmarkToolRoundTrip measures one tool round trip of the agent loop (a model step

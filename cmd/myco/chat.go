@@ -9,9 +9,9 @@ import (
 	"strings"
 	"syscall"
 
-	"myco/agent/model"
-	"myco/internal/lineedit"
-	"myco/sessions"
+	"myco.dev/agent/model"
+	"myco.dev/internal/lineedit"
+	"myco.dev/sessions"
 )
 
 const chatHelp = `myco --mode cli: a scrolling terminal chat on a durable session

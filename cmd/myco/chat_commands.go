@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"myco/internal/termtext"
-	"myco/sessions"
+	"myco.dev/internal/termtext"
+	"myco.dev/sessions"
 )
 
 // maxListed is how many sessions /sessions shows; a filter finds the others.

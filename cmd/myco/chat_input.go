@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"myco/internal/lineedit"
+	"myco.dev/internal/lineedit"
 )
 
 // historySize is how many messages the chat's history keeps, in the profile's cli-history.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"myco/sessions"
-	"myco/views"
+	"myco.dev/sessions"
+	"myco.dev/views"
 )
 
 // catalog returns the engine's model catalog.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
-	"myco/internal/needs"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/needs"
 )
 
 // The tests in this file drive the real binary's terminal chat in a tmux pane (a real

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
+	"myco.dev/internal/fakemodel"
 )
 
 // TestBrowserDocCurlExamples runs the curl examples of docs/browser.md verbatim against the

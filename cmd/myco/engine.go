@@ -12,15 +12,15 @@ import (
 	"strings"
 	"sync"
 
-	"myco/agent"
-	"myco/agent/model"
-	"myco/config"
-	"myco/hosts"
-	"myco/hosts/tools"
-	"myco/internal/reaper"
-	"myco/sessions"
-	"myco/workspace"
-	"myco/workspace/preludetool"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/config"
+	"myco.dev/hosts"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/reaper"
+	"myco.dev/sessions"
+	"myco.dev/workspace"
+	"myco.dev/workspace/preludetool"
 )
 
 // engine is one profile's session service and what it runs on: the host harness shared

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
-	"myco/internal/sshdtest"
-	"myco/internal/syncbuf"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/sshdtest"
+	"myco.dev/internal/syncbuf"
 )
 
 // chatProc is the real binary's terminal chat, fed line by line.

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"syscall"
 
-	"myco/hosts"
-	"myco/hosts/proto"
-	"myco/hosts/tools"
-	"myco/internal/reaper"
+	"myco.dev/hosts"
+	"myco.dev/hosts/proto"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/reaper"
 )
 
 // hostMode runs myco --mode host: a thin proxy between stdin and stdout and the per-user

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
-	"myco/sessions"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/sessions"
 )
 
 // running reports whether process pid exists and is not a zombie (an orphan's zombie

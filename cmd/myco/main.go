@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"myco/internal/reaper"
+	"myco.dev/internal/reaper"
 )
 
 // version is the binary's version, set at build time with -ldflags "-X main.version=…".

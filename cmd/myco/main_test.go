@@ -10,7 +10,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"myco/internal/fakemodel"
+	"myco.dev/internal/fakemodel"
 )
 
 func TestMain(m *testing.M) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
+	"myco.dev/internal/fakemodel"
 )
 
 // parentScript is what a parent agent's bash does to delegate, with curl and nothing else:

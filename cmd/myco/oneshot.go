@@ -10,8 +10,8 @@ import (
 	"strings"
 	"syscall"
 
-	"myco/agent/model"
-	"myco/sessions"
+	"myco.dev/agent/model"
+	"myco.dev/sessions"
 )
 
 // oneShot runs `myco -p`: one turn on a new durable session, or on a saved one with

@@ -11,11 +11,11 @@ import (
 
 	"golang.org/x/term"
 
-	"myco/agent"
-	"myco/internal/termmd"
-	"myco/internal/termtext"
-	"myco/sessions"
-	"myco/views"
+	"myco.dev/agent"
+	"myco.dev/internal/termmd"
+	"myco.dev/internal/termtext"
+	"myco.dev/sessions"
+	"myco.dev/views"
 )
 
 // printer renders the session service's updates for a terminal: the answer on stdout and

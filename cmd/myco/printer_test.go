@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent"
-	"myco/sessions"
-	"myco/views"
+	"myco.dev/agent"
+	"myco.dev/sessions"
+	"myco.dev/views"
 )
 
 // TestPrinterChatLines renders a turn's updates as the chat and as myco -p print them.

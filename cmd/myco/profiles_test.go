@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
-	"myco/sessions"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/sessions"
 )
 
 // addProfile writes profile name's config, a model served by url, under home.

@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"myco/config"
-	"myco/hosts"
-	"myco/hosts/proto"
+	"myco.dev/config"
+	"myco.dev/hosts"
+	"myco.dev/hosts/proto"
 )
 
 // remoteOptions builds the harness options for the remotes of ~/.ssh/config: lazy ssh

@@ -24,10 +24,10 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/hosts/proto"
-	"myco/internal/fakemodel"
-	"myco/internal/needs"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/proto"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/needs"
 )
 
 // mycoRun is the outcome of one run of the binary.

@@ -17,12 +17,12 @@ import (
 	"syscall"
 	"time"
 
-	"myco/config"
-	"myco/handlers"
-	"myco/hosts"
-	"myco/internal/privdir"
-	"myco/profiles"
-	"myco/static"
+	"myco.dev/config"
+	"myco.dev/handlers"
+	"myco.dev/hosts"
+	"myco.dev/internal/privdir"
+	"myco.dev/profiles"
+	"myco.dev/static"
 )
 
 // defaultAddr is where the server listens unless --addr says otherwise.

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
-	"myco/sessions"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/sessions"
 )
 
 // startServer runs the real binary as the server on a free loopback port and returns its

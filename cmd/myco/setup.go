@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"myco/agent/model"
-	"myco/agent/model/anthropic"
-	"myco/agent/model/completions"
-	"myco/agent/model/responses"
-	"myco/config"
-	"myco/hosts"
-	"myco/internal/termtext"
+	"myco.dev/agent/model"
+	"myco.dev/agent/model/anthropic"
+	"myco.dev/agent/model/completions"
+	"myco.dev/agent/model/responses"
+	"myco.dev/config"
+	"myco.dev/hosts"
+	"myco.dev/internal/termtext"
 )
 
 // profile is everything startup resolves once: paths, config, the selected model and the

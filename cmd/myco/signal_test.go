@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
-	"myco/sessions"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/sessions"
 )
 
 // TestInterruptExits130 sends SIGINT to myco -p while a tool runs: the exit status is 130,

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
-	"myco/internal/procstat"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/procstat"
 )
 
 // BenchmarkSupervisor measures what the supervisor adds: a request and an event through it

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"myco/internal/fakemodel"
-	"myco/internal/sshdtest"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/sshdtest"
 )
 
 // TestImageCapFollowsModelSwitch: the hosts run with the catalog's largest image cap and

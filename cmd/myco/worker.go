@@ -14,11 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"myco/handlers"
-	"myco/internal/handoff"
-	"myco/profiles"
-	"myco/static"
-	"myco/workspace"
+	"myco.dev/handlers"
+	"myco.dev/internal/handoff"
+	"myco.dev/profiles"
+	"myco.dev/static"
+	"myco.dev/workspace"
 )
 
 // profileWorker runs myco --mode profile-worker: one profile's pages, API and sessions,

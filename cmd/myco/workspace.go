@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 
-	"myco/config"
-	"myco/docs"
-	"myco/workspace"
+	"myco.dev/config"
+	"myco.dev/docs"
+	"myco.dev/workspace"
 )
 
 // startWorkspace does what every profile start does to the workspace: export the manual

@@ -14,7 +14,7 @@ import (
 	"io"
 	"sync"
 
-	"myco/hosts/tools"
+	"myco.dev/hosts/tools"
 )
 
 // Version is the protocol version. Both sides send it in their hello; a mismatch fails

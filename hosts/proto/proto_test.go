@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"myco/hosts/tools"
+	"myco.dev/hosts/tools"
 )
 
 func TestRoundTrip(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // BashOptions configures a [Bash] service. Zero fields take the defaults shown.
@@ -37,7 +37,7 @@ type BashOptions struct {
 	SettleQuiet time.Duration
 	DefaultWait time.Duration
 	// Reaper, when not nil, is told each process group the tool starts and ends, so that
-	// the groups die with the host process however it ends (see myco/internal/reaper).
+	// the groups die with the host process however it ends (see myco.dev/internal/reaper).
 	// nil means none: the groups are killed when the tool ends them, on Release and on
 	// Close, but not when the host process is killed.
 	Reaper Reaper

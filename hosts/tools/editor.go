@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // EditorOptions configures the editor. Zero values take the defaults.

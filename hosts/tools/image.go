@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // ImageOptions configures view_image.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // ImageLimit is the image cap of the model a tool call is made for.

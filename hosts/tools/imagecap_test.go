@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // TestViewImageModelLimit: view_image started with a large cap holds each call to the cap

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // Result is what a tool call returns to the model.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/internal/needs"
+	"myco.dev/internal/needs"
 )
 
 // sessionIn starts an interactive shell for owner and moves it to dir, waiting until the

@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
-	"myco/internal/needs"
-	"myco/static"
+	"myco.dev/internal/needs"
+	"myco.dev/static"
 )
 
 // Timeouts of the waits. Every wait is bounded; none relies on a sleep being long enough.

@@ -17,7 +17,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"myco/internal/fakemodel"
+	"myco.dev/internal/fakemodel"
 )
 
 // TestBrowserExfiltration renders every vector of the exfiltration corpus

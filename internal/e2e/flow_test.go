@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"myco/internal/fakemodel"
+	"myco.dev/internal/fakemodel"
 )
 
 // TestBrowserFlow walks through the main flow a user takes, with real clicks and key

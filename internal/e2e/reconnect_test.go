@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
+	"myco.dev/internal/fakemodel"
 )
 
 // TestBrowserReconnect cuts the browser's event connection in the middle of a turn and

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/fakemodel"
+	"myco.dev/internal/fakemodel"
 )
 
 // The real binary, started the way a user starts it: `myco --addr 127.0.0.1:0` with
@@ -44,7 +44,7 @@ func binary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "myco")
-		out, err := exec.Command("go", "build", "-o", binPath, "myco/cmd/myco").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binPath, "myco.dev/cmd/myco").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build myco/cmd/myco: %w\n%s", err, bytes.TrimSpace(out))
 		}

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"myco/internal/fakemodel"
+	"myco.dev/internal/fakemodel"
 )
 
 // TestBrowserTabs opens one session in two tabs, which share the browser's one event

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"myco/internal/termtext"
+	"myco.dev/internal/termtext"
 )
 
 // Newline is how a line break inside the line being edited shows: a pasted block's line

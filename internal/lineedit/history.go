@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"myco/internal/atomicfile"
+	"myco.dev/internal/atomicfile"
 )
 
 // MaxEntry is the size in bytes of the longest entry a [History] saves to its file; a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/internal/syncbuf"
+	"myco.dev/internal/syncbuf"
 )
 
 type result struct {

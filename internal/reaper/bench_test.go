@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"myco/hosts/tools"
+	"myco.dev/hosts/tools"
 )
 
 // BenchmarkBashExec measures a bash tool exec of `true` without a reaper and with one (its

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"myco/internal/needs"
+	"myco.dev/internal/needs"
 )
 
 // SSHD is the server binary the fixture runs.

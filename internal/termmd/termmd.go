@@ -6,7 +6,7 @@
 // fence, is held back, and a held span is given up after [maxHeld] bytes, so the answer
 // still streams.
 //
-// The input must already be safe for a terminal ([myco/internal/termtext.Safe]): the
+// The input must already be safe for a terminal ([myco.dev/internal/termtext.Safe]): the
 // renderer adds SGR sequences and nothing else.
 package termmd
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 
-	"myco/internal/needs"
+	"myco.dev/internal/needs"
 )
 
 // TestTable: the languages models write most have lexers, by name and alias in any case;

@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"strings"
 
-	"myco/agent/model"
-	"myco/hosts/tools"
-	"myco/workspace"
+	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
+	"myco.dev/workspace"
 )
 
 // Tool is the prelude tool. It is safe for concurrent use.

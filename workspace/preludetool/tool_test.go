@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/workspace"
+	"myco.dev/workspace"
 )
 
 func TestTool(t *testing.T) {

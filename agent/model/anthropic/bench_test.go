@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/agent/model/anthropic"
+	"myco.dev/agent/model"
+	"myco.dev/agent/model/anthropic"
 )
 
 // benchStream is an anthropic stream of n one-word text deltas and a tool call whose

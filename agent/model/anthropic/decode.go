@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // event is the union of the stream's event payloads; unknown fields are ignored.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // decodeFile decodes testdata/name and returns every chunk and the error.

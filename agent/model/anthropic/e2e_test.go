@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/agent/model/anthropic"
-	"myco/internal/fakemodel"
+	"myco.dev/agent/model"
+	"myco.dev/agent/model/anthropic"
+	"myco.dev/internal/fakemodel"
 )
 
 // start runs a fake model with turns and returns a client for it.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // DefaultMaxTokens is the max_tokens sent when the request sets no output cap; the API

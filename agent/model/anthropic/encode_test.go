@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // encode returns the body Encode produces for req, decoded generically.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // toolStream is a tool call whose arguments arrive in three deltas, with middle in place

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // streamChunk is one chat.completion.chunk, or an error object sent in its place.

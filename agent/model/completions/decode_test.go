@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // decoded is what a stream turned into, with the deltas joined so they can be checked

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // The request body. Field order follows the SDK's CompletionCreateParams so recorded

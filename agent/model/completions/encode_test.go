@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 func resultPart(r model.ToolResult) model.Part {

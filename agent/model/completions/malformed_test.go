@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // argStream is a tool call whose argument fragments have middle between them.

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // finish assembles the message from the output items and yields Done. An output item of

@@ -7,7 +7,7 @@ import (
 	"iter"
 	"strings"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // event is the union of the stream event fields the decoder reads; unknown fields

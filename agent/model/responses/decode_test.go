@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // decoded is what a stream turned into.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"myco/agent/model"
-	"myco/internal/fakemodel"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
 )
 
 // These tests run the protocol through model.Client against the fake server over real

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // request is the body of POST /responses.

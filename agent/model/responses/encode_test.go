@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 func encodeMap(t *testing.T, req model.Request) map[string]any {

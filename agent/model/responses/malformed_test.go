@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // callStream is a function call whose argument deltas have middle between them.

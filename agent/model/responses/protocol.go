@@ -4,7 +4,7 @@ import (
 	"iter"
 	"net/http"
 
-	"myco/agent/model"
+	"myco.dev/agent/model"
 )
 
 // name is the protocol's config name; thinking parts carrying it are replayed as reasoning

@@ -21,12 +21,12 @@ import (
 	"strings"
 	"time"
 
-	"myco/agent"
-	"myco/agent/model"
-	"myco/agent/model/anthropic"
-	"myco/hosts/tools"
-	"myco/internal/fakemodel"
-	"myco/sessions"
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/agent/model/anthropic"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/sessions"
 )
 
 type work struct{ bash *tools.Bash }

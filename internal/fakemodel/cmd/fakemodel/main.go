@@ -13,7 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"myco/internal/fakemodel"
+	"myco.dev/internal/fakemodel"
 )
 
 func main() {

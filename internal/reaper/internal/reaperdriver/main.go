@@ -16,8 +16,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"myco/hosts/tools"
-	"myco/internal/reaper"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/reaper"
 )
 
 // announcer prints "tracked PGID" once the reaper has a group, so the test kills the
