@@ -110,6 +110,12 @@ func run(dir, id string, turns int, w work, prefix string, compact bool) error {
 		}
 	}
 	done := len(seen)
+	if done > 0 {
+		// Turns whose input a killed predecessor made durable count as done: when that was
+		// the last one, this process has nothing left to run and would otherwise report
+		// nothing.
+		fmt.Fprintf(os.Stdout, "done %d\n", done)
+	}
 	rt, err := sessions.NewRuntime(sessions.RuntimeOptions{Store: store, Session: sess, Tools: w, Owner: fmt.Sprintf("%s/rt-%d", id, os.Getpid())})
 	if err != nil {
 		return err
