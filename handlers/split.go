@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"myco.dev/internal/handoff"
+	"myco.dev/internal/peercred"
 )
 
 // Handing connections to the workers. The supervisor reads the first request of each
@@ -112,7 +113,7 @@ func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn) {
 		keep()
 		return
 	}
-	if uid, err := PeerUID(c.RemoteAddr(), c.LocalAddr()); err != nil || uid != s.UID {
+	if uid, err := peercred.TCP(c.RemoteAddr(), c.LocalAddr()); err != nil || uid != s.UID {
 		keep() // refused by the supervisor's own checks, without starting a worker
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"myco.dev/hosts/proto"
 	"myco.dev/hosts/tools"
+	"myco.dev/internal/peercred"
 )
 
 // DaemonOptions configures a [Daemon].
@@ -303,7 +304,7 @@ func (d *Daemon) Run(ctx context.Context, l net.Listener, lock func() (unlock fu
 				}
 				continue
 			}
-			if err := checkPeer(c); errors.Is(err, errNoPeerCred) {
+			if err := checkPeer(c); errors.Is(err, peercred.ErrUnavailable) {
 				if !warnedCred {
 					warnedCred = true
 					d.log.Warn("this system does not tell a socket's peer; the daemon relies on its directory's permissions", "err", err)

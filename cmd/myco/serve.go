@@ -20,6 +20,7 @@ import (
 	"myco.dev/config"
 	"myco.dev/handlers"
 	"myco.dev/hosts"
+	"myco.dev/internal/peercred"
 	"myco.dev/internal/privdir"
 	"myco.dev/profiles"
 	"myco.dev/static"
@@ -56,7 +57,7 @@ func (a *app) serve(o options) int {
 	}
 	port := handlers.PortOf(ln.Addr())
 	token := ""
-	if !handlers.PeerCredAvailable() {
+	if !peercred.TCPAvailable() {
 		// The owner of a connection cannot be told here: the server asks for a secret
 		// that only this user can read, carried once in the printed URL.
 		if err := os.MkdirAll(paths.Home, 0o700); err != nil {

@@ -1,4 +1,4 @@
-package handlers
+package peercred
 
 import (
 	"encoding/binary"
