@@ -32,6 +32,7 @@ func startSSE(w http.ResponseWriter) (*sseWriter, error) {
 	h.Set("X-Accel-Buffering", "no")
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Time{})
+	rc.SetReadDeadline(time.Time{}) // the request is read; the stream lasts (see server.go)
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write([]byte("retry: 1000\n\n")); err != nil {
 		return nil, err

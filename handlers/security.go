@@ -43,6 +43,7 @@ func setHeaders(h http.Header) {
 func hostCheck(port string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !allowedHost(r.Host, port) {
+			w.Header().Set("Connection", "close")
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(http.StatusMisdirectedRequest)
 			w.Write([]byte("myco answers only to loopback names with its own port (http://127.0.0.1:" + port +
@@ -95,7 +96,10 @@ func originCheck(port string, r *http.Request) (refused string) {
 	}
 }
 
+// forbid refuses a request with 403 and closes its connection, so that a refused client
+// holds nothing once it has its answer.
 func forbid(w http.ResponseWriter, msg string) {
+	w.Header().Set("Connection", "close")
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusForbidden)
 	w.Write([]byte(msg + "\n"))
@@ -115,7 +119,7 @@ func tokenCheck(token, port string, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		// Agents' tools send MYCO_SERVER_TOKEN as a bearer token.
+		// Agents' tools send the token file's header (curl -H @$MYCO_SERVER_TOKEN_FILE).
 		if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && subtle.ConstantTimeCompare([]byte(b), []byte(token)) == 1 {
 			next.ServeHTTP(w, r)
 			return

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -39,17 +40,18 @@ func (sv *Supervisor) Listener(ln net.Listener, h Handoffs) net.Listener {
 	if h == nil || sv.s.Token != "" {
 		return ln
 	}
-	l := &splitListener{Listener: ln, conns: make(chan net.Conn), done: make(chan struct{})}
+	l := &splitListener{Listener: ln, conns: make(chan net.Conn), foreign: make(chan struct{}, maxForeign), done: make(chan struct{})}
 	go l.run(sv.s, h)
 	return l
 }
 
 type splitListener struct {
 	net.Listener
-	conns chan net.Conn
-	done  chan struct{} // closed by finish
-	once  sync.Once
-	err   error // why the listener ended: set once, before done is closed
+	conns   chan net.Conn
+	foreign chan struct{} // a slot per connection of another user being refused
+	done    chan struct{} // closed by finish
+	once    sync.Once
+	err     error // why the listener ended: set once, before done is closed
 }
 
 // finish ends the listener with err: Accept returns it from then on.
@@ -86,8 +88,25 @@ func (l *splitListener) run(s *supervisor, h Handoffs) {
 	}
 }
 
-// route reads c's first request and hands c to the worker it is for, or keeps it.
+// maxForeign bounds the connections of other users that are being refused at once;
+// beyond it, one is closed unanswered. Another user can then never hold more than this
+// many of the server's descriptors, however many connections it opens.
+const maxForeign = 8
+
+// route reads c's first request and hands c to the worker it is for, or keeps it. A
+// connection of another user is refused before anything of it is read.
 func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn) {
+	uid, uidErr := peercred.TCP(c.RemoteAddr(), c.LocalAddr())
+	if uidErr == nil && uid != s.UID {
+		select {
+		case l.foreign <- struct{}{}:
+			refuse(c, fmt.Sprintf("this myco server belongs to uid %d; the connection comes from uid %d", s.UID, uid))
+			<-l.foreign
+		default:
+			c.Close()
+		}
+		return
+	}
 	rec := &recording{Conn: c}
 	keep := func() {
 		select {
@@ -113,8 +132,8 @@ func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn) {
 		keep()
 		return
 	}
-	if uid, err := peercred.TCP(c.RemoteAddr(), c.LocalAddr()); err != nil || uid != s.UID {
-		keep() // refused by the supervisor's own checks, without starting a worker
+	if uidErr != nil {
+		keep() // refused by the supervisor's own owner check, without starting a worker
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -130,6 +149,15 @@ func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn) {
 		return
 	}
 	c.Close() // the worker has its own copy
+}
+
+// refuse answers a connection of another user with a 403 and closes it: its request is
+// read (bounded in time and size) only so that the answer reaches it rather than a reset.
+func refuse(c net.Conn, msg string) {
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	http.ReadRequest(bufio.NewReader(io.LimitReader(c, 16<<10)))
+	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s\n", len(msg)+1, msg)
 }
 
 // profileOf returns NAME of a path /profiles/NAME or /profiles/NAME/…, or "".

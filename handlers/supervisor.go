@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"myco.dev/internal/handoff"
 	"myco.dev/profiles"
 	"myco.dev/static"
 	"myco.dev/views"
@@ -22,9 +23,9 @@ import (
 
 // Workers is what the supervisor needs of the profile workers; *profiles.Pool satisfies it.
 type Workers interface {
-	// SocketOf starts profile name's worker if it does not run and returns its socket and
-	// generation (a new one for each process started behind that socket).
-	SocketOf(ctx context.Context, name string) (socket string, generation int, err error)
+	// Worker starts profile name's worker if it does not run and returns the sender that
+	// reaches it and its generation (a new one for each process started).
+	Worker(ctx context.Context, name string) (snd *handoff.Sender, generation int, err error)
 	States() []profiles.State
 }
 
@@ -54,9 +55,9 @@ type supervisor struct {
 	streams streams
 }
 
-// workerProxy forwards to one worker's socket.
+// workerProxy forwards to one worker process.
 type workerProxy struct {
-	socket     string
+	sender     *handoff.Sender
 	generation int
 	transport  *http.Transport
 	proxy      *httputil.ReverseProxy
@@ -72,7 +73,7 @@ type Supervisor struct {
 // NewSupervisor returns the supervisor's handler.
 func NewSupervisor(d SupervisorDeps) *Supervisor {
 	if d.Log == nil {
-		d.Log = slog.New(slog.DiscardHandler)
+		d.Log = slog.Default()
 	}
 	s := &supervisor{SupervisorDeps: d, proxies: map[string]*workerProxy{}}
 	s.streams.s = s
@@ -143,6 +144,9 @@ func (s *supervisor) forward(w http.ResponseWriter, r *http.Request) {
 		s.workerError(w, r, name, err)
 		return
 	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		unbounded(w) // read whole; its answer may be an event stream that lasts
+	}
 	p.proxy.ServeHTTP(w, r)
 }
 
@@ -150,30 +154,28 @@ func (s *supervisor) forward(w http.ResponseWriter, r *http.Request) {
 // restarted worker gets a fresh transport, so no idle connection to its predecessor is
 // used.
 func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, error) {
-	sock, gen, err := s.Workers.SocketOf(ctx, name)
+	snd, gen, err := s.Workers.Worker(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// A restarted worker serves the same socket path: the old transport's kept connections
-	// lead to the process that ended, and a request sent on one (a POST is not retried)
-	// would fail.
-	if p := s.proxies[name]; p != nil && p.socket == sock && p.generation == gen {
+	// A restarted worker is a new process: the old transport's kept connections lead to the
+	// process that ended, and a request sent on one (a POST is not retried) would fail.
+	if p := s.proxies[name]; p != nil && p.sender == snd && p.generation == gen {
 		return p, nil
 	}
 	if old := s.proxies[name]; old != nil {
 		old.transport.CloseIdleConnections()
 	}
 	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "unix", sock)
-		},
+		// Each connection is a fresh socket pair whose other end the worker is handed.
+		DialContext:         func(context.Context, string, string) (net.Conn, error) { return snd.Dial() },
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	p := &workerProxy{socket: sock, generation: gen, transport: tr, proxy: &httputil.ReverseProxy{
+	p := &workerProxy{sender: snd, generation: gen, transport: tr, proxy: &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "profile-"+name
 			pr.Out.Host = pr.In.Host // the worker checks the same Host

@@ -1,6 +1,8 @@
 // Package profiles runs the browser server's profile workers: one process per profile
 // (myco --mode profile-worker), started on the first request for it, serving that profile
-// behind a private Unix socket in a directory only the user can enter. A worker that
+// over a channel it inherits at start (one end of a socket pair, file descriptor 3; see
+// package handoff): it has no name in the file system, so no other process can reach the
+// worker, or stand in for it. A worker that
 // crashes is started again on the next request, after a growing pause when it keeps
 // crashing; its sessions recover the way any stopped process's do. Closing the pool closes
 // the workers' stdin pipes: each stops its sessions, saves them and exits.
@@ -17,7 +19,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -25,16 +26,13 @@ import (
 	"time"
 
 	"myco.dev/internal/handoff"
-	"myco.dev/internal/privdir"
 )
 
 // Options configures a [Pool].
 type Options struct {
-	// Dir is the private directory of the workers' sockets; it is created 0700 and must
-	// belong to the user.
-	Dir string
-	// Command returns the command line and the environment of profile name's worker; the
-	// pool appends --socket PATH. The worker prints "ready" on stdout once it serves.
+	// Command returns the command line and the environment of profile name's worker. The
+	// worker takes connections over its file descriptor 3 and prints "ready" on stdout
+	// once it serves.
 	Command func(name string) (argv, env []string)
 	// Stderr receives the workers' stderr, each line prefixed with its profile; nil
 	// discards it.
@@ -54,24 +52,14 @@ type State struct {
 	Error   string    // why it last failed to start or stopped, if it did
 }
 
-// HandoffPath is the Unix socket on which the worker serving socket takes connections the
-// supervisor hands over (see package handoff).
-func HandoffPath(socket string) string { return strings.TrimSuffix(socket, ".sock") + ".handoff" }
+// WorkerFD is the file descriptor on which a worker inherits its channel.
+const WorkerFD = 3
 
 // Sender returns the sender that hands connections to profile name's worker, starting the
-// worker as [Pool.Socket] does.
+// worker as [Pool.Worker] does.
 func (p *Pool) Sender(ctx context.Context, name string) (*handoff.Sender, error) {
-	sock, err := p.Socket(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	w := p.workers[name]
-	if w.sender == nil {
-		w.sender = handoff.NewSender(HandoffPath(sock))
-	}
-	return w.sender, nil
+	snd, _, err := p.Worker(ctx, name)
+	return snd, err
 }
 
 // StartError reports a worker that exited before it was ready: a missing or invalid
@@ -129,8 +117,7 @@ type Pool struct {
 
 // worker is one profile's worker process and its history.
 type worker struct {
-	name   string
-	socket string
+	name string
 
 	// Guarded by Pool.mu.
 	cmd       *exec.Cmd
@@ -144,17 +131,14 @@ type worker struct {
 	crashes   []time.Time
 	lastError string
 	tail      *tail
-	sender    *handoff.Sender // hands connections to this process; nil until asked for
-	starts    int             // processes started: a new one serves the same socket path
+	sender    *handoff.Sender // hands connections to the running process
+	starts    int             // processes started so far
 }
 
-// New returns a pool whose sockets live in o.Dir.
+// New returns a pool of the workers o.Command describes.
 func New(o Options) (*Pool, error) {
 	if o.Command == nil {
 		return nil, errors.New("profiles: a pool needs the workers' command")
-	}
-	if err := privdir.Ensure(o.Dir); err != nil {
-		return nil, fmt.Errorf("the profile workers' directory: %w", err)
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 30 * time.Second
@@ -167,58 +151,59 @@ func New(o Options) (*Pool, error) {
 	}
 	p := &Pool{o: o, log: o.Log, workers: map[string]*worker{}}
 	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
+		p.log = slog.Default()
 	}
 	return p, nil
 }
 
-// Socket returns the socket of profile name's worker, starting the worker when none runs
-// and waiting until it serves (bounded by ctx and StartTimeout). It returns a
-// [*StartError] for a worker that exited before it was ready, a [*BackoffError] for one
-// that crashes too often, [ErrClosed] once the pool closes.
-func (p *Pool) Socket(ctx context.Context, name string) (string, error) {
-	sock, _, err := p.SocketOf(ctx, name)
-	return sock, err
+// Start starts profile name's worker when none runs and waits until it serves (bounded
+// by ctx and StartTimeout). It returns a [*StartError] for a worker that exited before it
+// was ready, a [*BackoffError] for one that crashes too often, [ErrClosed] once the pool
+// closes.
+func (p *Pool) Start(ctx context.Context, name string) error {
+	_, _, err := p.Worker(ctx, name)
+	return err
 }
 
-// SocketOf is [Pool.Socket] that also returns the worker's generation: how many processes
-// have served profile name so far. A new generation behind the same path is a new process,
-// to which a client's kept connections do not lead.
-func (p *Pool) SocketOf(ctx context.Context, name string) (socket string, generation int, err error) {
+// Worker starts profile name's worker as [Pool.Start] does and returns the sender that
+// reaches it (hand it a connection, or dial it) and its generation: how many processes
+// have served profile name so far. A new generation is a new process, to which a
+// client's kept connections do not lead.
+func (p *Pool) Worker(ctx context.Context, name string) (snd *handoff.Sender, generation int, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return "", 0, ErrClosed
+		return nil, 0, ErrClosed
 	}
 	w := p.workers[name]
 	if w == nil {
-		w = &worker{name: name, socket: filepath.Join(p.o.Dir, name+".sock")}
+		w = &worker{name: name}
 		p.workers[name] = w
 	}
 	if w.cmd == nil || isClosed(w.done) {
 		if err := p.startLocked(w); err != nil {
 			p.mu.Unlock()
-			return "", 0, err
+			return nil, 0, err
 		}
 	}
-	ready, done, gen := w.ready, w.done, w.starts
+	ready, done, gen, snd := w.ready, w.done, w.starts, w.sender
 	p.mu.Unlock()
 	timer := time.NewTimer(p.o.StartTimeout)
 	defer timer.Stop()
 	select {
 	case <-ready:
-		return w.socket, gen, nil
+		return snd, gen, nil
 	case <-done:
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if w.startErr != nil {
-			return "", 0, w.startErr
+			return nil, 0, w.startErr
 		}
-		return "", 0, &StartError{Profile: name, Err: errors.New("the worker exited")}
+		return nil, 0, &StartError{Profile: name, Err: errors.New("the worker exited")}
 	case <-timer.C:
-		return "", 0, &StartError{Profile: name, Err: fmt.Errorf("the worker was not ready within %v", p.o.StartTimeout)}
+		return nil, 0, &StartError{Profile: name, Err: fmt.Errorf("the worker was not ready within %v", p.o.StartTimeout)}
 	case <-ctx.Done():
-		return "", 0, context.Cause(ctx)
+		return nil, 0, context.Cause(ctx)
 	}
 }
 
@@ -252,24 +237,31 @@ func (p *Pool) startLocked(w *worker) error {
 		}
 	}
 	argv, env := p.o.Command(w.name)
-	argv = append(append([]string(nil), argv...), "--socket", w.socket)
-	os.Remove(w.socket) // a previous worker's, which can no longer answer
+	ours, theirs, err := handoff.Pair()
+	if err != nil {
+		return err
+	}
+	defer theirs.Close() // the worker has its own copy once started
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
+	cmd.ExtraFiles = []*os.File{theirs} // its descriptor 3: WorkerFD
 	// Its own process group: a terminal's Ctrl-C reaches the server, which stops the
 	// workers by closing their stdin, not each worker at once.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
+		ours.Close()
 		return err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		ours.Close()
 		return err
 	}
 	w.tail = &tail{max: 4 << 10, prefix: "profile " + w.name + ": ", out: p.o.Stderr}
 	cmd.Stderr = w.tail
 	if err := cmd.Start(); err != nil {
+		ours.Close()
 		w.startErr, w.failedAt = &StartError{Profile: w.name, Err: err}, now
 		return w.startErr
 	}
@@ -277,8 +269,8 @@ func (p *Pool) startLocked(w *worker) error {
 	w.starts++
 	if w.sender != nil {
 		w.sender.Close() // to the previous process
-		w.sender = nil
 	}
+	w.sender = handoff.NewSender(ours)
 	p.log.Info("profile worker started", "profile", w.name, "pid", cmd.Process.Pid)
 	ready, done := w.ready, w.done
 	go func() {
@@ -345,7 +337,7 @@ func (p *Pool) States() []State {
 }
 
 // Close stops every worker by closing its stdin (it stops its sessions, saves them and
-// exits), waits for them up to StopTimeout, kills what is left, and removes the sockets.
+// exits), waits for them up to StopTimeout, and kills what is left.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
@@ -373,8 +365,6 @@ func (p *Pool) Close() {
 	}
 	p.mu.Lock()
 	for _, w := range p.workers {
-		os.Remove(w.socket)
-		os.Remove(HandoffPath(w.socket))
 		if w.sender != nil {
 			w.sender.Close()
 		}

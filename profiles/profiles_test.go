@@ -9,7 +9,7 @@ import (
 // shellPool returns a pool whose workers run the shell script script.
 func shellPool(t *testing.T, stop time.Duration, script string) *Pool {
 	t.Helper()
-	p, err := New(Options{Dir: t.TempDir(), StopTimeout: stop,
+	p, err := New(Options{StopTimeout: stop,
 		Command: func(string) ([]string, []string) { return []string{"sh", "-c", script, "worker"}, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +22,7 @@ func shellPool(t *testing.T, stop time.Duration, script string) *Pool {
 func TestCloseKillsEveryHungWorker(t *testing.T) {
 	p := shellPool(t, 200*time.Millisecond, `echo ready; exec sleep 30 <&-`)
 	for _, name := range []string{"a", "b", "c"} {
-		if _, err := p.Socket(t.Context(), name); err != nil {
+		if err := p.Start(t.Context(), name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,22 +44,22 @@ func TestCloseKillsEveryHungWorker(t *testing.T) {
 func TestReadyTwice(t *testing.T) {
 	p := shellPool(t, time.Second, `echo ready; echo ready; exec cat >/dev/null`)
 	t.Cleanup(p.Close)
-	if _, err := p.Socket(t.Context(), "a"); err != nil {
+	if err := p.Start(t.Context(), "a"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond) // the second line is read by now; a panic ends the test binary
 }
 
-// TestGenerationAfterACrash: a worker started again behind the same socket path has a new
-// generation, so that the supervisor drops the connections it kept to the old process.
+// TestGenerationAfterACrash: a worker started again after a crash has a new generation and
+// a new channel, so that the supervisor drops the connections it kept to the old process.
 func TestGenerationAfterACrash(t *testing.T) {
 	p := shellPool(t, time.Second, `echo ready; exec cat >/dev/null`)
 	t.Cleanup(p.Close)
-	sock1, gen1, err := p.SocketOf(t.Context(), "a")
+	snd1, gen1, err := p.Worker(t.Context(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, gen, _ := p.SocketOf(t.Context(), "a"); gen != gen1 {
+	if _, gen, _ := p.Worker(t.Context(), "a"); gen != gen1 {
 		t.Errorf("the same process: generation %d, then %d", gen1, gen)
 	}
 	pid := p.States()[0].PID
@@ -73,11 +73,11 @@ func TestGenerationAfterACrash(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	sock2, gen2, err := p.SocketOf(t.Context(), "a")
+	snd2, gen2, err := p.Worker(t.Context(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sock2 != sock1 || gen2 == gen1 {
-		t.Errorf("after a crash: socket %s generation %d, before %s %d; want the same socket, a new generation", sock2, gen2, sock1, gen1)
+	if snd2 == snd1 || gen2 == gen1 {
+		t.Errorf("after a crash: generation %d, before %d (same sender: %v); want a new generation and channel", gen2, gen1, snd2 == snd1)
 	}
 }

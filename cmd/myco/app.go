@@ -43,7 +43,7 @@ type options struct {
 	resume     string
 	compact    string
 	addr       string
-	socket     string
+	auth       string
 	set        []string // the flags given, by name
 }
 
@@ -104,7 +104,7 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
 	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
 	fs.StringVar(&o.addr, "addr", "", "the server's loopback `ADDRESS` (default "+defaultAddr+"; port 0 picks one)")
-	fs.StringVar(&o.socket, "socket", "", "with --mode profile-worker: the Unix socket `PATH` to serve on (the server starts its workers itself)")
+	fs.StringVar(&o.auth, "auth", "", "how the server tells its user: `HOW` is owner (the connecting socket's user id; the default where the system tells it) or token (a secret in a cookie; see docs/security.md)")
 	fs.StringVar(&o.resume, "resume", "", "with -p or --mode cli: continue the saved session `ID` (live tools are not restored)")
 	fs.StringVar(&o.compact, "compact", "", "compact the saved session `ID` into a successor thread and exit")
 	fs.BoolVar(&o.json, "json", false, "with -p: print the turn's events as NDJSON on stdout")
@@ -163,7 +163,7 @@ var runs = []struct {
 }{
 	{"-p", []string{"p", "model", "profile", "config", "json", "resume"}},
 	{"--compact", []string{"compact", "model", "profile", "config"}},
-	{"the server", []string{"mode", "addr", "model", "profile", "config"}},
+	{"the server", []string{"mode", "addr", "auth", "model", "profile", "config"}},
 	{"--mode cli", []string{"mode", "model", "profile", "config", "resume"}},
 	{"--mode host", []string{"mode", "max-image-base64-bytes", "host-grace", "host-idle", "host-dir", "no-daemon"}},
 }

@@ -245,10 +245,12 @@ func largestImageCap(cfg *config.Config) int {
 // carry model credentials (a command such as env must not print a key), with the
 // profile's MYCO_PROFILE and absolute MYCO_HOME, so that a nested myco finds the same
 // profile from any directory, and, when this process serves the profile, the instance's
-// MYCO_SERVER_URL (for nested sessions through its API).
+// MYCO_SERVER_URL (for nested sessions through its API) and, in token mode, the
+// MYCO_SERVER_TOKEN_FILE to send with it (curl -H @FILE): the token itself never reaches a
+// command line, where every user of the machine could read it.
 func toolEnv(env []string, p *profile) []string {
 	drop := p.cfg.CredentialVars()
-	ours := []string{"MYCO_PROFILE", "MYCO_HOME", "MYCO_SERVER_URL", "MYCO_SERVER_TOKEN"}
+	ours := []string{"MYCO_PROFILE", "MYCO_HOME", "MYCO_SERVER_URL", "MYCO_SERVER_TOKEN", "MYCO_SERVER_TOKEN_FILE"}
 	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(drop, name) || slices.Contains(ours, name)
@@ -257,8 +259,8 @@ func toolEnv(env []string, p *profile) []string {
 	if p.serverURL != "" {
 		out = append(out, "MYCO_SERVER_URL="+p.serverURL)
 	}
-	if p.serverToken != "" {
-		out = append(out, "MYCO_SERVER_TOKEN="+p.serverToken)
+	if p.tokenFile != "" {
+		out = append(out, "MYCO_SERVER_TOKEN_FILE="+p.tokenFile)
 	}
 	return out
 }

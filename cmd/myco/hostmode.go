@@ -17,6 +17,7 @@ import (
 	"myco.dev/hosts"
 	"myco.dev/hosts/proto"
 	"myco.dev/hosts/tools"
+	"myco.dev/internal/privdir"
 	"myco.dev/internal/reaper"
 )
 
@@ -77,11 +78,7 @@ func (a *app) hostDir(o options) string {
 	if o.hostDir != "" {
 		return o.hostDir
 	}
-	tmp := a.getenv("TMPDIR")
-	if !filepath.IsAbs(tmp) {
-		tmp = "/tmp"
-	}
-	return filepath.Join(tmp, fmt.Sprintf("myco-%d", os.Getuid()))
+	return privdir.Tmp(a.getenv("TMPDIR"))
 }
 
 // hostDaemon runs the per-user host daemon (myco --mode host-daemon, started by a proxy):

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,7 +22,6 @@ import (
 	"myco.dev/handlers"
 	"myco.dev/hosts"
 	"myco.dev/internal/peercred"
-	"myco.dev/internal/privdir"
 	"myco.dev/profiles"
 	"myco.dev/static"
 )
@@ -56,30 +56,44 @@ func (a *app) serve(o options) int {
 		return a.fail(fmt.Errorf("listen on %s: %w", addr, err))
 	}
 	port := handlers.PortOf(ln.Addr())
-	token := ""
-	if !peercred.TCPAvailable() {
-		// The owner of a connection cannot be told here: the server asks for a secret
-		// that only this user can read, carried once in the printed URL.
+	// The URL names the address actually bound: [::1] when that is where it listens.
+	base := "http://" + net.JoinHostPort(ln.Addr().(*net.TCPAddr).IP.String(), port)
+	token, tokenFile := "", ""
+	switch {
+	case o.auth == "token" || o.auth == "" && !peercred.TCPAvailable():
+		// The owner of a connection cannot be told here (or the user asked for the
+		// token): the server asks for a secret that only this user can read, carried once
+		// in the printed URL, then in a cookie.
 		if err := os.MkdirAll(paths.Home, 0o700); err != nil {
 			return a.fail(err)
 		}
-		if token, err = newToken(filepath.Join(paths.Home, "server-"+port+".token")); err != nil {
+		tokenFile = filepath.Join(paths.Home, "server-"+port+".token")
+		if token, err = newToken(tokenFile); err != nil {
 			return a.fail(err)
 		}
+		defer os.Remove(tokenFile)
+		log.Warn("token mode: the server cannot tell which user a connection comes from, so it admits whoever has its token. " +
+			"Browsers send a cookie of 127.0.0.1 to every port of it, so another user's server on this machine that your browser visits " +
+			"receives the token: token mode is not safe on a machine shared with users you do not trust (see docs/security.md)")
+	case o.auth == "" || o.auth == "owner":
+		if !peercred.TCPAvailable() {
+			return a.fail(errors.New("--auth owner: this system does not tell which user a connection comes from (no /proc/net/tcp); use --auth token"))
+		}
+	default:
+		fmt.Fprintf(a.stderr, "myco: --auth %q: want owner or token\n", o.auth)
+		return exitUsage
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return a.fail(fmt.Errorf("find the running myco: %w", err))
 	}
-	dir := filepath.Join(privdir.Tmp(a.getenv("TMPDIR")), fmt.Sprintf("server-%d", os.Getpid()))
 	pool, err := profiles.New(profiles.Options{
-		Dir: dir, Stderr: a.stderr, Log: log,
-		Command: func(name string) ([]string, []string) { return a.workerCommand(exe, o, paths, name, port, token) },
+		Stderr: a.stderr, Log: log,
+		Command: func(name string) ([]string, []string) { return a.workerCommand(exe, o, paths, name, base, tokenFile) },
 	})
 	if err != nil {
 		return a.fail(err)
 	}
-	defer os.Remove(dir)
 	defer pool.Close()
 	sup := handlers.NewSupervisor(handlers.SupervisorDeps{
 		Workers: pool, Default: paths.Profile, Assets: static.New("/static/"),
@@ -89,17 +103,14 @@ func (a *app) serve(o options) int {
 		},
 		Port: port, UID: os.Getuid(), Token: token, Log: log,
 	})
-	srv := &http.Server{
-		Handler: sup, ConnContext: handlers.ConnContext, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := handlers.NewServer(sup, log)
 	// The launch profile starts at once, so that its config errors show here too.
 	startCtx, cancelStart := context.WithTimeout(context.Background(), 60*time.Second)
-	if _, err := pool.Socket(startCtx, paths.Profile); err != nil {
+	if err := pool.Start(startCtx, paths.Profile); err != nil {
 		log.Warn("the launch profile did not start; its pages say why", "profile", paths.Profile, "err", err)
 	}
 	cancelStart()
-	url := fmt.Sprintf("http://127.0.0.1:%s/profiles/%s/", port, paths.Profile)
+	url := fmt.Sprintf("%s/profiles/%s/", base, paths.Profile)
 	if token != "" {
 		url += "?token=" + token
 	}
@@ -132,9 +143,10 @@ func (a *app) serve(o options) int {
 
 // workerCommand is the command line and environment of profile name's worker: the same
 // binary, with the profile's variables set once (MYCO_PROFILE, an absolute MYCO_HOME, the
-// instance's MYCO_SERVER_URL). The launch overrides (--model, --config) go to the launch
-// profile's worker only; MYCO_CONFIG, which names one file, too.
-func (a *app) workerCommand(exe string, o options, paths config.Paths, name, port, token string) ([]string, []string) {
+// instance's MYCO_SERVER_URL under base, and in token mode MYCO_SERVER_TOKEN_FILE). The
+// launch overrides (--model, --config) go to the launch profile's worker only;
+// MYCO_CONFIG, which names one file, too.
+func (a *app) workerCommand(exe string, o options, paths config.Paths, name, base, tokenFile string) ([]string, []string) {
 	argv := []string{exe, "--mode", "profile-worker", "--profile", name}
 	launch := name == paths.Profile
 	if launch && o.model != "" {
@@ -145,12 +157,12 @@ func (a *app) workerCommand(exe string, o options, paths config.Paths, name, por
 	}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
-		return k == "MYCO_PROFILE" || k == "MYCO_HOME" || k == "MYCO_SERVER_URL" || k == "MYCO_CONFIG" || k == "MYCO_SERVER_TOKEN"
+		return k == "MYCO_PROFILE" || k == "MYCO_HOME" || k == "MYCO_SERVER_URL" || k == "MYCO_CONFIG" ||
+			k == "MYCO_SERVER_TOKEN" || k == "MYCO_SERVER_TOKEN_FILE"
 	})
-	env = append(env, "MYCO_PROFILE="+name, "MYCO_HOME="+paths.Home,
-		fmt.Sprintf("MYCO_SERVER_URL=http://127.0.0.1:%s/profiles/%s", port, name))
-	if token != "" {
-		env = append(env, "MYCO_SERVER_TOKEN="+token)
+	env = append(env, "MYCO_PROFILE="+name, "MYCO_HOME="+paths.Home, "MYCO_SERVER_URL="+base+"/profiles/"+name)
+	if tokenFile != "" {
+		env = append(env, "MYCO_SERVER_TOKEN_FILE="+tokenFile)
 	}
 	return argv, env
 }
@@ -189,15 +201,45 @@ func loopbackOnly(addr string) error {
 	return nil
 }
 
-// newToken writes a fresh secret to a file only the user can read and returns it.
+// tokenHeader is how the token file holds the secret: the one header line that carries
+// it, so that a tool sends it with curl -H @FILE and it never reaches a command line.
+const tokenHeader = "Authorization: Bearer "
+
+// newToken writes a fresh secret (a new one at every start) to path, readable only by the
+// user, and returns it. A file left there is replaced, never written through: a link or
+// another user's file in its place is removed first, and the new one is made exclusively.
 func newToken(path string) (string, error) {
 	var b [24]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
 	t := hex.EncodeToString(b[:])
-	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("replace the server token: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
 		return "", fmt.Errorf("write the server token: %w", err)
+	}
+	_, err = f.WriteString(tokenHeader + t + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write the server token: %w", err)
+	}
+	return t, nil
+}
+
+// readToken reads the secret from the token file at path.
+func readToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the server token: %w", err)
+	}
+	t, ok := strings.CutPrefix(strings.TrimSpace(string(b)), tokenHeader)
+	if !ok || t == "" {
+		return "", fmt.Errorf("read the server token: %s does not hold an %q line", path, strings.TrimSpace(tokenHeader))
 	}
 	return t, nil
 }

@@ -27,8 +27,9 @@ type profile struct {
 	env     config.Env   // the process environment, then the .env credentials
 	home    string       // the user's home directory, for ~/ in auth file paths
 	// serverURL is this instance's URL when myco serves it (MYCO_SERVER_URL for tools);
-	// serverToken its secret where the owner of a connection cannot be told.
-	serverURL, serverToken string
+	// tokenFile the 0600 file holding the header that carries its secret, where the owner
+	// of a connection cannot be told (MYCO_SERVER_TOKEN_FILE for tools).
+	serverURL, tokenFile string
 }
 
 // setup resolves the profile from the real environment, loads and validates the config,

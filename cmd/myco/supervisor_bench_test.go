@@ -8,34 +8,53 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"myco.dev/handlers"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/procstat"
+	"myco.dev/profiles"
+	"myco.dev/static"
 )
 
 // BenchmarkSupervisor measures what the supervisor adds: a request and an event through it
-// against the same served directly by the profile's worker on its socket, as ratios (goal
-// under 1.2), and a worker's resident memory when idle.
+// against the same served directly by the profile's worker over its channel, as ratios
+// (goal under 1.2), and a worker's resident memory when idle. The supervisor runs in this
+// process, as the server runs it, so that the direct path can reach the same worker.
 func BenchmarkSupervisor(b *testing.B) {
 	fake := fakemodel.New(b)
 	fake.Loop()
 	fake.Script(fakemodel.Turn{Text: "Here is **what I found**:\n\n```go\nfunc main() {\n\tfmt.Println(\"hi\")\n}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"})
 	home := profileHome(b, "anthropic-messages", fake.URL, "")
-	cmd, u, _ := startServer(b, home)
-	root := strings.TrimSuffix(u, "/profiles/default/")
-	sock := filepath.Join("/tmp", "myco-"+strconv.Itoa(os.Getuid()), "server-"+strconv.Itoa(cmd.Process.Pid), "default.sock")
-	if tmp := os.Getenv("TMPDIR"); strings.HasPrefix(tmp, "/") {
-		sock = filepath.Join(tmp, "myco-"+strconv.Itoa(os.Getuid()), "server-"+strconv.Itoa(cmd.Process.Pid), "default.sock")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := handlers.PortOf(ln.Addr())
+	root := "http://127.0.0.1:" + port
+	pool, err := profiles.New(profiles.Options{Command: func(name string) ([]string, []string) {
+		return []string{binary(b), "--mode", "profile-worker", "--profile", name},
+			append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE="+name, "MYCO_CONFIG=", "MYCO_SERVER_URL="+root+"/profiles/"+name)
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	sv := handlers.NewSupervisor(handlers.SupervisorDeps{Workers: pool, Default: "default", Assets: static.New("/static/"),
+		Exists: func(name string) bool { return name == "default" }, Port: port, UID: os.Getuid()})
+	srv := handlers.NewServer(sv, nil)
+	go srv.Serve(sv.Listener(ln, pool))
+	b.Cleanup(func() { srv.Close() })
+	snd, _, err := pool.Worker(b.Context(), "default")
+	if err != nil {
+		b.Fatal(err)
 	}
 	host := strings.TrimPrefix(root, "http://")
 	viaSup := &http.Client{}
-	direct := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	direct := &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+		return snd.Dial()
 	}}}
 	get := func(c *http.Client, base, path string) {
 		req, _ := http.NewRequest("GET", base+path, nil)

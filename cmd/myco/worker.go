@@ -16,31 +16,44 @@ import (
 
 	"myco.dev/handlers"
 	"myco.dev/internal/handoff"
+	"myco.dev/internal/peercred"
 	"myco.dev/profiles"
 	"myco.dev/static"
 	"myco.dev/workspace"
 )
 
 // profileWorker runs myco --mode profile-worker: one profile's pages, API and sessions,
-// served on the private Unix socket --socket for the supervisor (the server that owns the
-// port) to forward to. It prints "ready" on stdout once it serves. When its stdin closes
+// served over the channel its supervisor (the server that owns the port) passes it as
+// descriptor 3, which hands it connections and dials it (see package handoff). It prints "ready" on stdout once it serves. When its stdin closes
 // (the supervisor stops it, or died) or on SIGTERM, it stops its sessions' work, saves it,
 // releases the tools and exits. A profile whose config cannot be loaded fails before
 // "ready", with the error on stderr, which the supervisor shows on the profile's pages.
 func (a *app) profileWorker(o options) int {
-	if o.socket == "" {
-		fmt.Fprintln(a.stderr, "myco: --mode profile-worker needs --socket PATH")
-		return exitUsage
+	// The supervisor's end of the channel: inherited, with no name to connect to. It is
+	// checked to come from the process that started this one, as it must.
+	ch, err := handoff.Inherit(profiles.WorkerFD)
+	if err != nil {
+		return a.fail(fmt.Errorf("--mode profile-worker is started by myco's server, which passes it a channel on descriptor %d: %w", profiles.WorkerFD, err))
+	}
+	if err := peercred.CheckUnix(ch, os.Getuid(), os.Getppid()); err != nil && !errors.Is(err, peercred.ErrUnavailable) {
+		ch.Close()
+		return a.fail(fmt.Errorf("the channel on descriptor %d is not from the server that started this worker: %w", profiles.WorkerFD, err))
 	}
 	p, err := a.setup(o)
 	if err != nil {
 		return a.fail(err)
 	}
 	// The supervisor sets the instance's URL once, for the pages' checks and the tools.
-	p.serverURL, p.serverToken = a.getenv("MYCO_SERVER_URL"), a.getenv("MYCO_SERVER_TOKEN")
+	p.serverURL, p.tokenFile = a.getenv("MYCO_SERVER_URL"), a.getenv("MYCO_SERVER_TOKEN_FILE")
 	u, err := url.Parse(p.serverURL)
 	if err != nil || u.Port() == "" {
 		return a.fail(fmt.Errorf("MYCO_SERVER_URL %q is not this instance's http://127.0.0.1:PORT/profiles/%s URL", p.serverURL, p.paths.Profile))
+	}
+	token := ""
+	if p.tokenFile != "" {
+		if token, err = readToken(p.tokenFile); err != nil {
+			return a.fail(err)
+		}
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	e, err := a.newEngine(p, false)
@@ -52,34 +65,19 @@ func (a *app) profileWorker(o options) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	os.Remove(o.socket)
-	ln, err := net.Listen("unix", o.socket)
-	if err != nil {
-		return a.fail(fmt.Errorf("listen on %s: %w", o.socket, err))
-	}
-	os.Chmod(o.socket, 0o600)
-	defer os.Remove(o.socket)
 	// The supervisor hands whole connections here (their first request read), so that a
-	// page costs no second hop; it forwards the rest to o.socket.
-	hpath := profiles.HandoffPath(o.socket)
-	os.Remove(hpath)
-	handed, err := handoff.Listen(hpath)
-	if err != nil {
-		return a.fail(fmt.Errorf("listen on %s: %w", hpath, err))
-	}
-	defer os.Remove(hpath)
+	// page costs no second hop, and dials over the same channel for what it forwards.
+	handed := handoff.Listen(ch)
 	wd, _ := os.Getwd()
 	d := handlers.Deps{
 		Profile: p.paths.Profile, Sessions: e.mgr, Models: catalogInfo(p), Default: p.model.Key,
 		Workspace: files, WorkspaceDir: p.paths.WorkspaceDir(), Dir: wd, Home: p.home,
 		Hosts: func() []handlers.HostState { return hostStates(e.harness) }, Assets: static.New("/static/"),
 		Profiles: func() []string { return listProfiles(p.paths.Home) },
-		Port:     u.Port(), UID: os.Getuid(), Token: p.serverToken, Worker: true, Log: log,
+		Port:     u.Port(), UID: os.Getuid(), Token: token, Worker: true, Log: log,
 	}
-	srv := &http.Server{Handler: handlers.New(d), ConnContext: handlers.ConnContext, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	served := make(chan error, 2)
-	go func() { served <- srv.Serve(ln) }()
+	srv := handlers.NewServer(handlers.New(d), log)
+	served := make(chan error, 1)
 	go func() { served <- srv.Serve(handed) }()
 	fmt.Fprintln(a.stdout, "ready")
 
@@ -95,6 +93,7 @@ func (a *app) profileWorker(o options) int {
 		return a.fail(fmt.Errorf("serve: %w", err))
 	case <-ctx.Done():
 	case <-eof:
+	case <-handed.Done(): // the supervisor is gone
 	}
 	log.Info("stopping: running turns are cancelled and saved", "profile", p.paths.Profile)
 	e.mgr.Close()
@@ -103,10 +102,8 @@ func (a *app) profileWorker(o options) int {
 	if err := srv.Shutdown(shut); err != nil {
 		srv.Close()
 	}
-	for range 2 {
-		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
-			log.Warn("serve", "err", err)
-		}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+		log.Warn("serve", "err", err)
 	}
 	return exitOK
 }

@@ -1,8 +1,14 @@
-// Package handoff passes accepted TCP connections from one process to another over a Unix
-// socket (SCM_RIGHTS), with the bytes the first process already read from them. The browser
+// Package handoff passes connections from one process to another over a Unix socket pair
+// (SCM_RIGHTS), with the bytes the first process already read from them. The browser
 // server's supervisor reads the first request of a connection, and when it is for a
 // profile, hands the connection itself to that profile's worker, which then serves it as if
-// it had accepted it: no second HTTP hop per request.
+// it had accepted it: no second HTTP hop per request. A request the supervisor forwards
+// instead (its reverse proxy) travels over a fresh socket pair whose other end is handed
+// over the same way.
+//
+// The channel between the two processes is one end of a socket pair that the worker
+// inherits when it starts (see [Pair]): it has no name in the file system, so no other
+// process, of this user or another, can connect to it, replace it or listen in its place.
 package handoff
 
 import (
@@ -20,20 +26,75 @@ import (
 // MaxPrefix bounds the bytes read ahead that travel with a connection.
 const MaxPrefix = 1 << 20
 
-// Sender hands connections to one receiver. It is safe for concurrent use.
-type Sender struct {
-	path string
+// Pair returns the two ends of a new channel: ours to keep (for a [Sender]) and theirs,
+// a file to pass to the receiving process (exec.Cmd.ExtraFiles), which it opens with
+// [Inherit]. Close theirs once the process started.
+func Pair() (ours *net.UnixConn, theirs *os.File, err error) {
+	a, b, err := socketpair()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := fileConn(a, "handoff")
+	if err != nil {
+		b.Close()
+		return nil, nil, err
+	}
+	return c, b, nil
+}
 
-	mu   sync.Mutex // guards conn
+// socketpair returns both ends of a new Unix stream socket pair, close-on-exec (a file
+// passed in ExtraFiles is inherited all the same).
+func socketpair() (a, b *os.File, err error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("handoff: socketpair: %w", err)
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	return os.NewFile(uintptr(fds[0]), "handoff-a"), os.NewFile(uintptr(fds[1]), "handoff-b"), nil
+}
+
+// fileConn turns f into a *net.UnixConn and closes f.
+func fileConn(f *os.File, what string) (*net.UnixConn, error) {
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, fmt.Errorf("handoff: %s: %w", what, err)
+	}
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("handoff: %s is not a Unix socket", what)
+	}
+	return uc, nil
+}
+
+// Inherit returns the channel the process inherited as file descriptor fd.
+func Inherit(fd uintptr) (*net.UnixConn, error) {
+	return fileConn(os.NewFile(fd, "handoff"), fmt.Sprintf("inherited descriptor %d", fd))
+}
+
+// Filer is a connection that can be handed over: *net.TCPConn and *net.UnixConn.
+type Filer interface {
+	File() (*os.File, error)
+}
+
+// Sender hands connections to the receiver at the other end of one channel. It is safe
+// for concurrent use.
+type Sender struct {
+	mu   sync.Mutex // guards conn and its writes
 	conn *net.UnixConn
 }
 
-// NewSender returns a sender to the receiver listening at path (dialled when first used).
-func NewSender(path string) *Sender { return &Sender{path: path} }
+// NewSender returns a sender over conn, which it owns from then on.
+func NewSender(conn *net.UnixConn) *Sender { return &Sender{conn: conn} }
+
+// ErrClosed reports a send on a sender that was closed or whose channel broke.
+var ErrClosed = errors.New("handoff: the channel is closed")
 
 // Send hands c to the receiver with prefix, the bytes already read from it. On success c
 // belongs to the receiver: the caller closes its own copy and does nothing more with it.
-func (s *Sender) Send(c *net.TCPConn, prefix []byte) error {
+func (s *Sender) Send(c Filer, prefix []byte) error {
 	if len(prefix) > MaxPrefix {
 		return fmt.Errorf("handoff: %d bytes read ahead, over %d", len(prefix), MaxPrefix)
 	}
@@ -42,14 +103,14 @@ func (s *Sender) Send(c *net.TCPConn, prefix []byte) error {
 		return fmt.Errorf("handoff: %w", err)
 	}
 	defer f.Close()
+	return s.send(f, prefix)
+}
+
+func (s *Sender) send(f *os.File, prefix []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn == nil {
-		uc, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: s.path, Net: "unix"})
-		if err != nil {
-			return fmt.Errorf("handoff: %w", err)
-		}
-		s.conn = uc
+		return ErrClosed
 	}
 	msg := make([]byte, 4+len(prefix))
 	binary.BigEndian.PutUint32(msg, uint32(len(prefix)))
@@ -59,6 +120,7 @@ func (s *Sender) Send(c *net.TCPConn, prefix []byte) error {
 		_, err = s.conn.Write(msg[n:])
 	}
 	if err != nil {
+		// The stream may be out of step: the receiver stops reading it.
 		s.conn.Close()
 		s.conn = nil
 		return fmt.Errorf("handoff: %w", err)
@@ -66,7 +128,26 @@ func (s *Sender) Send(c *net.TCPConn, prefix []byte) error {
 	return nil
 }
 
-// Close closes the connection to the receiver.
+// Dial returns a new connection to the receiver: one end of a fresh socket pair, whose
+// other end is handed over. The receiver's [Listener] accepts it like any other.
+func (s *Sender) Dial() (net.Conn, error) {
+	a, b, err := socketpair()
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	c, err := fileConn(a, "dial")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.send(b, nil); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close closes the channel; the receiver's Listener then ends.
 func (s *Sender) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,45 +157,31 @@ func (s *Sender) Close() {
 	}
 }
 
-// Listener is a net.Listener of the connections handed over a Unix socket.
+// Listener is a net.Listener of the connections handed over one channel. It ends when
+// the channel does (the sender closed it or exited), or when it is closed.
 type Listener struct {
-	ln    *net.UnixListener
+	ch    *net.UnixConn
 	conns chan net.Conn
-	done  chan struct{}
+	done  chan struct{} // closed by Close or when the channel ends
 	once  sync.Once
 	wg    sync.WaitGroup
 }
 
-// Listen receives connections handed to the Unix socket path.
-func Listen(path string) (*Listener, error) {
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		return nil, err
-	}
-	os.Chmod(path, 0o600)
-	l := &Listener{ln: ln, conns: make(chan net.Conn), done: make(chan struct{})}
-	l.wg.Go(l.acceptSenders)
-	return l, nil
+// Listen receives the connections handed over ch, which it owns from then on.
+func Listen(ch *net.UnixConn) *Listener {
+	l := &Listener{ch: ch, conns: make(chan net.Conn), done: make(chan struct{})}
+	l.wg.Go(l.receive)
+	return l
 }
 
-func (l *Listener) acceptSenders() {
-	for {
-		uc, err := l.ln.AcceptUnix()
-		if err != nil {
-			return
-		}
-		l.wg.Go(func() { l.receive(uc) })
-	}
-}
-
-// receive takes every connection one sender hands over.
-func (l *Listener) receive(uc *net.UnixConn) {
-	defer uc.Close()
-	go func() { <-l.done; uc.Close() }()
+// receive takes every connection the sender hands over, until the channel ends.
+func (l *Listener) receive() {
+	defer l.finish()
+	go func() { <-l.done; l.ch.Close() }()
 	head := make([]byte, 4)
 	oob := make([]byte, syscall.CmsgSpace(4))
 	for {
-		n, oobn, _, _, err := uc.ReadMsgUnix(head, oob)
+		n, oobn, _, _, err := l.ch.ReadMsgUnix(head, oob)
 		if err != nil || n == 0 {
 			return
 		}
@@ -123,10 +190,11 @@ func (l *Listener) receive(uc *net.UnixConn) {
 			for _, fd := range fds {
 				syscall.Close(fd)
 			}
-			return // the stream is out of step: drop the sender
+			return // the stream is out of step
 		}
+		syscall.CloseOnExec(fds[0])
 		if n < 4 {
-			if _, err := io.ReadFull(uc, head[n:]); err != nil {
+			if _, err := io.ReadFull(l.ch, head[n:]); err != nil {
 				syscall.Close(fds[0])
 				return
 			}
@@ -137,7 +205,7 @@ func (l *Listener) receive(uc *net.UnixConn) {
 			return
 		}
 		prefix := make([]byte, size)
-		if _, err := io.ReadFull(uc, prefix); err != nil {
+		if _, err := io.ReadFull(l.ch, prefix); err != nil {
 			syscall.Close(fds[0])
 			return
 		}
@@ -147,8 +215,12 @@ func (l *Listener) receive(uc *net.UnixConn) {
 		if err != nil {
 			continue
 		}
+		var hc net.Conn = c
+		if len(prefix) > 0 {
+			hc = &prefixed{Conn: c, r: io.MultiReader(bytes.NewReader(prefix), c)}
+		}
 		select {
-		case l.conns <- &prefixed{Conn: c, r: io.MultiReader(bytes.NewReader(prefix), c)}:
+		case l.conns <- hc:
 		case <-l.done:
 			c.Close()
 			return
@@ -172,6 +244,11 @@ func fdsOf(oob []byte) ([]int, error) {
 	return fds, nil
 }
 
+func (l *Listener) finish() { l.once.Do(func() { close(l.done) }) }
+
+// Done is closed once the listener ended: closed, or its channel ended.
+func (l *Listener) Done() <-chan struct{} { return l.done }
+
 // Accept returns the next connection handed over.
 func (l *Listener) Accept() (net.Conn, error) {
 	select {
@@ -182,15 +259,15 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 }
 
-// Close stops receiving.
+// Close stops receiving and waits for the receiving goroutine.
 func (l *Listener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	err := l.ln.Close()
-	return err
+	l.finish()
+	l.wg.Wait()
+	return nil
 }
 
-// Addr is the Unix socket's address.
-func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
+// Addr is the channel's local address.
+func (l *Listener) Addr() net.Addr { return l.ch.LocalAddr() }
 
 // prefixed is a connection whose first bytes were read by another process.
 type prefixed struct {
@@ -199,9 +276,6 @@ type prefixed struct {
 }
 
 func (p *prefixed) Read(b []byte) (int, error) { return p.r.Read(b) }
-
-// ErrNotTCP reports a connection that cannot be handed over.
-var ErrNotTCP = errors.New("handoff: not a TCP connection")
 
 // Unwrap returns the connection underneath, for the peer check.
 func (p *prefixed) Unwrap() net.Conn { return p.Conn }
