@@ -84,7 +84,23 @@ func (l *splitListener) run(s *supervisor, h Handoffs) {
 			l.finish(err)
 			return
 		}
-		go l.route(s, h, c)
+		// Whose connection it is, told here rather than in route: a flood of another
+		// user's connections is then closed one at a time as it comes, and never holds
+		// more than maxForeign descriptors (and goroutines) of the server.
+		uid, uidErr := peercred.TCP(c.RemoteAddr(), c.LocalAddr())
+		if uidErr == nil && uid != s.UID {
+			select {
+			case l.foreign <- struct{}{}:
+				go func() {
+					refuse(c, fmt.Sprintf("this myco server belongs to uid %d; the connection comes from uid %d", s.UID, uid))
+					<-l.foreign
+				}()
+			default:
+				c.Close()
+			}
+			continue
+		}
+		go l.route(s, h, c, uidErr)
 	}
 }
 
@@ -93,20 +109,9 @@ func (l *splitListener) run(s *supervisor, h Handoffs) {
 // many of the server's descriptors, however many connections it opens.
 const maxForeign = 8
 
-// route reads c's first request and hands c to the worker it is for, or keeps it. A
-// connection of another user is refused before anything of it is read.
-func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn) {
-	uid, uidErr := peercred.TCP(c.RemoteAddr(), c.LocalAddr())
-	if uidErr == nil && uid != s.UID {
-		select {
-		case l.foreign <- struct{}{}:
-			refuse(c, fmt.Sprintf("this myco server belongs to uid %d; the connection comes from uid %d", s.UID, uid))
-			<-l.foreign
-		default:
-			c.Close()
-		}
-		return
-	}
+// route reads c, the owner's connection (or one whose owner could not be told: uidErr),
+// first request and hands c to the worker it is for, or keeps it.
+func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn, uidErr error) {
 	rec := &recording{Conn: c}
 	keep := func() {
 		select {
@@ -155,8 +160,9 @@ func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn) {
 // read (bounded in time and size) only so that the answer reaches it rather than a reset.
 func refuse(c net.Conn, msg string) {
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Second))
+	c.SetReadDeadline(time.Now().Add(time.Second))
 	http.ReadRequest(bufio.NewReader(io.LimitReader(c, 16<<10)))
+	c.SetWriteDeadline(time.Now().Add(time.Second))
 	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s\n", len(msg)+1, msg)
 }
 
