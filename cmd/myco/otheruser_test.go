@@ -461,3 +461,36 @@ func TestServerOnIPv6(t *testing.T) {
 		t.Errorf("the tool's MYCO_SERVER_URL: answer %q, want it to reach %s", answer, u)
 	}
 }
+
+// TestWorkerChecksItsChannel: a profile worker serves only over the channel its parent
+// passed it: started without one, or with one made by another process than its parent,
+// it refuses to start and says why.
+func TestWorkerChecksItsChannel(t *testing.T) {
+	needs.Proc(t)
+	home := profileHome(t, "anthropic-messages", "http://127.0.0.1:9/", "")
+	run := func(args []string, extra []*os.File) string {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=default", "MYCO_SERVER_URL=http://127.0.0.1:1/profiles/default")
+		cmd.ExtraFiles = extra
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Errorf("%q started: %s", args, out)
+		}
+		return string(out)
+	}
+	if out := run([]string{binary(t), "--mode", "profile-worker"}, nil); !strings.Contains(out, "descriptor 3") {
+		t.Errorf("without a channel: %q, want it to name descriptor 3", out)
+	}
+	// A socket pair made by this process, handed to a worker whose parent is a shell.
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
+	defer ours.Close()
+	defer theirs.Close()
+	out := run([]string{"/bin/sh", "-c", `"$0" --mode profile-worker; exit 1`, binary(t)}, []*os.File{theirs})
+	if !strings.Contains(out, "not from the server that started this worker") {
+		t.Errorf("with another process's channel: %q", out)
+	}
+}
