@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"net/http"
 	"os"
@@ -12,11 +11,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"myco.dev/internal/syncbuf"
 )
 
 // demo runs scripts/demo.sh, the README's first command, with this test's binary and a
 // home of its own, in a process group of its own (Ctrl-C reaches the whole group).
-func demo(t *testing.T, args ...string) (*exec.Cmd, io.Reader, *bytes.Buffer, string) {
+func demo(t *testing.T, args ...string) (*exec.Cmd, io.Reader, *syncbuf.Buffer, string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {

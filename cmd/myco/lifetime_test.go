@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/syncbuf"
 	"myco.dev/sessions"
 )
 
@@ -43,7 +44,7 @@ func waitEnded(t *testing.T, what string, deadline time.Time, pids ...int) {
 
 // startSleeper runs myco -p with a bash call that writes its own pid and its background
 // sleep's pid, and waits for both.
-func startSleeper(t *testing.T, args ...string) (cmd *exec.Cmd, home string, bash, sleep int, stderr *bytes.Buffer) {
+func startSleeper(t *testing.T, args ...string) (cmd *exec.Cmd, home string, bash, sleep int, stderr *syncbuf.Buffer) {
 	t.Helper()
 	bin := binary(t)
 	dir := t.TempDir()
@@ -52,7 +53,7 @@ func startSleeper(t *testing.T, args ...string) (cmd *exec.Cmd, home string, bas
 	home = profileHome(t, "anthropic-messages", srv.URL, "")
 	cmd = exec.Command(bin, append([]string{"-p", "sleep please"}, args...)...)
 	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
-	stderr = &bytes.Buffer{}
+	stderr = new(syncbuf.Buffer)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -16,12 +16,13 @@ import (
 	"time"
 
 	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/syncbuf"
 	"myco.dev/sessions"
 )
 
 // startServer runs the real binary as the server on a free loopback port and returns its
 // URL (the first line it prints).
-func startServer(t testing.TB, home string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+func startServer(t testing.TB, home string, args ...string) (*exec.Cmd, string, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
@@ -35,14 +36,14 @@ func startServer(t testing.TB, home string, args ...string) (*exec.Cmd, string, 
 
 // startPiped starts cmd with its stdout piped and its stderr kept, and kills it when the
 // test ends: its process group, when cmd has one of its own, else the process.
-func startPiped(t testing.TB, cmd *exec.Cmd) (io.Reader, *bytes.Buffer) {
+func startPiped(t testing.TB, cmd *exec.Cmd) (io.Reader, *syncbuf.Buffer) {
 	t.Helper()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := new(syncbuf.Buffer)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func startPiped(t testing.TB, cmd *exec.Cmd) (io.Reader, *bytes.Buffer) {
 		}
 		cmd.Wait()
 	})
-	return out, &stderr
+	return out, stderr
 }
 
 // TestServerStartsAndStops runs myco with no mode: the first stdout line is the URL of
