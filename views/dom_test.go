@@ -41,14 +41,15 @@ func tree(t *testing.T, c templ.Component) *html.Node {
 }
 
 // all returns the elements under n that match sel, in document order. A selector is
-// compound selectors separated by spaces (descendants); each is an optional tag name
-// followed by any of #id, .class, [attr] and [attr=value] (unquoted).
+// compound selectors joined by white space (a descendant) or " > " (a child); a compound
+// is an optional tag name (or *) followed by any of #id, .class, [attr] and [attr=value]
+// (unquoted; the value may hold spaces).
 func all(n *html.Node, sel string) []*html.Node {
-	parts := strings.Fields(sel)
+	steps := parseSelector(sel)
 	var out []*html.Node
 	var walk func(*html.Node)
 	walk = func(c *html.Node) {
-		if c.Type == html.ElementNode && matchChain(c, parts) {
+		if c.Type == html.ElementNode && matchSteps(c, steps) {
 			out = append(out, c)
 		}
 		for k := c.FirstChild; k != nil; k = k.NextSibling {
@@ -80,19 +81,62 @@ func none(t *testing.T, n *html.Node, sel string) {
 	}
 }
 
-func matchChain(n *html.Node, parts []string) bool {
-	if len(parts) == 0 {
-		return true
-	}
-	if !matchCompound(n, parts[len(parts)-1]) {
-		return false
-	}
-	for p := n.Parent; p != nil; p = p.Parent {
-		if p.Type == html.ElementNode && matchChain(p, parts[:len(parts)-1]) {
-			return true
+// step is one compound selector; child says that the step before it must match the
+// parent, not any ancestor.
+type step struct {
+	sel   string
+	child bool
+}
+
+func parseSelector(sel string) []step {
+	var steps []step
+	var cur strings.Builder
+	child, depth := false, 0
+	flush := func() {
+		if cur.Len() > 0 {
+			steps = append(steps, step{cur.String(), child})
+			cur.Reset()
+			child = false
 		}
 	}
-	return len(parts) == 1
+	for _, r := range sel {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+		case depth == 0 && r == ' ':
+			flush()
+			continue
+		case depth == 0 && r == '>':
+			flush()
+			child = true
+			continue
+		}
+		cur.WriteRune(r)
+	}
+	flush()
+	return steps
+}
+
+func matchSteps(n *html.Node, steps []step) bool {
+	last := steps[len(steps)-1]
+	if !matchCompound(n, last.sel) {
+		return false
+	}
+	rest := steps[:len(steps)-1]
+	if len(rest) == 0 {
+		return true
+	}
+	for p := n.Parent; p != nil && p.Type == html.ElementNode; p = p.Parent {
+		if matchSteps(p, rest) {
+			return true
+		}
+		if last.child {
+			return false
+		}
+	}
+	return false
 }
 
 func matchCompound(n *html.Node, sel string) bool {
@@ -100,7 +144,7 @@ func matchCompound(n *html.Node, sel string) bool {
 	if i < 0 {
 		i = len(sel)
 	}
-	if tag := sel[:i]; tag != "" && tag != n.Data {
+	if tag := sel[:i]; tag != "" && tag != "*" && tag != n.Data {
 		return false
 	}
 	for rest := sel[i:]; rest != ""; {

@@ -74,7 +74,7 @@ func testWorkspaceViews() map[string]WorkspaceView {
 	c := testChrome("plan.txt")
 	c.Nav = "workspace"
 	return map[string]WorkspaceView{
-		"dir": {Chrome: testChrome("notes/"), Path: "notes", Crumbs: crumbs[:2], Kind: "dir", More: true, Dir: []WorkspaceItem{
+		"dir": {Chrome: testChrome("notes/"), Path: "notes", Crumbs: []Link{crumbs[0], {Title: "notes"}}, Kind: "dir", More: true, Dir: []WorkspaceItem{
 			{Name: "drafts/", URL: "/profiles/default/workspace/notes/drafts/", Modified: "2026-01-02 15:04", IsDir: true},
 			{Name: "plan.txt", URL: "/profiles/default/workspace/notes/plan.txt", Size: "12 B", Modified: "2026-01-02 15:04"},
 		}},
