@@ -110,3 +110,31 @@ func outer(t *testing.T, doc *html.Node, id string) string {
 	}
 	return b.String()
 }
+
+// findAll returns the elements under n with tag name tag, in document order.
+func findAll(n *html.Node, tag string) []*html.Node {
+	var out []*html.Node
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.Data == tag {
+			out = append(out, c)
+		}
+		out = append(out, findAll(c, tag)...)
+	}
+	return out
+}
+
+// textOf is n's text content with runs of white space folded into one space, trimmed.
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(c *html.Node) {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+		for k := c.FirstChild; k != nil; k = k.NextSibling {
+			walk(k)
+		}
+	}
+	walk(n)
+	return strings.Join(strings.Fields(b.String()), " ")
+}

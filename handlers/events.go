@@ -98,7 +98,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if sse.send("", "ping", "") != nil {
+			if sse.send("", views.EventPing, "") != nil {
 				return nil
 			}
 			continue
@@ -115,7 +115,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 			msgs = []sseMessage{{id: sub.Cursor(), html: html}}
 		}
 		for _, m := range msgs {
-			if sse.send(m.id, "", m.html) != nil {
+			if sse.send(m.id, views.EventUpdate, m.html) != nil {
 				return nil
 			}
 		}
@@ -156,20 +156,20 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 	e.sess = nil
 	var out []sseMessage
 	var b bytes.Buffer
-	part := func(target, swap string, c templ.Component) error {
-		return views.Partial(target, swap, c).Render(ctx, &b)
+	part := func(id string, swap views.Swap, c templ.Component) error {
+		return views.Partial(id, swap, c).Render(ctx, &b)
 	}
-	clearLive := func() error { return part("#live", "innerHTML", views.Live(false)) }
+	clearLive := func() error { return part(views.IDLive, views.SwapInner, views.Live(false)) }
 	status := func() error {
 		sess, st, err := e.snapshot(ctx)
 		if err != nil {
 			return err
 		}
-		if err := part("#status", "innerHTML", views.Status(e.s.status(sess, st))); err != nil {
+		if err := part(views.IDStatus, views.SwapInner, views.Status(e.s.status(sess, st))); err != nil {
 			return err
 		}
 		row := views.SessionRow{ID: sess.ID, URL: e.s.sessionURL(sess.ID), Title: sess.Title, Busy: st.Busy, Current: true}
-		return part("#side-"+sess.ID, "outerHTML", views.SidebarItem(row))
+		return part(views.SidebarID(sess.ID), views.SwapOuter, views.SidebarItem(row))
 	}
 	for _, u := range us {
 		b.Reset()
@@ -181,13 +181,13 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 				b.WriteString(html)
 			}
 		case sessions.UpdateTextDelta:
-			err = part("#live-text", "beforeend", views.Text(u.Text))
+			err = part(views.IDLiveText, views.SwapAppend, views.Text(u.Text))
 		case sessions.UpdateThinkingDelta:
-			err = part("#live-thinking", "beforeend", views.Text(u.Text))
+			err = part(views.IDLiveThinking, views.SwapAppend, views.Text(u.Text))
 		case sessions.UpdateAccepted, sessions.UpdateCheckpoint:
 			err = e.entries(ctx, &b, u)
 		case sessions.UpdateToolProgress:
-			err = part("#"+toolDOMID(u.CallID)+"-out", "innerHTML", views.ToolOutput(u.Text))
+			err = part(views.ToolOutputID(u.CallID), views.SwapInner, views.ToolOutput(u.Text))
 		case sessions.UpdateToolFinished:
 			var sess *sessions.Session
 			if sess, _, err = e.snapshot(ctx); err != nil {
@@ -196,13 +196,13 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 			t := toolView(e.s.base, e.id, sess.Latest().ID, model.ToolCall{ID: u.CallID, Name: u.Tool, Input: u.Input})
 			setResult(&t, u.Text, u.IsError, u.Unknown)
 			t.Duration = duration(time.Duration(u.Duration * float64(time.Second)))
-			err = part("#"+t.DOMID, "outerHTML", views.ToolCard(t))
+			err = part(views.ToolID(t.CallID), views.SwapOuter, views.ToolCard(t))
 		case sessions.UpdateNotice, sessions.UpdateResumed:
-			err = part("#live-notes", "beforeend", views.Note("notice", u.Text))
+			err = part(views.IDLiveNotes, views.SwapAppend, views.Note("notice", u.Text))
 		case sessions.UpdateSaveFailed:
-			err = part("#live-notes", "beforeend", views.Note("error", "A save failed, so this session's work is stopped: "+u.Error))
+			err = part(views.IDLiveNotes, views.SwapAppend, views.Note("error", "A save failed, so this session's work is stopped: "+u.Error))
 		case sessions.UpdateHost:
-			err = part("#live-notes", "beforeend", views.Note("notice", hostNote(u)))
+			err = part(views.IDLiveNotes, views.SwapAppend, views.Note("notice", hostNote(u)))
 			if err == nil {
 				err = status()
 			}
@@ -211,7 +211,7 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 		case sessions.UpdateMeta:
 			var sess *sessions.Session
 			if sess, _, err = e.snapshot(ctx); err == nil {
-				err = part("#title", "innerHTML", views.Title(sess.Title))
+				err = part(views.IDTitle, views.SwapInner, views.Title(sess.Title))
 			}
 		case sessions.UpdateDone, sessions.UpdateError, sessions.UpdateCancelled:
 			err = e.end(ctx, &b, u, clearLive)
@@ -246,7 +246,7 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 			for _, r := range results {
 				if call, ok := findCall(th, i, r.CallID); ok {
 					t := p.tool(call)
-					if err := views.Partial("#"+t.DOMID, "outerHTML", views.ToolCard(t)).Render(ctx, b); err != nil {
+					if err := views.Partial(views.ToolID(t.CallID), views.SwapOuter, views.ToolCard(t)).Render(ctx, b); err != nil {
 						return err
 					}
 				}
@@ -259,7 +259,7 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 			}
 		}
 	}
-	return views.Partial("#live", "innerHTML", views.Live(false)).Render(ctx, b)
+	return views.Partial(views.IDLive, views.SwapInner, views.Live(false)).Render(ctx, b)
 }
 
 // appendMessage renders m at the end of the transcript, in place of the same message if
@@ -267,10 +267,10 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 // that lands between the two is both in the page and replayed by its stream: without the
 // delete it showed twice. (A missing target is no error: the partial is skipped.)
 func appendMessage(ctx context.Context, b *bytes.Buffer, m views.MessageView) error {
-	if err := views.Partial("#"+m.DOMID, "delete", templ.NopComponent).Render(ctx, b); err != nil {
+	if err := views.Partial(m.DOMID, views.SwapDelete, templ.NopComponent).Render(ctx, b); err != nil {
 		return err
 	}
-	return views.Partial("#messages", "beforeend", views.Message(m)).Render(ctx, b)
+	return views.Partial(views.IDMessages, views.SwapAppend, views.Message(m)).Render(ctx, b)
 }
 
 // toolResults returns the tool results of a message.
@@ -320,9 +320,9 @@ func (e *eventRenderer) end(ctx context.Context, b *bytes.Buffer, u sessions.Upd
 	}
 	switch {
 	case u.Type == sessions.UpdateError:
-		return views.Partial("#live-notes", "beforeend", views.Note("error", jobName(u.Job)+" failed: "+u.Error)).Render(ctx, b)
+		return views.Partial(views.IDLiveNotes, views.SwapAppend, views.Note("error", jobName(u.Job)+" failed: "+u.Error)).Render(ctx, b)
 	case u.Type == sessions.UpdateCancelled && u.Job == sessions.JobCompact:
-		return views.Partial("#live-notes", "beforeend", views.Note("cancelled", "The compaction was stopped.")).Render(ctx, b)
+		return views.Partial(views.IDLiveNotes, views.SwapAppend, views.Note("cancelled", "The compaction was stopped.")).Render(ctx, b)
 	}
 	return nil
 }
@@ -359,9 +359,9 @@ func (e *eventRenderer) reset(ctx context.Context) (string, error) {
 	}
 	var b bytes.Buffer
 	for _, p := range []templ.Component{
-		views.Partial("#transcript", "innerHTML", views.Transcript(v)),
-		views.Partial("#session-head", "outerHTML", views.SessionHead(v)),
-		views.Partial("#status", "innerHTML", views.Status(v.Status)),
+		views.Partial(views.IDTranscript, views.SwapInner, views.Transcript(v)),
+		views.Partial(views.IDSessionHead, views.SwapOuter, views.SessionHead(v)),
+		views.Partial(views.IDStatus, views.SwapInner, views.Status(v.Status)),
 	} {
 		if err := p.Render(ctx, &b); err != nil {
 			return "", err

@@ -71,14 +71,11 @@ func (p *projector) messages(from, to int) []views.MessageView {
 	return out
 }
 
-// domID is the element id of entry i.
-func (p *projector) domID(i int) string { return "m-" + p.thread.ID + "-" + strconv.Itoa(i) }
-
 // message renders entry i, or reports false for an entry that shows as nothing of its own
 // (tool results, which show in their calls' cards).
 func (p *projector) message(i int) (views.MessageView, bool) {
 	e := p.thread.Entries[i]
-	m := views.MessageView{DOMID: p.domID(i), Role: string(e.Message.Role)}
+	m := views.MessageView{DOMID: views.MessageID(p.thread.ID, i), Role: string(e.Message.Role)}
 	if e.AcceptedAt != nil {
 		m.Time, m.ISO = e.AcceptedAt.Local().Format("Jan 2 15:04"), e.AcceptedAt.Format(time.RFC3339)
 	}
@@ -131,7 +128,7 @@ func continuationNote(text string) string {
 // end renders the k-th turn end of the thread when it is worth a note: a stop, a failure or
 // a rejected request; an answer is its own note.
 func (p *projector) end(k int, e sessions.TurnEnd) (views.MessageView, bool) {
-	m := views.MessageView{DOMID: "end-" + p.thread.ID + "-" + strconv.Itoa(k), Role: "end",
+	m := views.MessageView{DOMID: views.EndID(p.thread.ID, k), Role: "end",
 		Time: e.At.Local().Format("15:04:05"), ISO: e.At.Format(time.RFC3339)}
 	switch e.Status {
 	case sessions.TurnCancelled:
@@ -195,7 +192,7 @@ func (p *projector) tool(c model.ToolCall) views.ToolView {
 func toolView(base, sess, thread string, c model.ToolCall) views.ToolView {
 	var in map[string]any
 	_ = json.Unmarshal(c.Input, &in)
-	t := views.ToolView{DOMID: toolDOMID(c.ID), Name: c.Name, Status: "running",
+	t := views.ToolView{CallID: c.ID, Name: c.Name, Status: "running",
 		FullURL: fmt.Sprintf("%s/s/%s/tool/%s/%s", base, sess, thread, c.ID)}
 	t.Host, _ = in["host"].(string)
 	str := func(k string) string { v, _ := in[k].(string); return v }
@@ -222,17 +219,6 @@ func toolView(base, sess, thread string, c model.ToolCall) views.ToolView {
 		t.Input = prettyJSON(c.Input)
 	}
 	return t
-}
-
-// toolDOMID is the element id of call id's card; ids are made of safe characters.
-func toolDOMID(id string) string {
-	b := []byte(id)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	return "tool-" + string(b)
 }
 
 // setResult puts a result's text and status on a card: the head and tail of a long output,

@@ -31,6 +31,16 @@ func (s *server) workspace(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound
 	}
 	name := chi.URLParam(r, "*")
+	if r.URL.RawPath != "" {
+		// chi routes on the escaped path when the URL's escaping is not Go's default (the
+		// viewer's links escape ';' and ',' in names, which a path need not), so the
+		// parameter is still escaped.
+		n, err := url.PathUnescape(name)
+		if err != nil {
+			return errNotFound
+		}
+		name = n
+	}
 	if strings.HasSuffix(name, "/") {
 		name = strings.TrimSuffix(name, "/")
 	}
@@ -40,7 +50,8 @@ func (s *server) workspace(w http.ResponseWriter, r *http.Request) error {
 	}
 	if item.IsDir {
 		if name != "" && !strings.HasSuffix(r.URL.Path, "/") {
-			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
+			// Escaped: a name may hold '?' or '#', and raw controls do not belong in a header.
+			http.Redirect(w, r, r.URL.EscapedPath()+"/", http.StatusMovedPermanently)
 			return nil
 		}
 		return s.workspaceDir(w, r, name)

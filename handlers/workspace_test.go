@@ -113,3 +113,33 @@ func TestWorkspaceNamesEscaped(t *testing.T) {
 		t.Errorf("GET %s = %d", href, resp.StatusCode)
 	}
 }
+
+// TestWorkspaceReservedNames: names with characters that the viewer's links escape but a
+// URL's path need not (';', ','), or that would end the path ('?', '#'), are found through
+// their links, and a directory's redirect to its slash keeps them escaped.
+func TestWorkspaceReservedNames(t *testing.T) {
+	ts := newTestServer(t)
+	dir, name := "x;y?z#w", "a;b,c.txt"
+	if err := os.Mkdir(filepath.Join(ts.ws, dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ts.ws, dir, name), []byte("found"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dirURL := "/profiles/default/workspace/x%3By%3Fz%23w"
+	resp, _ := ts.do(t, "GET", dirURL, nil, nil)
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusMovedPermanently || loc != dirURL+"/" {
+		t.Errorf("GET %s = %d to %q, want a redirect to %s/", dirURL, resp.StatusCode, loc, dirURL)
+	}
+	resp, body := ts.do(t, "GET", dirURL+"/", nil, nil)
+	fileURL := dirURL + "/a%3Bb%2Cc.txt"
+	if resp.StatusCode != 200 || !strings.Contains(body, `href="`+fileURL+`"`) {
+		t.Fatalf("GET %s/ = %d, want a listing that links %s:\n%s", dirURL, resp.StatusCode, fileURL, body)
+	}
+	if resp, body := ts.do(t, "GET", fileURL, nil, nil); resp.StatusCode != 200 || !strings.Contains(body, "found") {
+		t.Errorf("GET %s = %d", fileURL, resp.StatusCode)
+	}
+	if resp, body := ts.do(t, "GET", fileURL+"?raw=1", nil, nil); resp.StatusCode != 200 || body != "found" {
+		t.Errorf("GET %s?raw=1 = %d %q", fileURL, resp.StatusCode, body)
+	}
+}

@@ -5,9 +5,21 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/a-h/templ"
 )
 
 func joinComma(s []string) string { return strings.Join(s, ", ") }
+
+// ariaCurrent marks, when on, the link to what the page shows: "page" for the page itself,
+// "true" for the section or profile it belongs to. (A bare aria-current is the empty
+// value, which assistive technology reads as false.)
+func ariaCurrent(value string, on bool) templ.Attributes {
+	if !on {
+		return nil
+	}
+	return templ.Attributes{"aria-current": value}
+}
 
 func statusText(code int) string {
 	if t := http.StatusText(code); t != "" {

@@ -81,9 +81,19 @@ func (m MarkdownHTML) String() string { return m.html }
 // document), as HTML that fetches nothing from another origin and runs nothing: raw HTML
 // is dropped, links are rewritten as [MarkdownOptions] says, images that are neither
 // workspace files nor data:image URLs become links, code blocks are highlighted with
-// chroma classes, and the result passes a bluemonday allow-list. It is safe for
-// concurrent use.
+// chroma classes, and the result passes a bluemonday allow-list. Its text and attribute
+// values carry no raw control or bidirectional character, nor invalid UTF-8: those are
+// written as visible escapes, as everywhere on a page. It is safe for concurrent use.
 func Markdown(src string, o MarkdownOptions) MarkdownHTML {
+	// shown runs on the sanitized HTML rather than on the source: a character reference
+	// (&#x202e;) becomes the raw character only there, and code blocks, link titles and
+	// alt text are covered alike. It changes only text and attribute values, since the
+	// markup that goldmark, chroma and bluemonday write holds no character it rewrites
+	// (URLs come percent-encoded).
+	return MarkdownHTML{shown(markdownHTML(src, o))}
+}
+
+func markdownHTML(src string, o MarkdownOptions) string {
 	if len(src) > MaxMarkdownBytes || tooCostly(src) {
 		return plainMarkdown(src)
 	}
@@ -96,13 +106,13 @@ func Markdown(src string, o MarkdownOptions) MarkdownHTML {
 	if err := md.Renderer().Render(&out, source, doc); err != nil {
 		return plainMarkdown(src) // the renderers write only to out, which does not fail
 	}
-	return MarkdownHTML{string(markdownPolicy().SanitizeBytes(out.Bytes()))}
+	return string(markdownPolicy().SanitizeBytes(out.Bytes()))
 }
 
 // plainMarkdown is the source as escaped text, for what is too costly to format.
-func plainMarkdown(src string) MarkdownHTML {
-	return MarkdownHTML{"<p><em>Shown unformatted: too long or too complex to format safely.</em></p>\n<pre>" +
-		html.EscapeString(src) + "</pre>\n"}
+func plainMarkdown(src string) string {
+	return "<p><em>Shown unformatted: too long or too complex to format safely.</em></p>\n<pre>" +
+		html.EscapeString(src) + "</pre>\n"
 }
 
 // Limits of [tooCostly]. goldmark has super-linear paths (yuin/goldmark#555 and its kin):

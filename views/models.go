@@ -131,7 +131,7 @@ type ComposerView struct {
 
 // MessageView is one message of a transcript.
 type MessageView struct {
-	DOMID  string // m-THREAD-INDEX
+	DOMID  string // MessageID or EndID
 	Role   string // "user", "assistant", "summary", "end"
 	Time   string
 	ISO    string
@@ -150,7 +150,7 @@ type Block struct {
 
 // ToolView is one tool call with its result.
 type ToolView struct {
-	DOMID    string // tool-CALLID
+	CallID   string // the call's id; its card's element id is ToolID(CallID)
 	Name     string
 	Host     string
 	Summary  string // one line: the command, the path
