@@ -122,7 +122,7 @@ func TestLoadCatalog(t *testing.T) {
 			Protocol: ProtocolOpenAIResponses, BaseURL: "https://openrouter.ai/api/v1",
 			Auth: Auth{Source: AuthFile, Path: "~/.keys/openrouter"}, Retry: DefaultRetry(), MaxRequestBytes: 20_000_000,
 			ResponseHeaderTimeout: 120 * time.Second, StreamIdleTimeout: 300 * time.Second,
-			ContextWindow: 1_000_000, Thinking: ThinkingEffort, MaxOutputTokens: 32_000,
+			ContextWindow: 1_000_000, Thinking: ThinkingEffort, Effort: DefaultEffort, MaxOutputTokens: 32_000,
 			MaxImageBase64Bytes: 1000, MaxTruncatedResumes: 0,
 		},
 		{
@@ -140,7 +140,7 @@ func TestLoadCatalog(t *testing.T) {
 			Protocol: ProtocolOpenAIResponses, BaseURL: "https://api.x.ai/v1",
 			Auth: Auth{Source: AuthEnv, VarName: "XAI_API_KEY"}, Retry: DefaultRetry(), MaxRequestBytes: 30_000_000,
 			ResponseHeaderTimeout: DefaultResponseHeaderTimeout, StreamIdleTimeout: DefaultStreamIdleTimeout,
-			ContextWindow: 500_000, Thinking: ThinkingEffort, MaxOutputTokens: 8192,
+			ContextWindow: 500_000, Thinking: ThinkingEffort, Effort: DefaultEffort, MaxOutputTokens: 8192,
 			MaxImageBase64Bytes: 5 << 20, MaxTruncatedResumes: 3,
 		},
 	} {

@@ -42,6 +42,7 @@ type (
 		APIID               *string  `toml:"api_id"`
 		ContextWindow       *int     `toml:"context_window"`
 		Thinking            *string  `toml:"thinking"`
+		Effort              *string  `toml:"effort"`
 		MaxOutputTokens     *int     `toml:"max_output_tokens"`
 		MaxImageBase64Bytes *int     `toml:"max_image_base64_bytes"`
 		MaxTruncatedResumes *int     `toml:"max_truncated_resumes"`
@@ -182,13 +183,9 @@ func (d *decoder) model(c *Config, k string, p toml.Primitive) (Model, bool) {
 	}
 	if raw.Gateway != nil {
 		m.Gateway = *raw.Gateway
-		if d.broken[toml.Key{"gateways", m.Gateway}.String()] {
-			// Its problems are already reported; anything said about this model now
-			// would be noise.
-			d.broken[toml.Key(key).String()] = true
-			return Model{}, false
-		}
-		if g, ok := c.Gateways[m.Gateway]; ok {
+		// A broken gateway's problems are already reported: the model inherits nothing
+		// from it, and the validator checks only the model's own fields.
+		if g, ok := c.Gateways[m.Gateway]; ok && !d.broken[toml.Key{"gateways", m.Gateway}.String()] {
 			m.Protocol, m.BaseURL, m.Auth, m.Retry, m.MaxRequestBytes = g.Protocol, g.BaseURL, g.Auth, g.Retry, g.MaxRequestBytes
 			m.ResponseHeaderTimeout, m.StreamIdleTimeout = g.ResponseHeaderTimeout, g.StreamIdleTimeout
 		}
@@ -203,11 +200,9 @@ func (d *decoder) model(c *Config, k string, p toml.Primitive) (Model, bool) {
 		// A model's retry table replaces its gateway's; unset fields take the defaults.
 		m.Retry = raw.Retry.apply()
 	}
-	auth, ok := d.auth(raw.Auth, key)
-	if !ok {
-		return Model{}, false
-	}
-	if auth != nil {
+	// An auth that does not decode is reported; the model's other fields are still
+	// checked, so that every problem of the file is said at once.
+	if auth, ok := d.auth(raw.Auth, key); ok && auth != nil {
 		m.Auth = *auth
 	}
 	set(&m.APIID, raw.APIID)
@@ -219,6 +214,10 @@ func (d *decoder) model(c *Config, k string, p toml.Primitive) (Model, bool) {
 		m.Thinking = modes[0]
 	}
 	set(&m.Thinking, raw.Thinking)
+	set(&m.Effort, raw.Effort)
+	if m.Thinking == ThinkingEffort && m.Effort == "" {
+		m.Effort = DefaultEffort // the effort mode sends an effort; none sends none
+	}
 	if raw.AutoCompactAt != nil {
 		if *raw.AutoCompactAt == 0 {
 			// 0 means disabled in [Model], so an explicit 0 would pass validation.

@@ -78,6 +78,10 @@ type Model struct {
 
 	ContextWindow       int
 	Thinking            string
+	// Effort is the reasoning effort sent (minimal, low, medium, high, xhigh): Responses'
+	// reasoning.effort, Chat Completions' reasoning_effort, Anthropic's output effort. It
+	// defaults to medium in the effort mode; empty sends none.
+	Effort              string
 	MaxOutputTokens     int
 	MaxImageBase64Bytes int     // largest image accepted, measured on the base64 payload
 	MaxTruncatedResumes int     // consecutive max_tokens resumes per turn; 0 disables
@@ -91,6 +95,12 @@ type Retry struct {
 	MaxBackoffMs      int
 	BackoffMultiplier float64
 }
+
+// DefaultEffort is the effort of the effort mode when the model sets none.
+const DefaultEffort = "medium"
+
+// efforts are the reasoning efforts a model may set.
+var efforts = []string{"minimal", "low", "medium", "high", "xhigh"}
 
 func thinkingModes(protocol string) []string {
 	switch protocol {

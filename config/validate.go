@@ -77,23 +77,35 @@ func (v *validator) model(m Model, broken map[string]bool) {
 
 	// Inherited values were checked with their gateway; check only what the model
 	// changes, so that one bad gateway is one problem.
+	// Every problem of the model is reported at once: an endpoint that cannot be told
+	// (an unknown or broken gateway, none at all) skips only the endpoint's checks.
 	var g *Gateway
+	endpoint := true
 	if m.Gateway != "" {
 		gw, ok := v.c.Gateways[m.Gateway]
 		switch {
+		case broken[toml.Key{"gateways", m.Gateway}.String()]:
+			endpoint = false
 		case ok:
 			g = &gw
-		case broken[toml.Key{"gateways", m.Gateway}.String()]:
-			return
 		default:
 			v.errorf(at("gateway"), "unknown gateway %q; configured gateways: %s", m.Gateway, v.gatewayNames())
-			return
+			endpoint = false
 		}
 	}
-	if g == nil && m.Protocol == "" && m.BaseURL == "" {
+	if endpoint && g == nil && m.Protocol == "" && m.BaseURL == "" {
 		v.errorf(key, "no endpoint: set gateway, or set protocol and base_url")
-		return
+		endpoint = false
 	}
+	if endpoint {
+		v.modelEndpoint(m, g)
+	}
+	v.modelOwn(m)
+}
+
+// modelEndpoint checks the endpoint fields model m sets itself (g is its gateway, or nil).
+func (v *validator) modelEndpoint(m Model, g *Gateway) {
+	at := func(k string) []string { return []string{"models", m.Key, k} }
 	var (
 		protocol, baseURL = m.Protocol, m.BaseURL
 		auth, retry       = m.Auth, m.Retry
@@ -129,7 +141,11 @@ func (v *validator) model(m Model, broken map[string]bool) {
 	if m.StreamIdleTimeout != skip.StreamIdleTimeout {
 		v.timeout(at("stream_idle_timeout_secs"), m.StreamIdleTimeout)
 	}
+}
 
+// modelOwn checks the fields that are model m's own.
+func (v *validator) modelOwn(m Model) {
+	at := func(k string) []string { return []string{"models", m.Key, k} }
 	if m.APIID == "" {
 		v.errorf(at("api_id"), "must not be empty (it defaults to the model key)")
 	}
@@ -138,6 +154,13 @@ func (v *validator) model(m Model, broken map[string]bool) {
 	}
 	if modes := thinkingModes(m.Protocol); modes != nil && !slices.Contains(modes, m.Thinking) {
 		v.errorf(at("thinking"), "%q is not a thinking mode of %s; use %s", m.Thinking, m.Protocol, orList(modes))
+	}
+	switch {
+	case m.Effort == "":
+	case !slices.Contains(efforts, m.Effort):
+		v.errorf(at("effort"), "%q is not an effort; use %s", m.Effort, orList(efforts))
+	case m.Thinking == ThinkingNone:
+		v.errorf(at("effort"), "an effort is sent only with thinking: thinking is \"none\", so leave effort out or set thinking = %q", thinkingModes(m.Protocol)[0])
 	}
 	v.positive(at("max_output_tokens"), m.MaxOutputTokens)
 	v.positive(at("max_image_base64_bytes"), m.MaxImageBase64Bytes)

@@ -87,9 +87,19 @@ func TestLoadErrors(t *testing.T) {
 		{"all problems at once", "modle = 1\n" + gw + "base_uri = 1\n[models.m]\ngateway = \"nope\"\n[models.n]\ngateway = \"g\"\nthinking = \"x\"\n", []string{
 			"1: modle: unknown key",
 			"5: gateways.g.base_uri: unknown key",
+			"6: models.m.context_window: required",
 			`7: models.m.gateway: unknown gateway "nope"`,
 			"8: models.n.context_window: required",
 			`10: models.n.thinking: "x" is not a thinking mode`,
+		}},
+		{"an unknown gateway does not hide the model's own problems", gw + "[models.m]\ngateway = \"nope\"\nmax_output_tokens = 0\neffort = \"huge\"\n", []string{
+			"4: models.m.context_window: required",
+			`5: models.m.gateway: unknown gateway "nope"`,
+			`6: models.m.max_output_tokens: must be a positive integer`,
+			`7: models.m.effort: "huge" is not an effort`,
+		}},
+		{"effort without thinking", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\nthinking = \"none\"\neffort = \"high\"\n", []string{
+			`8: models.m.effort: an effort is sent only with thinking`,
 		}},
 		{"one bad entry does not hide another", gw + "[models.a]\ngateway = \"g\"\ncontext_window = \"x\"\n[models.b]\ngateway = \"g\"\ncontext_window = 1\nthinking = \"x\"\n", []string{
 			"6: models.a.context_window: must be an integer",
@@ -123,10 +133,10 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// A model on a gateway that failed to decode is not reported again, and neither is a
-// default model that failed to decode.
+// A model on a gateway that failed to decode is not reported again for what it would have
+// inherited, and neither is a default model that failed to decode.
 func TestLoadErrorsNotRepeated(t *testing.T) {
-	src := "model = \"m\"\n[gateways.g]\nprotocol = 1\nbase_url = \"http://h\"\n[models.m]\ngateway = \"g\"\n"
+	src := "model = \"m\"\n[gateways.g]\nprotocol = 1\nbase_url = \"http://h\"\n[models.m]\ngateway = \"g\"\ncontext_window = 1\n"
 	path := writeConfig(t, src)
 	_, err := Load(path, true)
 	want := path + ":3: gateways.g.protocol: must be a string, not an integer"

@@ -185,7 +185,7 @@ func (c *catalog) Agent(key string, blocks []string) (sessions.AgentConfig, erro
 	})
 	return sessions.AgentConfig{
 		Options: agent.Options{
-			Model: client, APIModel: m.APIID, MaxOutputTokens: m.MaxOutputTokens, Thinking: m.Thinking,
+			Model: client, APIModel: m.APIID, MaxOutputTokens: m.MaxOutputTokens, Thinking: m.Thinking, Effort: m.Effort,
 			System: system, MaxTruncatedResumes: m.MaxTruncatedResumes, ContextWindow: m.ContextWindow,
 		},
 		ModelKey: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, AutoCompactAt: m.AutoCompactAt,
