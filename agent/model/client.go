@@ -437,6 +437,7 @@ func statusError(resp *http.Response, body io.Reader) error {
 	raw, _ := io.ReadAll(io.LimitReader(body, 64<<10))
 	pe := &ProviderError{Status: resp.StatusCode, Retryable: RetryableStatus(resp.StatusCode)}
 	pe.Type, pe.Message = ErrorBody(raw)
+	pe.Code = ErrorCode(raw)
 	if pe.Message == "" {
 		pe.Message = strings.TrimSpace(string(raw))
 		if len(pe.Message) > 300 {
@@ -492,6 +493,27 @@ func ErrorBody(raw []byte) (typ, msg string) {
 		}
 	}
 	return t, v.Message
+}
+
+// ErrorCode extracts the code of a provider error body, nested ({"error":{"code"}}) or
+// flat ({"code"}); a numeric code (llama.cpp sends the status) is not one.
+func ErrorCode(raw []byte) string {
+	var v struct {
+		Code  json.RawMessage `json:"code"`
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	if len(v.Error) > 0 && v.Error[0] == '{' {
+		var inner struct {
+			Code json.RawMessage `json:"code"`
+		}
+		if json.Unmarshal(v.Error, &inner) == nil {
+			return codeString(inner.Code)
+		}
+	}
+	return codeString(v.Code)
 }
 
 func codeString(raw json.RawMessage) string {

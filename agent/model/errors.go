@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -12,6 +13,7 @@ import (
 type ProviderError struct {
 	Status     int    // HTTP status; 0 for a transport failure or a mid-stream error without one
 	Type       string // provider error type or code, e.g. "rate_limit_error"
+	Code       string // the provider's error code, where it sends one beside the type ("context_length_exceeded")
 	Message    string
 	Retryable  bool
 	RetryAfter time.Duration // what the provider asked for; 0 when it did not say
@@ -43,6 +45,48 @@ func (e *ProviderError) Error() string {
 
 func (e *ProviderError) Unwrap() error { return e.Err }
 
+// Overflow reports whether the provider refused the request because its input does not
+// fit: a 413, or a context-length error in any of the shapes the three protocols' servers
+// use (Anthropic's "prompt is too long", OpenAI's context_length_exceeded, llama.cpp's
+// exceed_context_size_error, vLLM's "maximum context length"). Compacting the session
+// can make the same turn fit.
+func (e *ProviderError) Overflow() bool {
+	if e.Status == 413 {
+		return true
+	}
+	for _, c := range []string{e.Type, e.Code} {
+		switch c {
+		case "context_length_exceeded", "exceed_context_size_error", "context_window_exceeded", "request_too_large", "string_above_max_length":
+			return true
+		}
+	}
+	msg := strings.ToLower(e.Message)
+	for _, p := range overflowPhrases {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// overflowPhrases are the words of the context-length errors of servers that send no code.
+var overflowPhrases = []string{
+	"prompt is too long", "maximum context length", "context length", "context window",
+	"exceeds the available context", "exceed_context_size", "too many tokens", "input is too long",
+	"reduce the length of the messages",
+}
+
+// Rejected reports whether the provider refused the request outright for what it holds,
+// so that sending it again would fail the same way: a 400, 413 or 422 answered before
+// anything streamed, or a context overflow at any point. Such a turn is rewound, as one
+// over max_request_bytes is, rather than left to poison every turn after it.
+func (e *ProviderError) Rejected() bool {
+	if e.Overflow() {
+		return true
+	}
+	return !e.MidStream && (e.Status == 400 || e.Status == 413 || e.Status == 422)
+}
+
 // RequestTooLargeError is a request whose serialized body exceeds the configured
 // max_request_bytes. It is detected before upload and never retried.
 type RequestTooLargeError struct {
@@ -67,7 +111,7 @@ func RetryableStatus(status int) bool {
 // event's data: the provider's type and message, or the data itself, clipped to 300 bytes,
 // where it names none.
 func StreamError(data string) *ProviderError {
-	pe := &ProviderError{MidStream: true}
+	pe := &ProviderError{MidStream: true, Code: ErrorCode([]byte(data))}
 	pe.Type, pe.Message = ErrorBody([]byte(data))
 	if pe.Message == "" {
 		pe.Message = data

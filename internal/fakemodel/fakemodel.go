@@ -26,6 +26,9 @@ type Turn struct {
 	ErrorMessage string `json:"error_message,omitempty"`
 	RetryAfter   string `json:"retry_after,omitempty"`
 	RetryAfterMs string `json:"retry_after_ms,omitempty"`
+	// ErrorBody, when set with Status, is the error response's body exactly: a provider's
+	// real error (a context-length refusal, say) in its own shape.
+	ErrorBody string `json:"error_body,omitempty"`
 
 	// The response content, streamed in this order: thinking, text, tool calls.
 	Thinking string `json:"thinking,omitempty"`
@@ -244,6 +247,10 @@ func writeError(w http.ResponseWriter, status int, typ, msg string, t Turn) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
+	if t.ErrorBody != "" {
+		io.WriteString(w, t.ErrorBody)
+		return
+	}
 	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
 	w.Write(b)
 }
