@@ -29,7 +29,7 @@ func TestStreamError(t *testing.T) {
 }
 
 // TestRetryableStatus: connection-level and transient statuses are retried (409 beyond the
-// specification, as docs/decisions.md says); the rest fail the same way every time.
+// specification, as docs/dev/decisions.md says); the rest fail the same way every time.
 func TestRetryableStatus(t *testing.T) {
 	for status, want := range map[int]bool{408: true, 409: true, 429: true, 500: true, 502: true, 503: true, 529: true,
 		400: false, 401: false, 403: false, 404: false, 413: false, 422: false} {
