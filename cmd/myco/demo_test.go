@@ -47,6 +47,7 @@ func TestDemoServer(t *testing.T) {
 		t.Fatalf("GET %s: %v %v", line, resp, err)
 	}
 	resp.Body.Close()
+	demoTour(t, strings.TrimSuffix(strings.TrimSpace(line), "/"))
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) // as Ctrl-C does
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -71,7 +72,7 @@ func TestDemoPrompt(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("demo -p: %v; stderr:\n%s", err, stderr)
 	}
-	if !strings.Contains(string(answer), "Here is what `bash` printed") || !strings.Contains(string(answer), "[exit status 0]") {
+	if !strings.Contains(string(answer), "What `bash` printed") || !strings.Contains(string(answer), "[exit status 0]") {
 		t.Errorf("answer:\n%s", answer)
 	}
 	var id string
@@ -82,5 +83,44 @@ func TestDemoPrompt(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, "profiles", "default", "session", id+".session")); id == "" || err != nil {
 		t.Errorf("the session the demo printed (%q) is not in its home: %v\n%s", id, err, stderr)
+	}
+}
+
+// demoTour walks the demo's script through the API of the server at base: the first
+// answer streams a tool call's output; the second message meets a scripted 529 and the
+// events carry the retry notice; the third starts a slow command, which Stop ends.
+func demoTour(t *testing.T, base string) {
+	t.Helper()
+	api := apiClient{t, base + "/api"}
+	id, snap := api.run("tour", "What machine is this?")
+	if a, _ := snap["answer"].(string); !strings.Contains(a, "What `bash` printed") {
+		t.Fatalf("first answer = %q", a)
+	}
+	events, err := http.Get(base + "/api/events?session=" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Body.Close()
+	api.post("/sessions/"+id+"/actions", `{"request_id":"tour-2","action":"submit","text":"next"}`)
+	sc := bufio.NewScanner(events.Body)
+	retried := false
+	for sc.Scan() && !strings.Contains(sc.Text(), `"type":"done"`) {
+		retried = retried || strings.Contains(sc.Text(), `"type":"notice"`) && strings.Contains(sc.Text(), "529")
+	}
+	if !retried {
+		t.Error("the second message showed no retry notice for the scripted 529")
+	}
+	if a, _ := api.wait(id)["answer"].(string); !strings.Contains(a, "was a **retry**") {
+		t.Errorf("second answer = %q", a)
+	}
+	api.post("/sessions/"+id+"/actions", `{"request_id":"tour-3","action":"submit","text":"next"}`)
+	for sc.Scan() && !strings.Contains(sc.Text(), "step 2 of 30") {
+	}
+	if code, out := api.post("/sessions/"+id+"/cancel", ``); code != 200 || out["stopped"] != true {
+		t.Fatalf("cancel = %d %v", code, out)
+	}
+	snap = api.wait(id)
+	if snap["last_turn"] != "cancelled" {
+		t.Errorf("after Stop: last_turn %v", snap["last_turn"])
 	}
 }
