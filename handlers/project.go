@@ -198,13 +198,17 @@ func toolView(base, sess, thread string, c model.ToolCall) views.ToolView {
 	str := func(k string) string { v, _ := in[k].(string); return v }
 	switch c.Name {
 	case "bash":
+		// A command reads as a command, not as JSON.
 		switch a := str("action"); a {
 		case "", "exec":
-			t.Summary = str("command")
+			t.Summary, t.Command = str("command"), str("command")
 		case "start":
-			t.Summary = "start: " + str("command")
+			t.Summary, t.Command = "start: "+str("command"), str("command")
+		case "write":
+			t.Summary = strings.TrimSpace("write to " + str("session_id") + ": " + str("input"))
+			t.Input = str("input")
 		default:
-			t.Summary = strings.TrimSpace(a + " " + str("session_id") + " " + str("input"))
+			t.Summary = strings.TrimSpace(a + " " + str("session_id"))
 		}
 	case "str_replace_based_edit_tool":
 		t.Summary = strings.TrimSpace(str("command") + " " + str("path"))
@@ -215,14 +219,16 @@ func toolView(base, sess, thread string, c model.ToolCall) views.ToolView {
 		t.Summary = compactJSON(c.Input)
 	}
 	t.Summary = oneLine(t.Summary, 160)
-	if t.Diff == nil {
+	if t.Diff == nil && t.Command == "" && t.Input == "" && c.Name != "bash" {
 		t.Input = prettyJSON(c.Input)
 	}
 	return t
 }
 
 // setResult puts a result's text and status on a card: the head and tail of a long output,
-// with "show all" for the rest.
+// with "show all" for the rest. A bash command that exited with another status than 0, or
+// was killed, failed, whatever the tool's error flag says: the card says how it ended. An
+// edit that was refused shows the refusal and no diff: only what was applied is a diff.
 func setResult(t *views.ToolView, text string, isError, unknown bool) {
 	switch {
 	case unknown:
@@ -232,7 +238,43 @@ func setResult(t *views.ToolView, text string, isError, unknown bool) {
 	default:
 		t.Status = "ok"
 	}
+	if t.Name == "bash" && !unknown {
+		if end, failed := bashEnd(text); end != "" {
+			t.StatusText = end
+			if failed {
+				t.Status = "error"
+			}
+		}
+	}
+	if t.Status != "ok" {
+		t.Diff = nil
+	}
 	t.Output, t.Cut = headTail(text, outputShown)
+}
+
+// bashEnd reads how a bash call ended from the last line of its result ("[exit status 1]",
+// "[killed by signal killed]", "[killed after timeout 120s]", a session's "[session b1:
+// exited, exit status 2]"): a short phrase for the card, and whether it failed.
+func bashEnd(text string) (end string, failed bool) {
+	text = strings.TrimRight(text, "\n")
+	last := text[strings.LastIndexByte(text, '\n')+1:]
+	if !strings.HasPrefix(last, "[") || !strings.HasSuffix(last, "]") {
+		return "", false
+	}
+	last = last[1 : len(last)-1]
+	if _, rest, ok := strings.Cut(last, "exited, "); ok && strings.HasPrefix(last, "session ") {
+		last = rest
+	}
+	switch {
+	case strings.HasPrefix(last, "exit status "):
+		code := strings.TrimPrefix(last, "exit status ")
+		return "exit " + code, code != "0"
+	case strings.HasPrefix(last, "killed after timeout"):
+		return "timed out", true
+	case strings.HasPrefix(last, "killed"):
+		return "killed", true
+	}
+	return "", false
 }
 
 func headTail(s string, n int) (string, bool) {

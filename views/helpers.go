@@ -44,6 +44,14 @@ func archiveAction(archived bool) string {
 	return "archive"
 }
 
+// toolStatus is the words of a card's status: how the call ended, where it was told.
+func toolStatus(t ToolView) string {
+	if t.StatusText != "" && t.Status != "running" {
+		return t.StatusText
+	}
+	return statusLabel(t.Status)
+}
+
 func statusLabel(s string) string {
 	switch s {
 	case "running":

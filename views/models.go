@@ -154,8 +154,12 @@ type ToolView struct {
 	Name     string
 	Host     string
 	Summary  string // one line: the command, the path
-	Input    string // the input, pretty JSON
+	Command  string // a bash command, shown as a command
+	Input    string // the input, pretty JSON (or what was written to a bash session)
 	Status   string // "running", "ok", "error", "unknown"
+	// StatusText says how the call ended where the status alone does not: "exit 1",
+	// "killed", "timed out". Empty shows the status's own words.
+	StatusText string
 	Duration string
 	Output   string // shown output: head and tail when long
 	Cut      bool   // Output is shortened; FullURL loads the rest
