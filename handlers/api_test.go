@@ -201,8 +201,8 @@ func TestAPISubmitAndSnapshot(t *testing.T) {
 	if u := snap["usage"].(map[string]any); u["user"] != "USER 1300/100000" {
 		t.Errorf("usage = %v, want cached tokens counted once", u)
 	}
-	if _, page := ts.do(t, "GET", "/profiles/default/s/"+id+"/", nil, nil); !strings.Contains(page, "USER 1,300/100,000") {
-		t.Errorf("the page's meter is not USER 1,300/100,000")
+	if _, page := ts.do(t, "GET", "/profiles/default/s/"+id+"/", nil, nil); !strings.Contains(page, "1.3k of 100k tokens (1%)") {
+		t.Errorf("the page's meter does not read 1.3k of 100k tokens (1%%)")
 	}
 	msgs := snap["messages"].([]any)
 	if len(msgs) != 3 {

@@ -321,7 +321,7 @@ func TestStatus(t *testing.T) {
 	if attr(m, "max") != "100000" || attr(m, "value") != "12345" || attr(m, "low") != "50000" || attr(m, "high") != "80000" {
 		t.Errorf("meter = %s", outerHTML(m))
 	}
-	if got := textContent(one(t, doc, "label.meter")); got != "USER 12,345/100,000" {
+	if got := textContent(one(t, doc, "label.meter")); got != "12k of 100k tokens (12%)" {
 		t.Errorf("meter text = %q", got)
 	}
 	s.Window = 0

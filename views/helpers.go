@@ -1,6 +1,7 @@
 package views
 
 import (
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -76,6 +77,31 @@ func diffClass(op byte) string {
 // model's window, as the status bar and the terminal chat show it.
 func Meter(used, window int) string {
 	return "USER " + Thousands(used) + "/" + Thousands(window)
+}
+
+// ContextMeter is the context meter's words on a page: "72k of 200k tokens (36%)", what
+// the context holds of the model's window.
+func ContextMeter(used, window int) string {
+	pct := 0
+	if window > 0 {
+		pct = int(math.Round(100 * float64(used) / float64(window)))
+	}
+	return Tokens(used) + " of " + Tokens(window) + " tokens (" + strconv.Itoa(pct) + "%)"
+}
+
+// Tokens formats a token count for a person: 950, 7.2k, 72k, 1.2M.
+func Tokens(n int) string {
+	f := float64(n)
+	switch {
+	case n < 1000:
+		return strconv.Itoa(n)
+	case n < 10_000:
+		return strings.TrimSuffix(strconv.FormatFloat(math.Floor(f/100)/10, 'f', 1, 64), ".0") + "k"
+	case n < 1_000_000:
+		return strconv.Itoa(n/1000) + "k"
+	default:
+		return strings.TrimSuffix(strconv.FormatFloat(math.Floor(f/100_000)/10, 'f', 1, 64), ".0") + "M"
+	}
 }
 
 // Thousands formats n with thin separators: 12 345.
