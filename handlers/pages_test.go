@@ -38,7 +38,8 @@ func TestNotFound(t *testing.T) {
 }
 
 // TestSubmitAndRender sends a message through the form and reads the page: the user's
-// markdown, the tool card with its output, the answer; no hidden system part.
+// text as typed (its Markdown not rendered, its HTML escaped), the tool card with its
+// output, the answer's Markdown rendered; no hidden system part.
 func TestSubmitAndRender(t *testing.T) {
 	ts := newTestServer(t,
 		fakemodel.Turn{Text: "Let me *work*.", ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{"what":"it"}`}}},
@@ -53,14 +54,16 @@ func TestSubmitAndRender(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("page = %d", resp.StatusCode)
 	}
-	for _, want := range []string{"<strong>do</strong>", "&lt;b&gt;", `id="tool-c1"`, `class="tool ok"`, "worked", "<em>work</em>", "Done:",
-		`data-events="/profiles/default/s/` + id + `/events?after=`, "Please **do** &lt;b&gt;it&lt;/b&gt;"} {
-		if !strings.Contains(page, want) && !(want == "&lt;b&gt;" && !strings.Contains(page, "<b>it")) {
+	for _, want := range []string{`<div class="plain">Please **do** &lt;b&gt;it&lt;/b&gt;</div>`, `id="tool-c1"`, `class="tool ok"`,
+		"worked", "<em>work</em>", "Done:", `data-events="/profiles/default/s/` + id + `/events?after=`} {
+		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if strings.Contains(page, "[myco: runtime]") || strings.Contains(page, "<b>it</b>") {
-		t.Errorf("page shows a hidden system part or raw HTML")
+	for _, unwanted := range []string{"[myco: runtime]", "<b>it</b>", "<strong>do</strong>"} {
+		if strings.Contains(page, unwanted) {
+			t.Errorf("page shows %q: a hidden system part, raw HTML, or the user's text rendered instead of shown as typed", unwanted)
+		}
 	}
 	// the tool's whole output
 	resp, out := ts.do(t, "GET", p+"tool/t1/c1", nil, nil)

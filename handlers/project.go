@@ -83,7 +83,7 @@ func (p *projector) message(i int) (views.MessageView, bool) {
 	case e.Message.Role == model.User && i == 0 && p.thread.Reason == "compaction":
 		m.Role = "summary"
 		m.Blocks = append(m.Blocks, views.Block{Note: "The conversation so far was compacted; this thread starts from its summary.", NoteKind: "notice"})
-		if t := e.Message.Text(); t != "" {
+		if t := sessions.CompactedSummary(e.Message.Text()); t != "" {
 			m.Blocks = append(m.Blocks, views.Block{Markdown: p.markdown(t)})
 		}
 		return m, true
@@ -95,7 +95,12 @@ func (p *projector) message(i int) (views.MessageView, bool) {
 	for j, part := range e.Message.Parts {
 		switch part.Kind {
 		case model.KindText:
-			if strings.TrimSpace(part.Text) != "" {
+			switch {
+			case strings.TrimSpace(part.Text) == "":
+			case e.Message.Role == model.User:
+				// What the user typed, as typed: its line breaks, and its Markdown as text.
+				m.Blocks = append(m.Blocks, views.Block{Plain: part.Text})
+			default:
 				m.Blocks = append(m.Blocks, views.Block{Markdown: p.markdown(part.Text)})
 			}
 		case model.KindThinking:

@@ -141,6 +141,7 @@ type MessageView struct {
 // Block is one piece of a message, in order. Exactly one of its fields is set.
 type Block struct {
 	Markdown templ.Component // rendered, sanitized text
+	Plain    string          // text shown as written (a user's message): its line breaks kept
 	Thinking string
 	Tool     *ToolView
 	Image    *ImageView
@@ -150,23 +151,23 @@ type Block struct {
 
 // ToolView is one tool call with its result.
 type ToolView struct {
-	CallID   string // the call's id; its card's element id is ToolID(CallID)
-	Name     string
-	Host     string
-	Summary  string // one line: the command, the path
-	Command  string // a bash command, shown as a command
-	Input    string // the input, pretty JSON (or what was written to a bash session)
-	Status   string // "running", "ok", "error", "unknown"
+	CallID  string // the call's id; its card's element id is ToolID(CallID)
+	Name    string
+	Host    string
+	Summary string // one line: the command, the path
+	Command string // a bash command, shown as a command
+	Input   string // the input, pretty JSON (or what was written to a bash session)
+	Status  string // "running", "ok", "error", "unknown"
 	// StatusText says how the call ended where the status alone does not: "exit 1",
 	// "killed", "timed out". Empty shows the status's own words.
 	StatusText string
-	Duration string
-	Output   string // shown output: head and tail when long
-	Cut      bool   // Output is shortened; FullURL loads the rest
-	FullURL  string
-	Diff     *DiffView
-	Images   []ImageView
-	Links    []Link // sessions the call created (a child's page)
+	Duration   string
+	Output     string // shown output: head and tail when long
+	Cut        bool   // Output is shortened; FullURL loads the rest
+	FullURL    string
+	Diff       *DiffView
+	Images     []ImageView
+	Links      []Link // sessions the call created (a child's page)
 }
 
 // ImageView is an image of a message or a tool result.
