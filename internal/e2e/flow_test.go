@@ -66,7 +66,7 @@ func TestBrowserFlow(t *testing.T) {
 		}
 		tb.wait("the streamed text saved as a message and the live region emptied",
 			`document.querySelector("#messages .msg.assistant .md")?.textContent.includes("Let me run a command") && document.getElementById("live-text").textContent === ""`)
-		tb.wait("the user's message", `document.querySelector("#messages .msg.user .md")?.textContent.includes("Say hello and run a command")`)
+		tb.wait("the user's message", `document.querySelector("#messages .msg.user .plain")?.textContent.includes("Say hello and run a command")`)
 		tb.wait("the Stop button while busy", `document.querySelector("#status .status-bar.busy #stop")`)
 		if got := eval[string](tb, `document.querySelector("#tool-call_echo .tool-summary").textContent`); !strings.Contains(got, "echo hi") {
 			t.Errorf("the tool card's summary = %q, want the command", got)

@@ -75,7 +75,7 @@ func TestBrowserStopWhileScrolledUp(t *testing.T) {
 	tb.wait("the call runs", `document.querySelector("#tool-call_long.running") && document.getElementById("stop")`)
 
 	// The reader clicks into the transcript (leaving the composer) and presses Home.
-	tb.do("scroll up", chromedp.Click(chromedp.CSS("#messages .msg.user .md p"), chromedp.NodeVisible), chromedp.KeyEvent(kb.Home))
+	tb.do("scroll up", chromedp.Click(chromedp.CSS("#messages .msg.user .plain"), chromedp.NodeVisible), chromedp.KeyEvent(kb.Home))
 	tb.wait("the ↓ latest button", `!document.getElementById("to-latest").hidden && scrollY === 0`)
 	if !eval[bool](tb, `(() => { const s = document.getElementById("stop"), r = s.getBoundingClientRect();
   const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);

@@ -73,7 +73,7 @@ func TestBrowserScreenshots(t *testing.T) {
 					// The end of the session, with the status bar and the composer: a
 					// session should open there, but does not yet (TestBrowserFollowsTheEnd),
 					// so the reader goes there with End.
-					tb.do("go to the end", chromedp.Click(chromedp.CSS("#messages .msg.user .md p"), chromedp.NodeVisible), chromedp.KeyEvent(kb.End))
+					tb.do("go to the end", chromedp.Click(chromedp.CSS("#messages .msg.user .plain"), chromedp.NodeVisible), chromedp.KeyEvent(kb.End))
 					tb.wait("the page at its end", `innerHeight + scrollY >= document.documentElement.scrollHeight - 2`)
 				}
 				if got := eval[string](tb, `matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light"`); got != scheme {

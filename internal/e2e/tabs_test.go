@@ -39,7 +39,7 @@ func TestBrowserTabs(t *testing.T) {
 	two.send("Say hello")
 	for _, tb := range []*tab{one, two} {
 		tb.wait("the answer in tab "+tb.name, `document.querySelector("#messages .msg.assistant .md strong")?.textContent === "both" && document.querySelector("#status .idle")`)
-		tb.wait("the prompt in tab "+tb.name, `document.querySelector("#messages .msg.user .md")?.textContent.includes("Say hello")`)
+		tb.wait("the prompt in tab "+tb.name, `document.querySelector("#messages .msg.user .plain")?.textContent.includes("Say hello")`)
 		if r := tb.record(); r.LiveText == "" || !r.SawBusy {
 			t.Errorf("tab %s: streamed %q, busy seen %v; want the answer streamed live in every tab", tb.name, r.LiveText, r.SawBusy)
 		}
