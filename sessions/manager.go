@@ -86,7 +86,7 @@ type ManagerOptions struct {
 	// DeltaEvery is the least time between two published deltas of one session; the text
 	// in between is coalesced. 0 means 40 ms.
 	DeltaEvery time.Duration
-	Log        *slog.Logger
+	Log        *slog.Logger // nil means slog.Default()
 }
 
 // Manager is the session service of one profile, the one thing every front end calls: it
@@ -125,7 +125,7 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry,
 		live: map[string]*live{}, loading: map[string]chan struct{}{}, cache: map[string]*Session{}}
 	if m.log == nil {
-		m.log = slog.New(slog.DiscardHandler)
+		m.log = slog.Default()
 	}
 	if m.registry == nil {
 		m.registry = &Registry{}

@@ -61,7 +61,7 @@ type Options struct {
 	// edits; the note is added to the latest input or tool result and saved before the
 	// request goes out. *workspace.Watcher satisfies it.
 	Prelude PreludeWatcher
-	Log     *slog.Logger
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // PreludeWatcher notices prelude edits between model steps.
@@ -96,7 +96,7 @@ func NewRunner(o Options) (*Runner, error) {
 	}
 	log := o.Log
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
 	return &Runner{rt: o.Runtime, agent: o.Agent, prelude: o.Prelude, log: log, sink: o.Sink}, nil
 }
@@ -369,7 +369,7 @@ func (tn *turn) beforeStep(next func(context.Context, []model.Message) []model.M
 		}
 		note, err := w.Step(tn.th.ID, carries(h, preludeSource))
 		if err != nil {
-			tn.r.log.Warn("prelude scan failed; the last snapshot stands until the next step", "err", err)
+			tn.r.log.Warn("prelude scan failed; the last snapshot stands until the next step", "session_id", tn.r.rt.sess.ID, "err", err)
 			return h
 		}
 		if note == "" {
