@@ -161,6 +161,7 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	default:
 		end.Type, end.Error, end.Code = UpdateError, err.Error(), ErrorCode(err)
 	}
+	l.logEnd(j, err)
 	l.mu.Lock()
 	l.job = nil
 	l.publishLocked(end)
@@ -168,6 +169,20 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	l.publishLocked(Update{Type: UpdateState, Busy: &idle, Job: j.Kind})
 	l.mu.Unlock()
 	close(j.done)
+}
+
+// logEnd leaves one log line, with the session id, for a job that failed or whose save
+// failed: the job's error is published to the front ends and logged here, nowhere else. A
+// job that was stopped or shut down is not a failure, unless a save failed as it ended.
+func (l *live) logEnd(j *Job, err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrSaveFailed):
+		l.m.log.Error("save failed; the session's model and tool work is stopped", "session_id", l.id, "job", j.Kind, "err", err)
+	case errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown):
+	default:
+		l.m.log.Warn(j.Kind+" failed", "session_id", l.id, "code", ErrorCode(err), "err", err)
+	}
 }
 
 // ErrorCode names the kind of a job's error for front ends and the API: "save_failed",
