@@ -117,9 +117,7 @@ func (r *Runner) Compact(ctx context.Context) (*Compaction, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.rt.mu.Lock()
-	r.rt.autoOff = false
-	r.rt.mu.Unlock()
+	r.rt.setAutoCompactOff(false)
 	return c, nil
 }
 
@@ -410,7 +408,7 @@ func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 	if float64(res.LastUsage.Input) < threshold {
 		return res, nil
 	}
-	if r.autoOff() {
+	if r.rt.autoCompactOff() {
 		return res, nil
 	}
 	if _, err := r.compact(ctx, cfg, true); err != nil {
@@ -434,17 +432,9 @@ func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 	return next, err
 }
 
-func (r *Runner) autoOff() bool {
-	r.rt.mu.Lock()
-	defer r.rt.mu.Unlock()
-	return r.rt.autoOff
-}
-
 // disableAuto turns auto-compaction off until a manual compaction succeeds, and says why.
 func (r *Runner) disableAuto(why string) {
-	r.rt.mu.Lock()
-	r.rt.autoOff = true
-	r.rt.mu.Unlock()
+	r.rt.setAutoCompactOff(true)
 	r.emit(Notice{Text: "auto-compaction is off until a manual compaction succeeds: " + why})
 }
 
@@ -458,7 +448,7 @@ func (r *Runner) disableAuto(why string) {
 // and stops the run, so the user decides what to drop.
 func (tn *turn) afterBatch(ctx context.Context, _ []model.Message, last model.Usage) ([]model.Message, error) {
 	r, cfg := tn.r, tn.cfg
-	if cfg.AutoCompactAt <= 0 || cfg.ContextWindow <= 0 || float64(last.Input) < cfg.AutoCompactAt*float64(cfg.ContextWindow) || r.autoOff() {
+	if cfg.AutoCompactAt <= 0 || cfg.ContextWindow <= 0 || float64(last.Input) < cfg.AutoCompactAt*float64(cfg.ContextWindow) || r.rt.autoCompactOff() {
 		return nil, nil
 	}
 	pred := tn.th

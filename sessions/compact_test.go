@@ -246,10 +246,7 @@ func TestAutoCompaction(t *testing.T) {
 		if _, err := f.runner.Compact(t.Context()); err != nil {
 			t.Fatalf("manual Compact: %v", err)
 		}
-		f.rt.mu.Lock()
-		off := f.rt.autoOff
-		f.rt.mu.Unlock()
-		if off {
+		if f.rt.autoCompactOff() {
 			t.Error("a successful manual compaction did not turn auto-compaction back on")
 		}
 	})
@@ -352,8 +349,8 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		if !errors.Is(err, ErrCompactionLoop) || !strings.Contains(err.Error(), "is near the context window again; compacting it again would loop, so the run stops here") {
 			t.Fatalf("Submit = %v, want ErrCompactionLoop saying the run stops", err)
 		}
-		if f.srv.Served() != 3 || f.tools.count() != 2 || len(f.sess.Threads) != 2 || !f.runner.autoOff() {
-			t.Errorf("served %d, %d calls, %d threads, auto off %v; want the run stopped after b's results", f.srv.Served(), f.tools.count(), len(f.sess.Threads), f.runner.autoOff())
+		if f.srv.Served() != 3 || f.tools.count() != 2 || len(f.sess.Threads) != 2 || !f.rt.autoCompactOff() {
+			t.Errorf("served %d, %d calls, %d threads, auto off %v; want the run stopped after b's results", f.srv.Served(), f.tools.count(), len(f.sess.Threads), f.rt.autoCompactOff())
 		}
 		cur := loadFresh(t, f.store, f.sess.ID).Latest()
 		if cur.LastTurn() != TurnFailed || cur.Entries[len(cur.Entries)-1].Message.Parts[0].ToolResult == nil {
@@ -370,8 +367,8 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		if _, err := f.submit(t, "do a long job"); !errors.Is(err, ErrCompactionLoop) {
 			t.Fatalf("Submit = %v, want ErrCompactionLoop", err)
 		}
-		if f.srv.Served() != 2 || len(f.sess.Threads) != 1 || !f.runner.autoOff() {
-			t.Errorf("served %d, %d threads, auto off %v; want no successor and the run stopped", f.srv.Served(), len(f.sess.Threads), f.runner.autoOff())
+		if f.srv.Served() != 2 || len(f.sess.Threads) != 1 || !f.rt.autoCompactOff() {
+			t.Errorf("served %d, %d threads, auto off %v; want no successor and the run stopped", f.srv.Served(), len(f.sess.Threads), f.rt.autoCompactOff())
 		}
 	})
 	t.Run("a cancel while compacting ends the turn cancelled", func(t *testing.T) {
@@ -393,9 +390,9 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 			t.Fatalf("Submit = %v, want cancelled", err)
 		}
 		th := loadFresh(t, f.store, f.sess.ID).Latest()
-		if len(f.sess.Threads) != 1 || th.LastTurn() != TurnCancelled || len(th.Entries) != 3 || r.autoOff() {
+		if len(f.sess.Threads) != 1 || th.LastTurn() != TurnCancelled || len(th.Entries) != 3 || f.rt.autoCompactOff() {
 			t.Errorf("%d threads, last turn %q, %d entries, auto off %v; want the turn cancelled with its results and no successor",
-				len(f.sess.Threads), th.LastTurn(), len(th.Entries), r.autoOff())
+				len(f.sess.Threads), th.LastTurn(), len(th.Entries), f.rt.autoCompactOff())
 		}
 	})
 	t.Run("a failed summary goes on uncompacted", func(t *testing.T) {
@@ -411,8 +408,8 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		if err != nil || res.Answer != "done" {
 			t.Fatalf("Submit = %q, %v; want the run to finish", res.Answer, err)
 		}
-		if f.srv.Served() != 4 || len(f.sess.Threads) != 1 || !f.runner.autoOff() {
-			t.Errorf("served %d, %d threads, auto off %v; want one failed summary and no other", f.srv.Served(), len(f.sess.Threads), f.runner.autoOff())
+		if f.srv.Served() != 4 || len(f.sess.Threads) != 1 || !f.rt.autoCompactOff() {
+			t.Errorf("served %d, %d threads, auto off %v; want one failed summary and no other", f.srv.Served(), len(f.sess.Threads), f.rt.autoCompactOff())
 		}
 	})
 }

@@ -150,6 +150,20 @@ func (rt *Runtime) fail(err error) {
 	}
 }
 
+// autoCompactOff reports whether auto-compaction is off: a failed one turned it off until
+// a manual compaction succeeds.
+func (rt *Runtime) autoCompactOff() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.autoOff
+}
+
+func (rt *Runtime) setAutoCompactOff(off bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.autoOff = off
+}
+
 func (rt *Runtime) stopped() error {
 	if err := rt.Err(); err != nil {
 		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrSaveFailed, err)
