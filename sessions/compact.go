@@ -122,7 +122,9 @@ func (r *Runner) Compact(ctx context.Context) (*Compaction, error) {
 }
 
 func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Compaction, error) {
-	th := r.rt.sess.Latest()
+	// A copy: the thread is read while the model summarises, and only this runner (holding
+	// the writer gate) changes it.
+	th := r.rt.doc.copyOf(r.rt.doc.latest())
 	if n := steps(th.Entries[min(th.Base, len(th.Entries)):]); th.Reason == "compaction" && n < compactGuardSteps {
 		return nil, tooSoon(th.ID, n, auto)
 	}
@@ -135,7 +137,7 @@ func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Comp
 		return nil, fmt.Errorf("compact thread %s: %w", th.ID, err)
 	}
 	facts := r.rt.observe(ctx, cfg)
-	nt := &Thread{ID: r.nextThreadID(), Created: r.rt.now().UTC(), Reason: "compaction"}
+	nt := &Thread{ID: r.rt.doc.nextThreadID(), Created: r.rt.now().UTC(), Reason: "compaction"}
 	head := Entry{Facts: facts, Message: model.Message{Role: model.User, Parts: []model.Part{
 		model.SystemPart("runtime", factsText(facts, th.Facts())),
 		model.TextPart(successorIntro(th, summary)),
@@ -156,7 +158,7 @@ func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Comp
 	// Its bookkeeping is set before the session shows it: a snapshot may read it at once.
 	nt.scan()
 	nt.open = false
-	if err := r.save(func() error { return r.rt.store.StartThread(ctx, r.rt.sess, nt, 0) }); err != nil {
+	if err := r.save(r.rt.doc.startThread(ctx, nt, 0)); err != nil {
 		return nil, err
 	}
 	r.emit(Compacted{From: th.ID, To: nt.ID, Auto: auto})
@@ -418,11 +420,12 @@ func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 		}
 		return res, nil
 	}
-	th := r.rt.sess.Latest()
-	if err := r.append(ctx, th, Entry{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart(ResumptionPrompt)}}, Continuation: true}); err != nil {
+	th := r.rt.doc.latest()
+	n, err := r.append(ctx, th, Entry{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart(ResumptionPrompt)}}, Continuation: true})
+	if err != nil {
 		return res, err
 	}
-	next, err := r.run(ctx, cfg, th, len(th.Entries)-1)
+	next, err := r.run(ctx, cfg, th, n-1)
 	next.Usage = next.Usage.Add(res.Usage)
 	next.Steps += res.Steps
 	next.TruncatedResumes += res.TruncatedResumes
@@ -465,11 +468,12 @@ func (tn *turn) afterBatch(ctx context.Context, _ []model.Message, last model.Us
 	if err := r.end(ctx, pred, TurnCompacted, nil); err != nil {
 		return nil, err
 	}
-	nt := r.rt.sess.Latest()
-	if err := r.append(ctx, nt, Entry{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart(ResumptionPrompt)}}, Continuation: true}); err != nil {
+	nt := r.rt.doc.latest()
+	n, err := r.append(ctx, nt, Entry{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart(ResumptionPrompt)}}, Continuation: true})
+	if err != nil {
 		return nil, err
 	}
-	view := nt.History()
-	tn.th, tn.start, tn.saved, tn.lastParts = nt, len(nt.Entries)-1, len(view), partsOfLast(view)
+	view := r.rt.doc.history(nt)
+	tn.th, tn.start, tn.saved, tn.lastParts = nt, n-1, len(view), partsOfLast(view)
 	return view, nil
 }

@@ -122,16 +122,23 @@ func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 func (s *Session) clone() *Session {
 	cp := *s
 	cp.Links = append([]string(nil), s.Links...)
+	cp.Actions = slices.Clone(s.Actions)
 	cp.Threads = make([]*Thread, len(s.Threads))
 	for i, t := range s.Threads {
-		tc := *t
-		tc.Entries = append([]Entry(nil), t.Entries...)
-		tc.intents, tc.results, tc.progress = nil, nil, nil
-		tc.calls = maps.Clone(t.calls)
-		tc.ends = slices.Clone(t.ends)
-		cp.Threads[i] = &tc
+		cp.Threads[i] = t.clone()
 	}
 	return &cp
+}
+
+// clone copies the thread down to its entries, which share message contents (never
+// changed in place), without the records of the running batch's tool calls.
+func (t *Thread) clone() *Thread {
+	tc := *t
+	tc.Entries = append([]Entry(nil), t.Entries...)
+	tc.intents, tc.results, tc.progress = nil, nil, nil
+	tc.calls = maps.Clone(t.calls)
+	tc.ends = slices.Clone(t.ends)
+	return &tc
 }
 
 // ListOptions filter a listing.

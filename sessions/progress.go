@@ -15,7 +15,7 @@ func (rc *recorder) saveProgress(th *Thread, callID, tail string) {
 		return
 	}
 	rec := &progressRec{Thread: th.ID, CallID: callID, Output: tail, At: rt.now().UTC()}
-	if rc.r.save(func() error { return rt.store.recordProgress(rt.sess, rec) }) != nil {
+	if rc.r.save(rt.doc.recordProgress(rec)) != nil {
 		return
 	}
 	rc.r.emit(Progress{Thread: th.ID, CallID: callID, Output: tail})

@@ -46,7 +46,7 @@ type RuntimeOptions struct {
 // safe for concurrent use.
 type Runtime struct {
 	store     *Store
-	sess      *Session
+	doc       *document // the session's document: its one owner
 	tools     Tools
 	owner     string
 	inventory func(ctx context.Context) ([]string, error)
@@ -56,7 +56,7 @@ type Runtime struct {
 	unlock  func()      // releases the session's writer gate; set while this runtime holds it
 	holding atomic.Bool // this runtime holds the gate (a turn, a compaction or an Update)
 
-	mu sync.Mutex // guards the fields below and the in-memory session document
+	mu sync.Mutex // guards the fields below; the document has its own lock
 	// failed is the save error that stopped this session's work (fail closed).
 	failed      error
 	autoOff     bool     // auto-compaction is disabled until a manual compaction succeeds
@@ -75,12 +75,9 @@ func NewRuntime(o RuntimeOptions) (*Runtime, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Runtime{store: o.Store, sess: o.Session, tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
+	return &Runtime{store: o.Store, doc: newDocument(o.Store, o.Session), tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
 		now: now, onMeta: o.OnMeta}, nil
 }
-
-// Session returns the bound session. Read it only under [Runtime.View].
-func (rt *Runtime) Session() *Session { return rt.sess }
 
 // Owner returns the tool-resource owner.
 func (rt *Runtime) Owner() string { return rt.owner }
@@ -89,13 +86,9 @@ func (rt *Runtime) Owner() string { return rt.owner }
 func (rt *Runtime) Store() *Store { return rt.store }
 
 // View calls f with the session document while no write changes it.
-func (rt *Runtime) View(f func(*Session)) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	f(rt.sess)
-}
+func (rt *Runtime) View(f func(*Session)) { rt.doc.view(f) }
 
-// Update calls f with the session document under the runtime's lock and then saves the
+// Update calls f with the session document under the document's lock and then saves the
 // metadata. f must change metadata only (title, links, scratchpad, archive status). Outside
 // this runtime's turns and compactions it takes the session's writer gate for the write,
 // and with it a reload of a document another writer changed, so that a stale copy never
@@ -117,22 +110,10 @@ func (rt *Runtime) update(ctx context.Context, f func(*Session)) error {
 		}
 		defer rt.release()
 	}
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if rt.failed != nil {
-		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrSaveFailed, rt.failed)
-	}
-	before := metaOf(rt.sess)
-	f(rt.sess)
-	if err := rt.store.SaveMeta(ctx, rt.sess); err != nil {
-		// Only what f may change is put back: the turn running meanwhile (an Update from
-		// the session tools) reads and writes the rest without rt.mu.
-		s := rt.sess
-		s.Title, s.Links, s.Scratchpad, s.Archived, s.Hidden = before.Title, before.Links, before.Scratchpad, before.Archived, before.Hidden
-		s.Selected, s.Actions = before.Selected, before.Actions
+	if err := rt.stopped(); err != nil {
 		return err
 	}
-	return nil
+	return rt.doc.updateMeta(ctx, f)
 }
 
 // Err returns the save error that stopped the session's work, or nil.
@@ -166,7 +147,7 @@ func (rt *Runtime) setAutoCompactOff(off bool) {
 
 func (rt *Runtime) stopped() error {
 	if err := rt.Err(); err != nil {
-		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrSaveFailed, err)
+		return fmt.Errorf("session %s: %w: %w", rt.doc.id, ErrSaveFailed, err)
 	}
 	return nil
 }
@@ -175,22 +156,13 @@ func (rt *Runtime) stopped() error {
 // another process holds it, and then reloads the document if another writer changed the
 // file since this runtime read or wrote it.
 func (rt *Runtime) acquire(ctx context.Context, waiting func(holder string)) error {
-	unlock, err := rt.store.lockSession(ctx, rt.sess.ID, waiting)
+	unlock, err := rt.store.lockSession(ctx, rt.doc.id, waiting)
 	if err != nil {
 		return err
 	}
-	fresh, err := rt.store.reload(ctx, rt.sess)
-	if err != nil {
+	if err := rt.doc.reload(ctx); err != nil {
 		unlock()
 		return err
-	}
-	if fresh != nil {
-		mu := rt.store.lock(rt.sess.ID)
-		rt.mu.Lock()
-		mu.Lock()
-		*rt.sess = *fresh
-		mu.Unlock()
-		rt.mu.Unlock()
 	}
 	rt.unlock = unlock
 	rt.holding.Store(true)
@@ -207,7 +179,9 @@ func (rt *Runtime) release() {
 // observe takes the runtime facts now. A failed inventory keeps the last known handles,
 // marked stale, rather than claiming there are none.
 func (rt *Runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
-	f := &Facts{Session: rt.sess.ID, Parent: rt.sess.Parent, Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey,
+	var parent string
+	rt.doc.view(func(s *Session) { parent = s.Parent })
+	f := &Facts{Session: rt.doc.id, Parent: parent, Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey,
 		APIModel: cfg.Options.APIModel, Protocol: cfg.Protocol, Effort: cfg.Options.Effort, ImageCap: cfg.MaxImageBase64Bytes}
 	if rt.inventory != nil {
 		h, err := rt.inventory(ctx)

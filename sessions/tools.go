@@ -180,7 +180,7 @@ func withSession(ctx context.Context, reg *Registry, owner, id string, f func(*S
 	if rt == nil {
 		return fmt.Errorf("no session is bound to this runtime")
 	}
-	if id == "" || id == rt.sess.ID {
+	if id == "" || id == rt.doc.id {
 		var err error
 		rt.View(func(s *Session) { err = f(s) })
 		return err
