@@ -34,11 +34,11 @@ func benchSession(b *testing.B, n int) (*fixture, *turn, []model.Message) {
 	if err := f.store.Create(b.Context(), f.sess); err != nil {
 		b.Fatal(err)
 	}
-	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Owner: "bench"})
+	rt, err := newRuntime(runtimeOptions{Store: f.store, Session: f.sess, Owner: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return AgentConfig{} }})
+	r, err := newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return AgentConfig{} }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func BenchmarkPreludeRescan(b *testing.B) {
 	opts := agent.Options{Model: client, APIModel: "m", System: "You are a test agent.", MaxOutputTokens: 100}
 	ag := agent.New(opts)
 	f, _, _ := benchSession(b, 100)
-	runner, err := NewRunner(Options{Runtime: f.rt, Agent: func() AgentConfig { return AgentConfig{Options: opts} }})
+	runner, err := newRunner(runnerOptions{Runtime: f.rt, Agent: func() AgentConfig { return AgentConfig{Options: opts} }})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -105,7 +105,7 @@ type Compaction struct {
 // summary first, then bounded raw recent turns with their tool results. The predecessor
 // keeps every message; metadata and live tools stay. It takes the writer gate. A manual
 // compaction that succeeds turns auto-compaction back on.
-func (r *Runner) Compact(ctx context.Context) (*Compaction, error) {
+func (r *runner) Compact(ctx context.Context) (*Compaction, error) {
 	if err := r.rt.acquire(ctx, r.waiting); err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func (r *Runner) Compact(ctx context.Context) (*Compaction, error) {
 	return c, nil
 }
 
-func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Compaction, error) {
+func (r *runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Compaction, error) {
 	// A copy: the thread is read while the model summarises, and only this runner (holding
 	// the writer gate) changes it.
 	th := r.rt.doc.copyOf(r.rt.doc.latest())
@@ -281,7 +281,7 @@ func estimate(msgs []model.Message) int {
 // summarize asks the model for a structured summary of view, with the agent's own system
 // prompt and tools. It makes at most cfg.CompactionMaxRequests requests, retries included,
 // and trims the oldest input first when the request does not fit.
-func (r *Runner) summarize(ctx context.Context, cfg AgentConfig, view []model.Message) (summary string, trimmed, requests int, err error) {
+func (r *runner) summarize(ctx context.Context, cfg AgentConfig, view []model.Message) (summary string, trimmed, requests int, err error) {
 	limit := cfg.CompactionMaxRequests
 	if limit <= 0 {
 		limit = defaultCompactionRequests
@@ -338,7 +338,7 @@ func (r *Runner) summarize(ctx context.Context, cfg AgentConfig, view []model.Me
 
 // stream runs one summarising request. Every retry the client announces counts against the
 // request cap; the stream is abandoned when the cap is reached.
-func (r *Runner) stream(ctx context.Context, m agent.Model, req model.Request, requests *int, limit int) (model.Done, error) {
+func (r *runner) stream(ctx context.Context, m agent.Model, req model.Request, requests *int, limit int) (model.Done, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for ch, err := range m.Stream(ctx, req) {
@@ -402,7 +402,7 @@ func startsWithResult(m model.Message) bool {
 // maybeAutoCompact compacts after a completed answer whose prompt reached the threshold,
 // then continues once with a # Resumption message. A failure, or a prompt still above the
 // threshold afterwards, turns auto-compaction off until a manual compaction succeeds.
-func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agent.Result) (agent.Result, error) {
+func (r *runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agent.Result) (agent.Result, error) {
 	if cfg.AutoCompactAt <= 0 || cfg.ContextWindow <= 0 || res.CapReached || res.Stop != model.StopEnd {
 		return res, nil
 	}
@@ -436,7 +436,7 @@ func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 }
 
 // disableAuto turns auto-compaction off until a manual compaction succeeds, and says why.
-func (r *Runner) disableAuto(why string) {
+func (r *runner) disableAuto(why string) {
 	r.rt.setAutoCompactOff(true)
 	r.emit(Notice{Text: "auto-compaction is off until a manual compaction succeeds: " + why})
 }

@@ -378,7 +378,7 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		)
 		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
 		ctx, cancel := context.WithCancelCause(t.Context())
-		r, err := NewRunner(Options{Runtime: f.rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+		r, err := newRunner(runnerOptions{Runtime: f.rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
 			if c, ok := ev.(Checkpointed); ok && c.Messages == 3 { // the tool batch is saved
 				cancel(errors.New("stopped by user"))
 			}

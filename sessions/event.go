@@ -6,7 +6,7 @@ import (
 	"myco.dev/agent"
 )
 
-// Event is something a [Runner] reports to its sink. The set is closed: [AgentEvent],
+// Event is something the runner reports to its sink. The set is closed: [AgentEvent],
 // [Checkpointed], [Compacted], [Rewound], [SaveFailed], [Notice], [Progress] and [Accepted].
 type Event interface{ isEvent() }
 

@@ -61,8 +61,8 @@ func (f *fakeTools) count() int {
 type fixture struct {
 	store  *Store
 	sess   *Session
-	rt     *Runtime
-	runner *Runner
+	rt     *runtime
+	runner *runner
 	tools  *fakeTools
 	srv    *fakemodel.Server
 	client *model.Client
@@ -97,11 +97,11 @@ func newFixture(t *testing.T, turns ...fakemodel.Turn) *fixture {
 // bind makes a new runtime and runner for the fixture's session.
 func (f *fixture) bind(t *testing.T, owner string, inventory func(context.Context) ([]string, error)) {
 	t.Helper()
-	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: owner, Inventory: inventory})
+	rt, err := newRuntime(runtimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: owner, Inventory: inventory})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Prelude: f.prelude, Log: testLog(t), Sink: func(ev Event) {
+	r, err := newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Prelude: f.prelude, Log: testLog(t), Sink: func(ev Event) {
 		f.mu.Lock()
 		f.events = append(f.events, ev)
 		f.mu.Unlock()

@@ -14,12 +14,12 @@ import (
 type live struct {
 	m      *Manager
 	id     string
-	rt     *Runtime
+	rt     *runtime
 	remove func() // takes the runtime out of the registry
 
 	mu sync.Mutex // guards the fields below
 	// runner runs the jobs; it is rebuilt with the prompt when the model changes.
-	runner *Runner
+	runner *runner
 	model  string      // the catalog key runner was built for
 	cfg    AgentConfig // its agent configuration
 	job    *Job
@@ -54,7 +54,7 @@ func (l *live) prepare() error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", l.id, err)
 	}
-	r, err := NewRunner(Options{Runtime: l.rt, Agent: l.agentConfig, Sink: l.sink, Prelude: watcher, Log: l.m.log})
+	r, err := newRunner(runnerOptions{Runtime: l.rt, Agent: l.agentConfig, Sink: l.sink, Prelude: watcher, Log: l.m.log})
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func (l *live) close() {
 	l.mu.Unlock()
 	l.remove()
 	if th := l.m.o.Tools; th != nil {
-		th.Release(l.rt.Owner())
+		th.Release(l.rt.owner)
 	}
 }
 

@@ -69,7 +69,7 @@ func TestWriterGateAcrossStores(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	stop := errors.New("gave up waiting")
 	var notices []string
-	r, err := NewRunner(Options{Runtime: f.rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+	r, err := newRunner(runnerOptions{Runtime: f.rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
 		if n, ok := ev.(Notice); ok {
 			notices = append(notices, n.Text)
 			cancel(stop)
@@ -184,7 +184,7 @@ func TestUpdateNeverOverwritesNewerMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt2, err := NewRuntime(RuntimeOptions{Store: other, Session: sess2, Owner: "owner-2"})
+	rt2, err := newRuntime(runtimeOptions{Store: other, Session: sess2, Owner: "owner-2"})
 	if err != nil {
 		t.Fatal(err)
 	}

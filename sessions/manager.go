@@ -506,16 +506,16 @@ func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 	}
 	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
 	l := &live{m: m, id: id}
-	ro := RuntimeOptions{Store: m.o.Store, Session: sess, Owner: owner, OnMeta: func() { l.publishMeta() }}
+	ro := runtimeOptions{Store: m.o.Store, Session: sess, Owner: owner, OnMeta: func() { l.publishMeta() }}
 	if th := m.o.Tools; th != nil {
 		ro.Tools = th.Tools(owner)
 		ro.Inventory = func(ctx context.Context) ([]string, error) { return th.Inventory(ctx, owner) }
 	}
-	rt, err := NewRuntime(ro)
+	rt, err := newRuntime(ro)
 	if err != nil {
 		return nil, err
 	}
 	l.rt = rt
-	l.remove = m.registry.Add(rt)
+	l.remove = m.registry.add(rt)
 	return l, nil
 }

@@ -228,7 +228,7 @@ func (m *Manager) Owner(id string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l := m.live[id]; l != nil {
-		return l.rt.Owner()
+		return l.rt.owner
 	}
 	return ""
 }

@@ -36,11 +36,11 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 	}
 	var during *Session
 	var progress []Progress
-	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: "owner-1"})
+	rt, err := newRuntime(runtimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: "owner-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.runner, err = NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+	f.runner, err = newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
 		if p, ok := ev.(Progress); ok {
 			progress = append(progress, p)
 			if during == nil && strings.Contains(p.Output, "compiling step 1") {
@@ -100,11 +100,11 @@ echo "{\"id\":$id,\"result\":{\"text\":\"remote step 1, remote step 2\"}}"`, pro
 		return model.ToolResult{Text: r.Text, IsError: r.IsError}
 	}
 	var during *Session
-	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: "owner-1"})
+	rt, err := newRuntime(runtimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: "owner-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.runner, err = NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+	f.runner, err = newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
 		if _, ok := ev.(Progress); ok && during == nil {
 			during = loadFresh(t, f.store, f.sess.ID)
 			os.WriteFile(seen, nil, 0o600)

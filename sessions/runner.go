@@ -50,9 +50,9 @@ type AgentConfig struct {
 	MaxImageBase64Bytes int
 }
 
-// Options configures a [Runner].
-type Options struct {
-	Runtime *Runtime
+// runnerOptions configures a runner.
+type runnerOptions struct {
+	Runtime *runtime
 	// Agent returns the configuration of the next run's agent. It is called once per run,
 	// so a model or effort change takes effect at the next turn (and is noticed).
 	Agent func() AgentConfig
@@ -74,13 +74,13 @@ type PreludeWatcher interface {
 // preludeSource is the system-part source of prelude change notes.
 const preludeSource = "prelude"
 
-// Runner owns the agent of a durable session turn: it takes the session's writer gate,
+// runner owns the agent of a durable session turn: it takes the session's writer gate,
 // accepts input durably, runs the agent with checkpoints after each model step and tool
 // batch, records every tool call's intent before it runs and its result after, recovers
 // interrupted turns, rewinds rejected ones and compacts. It is safe for concurrent use;
 // its operations on one session run one at a time.
-type Runner struct {
-	rt      *Runtime
+type runner struct {
+	rt      *runtime
 	agent   func() AgentConfig
 	prelude PreludeWatcher
 	log     *slog.Logger
@@ -89,8 +89,8 @@ type Runner struct {
 	sink   func(Event)
 }
 
-// NewRunner returns a runner over o.Runtime.
-func NewRunner(o Options) (*Runner, error) {
+// newRunner returns a runner over o.Runtime.
+func newRunner(o runnerOptions) (*runner, error) {
 	if o.Runtime == nil || o.Agent == nil {
 		return nil, errors.New("sessions: a runner needs a runtime and an agent factory")
 	}
@@ -98,18 +98,15 @@ func NewRunner(o Options) (*Runner, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Runner{rt: o.Runtime, agent: o.Agent, prelude: o.Prelude, log: log, sink: o.Sink}, nil
+	return &runner{rt: o.Runtime, agent: o.Agent, prelude: o.Prelude, log: log, sink: o.Sink}, nil
 }
 
-// Runtime returns the runner's runtime.
-func (r *Runner) Runtime() *Runtime { return r.rt }
-
 // waiting tells the user that another holder has the session's writer gate.
-func (r *Runner) waiting(holder string) {
+func (r *runner) waiting(holder string) {
 	r.emit(Notice{Text: fmt.Sprintf("session %s is in use by %s; waiting for it", r.rt.doc.id, holder)})
 }
 
-func (r *Runner) emit(ev Event) {
+func (r *runner) emit(ev Event) {
 	if r.sink == nil {
 		return
 	}
@@ -124,13 +121,13 @@ func (r *Runner) emit(ev Event) {
 // [ErrSaveFailed]. A request refused before upload rewinds the thread and returns
 // [ErrRewound] together with the cause. After a completed answer above the auto-compaction
 // threshold the runner compacts once and continues with a # Resumption message.
-func (r *Runner) Submit(ctx context.Context, input ...model.Part) (agent.Result, error) {
+func (r *runner) Submit(ctx context.Context, input ...model.Part) (agent.Result, error) {
 	return r.SubmitRequest(ctx, "", input...)
 }
 
-// SubmitRequest is [Runner.Submit] for input an API request brought: requestID is saved
+// SubmitRequest is Submit for input an API request brought: requestID is saved
 // with the input, so that a retried request finds it accepted.
-func (r *Runner) SubmitRequest(ctx context.Context, requestID string, input ...model.Part) (agent.Result, error) {
+func (r *runner) SubmitRequest(ctx context.Context, requestID string, input ...model.Part) (agent.Result, error) {
 	if len(input) == 0 {
 		return agent.Result{}, errors.New("sessions: empty input")
 	}
@@ -170,7 +167,7 @@ func (r *Runner) SubmitRequest(ctx context.Context, requestID string, input ...m
 // Resume continues the latest thread's interrupted turn (one cut by a crash), without new
 // input. A turn that ended, including one the user cancelled, is not resumed:
 // [ErrNotResumable].
-func (r *Runner) Resume(ctx context.Context) (agent.Result, error) {
+func (r *runner) Resume(ctx context.Context) (agent.Result, error) {
 	if err := r.rt.acquire(ctx, r.waiting); err != nil {
 		return agent.Result{}, err
 	}
@@ -202,7 +199,7 @@ func (r *Runner) Resume(ctx context.Context) (agent.Result, error) {
 
 // append saves entries (and anything recovery made) to th, failing the session closed on
 // error, and returns the number of th's entries.
-func (r *Runner) append(ctx context.Context, th *Thread, entries ...Entry) (int, error) {
+func (r *runner) append(ctx context.Context, th *Thread, entries ...Entry) (int, error) {
 	n, err := r.rt.doc.checkpoint(ctx, th, entries, nil)
 	return n, r.save(err)
 }
@@ -210,7 +207,7 @@ func (r *Runner) append(ctx context.Context, th *Thread, entries ...Entry) (int,
 // save takes the error of a write of the session's work. A failed write stops the
 // session's model and tool work (fail closed): it is recorded on the runtime, reported as
 // [SaveFailed] and returned wrapped in [ErrSaveFailed].
-func (r *Runner) save(err error) error {
+func (r *runner) save(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -220,7 +217,7 @@ func (r *Runner) save(err error) error {
 }
 
 // run runs the agent on th, whose turn began at entry start, and records how it ended.
-func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int) (agent.Result, error) {
+func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int) (agent.Result, error) {
 	view := r.rt.doc.history(th)
 	tn := newTurn(r, th, view)
 	tn.start, tn.cfg = start, cfg
@@ -263,13 +260,13 @@ func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	}
 }
 
-func (r *Runner) end(ctx context.Context, th *Thread, status string, cause error) error {
+func (r *runner) end(ctx context.Context, th *Thread, status string, cause error) error {
 	return r.save(r.rt.doc.endTurn(ctx, th, status, cause))
 }
 
 // rewind ends th's turn as rejected and starts a successor that keeps th's entries before
 // start: the completed turns stay active, the rejected turn's observations stay in th.
-func (r *Runner) rewind(ctx context.Context, th *Thread, start int, cause error) error {
+func (r *runner) rewind(ctx context.Context, th *Thread, start int, cause error) error {
 	if err := r.end(ctx, th, TurnRejected, cause); err != nil {
 		return err
 	}
@@ -285,7 +282,7 @@ func (r *Runner) rewind(ctx context.Context, th *Thread, start int, cause error)
 
 // turn is the checkpoint state of one agent run.
 type turn struct {
-	r     *Runner
+	r     *runner
 	cfg   AgentConfig
 	th    *Thread // the thread the turn is on; compaction between tool rounds replaces it
 	start int     // the entry of th that starts the turn
@@ -299,7 +296,7 @@ type turn struct {
 }
 
 // newTurn returns the checkpoint state of a run on th whose history view is on disk.
-func newTurn(r *Runner, th *Thread, view []model.Message) *turn {
+func newTurn(r *runner, th *Thread, view []model.Message) *turn {
 	return &turn{r: r, th: th, saved: len(view), lastParts: partsOfLast(view)}
 }
 
@@ -402,7 +399,7 @@ func partsOfLast(h []model.Message) int {
 // recorder wraps the runtime's tools: each call's intent is durable before it runs, and
 // its result as soon as it returns. No call runs once a save has failed.
 type recorder struct {
-	r     *Runner
+	r     *runner
 	tn    *turn
 	tools Tools
 }

@@ -20,8 +20,8 @@ type Tools interface {
 	Call(ctx context.Context, call model.ToolCall) model.ToolResult
 }
 
-// RuntimeOptions configures a [Runtime].
-type RuntimeOptions struct {
+// runtimeOptions configures a runtime.
+type runtimeOptions struct {
 	Store   *Store
 	Session *Session
 	// Tools runs the session's tool calls on behalf of Owner; nil means no tools.
@@ -33,18 +33,18 @@ type RuntimeOptions struct {
 	// on local (running)"). nil means the runtime tracks none.
 	Inventory func(ctx context.Context) ([]string, error)
 	Now       func() time.Time // nil means time.Now
-	// OnMeta, when set, is called after each metadata change [Runtime.Update] saved (the
+	// OnMeta, when set, is called after each metadata change Update saved (the
 	// session tools' included), so that front ends hear of it.
 	OnMeta func()
 }
 
-// Runtime binds one session to its tool executor and resource owner. It outlives threads
+// runtime binds one session to its tool executor and resource owner. It outlives threads
 // and agents: compaction, rewinds and agent replacement keep it, and with it the live tools.
 // Turns and compactions take the session's writer gate, which the runtimes of one session
 // share within a store and, through an advisory file lock, across stores and processes; a
 // runtime whose document another writer changed reloads it when it takes the gate. It is
 // safe for concurrent use.
-type Runtime struct {
+type runtime struct {
 	store     *Store
 	doc       *document // the session's document: its one owner
 	tools     Tools
@@ -63,8 +63,8 @@ type Runtime struct {
 	lastHandles []string // the last inventory taken, reported when a later one fails
 }
 
-// NewRuntime returns the runtime of o.Session.
-func NewRuntime(o RuntimeOptions) (*Runtime, error) {
+// newRuntime returns the runtime of o.Session.
+func newRuntime(o runtimeOptions) (*runtime, error) {
 	if o.Store == nil || o.Session == nil || len(o.Session.Threads) == 0 {
 		return nil, fmt.Errorf("sessions: a runtime needs a store and a session with a thread")
 	}
@@ -75,25 +75,19 @@ func NewRuntime(o RuntimeOptions) (*Runtime, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Runtime{store: o.Store, doc: newDocument(o.Store, o.Session), tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
+	return &runtime{store: o.Store, doc: newDocument(o.Store, o.Session), tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
 		now: now, onMeta: o.OnMeta}, nil
 }
 
-// Owner returns the tool-resource owner.
-func (rt *Runtime) Owner() string { return rt.owner }
-
-// Store returns the store the session lives in.
-func (rt *Runtime) Store() *Store { return rt.store }
-
 // View calls f with the session document while no write changes it.
-func (rt *Runtime) View(f func(*Session)) { rt.doc.view(f) }
+func (rt *runtime) View(f func(*Session)) { rt.doc.view(f) }
 
 // Update calls f with the session document under the document's lock and then saves the
 // metadata. f must change metadata only (title, links, scratchpad, archive status). Outside
 // this runtime's turns and compactions it takes the session's writer gate for the write,
 // and with it a reload of a document another writer changed, so that a stale copy never
 // overwrites newer metadata; during them (the session tools) the gate is already held.
-func (rt *Runtime) Update(ctx context.Context, f func(*Session)) error {
+func (rt *runtime) Update(ctx context.Context, f func(*Session)) error {
 	if err := rt.update(ctx, f); err != nil {
 		return err
 	}
@@ -103,7 +97,7 @@ func (rt *Runtime) Update(ctx context.Context, f func(*Session)) error {
 	return nil
 }
 
-func (rt *Runtime) update(ctx context.Context, f func(*Session)) error {
+func (rt *runtime) update(ctx context.Context, f func(*Session)) error {
 	if !rt.holding.Load() {
 		if err := rt.acquire(ctx, nil); err != nil {
 			return err
@@ -117,13 +111,13 @@ func (rt *Runtime) update(ctx context.Context, f func(*Session)) error {
 }
 
 // Err returns the save error that stopped the session's work, or nil.
-func (rt *Runtime) Err() error {
+func (rt *runtime) Err() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.failed
 }
 
-func (rt *Runtime) fail(err error) {
+func (rt *runtime) fail(err error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.failed == nil {
@@ -133,19 +127,19 @@ func (rt *Runtime) fail(err error) {
 
 // autoCompactOff reports whether auto-compaction is off: a failed one turned it off until
 // a manual compaction succeeds.
-func (rt *Runtime) autoCompactOff() bool {
+func (rt *runtime) autoCompactOff() bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.autoOff
 }
 
-func (rt *Runtime) setAutoCompactOff(off bool) {
+func (rt *runtime) setAutoCompactOff(off bool) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.autoOff = off
 }
 
-func (rt *Runtime) stopped() error {
+func (rt *runtime) stopped() error {
 	if err := rt.Err(); err != nil {
 		return fmt.Errorf("session %s: %w: %w", rt.doc.id, ErrSaveFailed, err)
 	}
@@ -155,7 +149,7 @@ func (rt *Runtime) stopped() error {
 // acquire takes the session's writer gate (see [Store.lockSession]), calling waiting when
 // another process holds it, and then reloads the document if another writer changed the
 // file since this runtime read or wrote it.
-func (rt *Runtime) acquire(ctx context.Context, waiting func(holder string)) error {
+func (rt *runtime) acquire(ctx context.Context, waiting func(holder string)) error {
 	unlock, err := rt.store.lockSession(ctx, rt.doc.id, waiting)
 	if err != nil {
 		return err
@@ -169,7 +163,7 @@ func (rt *Runtime) acquire(ctx context.Context, waiting func(holder string)) err
 	return nil
 }
 
-func (rt *Runtime) release() {
+func (rt *runtime) release() {
 	u := rt.unlock
 	rt.unlock = nil
 	rt.holding.Store(false)
@@ -178,7 +172,7 @@ func (rt *Runtime) release() {
 
 // observe takes the runtime facts now. A failed inventory keeps the last known handles,
 // marked stale, rather than claiming there are none.
-func (rt *Runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
+func (rt *runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
 	var parent string
 	rt.doc.view(func(s *Session) { parent = s.Parent })
 	f := &Facts{Session: rt.doc.id, Parent: parent, Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey,

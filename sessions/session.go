@@ -305,7 +305,7 @@ func (t *Thread) Messages() []model.Message {
 }
 
 // Interrupted reports that the thread's last turn started and never ended: the process
-// stopped during it. Such a turn can be continued with [Runner.Resume]; a cancelled one
+// stopped during it. Such a turn can be resumed by the runner; a cancelled one
 // cannot.
 func (t *Thread) Interrupted() bool { return t.open }
 

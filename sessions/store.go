@@ -28,7 +28,7 @@ var ErrNotFound = errors.New("sessions: not found")
 
 // Store keeps sessions as files in one directory. It is safe for concurrent use; writes to
 // one session are serialized. Turns and compactions hold the session's writer gate (see
-// [Runner]), which also keeps the in-memory document and the file in agreement across
+// [runner]), which also keeps the in-memory document and the file in agreement across
 // runtimes and processes.
 type Store struct {
 	dir string

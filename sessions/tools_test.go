@@ -23,7 +23,7 @@ func TestHistoryTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reg Registry
-	defer reg.Add(f.rt)()
+	defer reg.add(f.rt)()
 	h := NewHistoryTool(&reg)
 	for _, tt := range []struct {
 		name, input string
@@ -57,7 +57,7 @@ func TestHistoryTool(t *testing.T) {
 func TestMetaTool(t *testing.T) {
 	f := newFixture(t)
 	var reg Registry
-	defer reg.Add(f.rt)()
+	defer reg.add(f.rt)()
 	hidden := &Session{ID: "child-1", Created: f.sess.Created.Add(1), Hidden: true, Parent: f.sess.ID, Title: "child"}
 	if err := f.store.Create(t.Context(), hidden); err != nil {
 		t.Fatal(err)
