@@ -20,7 +20,7 @@ func benchSession(b *testing.B, n int) (*fixture, *turn, []model.Message) {
 	b.Helper()
 	f := &fixture{store: NewStore(b.TempDir()), tools: &fakeTools{}}
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	f.sess = &Session{ID: fmt.Sprintf("bench-%d", n), Created: now}
+	f.id = fmt.Sprintf("bench-%d", n)
 	th := &Thread{ID: "t1", Created: now}
 	text := strings.Repeat("lorem ipsum ", 32)
 	for i := range n {
@@ -30,11 +30,14 @@ func benchSession(b *testing.B, n int) (*fixture, *turn, []model.Message) {
 		}
 		th.Entries = append(th.Entries, Entry{Message: model.Message{Role: role, Parts: []model.Part{model.TextPart(text)}}})
 	}
-	f.sess.Threads = []*Thread{th}
-	if err := f.store.Create(b.Context(), f.sess); err != nil {
+	if err := f.store.Create(b.Context(), &Session{ID: f.id, Created: now, Threads: []*Thread{th}}); err != nil {
 		b.Fatal(err)
 	}
-	rt, err := newRuntime(runtimeOptions{Store: f.store, Session: f.sess, Owner: "bench"})
+	doc, err := openDocument(b.Context(), f.store, f.id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt, err := newRuntime(runtimeOptions{Doc: doc, Owner: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -43,7 +46,8 @@ func benchSession(b *testing.B, n int) (*fixture, *turn, []model.Message) {
 		b.Fatal(err)
 	}
 	f.rt, f.runner = rt, r
-	h := th.History()
+	th = doc.latest()
+	h := doc.history(th)
 	return f, newTurn(r, th, h), h
 }
 
@@ -74,13 +78,13 @@ func BenchmarkCheckpoint(b *testing.B) {
 	for b.Loop() {
 		sumSmall += checkpointCost(b, small, hs, rounds)
 		sumLarge += checkpointCost(b, large, hl, rounds)
-		hs, hl = small.th.Messages(), large.th.Messages()
+		hs, hl = small.r.rt.doc.copyOf(small.th).Messages(), large.r.rt.doc.copyOf(large.th).Messages()
 	}
 	ratio := float64(sumLarge) / float64(sumSmall)
 	start := time.Now()
 	const loads = 5
 	for range loads {
-		if _, err := big.store.Load(b.Context(), big.sess.ID); err != nil {
+		if _, err := big.store.Load(b.Context(), big.id); err != nil {
 			b.Fatal(err)
 		}
 	}

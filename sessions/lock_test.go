@@ -47,7 +47,7 @@ func TestWriterGatePerSession(t *testing.T) {
 	if msgs := requestMessages(t, f.srv, 2); len(msgs) != 5 {
 		t.Errorf("the second runtime sent %d messages, want 5: the first runtime's turn, reloaded, and its input", len(msgs))
 	}
-	th := loadFresh(t, f.store, f.sess.ID).Latest()
+	th := loadFresh(t, f.store, f.id).Latest()
 	var texts []string
 	for _, e := range th.Entries {
 		texts = append(texts, e.Message.Text())
@@ -62,7 +62,7 @@ func TestWriterGatePerSession(t *testing.T) {
 func TestWriterGateAcrossStores(t *testing.T) {
 	f := newFixture(t, fakemodel.Turn{Text: "ok"})
 	other := NewStore(f.store.Dir())
-	unlock, err := other.lockSession(t.Context(), f.sess.ID, nil)
+	unlock, err := other.lockSession(t.Context(), f.id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +79,13 @@ func TestWriterGateAcrossStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = r.Submit(ctx, model.TextPart("hello"))
-	if !errors.Is(err, stop) || !strings.Contains(err.Error(), f.sess.ID) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+	if !errors.Is(err, stop) || !strings.Contains(err.Error(), f.id) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Errorf("Submit while another store holds the lock = %v, want the wait's cause, the session and the holder", err)
 	}
 	if len(notices) != 1 || !strings.Contains(notices[0], "in use by") {
 		t.Errorf("notices %q, want one saying the session is in use", notices)
 	}
-	if f.srv.Served() != 0 || len(f.sess.Latest().Entries) != 0 {
+	if f.srv.Served() != 0 || len(f.session().Latest().Entries) != 0 {
 		t.Error("work happened without the lock")
 	}
 	unlock()
@@ -159,7 +159,7 @@ func TestTornTailCutBeforeAppend(t *testing.T) {
 	if _, err := f.submit(t, "first"); err != nil {
 		t.Fatal(err)
 	}
-	fh, err := os.OpenFile(f.store.Path(f.sess.ID), os.O_WRONLY|os.O_APPEND, 0)
+	fh, err := os.OpenFile(f.store.Path(f.id), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestTornTailCutBeforeAppend(t *testing.T) {
 	if _, err := f.submit(t, "second"); err != nil {
 		t.Fatal(err)
 	}
-	if th := loadFresh(t, f.store, f.sess.ID).Latest(); len(th.Entries) != 4 || th.Entries[3].Message.Text() != "two" {
+	if th := loadFresh(t, f.store, f.id).Latest(); len(th.Entries) != 4 || th.Entries[3].Message.Text() != "two" {
 		t.Errorf("after a torn tail and a turn: %d entries", len(th.Entries))
 	}
 }
@@ -180,11 +180,11 @@ func TestTornTailCutBeforeAppend(t *testing.T) {
 func TestUpdateNeverOverwritesNewerMetadata(t *testing.T) {
 	f := newFixture(t)
 	other := NewStore(f.store.Dir())
-	sess2, err := other.Load(t.Context(), f.sess.ID)
+	doc2, err := openDocument(t.Context(), other, f.id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt2, err := newRuntime(runtimeOptions{Store: other, Session: sess2, Owner: "owner-2"})
+	rt2, err := newRuntime(runtimeOptions{Doc: doc2, Owner: "owner-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,12 +194,12 @@ func TestUpdateNeverOverwritesNewerMetadata(t *testing.T) {
 	if err := f.rt.Update(t.Context(), func(s *Session) { s.Title = "from this one" }); err != nil {
 		t.Fatal(err)
 	}
-	got := loadFresh(t, f.store, f.sess.ID)
+	got := loadFresh(t, f.store, f.id)
 	if got.Title != "from this one" || got.Scratchpad != "from the other process" {
 		t.Errorf("title %q, scratchpad %q: want both writes kept", got.Title, got.Scratchpad)
 	}
 	// While another holder has the gate, an Update waits for it (bounded by ctx).
-	unlock, err := other.lockSession(t.Context(), f.sess.ID, nil)
+	unlock, err := other.lockSession(t.Context(), f.id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

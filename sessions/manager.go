@@ -110,7 +110,7 @@ type Manager struct {
 	live map[string]*live
 	// loading is closed when the session being opened is live (or failed to load).
 	loading map[string]chan struct{}
-	cache   map[string]*Session // documents loaded for reading, by id
+	cache   map[string]loaded // documents loaded for reading, by id
 	closed  bool
 }
 
@@ -123,7 +123,7 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		o.DeltaEvery = 40 * time.Millisecond
 	}
 	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry,
-		live: map[string]*live{}, loading: map[string]chan struct{}{}, cache: map[string]*Session{}}
+		live: map[string]*live{}, loading: map[string]chan struct{}{}, cache: map[string]loaded{}}
 	if m.log == nil {
 		m.log = slog.Default()
 	}
@@ -500,13 +500,13 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 
 // bind loads session id and binds a runtime to it, for [Manager.open].
 func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
-	sess, err := m.o.Store.Load(ctx, id)
+	doc, err := openDocument(ctx, m.o.Store, id)
 	if err != nil {
 		return nil, err
 	}
 	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
 	l := &live{m: m, id: id}
-	ro := runtimeOptions{Store: m.o.Store, Session: sess, Owner: owner, OnMeta: func() { l.publishMeta() }}
+	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: func() { l.publishMeta() }}
 	if th := m.o.Tools; th != nil {
 		ro.Tools = th.Tools(owner)
 		ro.Inventory = func(ctx context.Context) ([]string, error) { return th.Inventory(ctx, owner) }

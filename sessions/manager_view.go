@@ -62,13 +62,8 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 		}
 		l.mu.Unlock()
 		st.Stopped = l.rt.Err()
-		var cp *Session
-		var changed bool
-		l.rt.View(func(s *Session) {
-			cp = s.clone()
-			changed = !st.Busy && m.o.Store.changedOnDisk(s)
-		})
-		if !changed {
+		if st.Busy || !l.rt.doc.changedOnDisk() {
+			cp := l.rt.doc.snapshot()
 			if !st.Busy {
 				st.Elsewhere, _ = m.o.Store.Holder(id)
 			}
@@ -96,16 +91,22 @@ func (m *Manager) modelOf(s *Session) string {
 	return m.o.Models.Default()
 }
 
+// loaded is a session read for viewing and what it was read from.
+type loaded struct {
+	sess *Session // never changed: readers get clones
+	file fileState
+}
+
 // load returns session id as its file holds it now, from a cache of documents read for
 // viewing that is checked against the file on every call.
 func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 	m.mu.Lock()
-	cached := m.cache[id]
+	cached, ok := m.cache[id]
 	m.mu.Unlock()
-	if cached != nil && !m.o.Store.changedOnDisk(cached) {
-		return cached, nil
+	if ok && !m.o.Store.changed(id, cached.file) {
+		return cached.sess, nil
 	}
-	sess, err := m.o.Store.Load(ctx, id)
+	sess, file, err := m.o.Store.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +114,7 @@ func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 	if len(m.cache) >= 64 {
 		clear(m.cache)
 	}
-	m.cache[id] = sess
+	m.cache[id] = loaded{sess: sess, file: file}
 	m.mu.Unlock()
 	return sess, nil
 }

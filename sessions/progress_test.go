@@ -36,7 +36,7 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 	}
 	var during *Session
 	var progress []Progress
-	rt, err := newRuntime(runtimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: "owner-1"})
+	rt, err := newRuntime(runtimeOptions{Doc: f.open(t), Tools: f.tools, Owner: "owner-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 		if p, ok := ev.(Progress); ok {
 			progress = append(progress, p)
 			if during == nil && strings.Contains(p.Output, "compiling step 1") {
-				during = loadFresh(t, f.store, f.sess.ID)
+				during = loadFresh(t, f.store, f.id)
 				os.WriteFile(seen, nil, 0o600)
 			}
 		}
@@ -65,7 +65,7 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 		t.Fatalf("recovered outcome = %+v, want an unknown outcome with the last output seen", r)
 	}
 	// Once the call returned, its result supersedes the progress.
-	done := loadFresh(t, f.store, f.sess.ID).Latest()
+	done := loadFresh(t, f.store, f.id).Latest()
 	if res := done.Entries[2].Message.Parts[0].ToolResult; res.Unknown || !strings.Contains(res.Text, "compiling step 2") {
 		t.Errorf("final result = %+v", res)
 	}
@@ -100,13 +100,13 @@ echo "{\"id\":$id,\"result\":{\"text\":\"remote step 1, remote step 2\"}}"`, pro
 		return model.ToolResult{Text: r.Text, IsError: r.IsError}
 	}
 	var during *Session
-	rt, err := newRuntime(runtimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: "owner-1"})
+	rt, err := newRuntime(runtimeOptions{Doc: f.open(t), Tools: f.tools, Owner: "owner-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.runner, err = newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
 		if _, ok := ev.(Progress); ok && during == nil {
-			during = loadFresh(t, f.store, f.sess.ID)
+			during = loadFresh(t, f.store, f.id)
 			os.WriteFile(seen, nil, 0o600)
 		}
 	}})

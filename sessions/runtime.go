@@ -22,8 +22,7 @@ type Tools interface {
 
 // runtimeOptions configures a runtime.
 type runtimeOptions struct {
-	Store   *Store
-	Session *Session
+	Doc *document // the session's document, which the runtime owns from then on
 	// Tools runs the session's tool calls on behalf of Owner; nil means no tools.
 	Tools Tools
 	// Owner is the tool-resource owner: every bash session and read stamp the calls create
@@ -63,19 +62,19 @@ type runtime struct {
 	lastHandles []string // the last inventory taken, reported when a later one fails
 }
 
-// newRuntime returns the runtime of o.Session.
+// newRuntime returns the runtime of the session of o.Doc.
 func newRuntime(o runtimeOptions) (*runtime, error) {
-	if o.Store == nil || o.Session == nil || len(o.Session.Threads) == 0 {
-		return nil, fmt.Errorf("sessions: a runtime needs a store and a session with a thread")
+	if o.Doc == nil {
+		return nil, fmt.Errorf("sessions: a runtime needs a session document")
 	}
 	if o.Owner == "" {
-		return nil, fmt.Errorf("sessions: runtime of session %s has no owner", o.Session.ID)
+		return nil, fmt.Errorf("sessions: runtime of session %s has no owner", o.Doc.id)
 	}
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &runtime{store: o.Store, doc: newDocument(o.Store, o.Session), tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
+	return &runtime{store: o.Doc.store, doc: o.Doc, tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
 		now: now, onMeta: o.OnMeta}, nil
 }
 
