@@ -380,15 +380,13 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		)
 		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
 		ctx, cancel := context.WithCancelCause(t.Context())
-		r, err := newRunner(runnerOptions{Runtime: f.rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+		f.sink = func(ev Event) {
 			if c, ok := ev.(Checkpointed); ok && c.Messages == 3 { // the tool batch is saved
 				cancel(errors.New("stopped by user"))
 			}
-		}})
-		if err != nil {
-			t.Fatal(err)
 		}
-		if _, err := r.Submit(ctx, model.TextPart("go")); !errors.Is(err, context.Canceled) {
+		f.bind(t, "owner-1", nil)
+		if _, err := f.runner.Submit(ctx, model.TextPart("go")); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Submit = %v, want cancelled", err)
 		}
 		th := loadFresh(t, f.store, f.id).Latest()

@@ -69,6 +69,8 @@ type fixture struct {
 	cfg    AgentConfig
 	events []Event
 	mu     sync.Mutex // guards events
+	// sink, when set, also gets the events of the runtime the next bind makes.
+	sink func(Event)
 	// prelude is the watcher the next bind gives the runner; nil means none.
 	prelude PreludeWatcher
 }
@@ -98,15 +100,19 @@ func newFixture(t *testing.T, turns ...fakemodel.Turn) *fixture {
 // runtime and runner for it.
 func (f *fixture) bind(t *testing.T, owner string, inventory func(context.Context) ([]string, error)) {
 	t.Helper()
-	rt, err := newRuntime(runtimeOptions{Doc: f.open(t), Tools: f.tools, Owner: owner, Inventory: inventory})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Prelude: f.prelude, Log: testLog(t), Sink: func(ev Event) {
+	sink := f.sink
+	rt, err := newRuntime(runtimeOptions{Doc: f.open(t), Tools: f.tools, Owner: owner, Inventory: inventory, Sink: func(ev Event) {
 		f.mu.Lock()
 		f.events = append(f.events, ev)
 		f.mu.Unlock()
+		if sink != nil {
+			sink(ev)
+		}
 	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Prelude: f.prelude, Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

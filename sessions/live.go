@@ -54,7 +54,7 @@ func (l *live) prepare() error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", l.id, err)
 	}
-	r, err := newRunner(runnerOptions{Runtime: l.rt, Agent: l.agentConfig, Sink: l.sink, Prelude: watcher, Log: l.m.log})
+	r, err := newRunner(runnerOptions{Runtime: l.rt, Agent: l.agentConfig, Prelude: watcher, Log: l.m.log})
 	if err != nil {
 		return err
 	}

@@ -69,16 +69,14 @@ func TestWriterGateAcrossStores(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	stop := errors.New("gave up waiting")
 	var notices []string
-	r, err := newRunner(runnerOptions{Runtime: f.rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+	f.sink = func(ev Event) {
 		if n, ok := ev.(Notice); ok {
 			notices = append(notices, n.Text)
 			cancel(stop)
 		}
-	}})
-	if err != nil {
-		t.Fatal(err)
 	}
-	_, err = r.Submit(ctx, model.TextPart("hello"))
+	f.bind(t, "owner-1", nil)
+	_, err = f.runner.Submit(ctx, model.TextPart("hello"))
 	if !errors.Is(err, stop) || !strings.Contains(err.Error(), f.id) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Errorf("Submit while another store holds the lock = %v, want the wait's cause, the session and the holder", err)
 	}

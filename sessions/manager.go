@@ -506,7 +506,7 @@ func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 	}
 	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
 	l := &live{m: m, id: id}
-	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: func() { l.publishMeta() }}
+	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink}
 	if th := m.o.Tools; th != nil {
 		ro.Tools = th.Tools(owner)
 		ro.Inventory = func(ctx context.Context) ([]string, error) { return th.Inventory(ctx, owner) }

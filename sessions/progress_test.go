@@ -36,11 +36,7 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 	}
 	var during *Session
 	var progress []Progress
-	rt, err := newRuntime(runtimeOptions{Doc: f.open(t), Tools: f.tools, Owner: "owner-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.runner, err = newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+	f.sink = func(ev Event) {
 		if p, ok := ev.(Progress); ok {
 			progress = append(progress, p)
 			if during == nil && strings.Contains(p.Output, "compiling step 1") {
@@ -48,10 +44,8 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 				os.WriteFile(seen, nil, 0o600)
 			}
 		}
-	}})
-	if err != nil {
-		t.Fatal(err)
 	}
+	f.bind(t, "owner-1", nil)
 	if _, err := f.submit(t, "build it"); err != nil {
 		t.Fatal(err)
 	}
@@ -100,19 +94,13 @@ echo "{\"id\":$id,\"result\":{\"text\":\"remote step 1, remote step 2\"}}"`, pro
 		return model.ToolResult{Text: r.Text, IsError: r.IsError}
 	}
 	var during *Session
-	rt, err := newRuntime(runtimeOptions{Doc: f.open(t), Tools: f.tools, Owner: "owner-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.runner, err = newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
+	f.sink = func(ev Event) {
 		if _, ok := ev.(Progress); ok && during == nil {
 			during = loadFresh(t, f.store, f.id)
 			os.WriteFile(seen, nil, 0o600)
 		}
-	}})
-	if err != nil {
-		t.Fatal(err)
 	}
+	f.bind(t, "owner-1", nil)
 	if _, err := f.submit(t, "build it"); err != nil {
 		t.Fatal(err)
 	}

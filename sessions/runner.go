@@ -56,7 +56,6 @@ type runnerOptions struct {
 	// Agent returns the configuration of the next run's agent. It is called once per run,
 	// so a model or effort change takes effect at the next turn (and is noticed).
 	Agent func() AgentConfig
-	Sink  func(Event) // nil drops events; called from the run and tool goroutines, serialized
 	// Prelude, when set, is asked before every model step for a hidden note about prelude
 	// edits; the note is added to the latest input or tool result and saved before the
 	// request goes out. *workspace.Watcher satisfies it.
@@ -84,9 +83,6 @@ type runner struct {
 	agent   func() AgentConfig
 	prelude PreludeWatcher
 	log     *slog.Logger
-
-	sinkMu sync.Mutex // serializes sink calls
-	sink   func(Event)
 }
 
 // newRunner returns a runner over o.Runtime.
@@ -98,21 +94,12 @@ func newRunner(o runnerOptions) (*runner, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &runner{rt: o.Runtime, agent: o.Agent, prelude: o.Prelude, log: log, sink: o.Sink}, nil
+	return &runner{rt: o.Runtime, agent: o.Agent, prelude: o.Prelude, log: log}, nil
 }
 
 // waiting tells the user that another holder has the session's writer gate.
 func (r *runner) waiting(holder string) {
-	r.emit(Notice{Text: fmt.Sprintf("session %s is in use by %s; waiting for it", r.rt.doc.id, holder)})
-}
-
-func (r *runner) emit(ev Event) {
-	if r.sink == nil {
-		return
-	}
-	r.sinkMu.Lock()
-	defer r.sinkMu.Unlock()
-	r.sink(ev)
+	r.rt.emit(Notice{Text: fmt.Sprintf("session %s is in use by %s; waiting for it", r.rt.doc.id, holder)})
 }
 
 // Submit accepts input as a human user turn and runs the agent on it. The input is durable
@@ -156,7 +143,7 @@ func (r *runner) SubmitRequest(ctx context.Context, requestID string, input ...m
 		return agent.Result{}, err
 	}
 	start := n - 1
-	r.emit(Accepted{Thread: th.ID, Index: start, At: now, Text: model.Message{Parts: input}.Text()})
+	r.rt.emit(Accepted{Thread: th.ID, Index: start, At: now, Text: model.Message{Parts: input}.Text()})
 	res, err := r.run(ctx, cfg, th, start)
 	if err != nil {
 		return res, err
@@ -201,19 +188,7 @@ func (r *runner) Resume(ctx context.Context) (agent.Result, error) {
 // error, and returns the number of th's entries.
 func (r *runner) append(ctx context.Context, th *Thread, entries ...Entry) (int, error) {
 	n, err := r.rt.doc.checkpoint(ctx, th, entries, nil)
-	return n, r.save(err)
-}
-
-// save takes the error of a write of the session's work. A failed write stops the
-// session's model and tool work (fail closed): it is recorded on the runtime, reported as
-// [SaveFailed] and returned wrapped in [ErrSaveFailed].
-func (r *runner) save(err error) error {
-	if err == nil {
-		return nil
-	}
-	r.rt.fail(err)
-	r.emit(SaveFailed{Err: err})
-	return fmt.Errorf("session %s: %w: %w", r.rt.doc.id, ErrSaveFailed, err)
+	return n, r.rt.save(err)
 }
 
 // run runs the agent on th, whose turn began at entry start, and records how it ended.
@@ -261,7 +236,7 @@ func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 }
 
 func (r *runner) end(ctx context.Context, th *Thread, status string, cause error) error {
-	return r.save(r.rt.doc.endTurn(ctx, th, status, cause))
+	return r.rt.save(r.rt.doc.endTurn(ctx, th, status, cause))
 }
 
 // rewind ends th's turn as rejected and starts a successor that keeps th's entries before
@@ -273,10 +248,10 @@ func (r *runner) rewind(ctx context.Context, th *Thread, start int, cause error)
 	nt := &Thread{ID: r.rt.doc.nextThreadID(), Created: r.rt.now().UTC(), Reason: "rewind",
 		Entries: r.rt.doc.copyOf(th).Entries[:start]}
 	nt.scan() // before the session shows it: a snapshot may read it at once
-	if err := r.save(r.rt.doc.startThread(ctx, nt, start)); err != nil {
+	if err := r.rt.save(r.rt.doc.startThread(ctx, nt, start)); err != nil {
 		return err
 	}
-	r.emit(Rewound{From: th.ID, To: nt.ID, Err: cause})
+	r.rt.emit(Rewound{From: th.ID, To: nt.ID, Err: cause})
 	return nil
 }
 
@@ -307,7 +282,7 @@ func (tn *turn) sink(ev agent.Event) {
 		tn.usage = &u
 		tn.mu.Unlock()
 	}
-	tn.r.emit(AgentEvent{Event: ev})
+	tn.r.rt.emit(AgentEvent{Event: ev})
 }
 
 // checkpoint appends what the agent added since the last checkpoint, with the latest
@@ -326,7 +301,7 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	}
 	if tn.saved > 0 {
 		if last := history[tn.saved-1].Parts; len(last) > tn.lastParts {
-			if err := tn.r.save(rt.doc.amend(ctx, tn.th, last[tn.lastParts:])); err != nil {
+			if err := rt.save(rt.doc.amend(ctx, tn.th, last[tn.lastParts:])); err != nil {
 				return err
 			}
 			tn.lastParts = len(last)
@@ -341,11 +316,11 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	tn.usage = nil
 	tn.mu.Unlock()
 	n, err := rt.doc.checkpoint(ctx, tn.th, entries, u)
-	if err := tn.r.save(err); err != nil {
+	if err := rt.save(err); err != nil {
 		return err
 	}
 	tn.saved, tn.lastParts = len(history), partsOfLast(history)
-	tn.r.emit(Checkpointed{Thread: tn.th.ID, First: n - len(entries), Messages: n})
+	rt.emit(Checkpointed{Thread: tn.th.ID, First: n - len(entries), Messages: n})
 	return nil
 }
 
@@ -413,7 +388,7 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	}
 	th := rc.tn.th // set between batches only
 	in := &intentRec{Thread: th.ID, Call: call, Host: hostOf(call.Input), Started: rt.now().UTC()}
-	if err := rc.r.save(rt.doc.recordIntent(th, in)); err != nil {
+	if err := rt.save(rt.doc.recordIntent(th, in)); err != nil {
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: its start could not be saved, so the session stopped: " + err.Error()}
 	}
 	pr := &throttle.Latest{Every: progressEvery, Send: func(tail string) { rc.saveProgress(th, call.ID, tail) }}
@@ -424,6 +399,6 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	if ctx.Err() != nil {
 		res = model.ToolResult{CallID: call.ID, Unknown: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}
 	}
-	rc.r.save(rt.doc.recordResult(th, &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()}))
+	rt.save(rt.doc.recordResult(th, &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()}))
 	return res
 }

@@ -35,6 +35,9 @@ type runtimeOptions struct {
 	// OnMeta, when set, is called after each metadata change Update saved (the
 	// session tools' included), so that front ends hear of it.
 	OnMeta func()
+	// Sink gets the events of the session's turns and compactions; nil drops them. It is
+	// called from the run and tool goroutines, one call at a time.
+	Sink func(Event)
 }
 
 // runtime binds one session to its tool executor and resource owner. It outlives threads
@@ -51,6 +54,9 @@ type runtime struct {
 	inventory func(ctx context.Context) ([]string, error)
 	now       func() time.Time
 	onMeta    func()
+
+	sinkMu sync.Mutex // serializes the calls of sink
+	sink   func(Event)
 
 	unlock  func()      // releases the session's writer gate; set while this runtime holds it
 	holding atomic.Bool // this runtime holds the gate (a turn, a compaction or an Update)
@@ -75,7 +81,7 @@ func newRuntime(o runtimeOptions) (*runtime, error) {
 		now = time.Now
 	}
 	return &runtime{store: o.Doc.store, doc: o.Doc, tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
-		now: now, onMeta: o.OnMeta}, nil
+		now: now, onMeta: o.OnMeta, sink: o.Sink}, nil
 }
 
 // View calls f with the session document while no write changes it.
@@ -116,12 +122,31 @@ func (rt *runtime) Err() error {
 	return rt.failed
 }
 
-func (rt *runtime) fail(err error) {
+// save is the one fail-closed step after a write of the session's work, given what the
+// write returned. A failed write stops the session's model and tool work: the runtime
+// keeps the error (Err and stopped report it from then on), a [SaveFailed] event says so,
+// and the error is returned wrapped in [ErrSaveFailed]. The job that ends with it logs it.
+func (rt *runtime) save(err error) error {
+	if err == nil {
+		return nil
+	}
 	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	if rt.failed == nil {
 		rt.failed = err
 	}
+	rt.mu.Unlock()
+	rt.emit(SaveFailed{Err: err})
+	return fmt.Errorf("session %s: %w: %w", rt.doc.id, ErrSaveFailed, err)
+}
+
+// emit reports ev to the sink.
+func (rt *runtime) emit(ev Event) {
+	if rt.sink == nil {
+		return
+	}
+	rt.sinkMu.Lock()
+	defer rt.sinkMu.Unlock()
+	rt.sink(ev)
 }
 
 // autoCompactOff reports whether auto-compaction is off: a failed one turned it off until
