@@ -208,3 +208,44 @@ func TestUpdateNeverOverwritesNewerMetadata(t *testing.T) {
 		t.Error("Update while another process held the session succeeded")
 	}
 }
+
+// TestUpdateKeepsTheGateItJoined: a metadata update that joins a turn's hold on the writer
+// gate (the session tools, or the API while a turn runs) keeps the gate until it has
+// written, even when the turn lets go first; another writer gets it only then.
+func TestUpdateKeepsTheGateItJoined(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	if err := f.rt.acquire(ctx, nil); err != nil { // a turn
+		t.Fatal(err)
+	}
+	writing, proceed := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- f.rt.Update(ctx, func(s *Session) {
+			close(writing)
+			<-proceed
+			s.Title = "joined"
+		})
+	}()
+	<-writing
+	f.rt.release() // the turn ends while the update is being written
+	other := NewStore(f.store.Dir())
+	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if unlock, err := other.lockSession(wctx, f.id, nil); err == nil {
+		unlock()
+		t.Error("another writer took the gate while an update that joined the turn was being written")
+	}
+	close(proceed)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := other.lockSession(ctx, f.id, nil)
+	if err != nil {
+		t.Fatalf("the gate after the update: %v", err)
+	}
+	unlock()
+	if got := loadFresh(t, f.store, f.id).Title; got != "joined" {
+		t.Errorf("title %q, want the update saved", got)
+	}
+}

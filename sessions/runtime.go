@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"myco.dev/agent/model"
@@ -58,10 +57,12 @@ type runtime struct {
 	sinkMu sync.Mutex // serializes the calls of sink
 	sink   func(Event)
 
-	unlock  func()      // releases the session's writer gate; set while this runtime holds it
-	holding atomic.Bool // this runtime holds the gate (a turn, a compaction or an Update)
-
 	mu sync.Mutex // guards the fields below; the document has its own lock
+	// holds counts the holders of the session's writer gate through this runtime: a turn
+	// or a compaction, and the metadata updates that join it meanwhile. The gate is let go
+	// (unlock, set while holds > 0) when the last of them lets go.
+	holds  int
+	unlock func()
 	// failed is the save error that stopped this session's work (fail closed).
 	failed      error
 	autoOff     bool     // auto-compaction is disabled until a manual compaction succeeds
@@ -87,11 +88,12 @@ func newRuntime(o runtimeOptions) (*runtime, error) {
 // View calls f with the session document while no write changes it.
 func (rt *runtime) View(f func(*Session)) { rt.doc.view(f) }
 
-// Update calls f with the session document under the document's lock and then saves the
-// metadata. f must change metadata only (title, links, scratchpad, archive status). Outside
-// this runtime's turns and compactions it takes the session's writer gate for the write,
-// and with it a reload of a document another writer changed, so that a stale copy never
-// overwrites newer metadata; during them (the session tools) the gate is already held.
+// Update calls f with a copy of the session document and then saves the metadata f set.
+// f must change metadata only (title, links, scratchpad, archive status). Outside this
+// runtime's turns and compactions it takes the session's writer gate for the write, and
+// with it a reload of a document another writer changed, so that a stale copy never
+// overwrites newer metadata; during them (the session tools, the API while a turn runs) it
+// joins their hold on the gate, which is kept until the write is done.
 func (rt *runtime) Update(ctx context.Context, f func(*Session)) error {
 	if err := rt.update(ctx, f); err != nil {
 		return err
@@ -103,12 +105,10 @@ func (rt *runtime) Update(ctx context.Context, f func(*Session)) error {
 }
 
 func (rt *runtime) update(ctx context.Context, f func(*Session)) error {
-	if !rt.holding.Load() {
-		if err := rt.acquire(ctx, nil); err != nil {
-			return err
-		}
-		defer rt.release()
+	if err := rt.join(ctx); err != nil {
+		return err
 	}
+	defer rt.release()
 	if err := rt.stopped(); err != nil {
 		return err
 	}
@@ -170,9 +170,10 @@ func (rt *runtime) stopped() error {
 	return nil
 }
 
-// acquire takes the session's writer gate (see [Store.lockSession]), calling waiting when
-// another process holds it, and then reloads the document if another writer changed the
-// file since this runtime read or wrote it.
+// acquire takes the session's writer gate (see [Store.lockSession]) for a turn or a
+// compaction, calling waiting when another process holds it, and then reloads the document
+// if another writer changed the file since this runtime read or wrote it. The caller must
+// call release.
 func (rt *runtime) acquire(ctx context.Context, waiting func(holder string)) error {
 	unlock, err := rt.store.lockSession(ctx, rt.doc.id, waiting)
 	if err != nil {
@@ -182,16 +183,39 @@ func (rt *runtime) acquire(ctx context.Context, waiting func(holder string)) err
 		unlock()
 		return err
 	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	// Nobody else holds the gate through this runtime: holds is 0.
+	rt.holds++
 	rt.unlock = unlock
-	rt.holding.Store(true)
 	return nil
 }
 
+// join joins this runtime's hold on the writer gate when it has one (a turn or a
+// compaction runs), and else takes the gate as acquire does. The caller must call release.
+func (rt *runtime) join(ctx context.Context) error {
+	rt.mu.Lock()
+	if rt.holds > 0 {
+		rt.holds++
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.mu.Unlock()
+	return rt.acquire(ctx, nil)
+}
+
+// release ends one hold on the writer gate; the last one lets the gate go.
 func (rt *runtime) release() {
-	u := rt.unlock
-	rt.unlock = nil
-	rt.holding.Store(false)
-	u()
+	rt.mu.Lock()
+	rt.holds--
+	var unlock func()
+	if rt.holds == 0 {
+		unlock, rt.unlock = rt.unlock, nil
+	}
+	rt.mu.Unlock()
+	if unlock != nil {
+		unlock()
+	}
 }
 
 // observe takes the runtime facts now. A failed inventory keeps the last known handles,
