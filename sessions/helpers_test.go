@@ -98,7 +98,7 @@ func newFixture(t *testing.T, turns ...fakemodel.Turn) *fixture {
 
 // bind loads the fixture's session from disk, as a new process would, and makes a new
 // runtime and runner for it.
-func (f *fixture) bind(t *testing.T, owner string, inventory func(context.Context) ([]string, error)) {
+func (f *fixture) bind(t *testing.T, owner string, inventory func(context.Context) (Inventory, error)) {
 	t.Helper()
 	sink := f.sink
 	rt, err := newRuntime(runtimeOptions{Doc: f.open(t), Tools: f.tools, Owner: owner, Inventory: inventory, Sink: func(ev Event) {

@@ -224,8 +224,8 @@ func (l *live) close() {
 	l.flushLocked()
 	l.mu.Unlock()
 	l.remove()
-	if th := l.m.o.Tools; th != nil {
-		th.Release(l.rt.owner)
+	if r, ok := l.m.o.Tools.(Releaser); ok {
+		r.Release(l.rt.owner)
 	}
 }
 

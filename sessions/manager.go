@@ -51,11 +51,10 @@ const (
 )
 
 // ToolHost is what the service needs of a profile's shared host harness: each session
-// runtime gets an executor for its own resource owner, released when the session closes.
+// runtime gets an executor for its own resource owner. A host that keeps resources for an
+// owner is also a [Releaser], and one that can list them an [Inventorier].
 type ToolHost interface {
 	Tools(owner string) Tools
-	Release(owner string)
-	Inventory(ctx context.Context, owner string) ([]string, error)
 }
 
 // Models resolves catalog keys into agent configurations.
@@ -509,7 +508,9 @@ func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink}
 	if th := m.o.Tools; th != nil {
 		ro.Tools = th.Tools(owner)
-		ro.Inventory = func(ctx context.Context) ([]string, error) { return th.Inventory(ctx, owner) }
+		if inv, ok := th.(Inventorier); ok {
+			ro.Inventory = func(ctx context.Context) (Inventory, error) { return inv.Inventory(ctx, owner) }
+		}
 	}
 	rt, err := newRuntime(ro)
 	if err != nil {

@@ -61,7 +61,9 @@ type blockingHost struct {
 	gate    chan struct{}
 }
 
-func (h *blockingHost) Inventory(ctx context.Context, _ string) ([]string, error) {
+var _ Inventorier = (*blockingHost)(nil)
+
+func (h *blockingHost) Inventory(ctx context.Context, _ string) (Inventory, error) {
 	select {
 	case h.entered <- struct{}{}:
 	default:

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
 	"myco.dev/internal/fakemodel"
 )
 
@@ -319,7 +320,9 @@ func TestStaleCheckpointRejected(t *testing.T) {
 
 func TestRuntimeFacts(t *testing.T) {
 	f := newFixture(t, fakemodel.Turn{Text: "1"}, fakemodel.Turn{Text: "2"}, fakemodel.Turn{Text: "3"}, fakemodel.Turn{Text: "4"})
-	f.bind(t, "owner-1", func(context.Context) ([]string, error) { return []string{"bash session 1 on local (running)"}, nil })
+	f.bind(t, "owner-1", func(context.Context) (Inventory, error) {
+		return Inventory{{Host: "local", Bash: []tools.BashSessionInfo{{ID: "1", State: "running", Command: "make"}}}}, nil
+	})
 	if _, err := f.submit(t, "one"); err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +342,7 @@ func TestRuntimeFacts(t *testing.T) {
 	th = f.session().Latest()
 	in := th.Entries[len(th.Entries)-2]
 	text := in.Message.Parts[0].Text
-	for _, want := range []string{"owner: owner-2", "new runtime", "owner-1", "bash session 1 on local", "unavailable", "effort changed from unknown to high"} {
+	for _, want := range []string{"owner: owner-2", "new runtime", "owner-1", "local bash session 1 (running): make", "unavailable", "effort changed from unknown to high"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("runtime part lacks %q:\n%s", want, text)
 		}

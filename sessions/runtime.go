@@ -27,9 +27,8 @@ type runtimeOptions struct {
 	// Owner is the tool-resource owner: every bash session and read stamp the calls create
 	// belongs to it. A different session, or a new process, has a different owner.
 	Owner string
-	// Inventory lists the tool handles Owner holds now (one line each, e.g. "bash session 2
-	// on local (running)"). nil means the runtime tracks none.
-	Inventory func(ctx context.Context) ([]string, error)
+	// Inventory lists the tool handles Owner holds now; nil means the runtime tracks none.
+	Inventory func(ctx context.Context) (Inventory, error)
 	Now       func() time.Time // nil means time.Now
 	// OnMeta, when set, is called after each metadata change Update saved (the
 	// session tools' included), so that front ends hear of it.
@@ -50,7 +49,7 @@ type runtime struct {
 	doc       *document // the session's document: its one owner
 	tools     Tools
 	owner     string
-	inventory func(ctx context.Context) ([]string, error)
+	inventory func(ctx context.Context) (Inventory, error)
 	now       func() time.Time
 	onMeta    func()
 
@@ -226,13 +225,13 @@ func (rt *runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
 	f := &Facts{Session: rt.doc.id, Parent: parent, Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey,
 		APIModel: cfg.Options.APIModel, Protocol: cfg.Protocol, Effort: cfg.Options.Effort, ImageCap: cfg.MaxImageBase64Bytes}
 	if rt.inventory != nil {
-		h, err := rt.inventory(ctx)
+		inv, err := rt.inventory(ctx)
 		rt.mu.Lock()
 		if err != nil {
 			f.Handles, f.Stale = rt.lastHandles, true
 		} else {
-			f.Handles = h
-			rt.lastHandles = h
+			f.Handles = inv.lines()
+			rt.lastHandles = f.Handles
 		}
 		rt.mu.Unlock()
 	}

@@ -168,9 +168,8 @@ type catalog struct{ cfg sessions.AgentConfig }
 func (catalog) Default() string                                        { return "fake" }
 func (c catalog) Agent(string, []string) (sessions.AgentConfig, error) { return c.cfg, nil }
 
-// host gives every runtime the driver's tools; they hold no handles.
+// host gives every runtime the driver's tools, which hold no handles: it is neither a
+// sessions.Releaser nor a sessions.Inventorier.
 type host struct{ w work }
 
-func (h host) Tools(string) sessions.Tools                       { return h.w }
-func (host) Release(string)                                      {}
-func (host) Inventory(context.Context, string) ([]string, error) { return nil, nil }
+func (h host) Tools(string) sessions.Tools { return h.w }
