@@ -282,7 +282,7 @@ func (m *Manager) submit(ctx context.Context, id, requestID string, input []mode
 	}
 	text := model.Message{Parts: input}.Text()
 	return m.startOn(ctx, id, JobTurn, requestID, func(l *live) jobFunc {
-		return func(ctx context.Context, j *Job) (JobResult, error) {
+		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
 			var untitled bool
 			l.rt.View(func(s *Session) { untitled = s.Title == "" })
 			if untitled {
@@ -290,7 +290,7 @@ func (m *Manager) submit(ctx context.Context, id, requestID string, input []mode
 					return JobResult{}, err
 				}
 			}
-			res, err := l.runner.SubmitRequest(ctx, requestID, input...)
+			res, err := r.SubmitRequest(ctx, requestID, input...)
 			if errors.Is(err, ErrRewound) {
 				err = fmt.Errorf("%w; the session was rewound to its last completed turn", err)
 			}
@@ -299,8 +299,8 @@ func (m *Manager) submit(ctx context.Context, id, requestID string, input []mode
 	})
 }
 
-// jobFunc is the work of a job.
-type jobFunc = func(context.Context, *Job) (JobResult, error)
+// jobFunc is the work of a job, done with the runner the live session had when it started.
+type jobFunc = func(context.Context, *Job, *runner) (JobResult, error)
 
 // errLiveClosed reports a live session that CloseSession took out between its open and
 // the start of a job on it.
@@ -334,8 +334,8 @@ func hasImage(parts []model.Part) bool {
 // Compact starts a compaction of session id's active thread into a successor thread.
 func (m *Manager) Compact(ctx context.Context, id string) (*Job, error) {
 	return m.startOn(ctx, id, JobCompact, "", func(l *live) jobFunc {
-		return func(ctx context.Context, j *Job) (JobResult, error) {
-			c, err := l.runner.Compact(ctx)
+		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
+			c, err := r.Compact(ctx)
 			return JobResult{Compaction: c}, err
 		}
 	})
@@ -394,12 +394,13 @@ func (m *Manager) start(l *live, kind, requestID string, f jobFunc) (*Job, error
 	ctx, cancel := context.WithCancelCause(m.base)
 	j := &Job{Session: l.id, Kind: kind, requestID: requestID, cancel: cancel, accepted: make(chan struct{}), done: make(chan struct{})}
 	l.job = j
+	r := l.runner
 	busy := true
 	l.publishLocked(Update{Type: UpdateState, Busy: &busy, Job: kind})
 	go func() {
 		defer m.jobs.Done()
 		defer cancel(nil)
-		res, err := f(ctx, j)
+		res, err := f(ctx, j, r)
 		if err != nil && ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
 		}

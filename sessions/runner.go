@@ -255,7 +255,9 @@ func (r *runner) rewind(ctx context.Context, th *Thread, start int, cause error)
 	return nil
 }
 
-// turn is the checkpoint state of one agent run.
+// turn is the checkpoint state of one agent run. Its fields other than usage belong to
+// the run's goroutine: the agent calls checkpoint, BeforeStep and AfterBatch from it, and
+// the tool calls of a batch, which read th, run only between those calls.
 type turn struct {
 	r     *runner
 	cfg   AgentConfig
