@@ -161,7 +161,7 @@ func (r *runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Comp
 	if err := r.rt.save(r.rt.doc.startThread(ctx, nt, 0)); err != nil {
 		return nil, err
 	}
-	r.rt.emit(Compacted{From: th.ID, To: nt.ID, Auto: auto})
+	r.rt.emit(compacted{From: th.ID, To: nt.ID, Auto: auto})
 	return &Compaction{From: th.ID, To: nt.ID, Summary: summary, Retained: len(recent), Trimmed: trimmed, Requests: requests}, nil
 }
 
@@ -351,7 +351,7 @@ func (r *runner) stream(ctx context.Context, m agent.Model, req model.Request, r
 				return model.Done{}, fmt.Errorf("compaction_max_requests (%d) reached: %w", limit, c.Err)
 			}
 			*requests++
-			r.rt.emit(Notice{Text: "compaction: " + c.Text})
+			r.rt.emit(notice{Text: "compaction: " + c.Text})
 		case model.Done:
 			return c, nil
 		}
@@ -438,7 +438,7 @@ func (r *runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 // disableAuto turns auto-compaction off until a manual compaction succeeds, and says why.
 func (r *runner) disableAuto(why string) {
 	r.rt.setAutoCompactOff(true)
-	r.rt.emit(Notice{Text: "auto-compaction is off until a manual compaction succeeds: " + why})
+	r.rt.emit(notice{Text: "auto-compaction is off until a manual compaction succeeds: " + why})
 }
 
 // afterBatch is the agent's hook at the settled boundary after a tool batch's checkpoint.

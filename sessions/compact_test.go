@@ -380,8 +380,8 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		)
 		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
 		ctx, cancel := context.WithCancelCause(t.Context())
-		f.sink = func(ev Event) {
-			if c, ok := ev.(Checkpointed); ok && c.Messages == 3 { // the tool batch is saved
+		f.sink = func(ev event) {
+			if c, ok := ev.(checkpointed); ok && c.Messages == 3 { // the tool batch is saved
 				cancel(errors.New("stopped by user"))
 			}
 		}

@@ -67,10 +67,10 @@ type fixture struct {
 	srv    *fakemodel.Server
 	client *model.Client
 	cfg    AgentConfig
-	events []Event
+	events []event
 	mu     sync.Mutex // guards events
 	// sink, when set, also gets the events of the runtime the next bind makes.
-	sink func(Event)
+	sink func(event)
 	// prelude is the watcher the next bind gives the runner; nil means none.
 	prelude PreludeWatcher
 }
@@ -101,7 +101,7 @@ func newFixture(t *testing.T, turns ...fakemodel.Turn) *fixture {
 func (f *fixture) bind(t *testing.T, owner string, inventory func(context.Context) (Inventory, error)) {
 	t.Helper()
 	sink := f.sink
-	rt, err := newRuntime(runtimeOptions{Doc: f.open(t), Tools: f.tools, Owner: owner, Inventory: inventory, Sink: func(ev Event) {
+	rt, err := newRuntime(runtimeOptions{Doc: f.open(t), Tools: f.tools, Owner: owner, Inventory: inventory, Sink: func(ev event) {
 		f.mu.Lock()
 		f.events = append(f.events, ev)
 		f.mu.Unlock()

@@ -69,12 +69,12 @@ func (l *live) agentConfig() AgentConfig {
 }
 
 // sink publishes the runner's events.
-func (l *live) sink(ev Event) {
+func (l *live) sink(ev event) {
 	u, ok := updateOf(ev)
 	if !ok {
 		return
 	}
-	if a, ok := ev.(Accepted); ok {
+	if a, ok := ev.(accepted); ok {
 		l.mu.Lock()
 		if j := l.job; j != nil && j.Kind == JobTurn {
 			select {

@@ -69,8 +69,8 @@ func TestWriterGateAcrossStores(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	stop := errors.New("gave up waiting")
 	var notices []string
-	f.sink = func(ev Event) {
-		if n, ok := ev.(Notice); ok {
+	f.sink = func(ev event) {
+		if n, ok := ev.(notice); ok {
 			notices = append(notices, n.Text)
 			cancel(stop)
 		}

@@ -18,5 +18,5 @@ func (rc *recorder) saveProgress(th *Thread, callID, tail string) {
 	if rt.save(rt.doc.recordProgress(rec)) != nil {
 		return
 	}
-	rt.emit(Progress{Thread: th.ID, CallID: callID, Output: tail})
+	rt.emit(toolProgress{Thread: th.ID, CallID: callID, Output: tail})
 }

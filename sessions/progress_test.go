@@ -35,9 +35,9 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 		return model.ToolResult{Text: r.Text, IsError: r.IsError}
 	}
 	var during *Session
-	var progress []Progress
-	f.sink = func(ev Event) {
-		if p, ok := ev.(Progress); ok {
+	var progress []toolProgress
+	f.sink = func(ev event) {
+		if p, ok := ev.(toolProgress); ok {
 			progress = append(progress, p)
 			if during == nil && strings.Contains(p.Output, "compiling step 1") {
 				during = loadFresh(t, f.store, f.id)
@@ -94,8 +94,8 @@ echo "{\"id\":$id,\"result\":{\"text\":\"remote step 1, remote step 2\"}}"`, pro
 		return model.ToolResult{Text: r.Text, IsError: r.IsError}
 	}
 	var during *Session
-	f.sink = func(ev Event) {
-		if _, ok := ev.(Progress); ok && during == nil {
+	f.sink = func(ev event) {
+		if _, ok := ev.(toolProgress); ok && during == nil {
 			during = loadFresh(t, f.store, f.id)
 			os.WriteFile(seen, nil, 0o600)
 		}

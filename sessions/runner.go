@@ -99,7 +99,7 @@ func newRunner(o runnerOptions) (*runner, error) {
 
 // waiting tells the user that another holder has the session's writer gate.
 func (r *runner) waiting(holder string) {
-	r.rt.emit(Notice{Text: fmt.Sprintf("session %s is in use by %s; waiting for it", r.rt.doc.id, holder)})
+	r.rt.emit(notice{Text: fmt.Sprintf("session %s is in use by %s; waiting for it", r.rt.doc.id, holder)})
 }
 
 // Submit accepts input as a human user turn and runs the agent on it. The input is durable
@@ -143,7 +143,7 @@ func (r *runner) SubmitRequest(ctx context.Context, requestID string, input ...m
 		return agent.Result{}, err
 	}
 	start := n - 1
-	r.rt.emit(Accepted{Thread: th.ID, Index: start, At: now, Text: model.Message{Parts: input}.Text()})
+	r.rt.emit(accepted{Thread: th.ID, Index: start, At: now, Text: model.Message{Parts: input}.Text()})
 	res, err := r.run(ctx, cfg, th, start)
 	if err != nil {
 		return res, err
@@ -251,7 +251,7 @@ func (r *runner) rewind(ctx context.Context, th *Thread, start int, cause error)
 	if err := r.rt.save(r.rt.doc.startThread(ctx, nt, start)); err != nil {
 		return err
 	}
-	r.rt.emit(Rewound{From: th.ID, To: nt.ID, Err: cause})
+	r.rt.emit(rewound{From: th.ID, To: nt.ID, Err: cause})
 	return nil
 }
 
@@ -284,7 +284,7 @@ func (tn *turn) sink(ev agent.Event) {
 		tn.usage = &u
 		tn.mu.Unlock()
 	}
-	tn.r.rt.emit(AgentEvent{Event: ev})
+	tn.r.rt.emit(agentEvent{Event: ev})
 }
 
 // checkpoint appends what the agent added since the last checkpoint, with the latest
@@ -322,7 +322,7 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 		return err
 	}
 	tn.saved, tn.lastParts = len(history), partsOfLast(history)
-	rt.emit(Checkpointed{Thread: tn.th.ID, First: n - len(entries), Messages: n})
+	rt.emit(checkpointed{Thread: tn.th.ID, First: n - len(entries), Messages: n})
 	return nil
 }
 

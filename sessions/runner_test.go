@@ -280,12 +280,12 @@ func TestFailClosed(t *testing.T) {
 			}
 			stopped := false
 			for _, ev := range f.events {
-				if _, ok := ev.(SaveFailed); ok {
+				if _, ok := ev.(saveFailed); ok {
 					stopped = true
 				}
 			}
 			if !stopped {
-				t.Error("no SaveFailed event")
+				t.Error("no saveFailed event")
 			}
 			if _, err := f.store.Load(t.Context(), f.id); err != nil {
 				t.Errorf("Load after a failed save: %v", err)

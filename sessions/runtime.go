@@ -35,7 +35,7 @@ type runtimeOptions struct {
 	OnMeta func()
 	// Sink gets the events of the session's turns and compactions; nil drops them. It is
 	// called from the run and tool goroutines, one call at a time.
-	Sink func(Event)
+	Sink func(event)
 }
 
 // runtime binds one session to its tool executor and resource owner. It outlives threads
@@ -54,7 +54,7 @@ type runtime struct {
 	onMeta    func()
 
 	sinkMu sync.Mutex // serializes the calls of sink
-	sink   func(Event)
+	sink   func(event)
 
 	mu sync.Mutex // guards the fields below; the document has its own lock
 	// holds counts the holders of the session's writer gate through this runtime: a turn
@@ -123,7 +123,7 @@ func (rt *runtime) Err() error {
 
 // save is the one fail-closed step after a write of the session's work, given what the
 // write returned. A failed write stops the session's model and tool work: the runtime
-// keeps the error (Err and stopped report it from then on), a [SaveFailed] event says so,
+// keeps the error (Err and stopped report it from then on), a [saveFailed] event says so,
 // and the error is returned wrapped in [ErrSaveFailed]. The job that ends with it logs it.
 func (rt *runtime) save(err error) error {
 	if err == nil {
@@ -134,12 +134,12 @@ func (rt *runtime) save(err error) error {
 		rt.failed = err
 	}
 	rt.mu.Unlock()
-	rt.emit(SaveFailed{Err: err})
+	rt.emit(saveFailed{Err: err})
 	return fmt.Errorf("session %s: %w: %w", rt.doc.id, ErrSaveFailed, err)
 }
 
 // emit reports ev to the sink.
-func (rt *runtime) emit(ev Event) {
+func (rt *runtime) emit(ev event) {
 	if rt.sink == nil {
 		return
 	}
