@@ -173,7 +173,7 @@ func render(m model.Message) string {
 	return b.String()
 }
 
-// withSession calls f with the caller's session (under its runtime's lock) or, for another
+// withSession calls f with the caller's session (under its document's lock) or, for another
 // id, with a copy loaded from the store.
 func withSession(ctx context.Context, reg *Registry, owner, id string, f func(*Session) error) error {
 	rt := reg.lookup(owner)
