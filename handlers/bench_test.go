@@ -24,16 +24,6 @@ import (
 // Markdown and a tool call, the call's result and a closing answer.
 func bigSession(b *testing.B, ts *testServer, n int) string {
 	b.Helper()
-	id, err := ts.mgr.Create(b.Context(), sessions.CreateOptions{Title: "A long session"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	st := ts.mgr.Store()
-	sess, err := st.Load(b.Context(), id)
-	if err != nil {
-		b.Fatal(err)
-	}
-	th := sess.Latest()
 	var entries []sessions.Entry
 	now := time.Now().UTC()
 	for i := 0; len(entries) < n; i++ {
@@ -48,7 +38,9 @@ func bigSession(b *testing.B, ts *testServer, n int) string {
 			sessions.Entry{Message: model.Message{Role: model.Assistant, Parts: []model.Part{model.TextPart("The test fails because `Parse` drops the operator. | a | b |\n|---|---|\n| 1 | 2 |\n\nI'll fix it next.")}}},
 		)
 	}
-	if err := st.Append(b.Context(), sess, th, entries[:n]...); err != nil {
+	id := sessions.NewID(now)
+	th := &sessions.Thread{ID: "t1", Created: now, Entries: entries[:n]}
+	if err := ts.mgr.Store().Create(b.Context(), &sessions.Session{ID: id, Created: now, Title: "A long session", Threads: []*sessions.Thread{th}}); err != nil {
 		b.Fatal(err)
 	}
 	return id

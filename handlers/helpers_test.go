@@ -40,9 +40,8 @@ type testTools struct {
 	f func(ctx context.Context, call model.ToolCall) model.ToolResult
 }
 
-func (t testTools) Tools(string) sessions.Tools                         { return t }
-func (t testTools) Release(string)                                      {}
-func (t testTools) Inventory(context.Context, string) ([]string, error) { return nil, nil }
+func (t testTools) Tools(string) sessions.Tools { return t }
+func (t testTools) Release(string)              {}
 func (t testTools) Specs() []model.ToolSpec {
 	return []model.ToolSpec{{Name: "work", Schema: []byte(`{"type":"object"}`)}}
 }

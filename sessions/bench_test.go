@@ -20,7 +20,7 @@ func benchSession(b *testing.B, n int) (*fixture, *turn, []model.Message) {
 	b.Helper()
 	f := &fixture{store: NewStore(b.TempDir()), tools: &fakeTools{}}
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	f.sess = &Session{ID: fmt.Sprintf("bench-%d", n), Created: now}
+	f.id = fmt.Sprintf("bench-%d", n)
 	th := &Thread{ID: "t1", Created: now}
 	text := strings.Repeat("lorem ipsum ", 32)
 	for i := range n {
@@ -30,20 +30,24 @@ func benchSession(b *testing.B, n int) (*fixture, *turn, []model.Message) {
 		}
 		th.Entries = append(th.Entries, Entry{Message: model.Message{Role: role, Parts: []model.Part{model.TextPart(text)}}})
 	}
-	f.sess.Threads = []*Thread{th}
-	if err := f.store.Create(b.Context(), f.sess); err != nil {
+	if err := f.store.Create(b.Context(), &Session{ID: f.id, Created: now, Threads: []*Thread{th}}); err != nil {
 		b.Fatal(err)
 	}
-	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Owner: "bench"})
+	doc, err := openDocument(b.Context(), f.store, f.id)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return AgentConfig{} }})
+	rt, err := newRuntime(runtimeOptions{Doc: doc, Owner: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return AgentConfig{} }})
 	if err != nil {
 		b.Fatal(err)
 	}
 	f.rt, f.runner = rt, r
-	h := th.History()
+	th = doc.latest()
+	h := doc.history(th)
 	return f, newTurn(r, th, h), h
 }
 
@@ -74,13 +78,13 @@ func BenchmarkCheckpoint(b *testing.B) {
 	for b.Loop() {
 		sumSmall += checkpointCost(b, small, hs, rounds)
 		sumLarge += checkpointCost(b, large, hl, rounds)
-		hs, hl = small.th.Messages(), large.th.Messages()
+		hs, hl = small.r.rt.doc.copyOf(small.th).Messages(), large.r.rt.doc.copyOf(large.th).Messages()
 	}
 	ratio := float64(sumLarge) / float64(sumSmall)
 	start := time.Now()
 	const loads = 5
 	for range loads {
-		if _, err := big.store.Load(b.Context(), big.sess.ID); err != nil {
+		if _, err := big.store.Load(b.Context(), big.id); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -115,7 +119,7 @@ func BenchmarkPreludeRescan(b *testing.B) {
 	opts := agent.Options{Model: client, APIModel: "m", System: "You are a test agent.", MaxOutputTokens: 100}
 	ag := agent.New(opts)
 	f, _, _ := benchSession(b, 100)
-	runner, err := NewRunner(Options{Runtime: f.rt, Agent: func() AgentConfig { return AgentConfig{Options: opts} }})
+	runner, err := newRunner(runnerOptions{Runtime: f.rt, Agent: func() AgentConfig { return AgentConfig{Options: opts} }})
 	if err != nil {
 		b.Fatal(err)
 	}

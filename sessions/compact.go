@@ -105,7 +105,7 @@ type Compaction struct {
 // summary first, then bounded raw recent turns with their tool results. The predecessor
 // keeps every message; metadata and live tools stay. It takes the writer gate. A manual
 // compaction that succeeds turns auto-compaction back on.
-func (r *Runner) Compact(ctx context.Context) (*Compaction, error) {
+func (r *runner) Compact(ctx context.Context) (*Compaction, error) {
 	if err := r.rt.acquire(ctx, r.waiting); err != nil {
 		return nil, err
 	}
@@ -117,14 +117,14 @@ func (r *Runner) Compact(ctx context.Context) (*Compaction, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.rt.mu.Lock()
-	r.rt.autoOff = false
-	r.rt.mu.Unlock()
+	r.rt.setAutoCompactOff(false)
 	return c, nil
 }
 
-func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Compaction, error) {
-	th := r.rt.sess.Latest()
+func (r *runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Compaction, error) {
+	// A copy: the thread is read while the model summarises, and only this runner (holding
+	// the writer gate) changes it.
+	th := r.rt.doc.copyOf(r.rt.doc.latest())
 	if n := steps(th.Entries[min(th.Base, len(th.Entries)):]); th.Reason == "compaction" && n < compactGuardSteps {
 		return nil, tooSoon(th.ID, n, auto)
 	}
@@ -137,7 +137,7 @@ func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Comp
 		return nil, fmt.Errorf("compact thread %s: %w", th.ID, err)
 	}
 	facts := r.rt.observe(ctx, cfg)
-	nt := &Thread{ID: r.nextThreadID(), Created: r.rt.now().UTC(), Reason: "compaction"}
+	nt := &Thread{ID: r.rt.doc.nextThreadID(), Created: r.rt.now().UTC(), Reason: "compaction"}
 	head := Entry{Facts: facts, Message: model.Message{Role: model.User, Parts: []model.Part{
 		model.SystemPart("runtime", factsText(facts, th.Facts())),
 		model.TextPart(successorIntro(th, summary)),
@@ -158,10 +158,10 @@ func (r *Runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Comp
 	// Its bookkeeping is set before the session shows it: a snapshot may read it at once.
 	nt.scan()
 	nt.open = false
-	if err := r.save(func() error { return r.rt.store.StartThread(ctx, r.rt.sess, nt, 0) }); err != nil {
+	if err := r.rt.save(r.rt.doc.startThread(ctx, nt, 0)); err != nil {
 		return nil, err
 	}
-	r.emit(Compacted{From: th.ID, To: nt.ID, Auto: auto})
+	r.rt.emit(compacted{From: th.ID, To: nt.ID, Auto: auto})
 	return &Compaction{From: th.ID, To: nt.ID, Summary: summary, Retained: len(recent), Trimmed: trimmed, Requests: requests}, nil
 }
 
@@ -281,7 +281,7 @@ func estimate(msgs []model.Message) int {
 // summarize asks the model for a structured summary of view, with the agent's own system
 // prompt and tools. It makes at most cfg.CompactionMaxRequests requests, retries included,
 // and trims the oldest input first when the request does not fit.
-func (r *Runner) summarize(ctx context.Context, cfg AgentConfig, view []model.Message) (summary string, trimmed, requests int, err error) {
+func (r *runner) summarize(ctx context.Context, cfg AgentConfig, view []model.Message) (summary string, trimmed, requests int, err error) {
 	limit := cfg.CompactionMaxRequests
 	if limit <= 0 {
 		limit = defaultCompactionRequests
@@ -338,7 +338,7 @@ func (r *Runner) summarize(ctx context.Context, cfg AgentConfig, view []model.Me
 
 // stream runs one summarising request. Every retry the client announces counts against the
 // request cap; the stream is abandoned when the cap is reached.
-func (r *Runner) stream(ctx context.Context, m agent.Model, req model.Request, requests *int, limit int) (model.Done, error) {
+func (r *runner) stream(ctx context.Context, m agent.Model, req model.Request, requests *int, limit int) (model.Done, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for ch, err := range m.Stream(ctx, req) {
@@ -351,7 +351,7 @@ func (r *Runner) stream(ctx context.Context, m agent.Model, req model.Request, r
 				return model.Done{}, fmt.Errorf("compaction_max_requests (%d) reached: %w", limit, c.Err)
 			}
 			*requests++
-			r.emit(Notice{Text: "compaction: " + c.Text})
+			r.rt.emit(notice{Text: "compaction: " + c.Text})
 		case model.Done:
 			return c, nil
 		}
@@ -402,7 +402,7 @@ func startsWithResult(m model.Message) bool {
 // maybeAutoCompact compacts after a completed answer whose prompt reached the threshold,
 // then continues once with a # Resumption message. A failure, or a prompt still above the
 // threshold afterwards, turns auto-compaction off until a manual compaction succeeds.
-func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agent.Result) (agent.Result, error) {
+func (r *runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agent.Result) (agent.Result, error) {
 	if cfg.AutoCompactAt <= 0 || cfg.ContextWindow <= 0 || res.CapReached || res.Stop != model.StopEnd {
 		return res, nil
 	}
@@ -410,7 +410,7 @@ func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 	if float64(res.LastUsage.Input) < threshold {
 		return res, nil
 	}
-	if r.autoOff() {
+	if r.rt.autoCompactOff() {
 		return res, nil
 	}
 	if _, err := r.compact(ctx, cfg, true); err != nil {
@@ -420,11 +420,12 @@ func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 		}
 		return res, nil
 	}
-	th := r.rt.sess.Latest()
-	if err := r.append(ctx, th, Entry{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart(ResumptionPrompt)}}, Continuation: true}); err != nil {
+	th := r.rt.doc.latest()
+	n, err := r.append(ctx, th, Entry{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart(ResumptionPrompt)}}, Continuation: true})
+	if err != nil {
 		return res, err
 	}
-	next, err := r.run(ctx, cfg, th, len(th.Entries)-1)
+	next, err := r.run(ctx, cfg, th, n-1)
 	next.Usage = next.Usage.Add(res.Usage)
 	next.Steps += res.Steps
 	next.TruncatedResumes += res.TruncatedResumes
@@ -434,18 +435,10 @@ func (r *Runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 	return next, err
 }
 
-func (r *Runner) autoOff() bool {
-	r.rt.mu.Lock()
-	defer r.rt.mu.Unlock()
-	return r.rt.autoOff
-}
-
 // disableAuto turns auto-compaction off until a manual compaction succeeds, and says why.
-func (r *Runner) disableAuto(why string) {
-	r.rt.mu.Lock()
-	r.rt.autoOff = true
-	r.rt.mu.Unlock()
-	r.emit(Notice{Text: "auto-compaction is off until a manual compaction succeeds: " + why})
+func (r *runner) disableAuto(why string) {
+	r.rt.setAutoCompactOff(true)
+	r.rt.emit(notice{Text: "auto-compaction is off until a manual compaction succeeds: " + why})
 }
 
 // afterBatch is the agent's hook at the settled boundary after a tool batch's checkpoint.
@@ -458,7 +451,7 @@ func (r *Runner) disableAuto(why string) {
 // and stops the run, so the user decides what to drop.
 func (tn *turn) afterBatch(ctx context.Context, _ []model.Message, last model.Usage) ([]model.Message, error) {
 	r, cfg := tn.r, tn.cfg
-	if cfg.AutoCompactAt <= 0 || cfg.ContextWindow <= 0 || float64(last.Input) < cfg.AutoCompactAt*float64(cfg.ContextWindow) || r.autoOff() {
+	if cfg.AutoCompactAt <= 0 || cfg.ContextWindow <= 0 || float64(last.Input) < cfg.AutoCompactAt*float64(cfg.ContextWindow) || r.rt.autoCompactOff() {
 		return nil, nil
 	}
 	pred := tn.th
@@ -475,11 +468,12 @@ func (tn *turn) afterBatch(ctx context.Context, _ []model.Message, last model.Us
 	if err := r.end(ctx, pred, TurnCompacted, nil); err != nil {
 		return nil, err
 	}
-	nt := r.rt.sess.Latest()
-	if err := r.append(ctx, nt, Entry{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart(ResumptionPrompt)}}, Continuation: true}); err != nil {
+	nt := r.rt.doc.latest()
+	n, err := r.append(ctx, nt, Entry{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart(ResumptionPrompt)}}, Continuation: true})
+	if err != nil {
 		return nil, err
 	}
-	view := nt.History()
-	tn.th, tn.start, tn.saved, tn.lastParts = nt, len(nt.Entries)-1, len(view), partsOfLast(view)
+	view := r.rt.doc.history(nt)
+	tn.th, tn.start, tn.saved, tn.lastParts = nt, n-1, len(view), partsOfLast(view)
 	return view, nil
 }

@@ -40,7 +40,7 @@ func TestCompact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pred := f.sess.Latest()
+	pred := f.session().Latest()
 	predLen := len(pred.Entries)
 	c, err := f.runner.Compact(t.Context())
 	if err != nil {
@@ -60,7 +60,7 @@ func TestCompact(t *testing.T) {
 			t.Errorf("summarising request lacks %q", want)
 		}
 	}
-	s := loadFresh(t, f.store, f.sess.ID)
+	s := loadFresh(t, f.store, f.id)
 	if len(s.Threads) != 2 || s.Title != "Title" || s.Scratchpad != "notes" {
 		t.Fatalf("after compaction: %d threads, title %q", len(s.Threads), s.Title)
 	}
@@ -97,8 +97,8 @@ func TestCompact(t *testing.T) {
 	if _, err := f.submit(t, "please do g"); err != nil {
 		t.Fatal(err)
 	}
-	if f.sess.Latest().ID != cur.ID || f.tools.count() != 7 {
-		t.Errorf("after compaction the turn ran on %s with %d tool calls", f.sess.Latest().ID, f.tools.count())
+	if latest := f.session().Latest(); latest.ID != cur.ID || f.tools.count() != 7 {
+		t.Errorf("after compaction the turn ran on %s with %d tool calls", latest.ID, f.tools.count())
 	}
 	// Compacting again within a few steps is refused.
 	if _, err := f.runner.Compact(t.Context()); !errors.Is(err, ErrCompactionLoop) ||
@@ -127,7 +127,7 @@ func TestCompactRequestCap(t *testing.T) {
 	if n := len(f.srv.Requests()) - before; n != 3 {
 		t.Errorf("compaction made %d requests, want 3", n)
 	}
-	if len(f.sess.Threads) != 1 {
+	if len(f.session().Threads) != 1 {
 		t.Error("a failed compaction started a thread")
 	}
 }
@@ -168,7 +168,7 @@ func TestCompactSuccessorTooLarge(t *testing.T) {
 	if _, err := f.runner.Compact(t.Context()); !errors.Is(err, ErrCompactionLoop) || !strings.Contains(err.Error(), "too full to work in; nothing was changed") {
 		t.Errorf("Compact = %v, want ErrCompactionLoop for a successor above half the window", err)
 	}
-	if len(f.sess.Threads) != 1 {
+	if len(f.session().Threads) != 1 {
 		t.Error("an oversized successor was committed")
 	}
 }
@@ -186,10 +186,10 @@ func TestAutoCompaction(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Submit: %v", err)
 		}
-		if res.Answer != "continued" || len(f.sess.Threads) != 2 {
-			t.Fatalf("answer %q, %d threads; want a compaction and a continuation", res.Answer, len(f.sess.Threads))
+		if res.Answer != "continued" || len(f.session().Threads) != 2 {
+			t.Fatalf("answer %q, %d threads; want a compaction and a continuation", res.Answer, len(f.session().Threads))
 		}
-		th := loadFresh(t, f.store, f.sess.ID).Latest()
+		th := loadFresh(t, f.store, f.id).Latest()
 		var resumption *Entry
 		for i := range th.Entries {
 			if strings.HasPrefix(th.Entries[i].Message.Text(), "# Resumption") {
@@ -199,8 +199,8 @@ func TestAutoCompaction(t *testing.T) {
 		if resumption == nil || resumption.AcceptedAt != nil || !resumption.Continuation {
 			t.Errorf("resumption entry = %+v, want one without an acceptance time", resumption)
 		}
-		if _, err := f.submit(t, "more"); err != nil || len(f.sess.Threads) != 2 {
-			t.Errorf("a turn below the threshold compacted: %v, %d threads", err, len(f.sess.Threads))
+		if _, err := f.submit(t, "more"); err != nil || len(f.session().Threads) != 2 {
+			t.Errorf("a turn below the threshold compacted: %v, %d threads", err, len(f.session().Threads))
 		}
 	})
 	t.Run("still above threshold turns it off", func(t *testing.T) {
@@ -220,8 +220,8 @@ func TestAutoCompaction(t *testing.T) {
 		if _, err := f.submit(t, "again"); err != nil {
 			t.Fatal(err)
 		}
-		if f.srv.Served() != 4 || len(f.sess.Threads) != 2 {
-			t.Errorf("auto-compaction ran again after staying above the threshold (%d threads)", len(f.sess.Threads))
+		if f.srv.Served() != 4 || len(f.session().Threads) != 2 {
+			t.Errorf("auto-compaction ran again after staying above the threshold (%d threads)", len(f.session().Threads))
 		}
 	})
 	t.Run("failure turns it off until manual compaction", func(t *testing.T) {
@@ -240,16 +240,13 @@ func TestAutoCompaction(t *testing.T) {
 		if _, err := f.submit(t, "again"); err != nil {
 			t.Fatal(err)
 		}
-		if f.srv.Served() != 3 || len(f.sess.Threads) != 1 {
-			t.Fatalf("served %d, %d threads: auto-compaction must stay off after a failure", f.srv.Served(), len(f.sess.Threads))
+		if f.srv.Served() != 3 || len(f.session().Threads) != 1 {
+			t.Fatalf("served %d, %d threads: auto-compaction must stay off after a failure", f.srv.Served(), len(f.session().Threads))
 		}
 		if _, err := f.runner.Compact(t.Context()); err != nil {
 			t.Fatalf("manual Compact: %v", err)
 		}
-		f.rt.mu.Lock()
-		off := f.rt.autoOff
-		f.rt.mu.Unlock()
-		if off {
+		if f.rt.autoCompactOff() {
 			t.Error("a successful manual compaction did not turn auto-compaction back on")
 		}
 	})
@@ -259,7 +256,7 @@ func TestAutoCompaction(t *testing.T) {
 		if _, err := f.submit(t, "work"); err != nil {
 			t.Fatal(err)
 		}
-		if f.srv.Served() != 1 || len(f.sess.Threads) != 1 {
+		if f.srv.Served() != 1 || len(f.session().Threads) != 1 {
 			t.Error("a refusal started auto-compaction")
 		}
 	})
@@ -281,7 +278,7 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		var during *Session
 		f.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
 			if c.ID == "d" { // a crash here must leave the turn resumable on the successor
-				during = loadFresh(t, f.store, f.sess.ID)
+				during = loadFresh(t, f.store, f.id)
 			}
 			return model.ToolResult{Text: "did " + c.ID}
 		}
@@ -295,7 +292,7 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		if res.Usage.Input != 300+500+850+200+250 {
 			t.Errorf("run usage input %d: the successor must keep the run's accounting", res.Usage.Input)
 		}
-		s := loadFresh(t, f.store, f.sess.ID)
+		s := loadFresh(t, f.store, f.id)
 		if len(s.Threads) != 2 {
 			t.Fatalf("%d threads, want 2", len(s.Threads))
 		}
@@ -318,7 +315,7 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		if err := cur.Executable(); err != nil {
 			t.Error(err)
 		}
-		data, _ := os.ReadFile(f.store.Path(f.sess.ID))
+		data, _ := os.ReadFile(f.store.Path(f.id))
 		if !bytes.Contains(data, []byte(`"intent":{"thread":"t2","call":{"id":"d"`)) || !bytes.Contains(data, []byte(`"intent":{"thread":"t1","call":{"id":"c"`)) {
 			t.Error("the intents of the calls after the compaction are not recorded in the successor")
 		}
@@ -335,8 +332,10 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 			t.Error("the run did not go on from the successor's history")
 		}
 		// A checkpoint of the old thread's turn is stale.
-		old := &turn{r: f.runner, th: f.sess.Threads[0], saved: 7}
-		if err := old.checkpoint(t.Context(), append(f.sess.Threads[0].Messages(), user("x").Message)); !errors.Is(err, ErrStaleCheckpoint) {
+		var t1 *Thread
+		f.rt.doc.view(func(s *Session) { t1 = s.Threads[0] })
+		old := &turn{r: f.runner, th: t1, saved: 7}
+		if err := old.checkpoint(t.Context(), append(f.rt.doc.copyOf(t1).Messages(), user("x").Message)); !errors.Is(err, ErrStaleCheckpoint) {
 			t.Errorf("checkpoint on the predecessor = %v, want ErrStaleCheckpoint", err)
 		}
 	})
@@ -352,10 +351,10 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		if !errors.Is(err, ErrCompactionLoop) || !strings.Contains(err.Error(), "is near the context window again; compacting it again would loop, so the run stops here") {
 			t.Fatalf("Submit = %v, want ErrCompactionLoop saying the run stops", err)
 		}
-		if f.srv.Served() != 3 || f.tools.count() != 2 || len(f.sess.Threads) != 2 || !f.runner.autoOff() {
-			t.Errorf("served %d, %d calls, %d threads, auto off %v; want the run stopped after b's results", f.srv.Served(), f.tools.count(), len(f.sess.Threads), f.runner.autoOff())
+		if f.srv.Served() != 3 || f.tools.count() != 2 || len(f.session().Threads) != 2 || !f.rt.autoCompactOff() {
+			t.Errorf("served %d, %d calls, %d threads, auto off %v; want the run stopped after b's results", f.srv.Served(), f.tools.count(), len(f.session().Threads), f.rt.autoCompactOff())
 		}
-		cur := loadFresh(t, f.store, f.sess.ID).Latest()
+		cur := loadFresh(t, f.store, f.id).Latest()
 		if cur.LastTurn() != TurnFailed || cur.Entries[len(cur.Entries)-1].Message.Parts[0].ToolResult == nil {
 			t.Errorf("successor last turn %q; want failed with b's result saved", cur.LastTurn())
 		}
@@ -370,8 +369,8 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		if _, err := f.submit(t, "do a long job"); !errors.Is(err, ErrCompactionLoop) {
 			t.Fatalf("Submit = %v, want ErrCompactionLoop", err)
 		}
-		if f.srv.Served() != 2 || len(f.sess.Threads) != 1 || !f.runner.autoOff() {
-			t.Errorf("served %d, %d threads, auto off %v; want no successor and the run stopped", f.srv.Served(), len(f.sess.Threads), f.runner.autoOff())
+		if f.srv.Served() != 2 || len(f.session().Threads) != 1 || !f.rt.autoCompactOff() {
+			t.Errorf("served %d, %d threads, auto off %v; want no successor and the run stopped", f.srv.Served(), len(f.session().Threads), f.rt.autoCompactOff())
 		}
 	})
 	t.Run("a cancel while compacting ends the turn cancelled", func(t *testing.T) {
@@ -381,21 +380,19 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		)
 		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
 		ctx, cancel := context.WithCancelCause(t.Context())
-		r, err := NewRunner(Options{Runtime: f.rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
-			if c, ok := ev.(Checkpointed); ok && c.Messages == 3 { // the tool batch is saved
+		f.sink = func(ev event) {
+			if c, ok := ev.(checkpointed); ok && c.Messages == 3 { // the tool batch is saved
 				cancel(errors.New("stopped by user"))
 			}
-		}})
-		if err != nil {
-			t.Fatal(err)
 		}
-		if _, err := r.Submit(ctx, model.TextPart("go")); !errors.Is(err, context.Canceled) {
+		f.bind(t, "owner-1", nil)
+		if _, err := f.runner.Submit(ctx, model.TextPart("go")); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Submit = %v, want cancelled", err)
 		}
-		th := loadFresh(t, f.store, f.sess.ID).Latest()
-		if len(f.sess.Threads) != 1 || th.LastTurn() != TurnCancelled || len(th.Entries) != 3 || r.autoOff() {
+		th := loadFresh(t, f.store, f.id).Latest()
+		if len(f.session().Threads) != 1 || th.LastTurn() != TurnCancelled || len(th.Entries) != 3 || f.rt.autoCompactOff() {
 			t.Errorf("%d threads, last turn %q, %d entries, auto off %v; want the turn cancelled with its results and no successor",
-				len(f.sess.Threads), th.LastTurn(), len(th.Entries), r.autoOff())
+				len(f.session().Threads), th.LastTurn(), len(th.Entries), f.rt.autoCompactOff())
 		}
 	})
 	t.Run("a failed summary goes on uncompacted", func(t *testing.T) {
@@ -411,8 +408,8 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		if err != nil || res.Answer != "done" {
 			t.Fatalf("Submit = %q, %v; want the run to finish", res.Answer, err)
 		}
-		if f.srv.Served() != 4 || len(f.sess.Threads) != 1 || !f.runner.autoOff() {
-			t.Errorf("served %d, %d threads, auto off %v; want one failed summary and no other", f.srv.Served(), len(f.sess.Threads), f.runner.autoOff())
+		if f.srv.Served() != 4 || len(f.session().Threads) != 1 || !f.rt.autoCompactOff() {
+			t.Errorf("served %d, %d threads, auto off %v; want one failed summary and no other", f.srv.Served(), len(f.session().Threads), f.rt.autoCompactOff())
 		}
 	})
 }

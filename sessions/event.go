@@ -6,61 +6,61 @@ import (
 	"myco.dev/agent"
 )
 
-// Event is something a [Runner] reports to its sink. The set is closed: [AgentEvent],
-// [Checkpointed], [Compacted], [Rewound], [SaveFailed], [Notice], [Progress] and [Accepted].
-type Event interface{ isEvent() }
+// event is something the runner reports to its sink. The set is closed: [agentEvent],
+// [checkpointed], [compacted], [rewound], [saveFailed], [notice], [toolProgress] and [accepted].
+type event interface{ isEvent() }
 
-// AgentEvent is an event of the running agent.
-type AgentEvent struct{ agent.Event }
+// agentEvent is an event of the running agent.
+type agentEvent struct{ agent.Event }
 
-// Checkpointed reports that thread Thread is durable up to Messages entries, of which
+// checkpointed reports that thread Thread is durable up to Messages entries, of which
 // those from First on are new.
-type Checkpointed struct {
+type checkpointed struct {
 	Thread   string
 	First    int
 	Messages int
 }
 
-// Compacted reports a successor thread made by compaction.
-type Compacted struct {
+// compacted reports a successor thread made by compaction.
+type compacted struct {
 	From, To string
 	Auto     bool
 }
 
-// Rewound reports a turn rejected before upload: From keeps it, To continues from the last
+// rewound reports a turn rejected before upload: From keeps it, To continues from the last
 // completed turn.
-type Rewound struct {
+type rewound struct {
 	From, To string
 	Err      error
 }
 
-// SaveFailed reports a save error that stopped the session's work.
-type SaveFailed struct{ Err error }
+// saveFailed reports a save error that stopped the session's work.
+type saveFailed struct{ Err error }
 
-// Notice is something the user should see, such as auto-compaction being turned off.
-type Notice struct{ Text string }
+// notice is something the user should see, such as auto-compaction being turned off.
+type notice struct{ Text string }
 
-// Accepted reports that a user turn's input is durable, with its acceptance time. Text
+// accepted reports that a user turn's input is durable, with its acceptance time. Text
 // is the input's visible text.
-type Accepted struct {
+type accepted struct {
 	Thread string
 	Index  int // the input's entry in Thread
 	At     time.Time
 	Text   string
 }
 
-// Progress reports the newest output of a running tool call, as just saved (at most every
+// toolProgress reports the newest output of a running tool call, as just saved (at most every
 // two seconds per call).
-type Progress struct {
+type toolProgress struct {
 	Thread, CallID string
 	Output         string
 }
 
-func (AgentEvent) isEvent()   {}
-func (Checkpointed) isEvent() {}
-func (Compacted) isEvent()    {}
-func (Rewound) isEvent()      {}
-func (SaveFailed) isEvent()   {}
-func (Notice) isEvent()       {}
-func (Progress) isEvent()     {}
-func (Accepted) isEvent()     {}
+func (agentEvent) isEvent()   {}
+func (checkpointed) isEvent() {}
+func (compacted) isEvent()    {}
+func (rewound) isEvent()      {}
+func (saveFailed) isEvent()   {}
+func (notice) isEvent()       {}
+func (toolProgress) isEvent() {}
+func (accepted) isEvent()     {}

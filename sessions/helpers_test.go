@@ -60,15 +60,17 @@ func (f *fakeTools) count() int {
 
 type fixture struct {
 	store  *Store
-	sess   *Session
-	rt     *Runtime
-	runner *Runner
+	id     string // the session's
+	rt     *runtime
+	runner *runner
 	tools  *fakeTools
 	srv    *fakemodel.Server
 	client *model.Client
 	cfg    AgentConfig
-	events []Event
+	events []event
 	mu     sync.Mutex // guards events
+	// sink, when set, also gets the events of the runtime the next bind makes.
+	sink func(event)
 	// prelude is the watcher the next bind gives the runner; nil means none.
 	prelude PreludeWatcher
 }
@@ -82,8 +84,8 @@ func newFixture(t *testing.T, turns ...fakemodel.Turn) *fixture {
 	f := &fixture{store: NewStore(t.TempDir()), tools: &fakeTools{}}
 	f.srv, f.client = startModel(t, turns...)
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	f.sess = &Session{ID: NewID(now), Created: now, Model: "fake"}
-	if err := f.store.Create(t.Context(), f.sess); err != nil {
+	f.id = NewID(now)
+	if err := f.store.Create(t.Context(), &Session{ID: f.id, Created: now, Model: "fake"}); err != nil {
 		t.Fatal(err)
 	}
 	f.cfg = AgentConfig{
@@ -94,34 +96,47 @@ func newFixture(t *testing.T, turns ...fakemodel.Turn) *fixture {
 	return f
 }
 
-// bind makes a new runtime and runner for the fixture's session.
-func (f *fixture) bind(t *testing.T, owner string, inventory func(context.Context) ([]string, error)) {
+// bind loads the fixture's session from disk, as a new process would, and makes a new
+// runtime and runner for it.
+func (f *fixture) bind(t *testing.T, owner string, inventory func(context.Context) (Inventory, error)) {
 	t.Helper()
-	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: owner, Inventory: inventory})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Prelude: f.prelude, Log: testLog(t), Sink: func(ev Event) {
+	sink := f.sink
+	rt, err := newRuntime(runtimeOptions{Doc: f.open(t), Tools: f.tools, Owner: owner, Inventory: inventory, Sink: func(ev event) {
 		f.mu.Lock()
 		f.events = append(f.events, ev)
 		f.mu.Unlock()
+		if sink != nil {
+			sink(ev)
+		}
 	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRunner(runnerOptions{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Prelude: f.prelude, Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.rt, f.runner = rt, r
 }
 
-// reload loads the session from disk into the fixture and binds a new runtime.
+// reload binds a new runtime over a new copy of the session, loaded from disk.
 func (f *fixture) reload(t *testing.T, owner string) {
 	t.Helper()
-	s, err := f.store.Load(t.Context(), f.sess.ID)
-	if err != nil {
-		t.Fatalf("Load: %v", err)
-	}
-	f.sess = s
 	f.bind(t, owner, nil)
 }
+
+// open loads the fixture's session from disk into a new document.
+func (f *fixture) open(t *testing.T) *document {
+	t.Helper()
+	d, err := openDocument(t.Context(), f.store, f.id)
+	if err != nil {
+		t.Fatalf("open %s: %v", f.id, err)
+	}
+	return d
+}
+
+// session returns a copy of the session as the fixture's runtime holds it.
+func (f *fixture) session() *Session { return f.rt.doc.snapshot() }
 
 func (f *fixture) submit(t *testing.T, text string) (agent.Result, error) {
 	t.Helper()

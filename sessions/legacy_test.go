@@ -77,7 +77,11 @@ func TestLoadLegacy(t *testing.T) {
 				t.Errorf("List = %+v, %v", list, err)
 			}
 			// The first write turns it into a version 5 log and keeps the old file.
-			if err := st.Append(t.Context(), s, s.Latest(), user("next")); err != nil {
+			d, err := openDocument(t.Context(), st, tt.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.checkpoint(t.Context(), d.latest(), []Entry{user("next")}, nil); err != nil {
 				t.Fatalf("Append to an upgraded session: %v", err)
 			}
 			if kept, _ := os.ReadFile(st.Path(tt.id) + ".v" + string(rune('0'+tt.version))); !bytes.Equal(kept, before) {

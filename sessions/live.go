@@ -14,12 +14,12 @@ import (
 type live struct {
 	m      *Manager
 	id     string
-	rt     *Runtime
+	rt     *runtime
 	remove func() // takes the runtime out of the registry
 
 	mu sync.Mutex // guards the fields below
 	// runner runs the jobs; it is rebuilt with the prompt when the model changes.
-	runner *Runner
+	runner *runner
 	model  string      // the catalog key runner was built for
 	cfg    AgentConfig // its agent configuration
 	job    *Job
@@ -54,7 +54,7 @@ func (l *live) prepare() error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", l.id, err)
 	}
-	r, err := NewRunner(Options{Runtime: l.rt, Agent: l.agentConfig, Sink: l.sink, Prelude: watcher, Log: l.m.log})
+	r, err := newRunner(runnerOptions{Runtime: l.rt, Agent: l.agentConfig, Prelude: watcher, Log: l.m.log})
 	if err != nil {
 		return err
 	}
@@ -69,12 +69,12 @@ func (l *live) agentConfig() AgentConfig {
 }
 
 // sink publishes the runner's events.
-func (l *live) sink(ev Event) {
+func (l *live) sink(ev event) {
 	u, ok := updateOf(ev)
 	if !ok {
 		return
 	}
-	if a, ok := ev.(Accepted); ok {
+	if a, ok := ev.(accepted); ok {
 		l.mu.Lock()
 		if j := l.job; j != nil && j.Kind == JobTurn {
 			select {
@@ -161,6 +161,7 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	default:
 		end.Type, end.Error, end.Code = UpdateError, err.Error(), ErrorCode(err)
 	}
+	l.logEnd(j, err)
 	l.mu.Lock()
 	l.job = nil
 	l.publishLocked(end)
@@ -168,6 +169,20 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	l.publishLocked(Update{Type: UpdateState, Busy: &idle, Job: j.Kind})
 	l.mu.Unlock()
 	close(j.done)
+}
+
+// logEnd leaves one log line, with the session id, for a job that failed or whose save
+// failed: the job's error is published to the front ends and logged here, nowhere else. A
+// job that was stopped or shut down is not a failure, unless a save failed as it ended.
+func (l *live) logEnd(j *Job, err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrSaveFailed):
+		l.m.log.Error("save failed; the session's model and tool work is stopped", "session_id", l.id, "job", j.Kind, "err", err)
+	case errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown):
+	default:
+		l.m.log.Warn(j.Kind+" failed", "session_id", l.id, "code", ErrorCode(err), "err", err)
+	}
 }
 
 // ErrorCode names the kind of a job's error for front ends and the API: "save_failed",
@@ -209,8 +224,8 @@ func (l *live) close() {
 	l.flushLocked()
 	l.mu.Unlock()
 	l.remove()
-	if th := l.m.o.Tools; th != nil {
-		th.Release(l.rt.Owner())
+	if r, ok := l.m.o.Tools.(Releaser); ok {
+		r.Release(l.rt.owner)
 	}
 }
 

@@ -90,40 +90,38 @@ func lockHolder(f *os.File) string {
 	}
 }
 
-// changedOnDisk reports whether sess's file is no longer what sess was read from or last
-// wrote: another process wrote to it, replaced it, or a torn last write follows the valid
-// records.
-func (s *Store) changedOnDisk(sess *Session) bool {
-	st, err := os.Stat(s.Path(sess.ID))
+// changed reports whether the file of session id is no longer what was read from it or
+// last written to it (f): another process wrote to it, replaced it, or a torn last write
+// follows the valid records.
+func (s *Store) changed(id string, f fileState) bool {
+	st, err := os.Stat(s.Path(id))
 	if err != nil {
 		return true
 	}
-	mu := s.lock(sess.ID)
-	mu.Lock()
-	defer mu.Unlock()
-	return sess.file == nil || !os.SameFile(sess.file, st) || st.Size() != sess.size
+	return f.info == nil || !os.SameFile(f.info, st) || st.Size() != f.size
 }
 
-// reload returns sess as its file holds it now when the file changed on disk, and nil when
-// it did not. It cuts off a torn last write (never acknowledged) so that nothing is
-// appended after it. Call it with the session's writer gate held.
-func (s *Store) reload(ctx context.Context, sess *Session) (*Session, error) {
-	if !s.changedOnDisk(sess) {
-		return nil, nil
+// reload returns session id as its file holds it now, and what it was read from, when the
+// file changed since f; it returns nil when it did not. It cuts off a torn last write
+// (never acknowledged) so that nothing is appended after it. Call it with the session's
+// writer gate held.
+func (s *Store) reload(ctx context.Context, id string, f fileState) (*Session, fileState, error) {
+	if !s.changed(id, f) {
+		return nil, f, nil
 	}
-	fresh, err := s.Load(ctx, sess.ID)
+	fresh, file, err := s.load(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("reload session %s, which changed on disk: %w", sess.ID, err)
+		return nil, f, fmt.Errorf("reload session %s, which changed on disk: %w", id, err)
 	}
-	if fresh.Upgraded == 0 && fresh.file.Size() > fresh.size {
-		if err := os.Truncate(s.Path(sess.ID), fresh.size); err != nil {
-			return nil, fmt.Errorf("session %s: cut off a torn last write: %w", sess.ID, err)
+	if fresh.Upgraded == 0 && file.info.Size() > file.size {
+		if err := os.Truncate(s.Path(id), file.size); err != nil {
+			return nil, f, fmt.Errorf("session %s: cut off a torn last write: %w", id, err)
 		}
-		if fresh.file, err = os.Stat(s.Path(sess.ID)); err != nil {
-			return nil, fmt.Errorf("session %s: %w", sess.ID, err)
+		if file.info, err = os.Stat(s.Path(id)); err != nil {
+			return nil, f, fmt.Errorf("session %s: %w", id, err)
 		}
 	}
-	return fresh, nil
+	return fresh, file, nil
 }
 
 // Holder reports whether another process holds session id's writer lock (it runs a turn or

@@ -47,7 +47,7 @@ func TestWriterGatePerSession(t *testing.T) {
 	if msgs := requestMessages(t, f.srv, 2); len(msgs) != 5 {
 		t.Errorf("the second runtime sent %d messages, want 5: the first runtime's turn, reloaded, and its input", len(msgs))
 	}
-	th := loadFresh(t, f.store, f.sess.ID).Latest()
+	th := loadFresh(t, f.store, f.id).Latest()
 	var texts []string
 	for _, e := range th.Entries {
 		texts = append(texts, e.Message.Text())
@@ -62,30 +62,28 @@ func TestWriterGatePerSession(t *testing.T) {
 func TestWriterGateAcrossStores(t *testing.T) {
 	f := newFixture(t, fakemodel.Turn{Text: "ok"})
 	other := NewStore(f.store.Dir())
-	unlock, err := other.lockSession(t.Context(), f.sess.ID, nil)
+	unlock, err := other.lockSession(t.Context(), f.id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancelCause(t.Context())
 	stop := errors.New("gave up waiting")
 	var notices []string
-	r, err := NewRunner(Options{Runtime: f.rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
-		if n, ok := ev.(Notice); ok {
+	f.sink = func(ev event) {
+		if n, ok := ev.(notice); ok {
 			notices = append(notices, n.Text)
 			cancel(stop)
 		}
-	}})
-	if err != nil {
-		t.Fatal(err)
 	}
-	_, err = r.Submit(ctx, model.TextPart("hello"))
-	if !errors.Is(err, stop) || !strings.Contains(err.Error(), f.sess.ID) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+	f.bind(t, "owner-1", nil)
+	_, err = f.runner.Submit(ctx, model.TextPart("hello"))
+	if !errors.Is(err, stop) || !strings.Contains(err.Error(), f.id) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Errorf("Submit while another store holds the lock = %v, want the wait's cause, the session and the holder", err)
 	}
 	if len(notices) != 1 || !strings.Contains(notices[0], "in use by") {
 		t.Errorf("notices %q, want one saying the session is in use", notices)
 	}
-	if f.srv.Served() != 0 || len(f.sess.Latest().Entries) != 0 {
+	if f.srv.Served() != 0 || len(f.session().Latest().Entries) != 0 {
 		t.Error("work happened without the lock")
 	}
 	unlock()
@@ -159,7 +157,7 @@ func TestTornTailCutBeforeAppend(t *testing.T) {
 	if _, err := f.submit(t, "first"); err != nil {
 		t.Fatal(err)
 	}
-	fh, err := os.OpenFile(f.store.Path(f.sess.ID), os.O_WRONLY|os.O_APPEND, 0)
+	fh, err := os.OpenFile(f.store.Path(f.id), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +167,7 @@ func TestTornTailCutBeforeAppend(t *testing.T) {
 	if _, err := f.submit(t, "second"); err != nil {
 		t.Fatal(err)
 	}
-	if th := loadFresh(t, f.store, f.sess.ID).Latest(); len(th.Entries) != 4 || th.Entries[3].Message.Text() != "two" {
+	if th := loadFresh(t, f.store, f.id).Latest(); len(th.Entries) != 4 || th.Entries[3].Message.Text() != "two" {
 		t.Errorf("after a torn tail and a turn: %d entries", len(th.Entries))
 	}
 }
@@ -180,11 +178,11 @@ func TestTornTailCutBeforeAppend(t *testing.T) {
 func TestUpdateNeverOverwritesNewerMetadata(t *testing.T) {
 	f := newFixture(t)
 	other := NewStore(f.store.Dir())
-	sess2, err := other.Load(t.Context(), f.sess.ID)
+	doc2, err := openDocument(t.Context(), other, f.id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt2, err := NewRuntime(RuntimeOptions{Store: other, Session: sess2, Owner: "owner-2"})
+	rt2, err := newRuntime(runtimeOptions{Doc: doc2, Owner: "owner-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,12 +192,12 @@ func TestUpdateNeverOverwritesNewerMetadata(t *testing.T) {
 	if err := f.rt.Update(t.Context(), func(s *Session) { s.Title = "from this one" }); err != nil {
 		t.Fatal(err)
 	}
-	got := loadFresh(t, f.store, f.sess.ID)
+	got := loadFresh(t, f.store, f.id)
 	if got.Title != "from this one" || got.Scratchpad != "from the other process" {
 		t.Errorf("title %q, scratchpad %q: want both writes kept", got.Title, got.Scratchpad)
 	}
 	// While another holder has the gate, an Update waits for it (bounded by ctx).
-	unlock, err := other.lockSession(t.Context(), f.sess.ID, nil)
+	unlock, err := other.lockSession(t.Context(), f.id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,5 +206,46 @@ func TestUpdateNeverOverwritesNewerMetadata(t *testing.T) {
 	defer cancel()
 	if err := f.rt.Update(ctx, func(s *Session) { s.Title = "late" }); err == nil {
 		t.Error("Update while another process held the session succeeded")
+	}
+}
+
+// TestUpdateKeepsTheGateItJoined: a metadata update that joins a turn's hold on the writer
+// gate (the session tools, or the API while a turn runs) keeps the gate until it has
+// written, even when the turn lets go first; another writer gets it only then.
+func TestUpdateKeepsTheGateItJoined(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	if err := f.rt.acquire(ctx, nil); err != nil { // a turn
+		t.Fatal(err)
+	}
+	writing, proceed := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- f.rt.Update(ctx, func(s *Session) {
+			close(writing)
+			<-proceed
+			s.Title = "joined"
+		})
+	}()
+	<-writing
+	f.rt.release() // the turn ends while the update is being written
+	other := NewStore(f.store.Dir())
+	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if unlock, err := other.lockSession(wctx, f.id, nil); err == nil {
+		unlock()
+		t.Error("another writer took the gate while an update that joined the turn was being written")
+	}
+	close(proceed)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := other.lockSession(ctx, f.id, nil)
+	if err != nil {
+		t.Fatalf("the gate after the update: %v", err)
+	}
+	unlock()
+	if got := loadFresh(t, f.store, f.id).Title; got != "joined" {
+		t.Errorf("title %q, want the update saved", got)
 	}
 }

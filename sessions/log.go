@@ -100,6 +100,36 @@ type turnRec struct {
 	Error  string    `json:"error,omitempty"`
 }
 
+// metaOf returns the metadata record of s.
+func metaOf(s *Session) *metaRec {
+	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
+		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Selected: s.Selected,
+		RequestID: s.RequestID, Actions: s.Actions}
+}
+
+// setMeta sets the session's metadata from a metadata record.
+func (s *Session) setMeta(m *metaRec) {
+	s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
+	s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
+	s.RequestID, s.Actions = m.RequestID, m.Actions
+}
+
+// wholeRecords returns the records of a fresh version 5 log that holds sess: its metadata,
+// then each thread with its messages and latest usage.
+func wholeRecords(sess *Session) []record {
+	recs := []record{{Kind: "session", Session: metaOf(sess)}}
+	for _, t := range sess.Threads {
+		recs = append(recs, record{Kind: "thread", Thread: &threadRec{ID: t.ID, Created: t.Created, Predecessor: t.Predecessor, Reason: t.Reason, Base: t.Base}})
+		for i, e := range t.Entries {
+			recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: i, Entry: e}})
+		}
+		if t.Usage != (model.Usage{}) {
+			recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: t.Usage}})
+		}
+	}
+	return recs
+}
+
 // encode renders records as checksummed lines: 8 hex digits of the CRC-32C of the JSON,
 // a space, the JSON, a newline.
 func encode(recs ...record) ([]byte, error) {
@@ -137,21 +167,27 @@ func (e *LoadError) Error() string {
 // process left without results are recovered in memory (see docs/session-format.md). path
 // is used in error messages only.
 func Decode(path string, data []byte) (*Session, error) {
+	sess, _, err := decode(path, data)
+	return sess, err
+}
+
+// decode is [Decode] that also returns the length of data's valid records: what follows
+// them is a torn last write.
+func decode(path string, data []byte) (*Session, int64, error) {
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 		sess, err := decodeLegacy(data)
 		if err != nil {
-			return nil, &LoadError{Path: path, Msg: err.Error()}
+			return nil, 0, &LoadError{Path: path, Msg: err.Error()}
 		}
 		if err := check(sess); err != nil {
-			return nil, &LoadError{Path: path, Msg: err.Error()}
+			return nil, 0, &LoadError{Path: path, Msg: err.Error()}
 		}
 		for _, t := range sess.Threads {
 			t.saved = len(t.Entries)
 			t.scan()
 		}
-		sess.size = int64(len(data))
 		recoverCalls(sess.Latest(), true)
-		return sess, nil
+		return sess, int64(len(data)), nil
 	}
 	var sess *Session
 	lineNo := 0
@@ -170,30 +206,29 @@ func Decode(path string, data []byte) (*Session, error) {
 			if last && sess != nil {
 				break // a torn or garbled last write
 			}
-			return nil, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
+			return nil, 0, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
 		}
 		valid += nl + 1
 		if sess == nil {
 			if rec.Kind != "session" || rec.Session == nil {
-				return nil, &LoadError{Path: path, Line: lineNo, Msg: "first record is not a session header"}
+				return nil, 0, &LoadError{Path: path, Line: lineNo, Msg: "first record is not a session header"}
 			}
 		}
 		if err := apply(&sess, rec); err != nil {
-			return nil, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
+			return nil, 0, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
 		}
 	}
 	if sess == nil {
-		return nil, &LoadError{Path: path, Msg: "empty session file"}
+		return nil, 0, &LoadError{Path: path, Msg: "empty session file"}
 	}
 	if len(sess.Threads) == 0 {
-		return nil, &LoadError{Path: path, Msg: "session has no thread"}
+		return nil, 0, &LoadError{Path: path, Msg: "session has no thread"}
 	}
 	for _, t := range sess.Threads {
 		t.saved = len(t.Entries)
 	}
-	sess.size = int64(valid)
 	recoverCalls(sess.Latest(), false)
-	return sess, nil
+	return sess, int64(valid), nil
 }
 
 // check validates what every loaded session must satisfy.
@@ -253,9 +288,7 @@ func apply(sp **Session, rec record) error {
 		} else if m.ID != s.ID {
 			return fmt.Errorf("metadata for session %q inside session %q", m.ID, s.ID)
 		}
-		s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
-		s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
-		s.RequestID, s.Actions = m.RequestID, m.Actions
+		s.setMeta(m)
 	case "thread":
 		t := rec.Thread
 		if t == nil || t.ID == "" {

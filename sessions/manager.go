@@ -51,11 +51,10 @@ const (
 )
 
 // ToolHost is what the service needs of a profile's shared host harness: each session
-// runtime gets an executor for its own resource owner, released when the session closes.
+// runtime gets an executor for its own resource owner. A host that keeps resources for an
+// owner is also a [Releaser], and one that can list them an [Inventorier].
 type ToolHost interface {
 	Tools(owner string) Tools
-	Release(owner string)
-	Inventory(ctx context.Context, owner string) ([]string, error)
 }
 
 // Models resolves catalog keys into agent configurations.
@@ -86,7 +85,7 @@ type ManagerOptions struct {
 	// DeltaEvery is the least time between two published deltas of one session; the text
 	// in between is coalesced. 0 means 40 ms.
 	DeltaEvery time.Duration
-	Log        *slog.Logger
+	Log        *slog.Logger // nil means slog.Default()
 }
 
 // Manager is the session service of one profile, the one thing every front end calls: it
@@ -110,7 +109,7 @@ type Manager struct {
 	live map[string]*live
 	// loading is closed when the session being opened is live (or failed to load).
 	loading map[string]chan struct{}
-	cache   map[string]*Session // documents loaded for reading, by id
+	cache   map[string]loaded // documents loaded for reading, by id
 	closed  bool
 }
 
@@ -123,9 +122,9 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		o.DeltaEvery = 40 * time.Millisecond
 	}
 	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry,
-		live: map[string]*live{}, loading: map[string]chan struct{}{}, cache: map[string]*Session{}}
+		live: map[string]*live{}, loading: map[string]chan struct{}{}, cache: map[string]loaded{}}
 	if m.log == nil {
-		m.log = slog.New(slog.DiscardHandler)
+		m.log = slog.Default()
 	}
 	if m.registry == nil {
 		m.registry = &Registry{}
@@ -283,7 +282,7 @@ func (m *Manager) submit(ctx context.Context, id, requestID string, input []mode
 	}
 	text := model.Message{Parts: input}.Text()
 	return m.startOn(ctx, id, JobTurn, requestID, func(l *live) jobFunc {
-		return func(ctx context.Context, j *Job) (JobResult, error) {
+		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
 			var untitled bool
 			l.rt.View(func(s *Session) { untitled = s.Title == "" })
 			if untitled {
@@ -291,7 +290,7 @@ func (m *Manager) submit(ctx context.Context, id, requestID string, input []mode
 					return JobResult{}, err
 				}
 			}
-			res, err := l.runner.SubmitRequest(ctx, requestID, input...)
+			res, err := r.SubmitRequest(ctx, requestID, input...)
 			if errors.Is(err, ErrRewound) {
 				err = fmt.Errorf("%w; the session was rewound to its last completed turn", err)
 			}
@@ -300,8 +299,8 @@ func (m *Manager) submit(ctx context.Context, id, requestID string, input []mode
 	})
 }
 
-// jobFunc is the work of a job.
-type jobFunc = func(context.Context, *Job) (JobResult, error)
+// jobFunc is the work of a job, done with the runner the live session had when it started.
+type jobFunc = func(context.Context, *Job, *runner) (JobResult, error)
 
 // errLiveClosed reports a live session that CloseSession took out between its open and
 // the start of a job on it.
@@ -335,8 +334,8 @@ func hasImage(parts []model.Part) bool {
 // Compact starts a compaction of session id's active thread into a successor thread.
 func (m *Manager) Compact(ctx context.Context, id string) (*Job, error) {
 	return m.startOn(ctx, id, JobCompact, "", func(l *live) jobFunc {
-		return func(ctx context.Context, j *Job) (JobResult, error) {
-			c, err := l.runner.Compact(ctx)
+		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
+			c, err := r.Compact(ctx)
 			return JobResult{Compaction: c}, err
 		}
 	})
@@ -395,12 +394,13 @@ func (m *Manager) start(l *live, kind, requestID string, f jobFunc) (*Job, error
 	ctx, cancel := context.WithCancelCause(m.base)
 	j := &Job{Session: l.id, Kind: kind, requestID: requestID, cancel: cancel, accepted: make(chan struct{}), done: make(chan struct{})}
 	l.job = j
+	r := l.runner
 	busy := true
 	l.publishLocked(Update{Type: UpdateState, Busy: &busy, Job: kind})
 	go func() {
 		defer m.jobs.Done()
 		defer cancel(nil)
-		res, err := f(ctx, j)
+		res, err := f(ctx, j, r)
 		if err != nil && ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
 		}
@@ -500,22 +500,24 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 
 // bind loads session id and binds a runtime to it, for [Manager.open].
 func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
-	sess, err := m.o.Store.Load(ctx, id)
+	doc, err := openDocument(ctx, m.o.Store, id)
 	if err != nil {
 		return nil, err
 	}
 	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
 	l := &live{m: m, id: id}
-	ro := RuntimeOptions{Store: m.o.Store, Session: sess, Owner: owner, OnMeta: func() { l.publishMeta() }}
+	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink}
 	if th := m.o.Tools; th != nil {
 		ro.Tools = th.Tools(owner)
-		ro.Inventory = func(ctx context.Context) ([]string, error) { return th.Inventory(ctx, owner) }
+		if inv, ok := th.(Inventorier); ok {
+			ro.Inventory = func(ctx context.Context) (Inventory, error) { return inv.Inventory(ctx, owner) }
+		}
 	}
-	rt, err := NewRuntime(ro)
+	rt, err := newRuntime(ro)
 	if err != nil {
 		return nil, err
 	}
 	l.rt = rt
-	l.remove = m.registry.Add(rt)
+	l.remove = m.registry.add(rt)
 	return l, nil
 }

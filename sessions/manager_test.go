@@ -46,7 +46,8 @@ func (h *testHost) Release(owner string) {
 	defer h.mu.Unlock()
 	h.released = append(h.released, owner)
 }
-func (h *testHost) Inventory(context.Context, string) ([]string, error) { return nil, nil }
+
+var _ Releaser = (*testHost)(nil)
 
 type mgrFixture struct {
 	m     *Manager

@@ -62,13 +62,8 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 		}
 		l.mu.Unlock()
 		st.Stopped = l.rt.Err()
-		var cp *Session
-		var changed bool
-		l.rt.View(func(s *Session) {
-			cp = s.clone()
-			changed = !st.Busy && m.o.Store.changedOnDisk(s)
-		})
-		if !changed {
+		if st.Busy || !l.rt.doc.changedOnDisk() {
+			cp := l.rt.doc.snapshot()
 			if !st.Busy {
 				st.Elsewhere, _ = m.o.Store.Holder(id)
 			}
@@ -96,16 +91,22 @@ func (m *Manager) modelOf(s *Session) string {
 	return m.o.Models.Default()
 }
 
+// loaded is a session read for viewing and what it was read from.
+type loaded struct {
+	sess *Session // never changed: readers get clones
+	file fileState
+}
+
 // load returns session id as its file holds it now, from a cache of documents read for
 // viewing that is checked against the file on every call.
 func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 	m.mu.Lock()
-	cached := m.cache[id]
+	cached, ok := m.cache[id]
 	m.mu.Unlock()
-	if cached != nil && !m.o.Store.changedOnDisk(cached) {
-		return cached, nil
+	if ok && !m.o.Store.changed(id, cached.file) {
+		return cached.sess, nil
 	}
-	sess, err := m.o.Store.Load(ctx, id)
+	sess, file, err := m.o.Store.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +114,7 @@ func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 	if len(m.cache) >= 64 {
 		clear(m.cache)
 	}
-	m.cache[id] = sess
+	m.cache[id] = loaded{sess: sess, file: file}
 	m.mu.Unlock()
 	return sess, nil
 }
@@ -122,16 +123,23 @@ func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 func (s *Session) clone() *Session {
 	cp := *s
 	cp.Links = append([]string(nil), s.Links...)
+	cp.Actions = slices.Clone(s.Actions)
 	cp.Threads = make([]*Thread, len(s.Threads))
 	for i, t := range s.Threads {
-		tc := *t
-		tc.Entries = append([]Entry(nil), t.Entries...)
-		tc.intents, tc.results, tc.progress = nil, nil, nil
-		tc.calls = maps.Clone(t.calls)
-		tc.ends = slices.Clone(t.ends)
-		cp.Threads[i] = &tc
+		cp.Threads[i] = t.clone()
 	}
 	return &cp
+}
+
+// clone copies the thread down to its entries, which share message contents (never
+// changed in place), without the records of the running batch's tool calls.
+func (t *Thread) clone() *Thread {
+	tc := *t
+	tc.Entries = append([]Entry(nil), t.Entries...)
+	tc.intents, tc.results, tc.progress = nil, nil, nil
+	tc.calls = maps.Clone(t.calls)
+	tc.ends = slices.Clone(t.ends)
+	return &tc
 }
 
 // ListOptions filter a listing.
@@ -221,7 +229,7 @@ func (m *Manager) Owner(id string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l := m.live[id]; l != nil {
-		return l.rt.Owner()
+		return l.rt.owner
 	}
 	return ""
 }

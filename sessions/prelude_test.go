@@ -79,7 +79,7 @@ func TestPreludeNoteBetweenToolRounds(t *testing.T) {
 	if !strings.Contains(note, "Added: b.md.") || !strings.Contains(note, "Removed: a.md.") || strings.Contains(note, "Modified") {
 		t.Errorf("note = %q, want b.md added and a.md removed", note)
 	}
-	saved := savedNotes(loadFresh(t, f.store, f.sess.ID))
+	saved := savedNotes(loadFresh(t, f.store, f.id))
 	if len(saved) != 1 || saved[2] != note {
 		t.Errorf("saved notes = %v, want the note once, on the first tool results (entry 2)", saved)
 	}
@@ -124,7 +124,7 @@ func TestPreludeScanFailure(t *testing.T) {
 	if fw.n != 2 {
 		t.Errorf("watcher asked %d times, want 2 (before each model step)", fw.n)
 	}
-	if n := len(savedNotes(loadFresh(t, f.store, f.sess.ID))); n != 0 {
+	if n := len(savedNotes(loadFresh(t, f.store, f.id))); n != 0 {
 		t.Errorf("%d notes saved after failed scans, want 0", n)
 	}
 }
@@ -248,7 +248,7 @@ func TestPreludeAfterCompactionBetweenToolRounds(t *testing.T) {
 	if _, err := f.submit(t, "go"); err != nil {
 		t.Fatalf("Submit: %v", err)
 	}
-	s := loadFresh(t, f.store, f.sess.ID)
+	s := loadFresh(t, f.store, f.id)
 	if len(s.Threads) != 2 {
 		t.Fatalf("%d threads, want a compaction between the tool rounds", len(s.Threads))
 	}

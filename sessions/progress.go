@@ -15,8 +15,8 @@ func (rc *recorder) saveProgress(th *Thread, callID, tail string) {
 		return
 	}
 	rec := &progressRec{Thread: th.ID, CallID: callID, Output: tail, At: rt.now().UTC()}
-	if rc.r.save(func() error { return rt.store.recordProgress(rt.sess, rec) }) != nil {
+	if rt.save(rt.doc.recordProgress(rec)) != nil {
 		return
 	}
-	rc.r.emit(Progress{Thread: th.ID, CallID: callID, Output: tail})
+	rt.emit(toolProgress{Thread: th.ID, CallID: callID, Output: tail})
 }

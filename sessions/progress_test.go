@@ -35,23 +35,17 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 		return model.ToolResult{Text: r.Text, IsError: r.IsError}
 	}
 	var during *Session
-	var progress []Progress
-	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: "owner-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.runner, err = NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
-		if p, ok := ev.(Progress); ok {
+	var progress []toolProgress
+	f.sink = func(ev event) {
+		if p, ok := ev.(toolProgress); ok {
 			progress = append(progress, p)
 			if during == nil && strings.Contains(p.Output, "compiling step 1") {
-				during = loadFresh(t, f.store, f.sess.ID)
+				during = loadFresh(t, f.store, f.id)
 				os.WriteFile(seen, nil, 0o600)
 			}
 		}
-	}})
-	if err != nil {
-		t.Fatal(err)
 	}
+	f.bind(t, "owner-1", nil)
 	if _, err := f.submit(t, "build it"); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +59,7 @@ func TestUnknownOutcomeShowsLastOutput(t *testing.T) {
 		t.Fatalf("recovered outcome = %+v, want an unknown outcome with the last output seen", r)
 	}
 	// Once the call returned, its result supersedes the progress.
-	done := loadFresh(t, f.store, f.sess.ID).Latest()
+	done := loadFresh(t, f.store, f.id).Latest()
 	if res := done.Entries[2].Message.Parts[0].ToolResult; res.Unknown || !strings.Contains(res.Text, "compiling step 2") {
 		t.Errorf("final result = %+v", res)
 	}
@@ -100,19 +94,13 @@ echo "{\"id\":$id,\"result\":{\"text\":\"remote step 1, remote step 2\"}}"`, pro
 		return model.ToolResult{Text: r.Text, IsError: r.IsError}
 	}
 	var during *Session
-	rt, err := NewRuntime(RuntimeOptions{Store: f.store, Session: f.sess, Tools: f.tools, Owner: "owner-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.runner, err = NewRunner(Options{Runtime: rt, Agent: func() AgentConfig { return f.cfg }, Sink: func(ev Event) {
-		if _, ok := ev.(Progress); ok && during == nil {
-			during = loadFresh(t, f.store, f.sess.ID)
+	f.sink = func(ev event) {
+		if _, ok := ev.(toolProgress); ok && during == nil {
+			during = loadFresh(t, f.store, f.id)
 			os.WriteFile(seen, nil, 0o600)
 		}
-	}})
-	if err != nil {
-		t.Fatal(err)
 	}
+	f.bind(t, "owner-1", nil)
 	if _, err := f.submit(t, "build it"); err != nil {
 		t.Fatal(err)
 	}

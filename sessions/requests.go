@@ -34,8 +34,8 @@ type requests struct {
 // requestGuard serializes the requests with one id; it is dropped when none holds or
 // awaits it, so that the map holds only the ids in flight.
 type requestGuard struct {
-	mu    sync.Mutex
-	users int // requests holding or waiting for mu; guarded by requests.mu
+	mu    sync.Mutex // held while a request with the id is done; the others wait for it
+	users int        // requests holding or waiting for mu; guarded by requests.mu
 }
 
 // lock serializes requests with the same key: a retry that arrives while the first is

@@ -61,7 +61,9 @@ type blockingHost struct {
 	gate    chan struct{}
 }
 
-func (h *blockingHost) Inventory(ctx context.Context, _ string) ([]string, error) {
+var _ Inventorier = (*blockingHost)(nil)
+
+func (h *blockingHost) Inventory(ctx context.Context, _ string) (Inventory, error) {
 	select {
 	case h.entered <- struct{}{}:
 	default:
@@ -150,7 +152,7 @@ func TestNoJobOnAClosedLiveSession(t *testing.T) {
 	ctx := t.Context()
 	id, l := f.openNew(t, CreateOptions{})
 	f.m.CloseSession(id)
-	if _, err := f.m.start(l, JobTurn, "", func(context.Context, *Job) (JobResult, error) { return JobResult{}, nil }); !errors.Is(err, errLiveClosed) {
+	if _, err := f.m.start(l, JobTurn, "", func(context.Context, *Job, *runner) (JobResult, error) { return JobResult{}, nil }); !errors.Is(err, errLiveClosed) {
 		t.Fatalf("a job on a closed live session: %v, want errLiveClosed", err)
 	}
 	j, err := f.m.Submit(ctx, id, model.TextPart("hi"))

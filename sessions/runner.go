@@ -50,18 +50,17 @@ type AgentConfig struct {
 	MaxImageBase64Bytes int
 }
 
-// Options configures a [Runner].
-type Options struct {
-	Runtime *Runtime
+// runnerOptions configures a runner.
+type runnerOptions struct {
+	Runtime *runtime
 	// Agent returns the configuration of the next run's agent. It is called once per run,
 	// so a model or effort change takes effect at the next turn (and is noticed).
 	Agent func() AgentConfig
-	Sink  func(Event) // nil drops events; called from the run and tool goroutines, serialized
 	// Prelude, when set, is asked before every model step for a hidden note about prelude
 	// edits; the note is added to the latest input or tool result and saved before the
 	// request goes out. *workspace.Watcher satisfies it.
 	Prelude PreludeWatcher
-	Log     *slog.Logger
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // PreludeWatcher notices prelude edits between model steps.
@@ -74,48 +73,33 @@ type PreludeWatcher interface {
 // preludeSource is the system-part source of prelude change notes.
 const preludeSource = "prelude"
 
-// Runner owns the agent of a durable session turn: it takes the session's writer gate,
+// runner owns the agent of a durable session turn: it takes the session's writer gate,
 // accepts input durably, runs the agent with checkpoints after each model step and tool
 // batch, records every tool call's intent before it runs and its result after, recovers
 // interrupted turns, rewinds rejected ones and compacts. It is safe for concurrent use;
 // its operations on one session run one at a time.
-type Runner struct {
-	rt      *Runtime
+type runner struct {
+	rt      *runtime
 	agent   func() AgentConfig
 	prelude PreludeWatcher
 	log     *slog.Logger
-
-	sinkMu sync.Mutex // serializes sink calls
-	sink   func(Event)
 }
 
-// NewRunner returns a runner over o.Runtime.
-func NewRunner(o Options) (*Runner, error) {
+// newRunner returns a runner over o.Runtime.
+func newRunner(o runnerOptions) (*runner, error) {
 	if o.Runtime == nil || o.Agent == nil {
 		return nil, errors.New("sessions: a runner needs a runtime and an agent factory")
 	}
 	log := o.Log
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
-	return &Runner{rt: o.Runtime, agent: o.Agent, prelude: o.Prelude, log: log, sink: o.Sink}, nil
+	return &runner{rt: o.Runtime, agent: o.Agent, prelude: o.Prelude, log: log}, nil
 }
-
-// Runtime returns the runner's runtime.
-func (r *Runner) Runtime() *Runtime { return r.rt }
 
 // waiting tells the user that another holder has the session's writer gate.
-func (r *Runner) waiting(holder string) {
-	r.emit(Notice{Text: fmt.Sprintf("session %s is in use by %s; waiting for it", r.rt.sess.ID, holder)})
-}
-
-func (r *Runner) emit(ev Event) {
-	if r.sink == nil {
-		return
-	}
-	r.sinkMu.Lock()
-	defer r.sinkMu.Unlock()
-	r.sink(ev)
+func (r *runner) waiting(holder string) {
+	r.rt.emit(notice{Text: fmt.Sprintf("session %s is in use by %s; waiting for it", r.rt.doc.id, holder)})
 }
 
 // Submit accepts input as a human user turn and runs the agent on it. The input is durable
@@ -124,13 +108,13 @@ func (r *Runner) emit(ev Event) {
 // [ErrSaveFailed]. A request refused before upload rewinds the thread and returns
 // [ErrRewound] together with the cause. After a completed answer above the auto-compaction
 // threshold the runner compacts once and continues with a # Resumption message.
-func (r *Runner) Submit(ctx context.Context, input ...model.Part) (agent.Result, error) {
+func (r *runner) Submit(ctx context.Context, input ...model.Part) (agent.Result, error) {
 	return r.SubmitRequest(ctx, "", input...)
 }
 
-// SubmitRequest is [Runner.Submit] for input an API request brought: requestID is saved
+// SubmitRequest is Submit for input an API request brought: requestID is saved
 // with the input, so that a retried request finds it accepted.
-func (r *Runner) SubmitRequest(ctx context.Context, requestID string, input ...model.Part) (agent.Result, error) {
+func (r *runner) SubmitRequest(ctx context.Context, requestID string, input ...model.Part) (agent.Result, error) {
 	if len(input) == 0 {
 		return agent.Result{}, errors.New("sessions: empty input")
 	}
@@ -142,20 +126,24 @@ func (r *Runner) SubmitRequest(ctx context.Context, requestID string, input ...m
 		return agent.Result{}, err
 	}
 	cfg := r.agent()
-	th := r.rt.sess.Latest()
+	doc := r.rt.doc
+	th := doc.latest()
 	now := r.rt.now().UTC()
 	entry := Entry{Message: model.Message{Role: model.User}, AcceptedAt: &now, RequestID: requestID}
 	facts := r.rt.observe(ctx, cfg)
-	if prev := th.Facts(); prev == nil || !sameFacts(prev, facts) {
+	var prev *Facts
+	doc.view(func(*Session) { prev = th.Facts() })
+	if prev == nil || !sameFacts(prev, facts) {
 		entry.Message.Parts = append(entry.Message.Parts, model.SystemPart("runtime", factsText(facts, prev)))
 		entry.Facts = facts
 	}
 	entry.Message.Parts = append(entry.Message.Parts, input...)
-	if err := r.append(ctx, th, entry); err != nil {
+	n, err := r.append(ctx, th, entry)
+	if err != nil {
 		return agent.Result{}, err
 	}
-	r.emit(Accepted{Thread: th.ID, Index: len(th.Entries) - 1, At: now, Text: model.Message{Parts: input}.Text()})
-	start := len(th.Entries) - 1
+	start := n - 1
+	r.rt.emit(accepted{Thread: th.ID, Index: start, At: now, Text: model.Message{Parts: input}.Text()})
 	res, err := r.run(ctx, cfg, th, start)
 	if err != nil {
 		return res, err
@@ -166,7 +154,7 @@ func (r *Runner) SubmitRequest(ctx context.Context, requestID string, input ...m
 // Resume continues the latest thread's interrupted turn (one cut by a crash), without new
 // input. A turn that ended, including one the user cancelled, is not resumed:
 // [ErrNotResumable].
-func (r *Runner) Resume(ctx context.Context) (agent.Result, error) {
+func (r *runner) Resume(ctx context.Context) (agent.Result, error) {
 	if err := r.rt.acquire(ctx, r.waiting); err != nil {
 		return agent.Result{}, err
 	}
@@ -174,47 +162,38 @@ func (r *Runner) Resume(ctx context.Context) (agent.Result, error) {
 	if err := r.rt.stopped(); err != nil {
 		return agent.Result{}, err
 	}
-	th := r.rt.sess.Latest()
-	if !th.Interrupted() {
-		return agent.Result{}, fmt.Errorf("resume thread %s (last turn %q): %w", th.ID, th.LastTurn(), ErrNotResumable)
-	}
+	th := r.rt.doc.latest()
+	var interrupted bool
+	var last string
 	start := 0
-	for i := len(th.Entries) - 1; i >= 0; i-- {
-		if e := th.Entries[i]; e.AcceptedAt != nil || e.Continuation {
-			start = i
-			break
+	r.rt.doc.view(func(*Session) {
+		interrupted, last = th.Interrupted(), th.LastTurn()
+		for i := len(th.Entries) - 1; i >= 0; i-- {
+			if e := th.Entries[i]; e.AcceptedAt != nil || e.Continuation {
+				start = i
+				break
+			}
 		}
+	})
+	if !interrupted {
+		return agent.Result{}, fmt.Errorf("resume thread %s (last turn %q): %w", th.ID, last, ErrNotResumable)
 	}
-	if err := r.append(ctx, th); err != nil { // recovered tool results
+	if _, err := r.append(ctx, th); err != nil { // recovered tool results
 		return agent.Result{}, err
 	}
 	return r.run(ctx, r.agent(), th, start)
 }
 
 // append saves entries (and anything recovery made) to th, failing the session closed on
-// error.
-func (r *Runner) append(ctx context.Context, th *Thread, entries ...Entry) error {
-	return r.save(func() error { return r.rt.store.Append(ctx, r.rt.sess, th, entries...) })
-}
-
-// save runs write under the runtime's lock. A failed write stops the session's model and
-// tool work (fail closed): it is recorded on the runtime, reported as [SaveFailed] and
-// returned wrapped in [ErrSaveFailed].
-func (r *Runner) save(write func() error) error {
-	r.rt.mu.Lock()
-	err := write()
-	r.rt.mu.Unlock()
-	if err == nil {
-		return nil
-	}
-	r.rt.fail(err)
-	r.emit(SaveFailed{Err: err})
-	return fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrSaveFailed, err)
+// error, and returns the number of th's entries.
+func (r *runner) append(ctx context.Context, th *Thread, entries ...Entry) (int, error) {
+	n, err := r.rt.doc.checkpoint(ctx, th, entries, nil)
+	return n, r.rt.save(err)
 }
 
 // run runs the agent on th, whose turn began at entry start, and records how it ended.
-func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int) (agent.Result, error) {
-	view := th.History()
+func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int) (agent.Result, error) {
+	view := r.rt.doc.history(th)
 	tn := newTurn(r, th, view)
 	tn.start, tn.cfg = start, cfg
 	o := cfg.Options
@@ -235,7 +214,7 @@ func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	var tooLarge *model.RequestTooLargeError
 	switch {
 	case r.rt.Err() != nil:
-		return res, fmt.Errorf("session %s: %w: %w", r.rt.sess.ID, ErrSaveFailed, err)
+		return res, fmt.Errorf("session %s: %w: %w", r.rt.doc.id, ErrSaveFailed, err)
 	case err == nil:
 		return res, r.end(bg, th, TurnDone, nil)
 	case errors.As(err, &tooLarge):
@@ -256,38 +235,31 @@ func (r *Runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	}
 }
 
-func (r *Runner) end(ctx context.Context, th *Thread, status string, cause error) error {
-	return r.save(func() error { return r.rt.store.EndTurn(ctx, r.rt.sess, th, status, cause) })
+func (r *runner) end(ctx context.Context, th *Thread, status string, cause error) error {
+	return r.rt.save(r.rt.doc.endTurn(ctx, th, status, cause))
 }
 
 // rewind ends th's turn as rejected and starts a successor that keeps th's entries before
 // start: the completed turns stay active, the rejected turn's observations stay in th.
-func (r *Runner) rewind(ctx context.Context, th *Thread, start int, cause error) error {
+func (r *runner) rewind(ctx context.Context, th *Thread, start int, cause error) error {
 	if err := r.end(ctx, th, TurnRejected, cause); err != nil {
 		return err
 	}
-	nt := &Thread{ID: r.nextThreadID(), Created: r.rt.now().UTC(), Reason: "rewind",
-		Entries: append([]Entry(nil), th.Entries[:start]...), Usage: model.Usage{}}
+	nt := &Thread{ID: r.rt.doc.nextThreadID(), Created: r.rt.now().UTC(), Reason: "rewind",
+		Entries: r.rt.doc.copyOf(th).Entries[:start]}
 	nt.scan() // before the session shows it: a snapshot may read it at once
-	if err := r.save(func() error { return r.rt.store.StartThread(ctx, r.rt.sess, nt, start) }); err != nil {
+	if err := r.rt.save(r.rt.doc.startThread(ctx, nt, start)); err != nil {
 		return err
 	}
-	r.emit(Rewound{From: th.ID, To: nt.ID, Err: cause})
+	r.rt.emit(rewound{From: th.ID, To: nt.ID, Err: cause})
 	return nil
 }
 
-func (r *Runner) nextThreadID() string {
-	for n := len(r.rt.sess.Threads) + 1; ; n++ {
-		id := fmt.Sprintf("t%d", n)
-		if r.rt.sess.Thread(id) == nil {
-			return id
-		}
-	}
-}
-
-// turn is the checkpoint state of one agent run.
+// turn is the checkpoint state of one agent run. Its fields other than usage belong to
+// the run's goroutine: the agent calls checkpoint, BeforeStep and AfterBatch from it, and
+// the tool calls of a batch, which read th, run only between those calls.
 type turn struct {
-	r     *Runner
+	r     *runner
 	cfg   AgentConfig
 	th    *Thread // the thread the turn is on; compaction between tool rounds replaces it
 	start int     // the entry of th that starts the turn
@@ -301,7 +273,7 @@ type turn struct {
 }
 
 // newTurn returns the checkpoint state of a run on th whose history view is on disk.
-func newTurn(r *Runner, th *Thread, view []model.Message) *turn {
+func newTurn(r *runner, th *Thread, view []model.Message) *turn {
 	return &turn{r: r, th: th, saved: len(view), lastParts: partsOfLast(view)}
 }
 
@@ -312,7 +284,7 @@ func (tn *turn) sink(ev agent.Event) {
 		tn.usage = &u
 		tn.mu.Unlock()
 	}
-	tn.r.emit(AgentEvent{Event: ev})
+	tn.r.rt.emit(agentEvent{Event: ev})
 }
 
 // checkpoint appends what the agent added since the last checkpoint, with the latest
@@ -322,7 +294,8 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	if err := rt.stopped(); err != nil {
 		return err
 	}
-	if rt.sess.Latest() != tn.th {
+	// Only this turn starts threads, so the thread cannot be replaced after this check.
+	if rt.doc.latest() != tn.th {
 		return fmt.Errorf("checkpoint of thread %s, which is no longer the latest: %w", tn.th.ID, ErrStaleCheckpoint)
 	}
 	if len(history) < tn.saved {
@@ -330,7 +303,7 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	}
 	if tn.saved > 0 {
 		if last := history[tn.saved-1].Parts; len(last) > tn.lastParts {
-			if err := tn.r.save(func() error { return rt.store.Amend(ctx, rt.sess, tn.th, last[tn.lastParts:]) }); err != nil {
+			if err := rt.save(rt.doc.amend(ctx, tn.th, last[tn.lastParts:])); err != nil {
 				return err
 			}
 			tn.lastParts = len(last)
@@ -344,12 +317,12 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	u := tn.usage
 	tn.usage = nil
 	tn.mu.Unlock()
-	first := len(tn.th.Entries)
-	if err := tn.r.save(func() error { return rt.store.Checkpoint(ctx, rt.sess, tn.th, entries, u) }); err != nil {
+	n, err := rt.doc.checkpoint(ctx, tn.th, entries, u)
+	if err := rt.save(err); err != nil {
 		return err
 	}
 	tn.saved, tn.lastParts = len(history), partsOfLast(history)
-	tn.r.emit(Checkpointed{Thread: tn.th.ID, First: first, Messages: len(tn.th.Entries)})
+	rt.emit(checkpointed{Thread: tn.th.ID, First: n - len(entries), Messages: n})
 	return nil
 }
 
@@ -369,7 +342,7 @@ func (tn *turn) beforeStep(next func(context.Context, []model.Message) []model.M
 		}
 		note, err := w.Step(tn.th.ID, carries(h, preludeSource))
 		if err != nil {
-			tn.r.log.Warn("prelude scan failed; the last snapshot stands until the next step", "err", err)
+			tn.r.log.Warn("prelude scan failed; the last snapshot stands until the next step", "session_id", tn.r.rt.doc.id, "err", err)
 			return h
 		}
 		if note == "" {
@@ -403,7 +376,7 @@ func partsOfLast(h []model.Message) int {
 // recorder wraps the runtime's tools: each call's intent is durable before it runs, and
 // its result as soon as it returns. No call runs once a save has failed.
 type recorder struct {
-	r     *Runner
+	r     *runner
 	tn    *turn
 	tools Tools
 }
@@ -417,13 +390,7 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	}
 	th := rc.tn.th // set between batches only
 	in := &intentRec{Thread: th.ID, Call: call, Host: hostOf(call.Input), Started: rt.now().UTC()}
-	if err := rc.r.save(func() error {
-		if err := rt.store.recordIntent(rt.sess, in); err != nil {
-			return err
-		}
-		th.noteCall(call.ID, in.Host, in.Started, time.Time{})
-		return nil
-	}); err != nil {
+	if err := rt.save(rt.doc.recordIntent(th, in)); err != nil {
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: its start could not be saved, so the session stopped: " + err.Error()}
 	}
 	pr := &throttle.Latest{Every: progressEvery, Send: func(tail string) { rc.saveProgress(th, call.ID, tail) }}
@@ -434,13 +401,6 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	if ctx.Err() != nil {
 		res = model.ToolResult{CallID: call.ID, Unknown: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}
 	}
-	rc.r.save(func() error {
-		rec := &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()}
-		if err := rt.store.recordResult(rt.sess, rec); err != nil {
-			return err
-		}
-		th.noteCall(call.ID, "", time.Time{}, rec.Finished)
-		return nil
-	})
+	rt.save(rt.doc.recordResult(th, &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()}))
 	return res
 }

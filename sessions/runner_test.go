@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
 	"myco.dev/internal/fakemodel"
 )
 
@@ -29,7 +30,7 @@ func TestSubmitDurableTurn(t *testing.T) {
 	if n := f.tools.count(); n != 2 {
 		t.Errorf("tools ran %d calls, want 2", n)
 	}
-	data, _ := os.ReadFile(f.store.Path(f.sess.ID))
+	data, _ := os.ReadFile(f.store.Path(f.id))
 	for _, kind := range []string{`"kind":"intent"`, `"kind":"result"`, `"kind":"turn"`, `"kind":"usage"`} {
 		if n := bytes.Count(data, []byte(kind)); n == 0 {
 			t.Errorf("log has no %s record", kind)
@@ -39,7 +40,7 @@ func TestSubmitDurableTurn(t *testing.T) {
 	if i, r, m := bytes.Index(data, []byte(`"kind":"intent"`)), bytes.Index(data, []byte(`"kind":"result"`)), bytes.Index(data, []byte(`"call_id":"c1","text":"did`)); !(i < r && r < m) {
 		t.Errorf("intent at %d, result at %d, results message at %d: want that order", i, r, m)
 	}
-	s := loadFresh(t, f.store, f.sess.ID)
+	s := loadFresh(t, f.store, f.id)
 	th := s.Latest()
 	if len(th.Entries) != 4 {
 		t.Fatalf("entries = %d, want 4 (input, calls, results, answer)", len(th.Entries))
@@ -73,24 +74,25 @@ func TestSubmitDurableTurn(t *testing.T) {
 // saved, c1's intent and result, c2's intent only, c3 nothing.
 func crashLog(t *testing.T, f *fixture) {
 	t.Helper()
-	th := f.sess.Latest()
-	if err := f.store.Append(t.Context(), f.sess, th,
-		user("run three things"),
-		Entry{Message: model.Message{Role: model.Assistant, Parts: []model.Part{
+	d := f.rt.doc
+	th := d.latest()
+	in := user("run three things")
+	if _, err := d.checkpoint(t.Context(), th, []Entry{in,
+		{Message: model.Message{Role: model.Assistant, Parts: []model.Part{
 			{Kind: model.KindToolCall, ToolCall: &model.ToolCall{ID: "c1", Name: "work", Input: []byte(`{"what":"a"}`)}},
 			{Kind: model.KindToolCall, ToolCall: &model.ToolCall{ID: "c2", Name: "work", Input: []byte(`{"what":"b","host":"box"}`)}},
 			{Kind: model.KindToolCall, ToolCall: &model.ToolCall{ID: "c3", Name: "work", Input: []byte(`{"what":"c"}`)}},
-		}}}); err != nil {
+		}}}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	at := th.Entries[0].AcceptedAt.Add(1)
-	if err := f.store.recordIntent(f.sess, &intentRec{Thread: th.ID, Call: model.ToolCall{ID: "c1", Name: "work"}, Host: "local", Started: at}); err != nil {
+	at := in.AcceptedAt.Add(1)
+	if err := d.recordIntent(th, &intentRec{Thread: th.ID, Call: model.ToolCall{ID: "c1", Name: "work"}, Host: "local", Started: at}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.recordIntent(f.sess, &intentRec{Thread: th.ID, Call: model.ToolCall{ID: "c2", Name: "work"}, Host: "box", Started: at}); err != nil {
+	if err := d.recordIntent(th, &intentRec{Thread: th.ID, Call: model.ToolCall{ID: "c2", Name: "work"}, Host: "box", Started: at}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.recordResult(f.sess, &resultRec{Thread: th.ID, Result: model.ToolResult{CallID: "c1", Text: "a done"}}); err != nil {
+	if err := d.recordResult(th, &resultRec{Thread: th.ID, Result: model.ToolResult{CallID: "c1", Text: "a done"}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -98,9 +100,9 @@ func crashLog(t *testing.T, f *fixture) {
 func TestRecoverInterruptedBatch(t *testing.T) {
 	f := newFixture(t, fakemodel.Turn{Text: "I will check the box first."})
 	crashLog(t, f)
-	path := f.store.Path(f.sess.ID)
+	path := f.store.Path(f.id)
 	before, _ := os.ReadFile(path)
-	s := loadFresh(t, f.store, f.sess.ID)
+	s := loadFresh(t, f.store, f.id)
 	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
 		t.Fatal("Load wrote the file")
 	}
@@ -130,7 +132,6 @@ func TestRecoverInterruptedBatch(t *testing.T) {
 	}
 
 	// Resuming sends the recovered outcomes and never replays a call.
-	f.sess = s
 	f.bind(t, "owner-2", nil)
 	if _, err := f.runner.Resume(t.Context()); err != nil {
 		t.Fatalf("Resume: %v", err)
@@ -142,7 +143,7 @@ func TestRecoverInterruptedBatch(t *testing.T) {
 	if len(msgs) != 3 {
 		t.Fatalf("resume sent %d messages, want 3", len(msgs))
 	}
-	s = loadFresh(t, f.store, f.sess.ID)
+	s = loadFresh(t, f.store, f.id)
 	if th := s.Latest(); len(th.Entries) != 4 || th.Entries[2].Message.Parts[1].ToolResult.Unknown != true || th.LastTurn() != TurnDone {
 		t.Errorf("after resume: %d entries, last turn %q", len(th.Entries), th.LastTurn())
 	}
@@ -162,7 +163,7 @@ func TestCancelledTurnIsFinal(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Submit = %v, want cancelled", err)
 	}
-	s := loadFresh(t, f.store, f.sess.ID)
+	s := loadFresh(t, f.store, f.id)
 	th := s.Latest()
 	if th.LastTurn() != TurnCancelled || th.Interrupted() {
 		t.Errorf("last turn %q, interrupted %v; want cancelled and final", th.LastTurn(), th.Interrupted())
@@ -170,7 +171,6 @@ func TestCancelledTurnIsFinal(t *testing.T) {
 	if last := th.Entries[len(th.Entries)-1].Message.Parts[0].ToolResult; last == nil || !last.Unknown {
 		t.Errorf("cancelled call result = %+v, want unknown", last)
 	}
-	f.sess = s
 	f.bind(t, "owner-2", nil)
 	if _, err := f.runner.Resume(t.Context()); !errors.Is(err, ErrNotResumable) {
 		t.Errorf("Resume after cancel = %v, want ErrNotResumable", err)
@@ -179,7 +179,7 @@ func TestCancelledTurnIsFinal(t *testing.T) {
 
 func TestSubmitAfterCrashBeforeAnswer(t *testing.T) {
 	f := newFixture(t, fakemodel.Turn{Text: "answer"})
-	if err := f.store.Append(t.Context(), f.sess, f.sess.Latest(), user("first, never answered")); err != nil {
+	if _, err := f.rt.doc.checkpoint(t.Context(), f.rt.doc.latest(), []Entry{user("first, never answered")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.reload(t, "owner-2")
@@ -202,7 +202,7 @@ func TestRequestTooLargeRewinds(t *testing.T) {
 	if !errors.Is(err, ErrRewound) || !errors.As(err, &tl) {
 		t.Fatalf("Submit = %v, want ErrRewound with the RequestTooLargeError", err)
 	}
-	for _, s := range []*Session{f.sess, loadFresh(t, f.store, f.sess.ID)} {
+	for _, s := range []*Session{f.session(), loadFresh(t, f.store, f.id)} {
 		if len(s.Threads) != 2 {
 			t.Fatalf("threads = %d, want 2", len(s.Threads))
 		}
@@ -218,7 +218,7 @@ func TestRequestTooLargeRewinds(t *testing.T) {
 	if _, err := f.submit(t, "short"); err != nil {
 		t.Fatalf("Submit after rewind: %v", err)
 	}
-	if got := loadFresh(t, f.store, f.sess.ID).Latest(); len(got.Entries) != 4 {
+	if got := loadFresh(t, f.store, f.id).Latest(); len(got.Entries) != 4 {
 		t.Errorf("after rewind and a new turn: %d entries, want 4", len(got.Entries))
 	}
 }
@@ -265,7 +265,7 @@ func TestFailClosed(t *testing.T) {
 			if !errors.Is(err, ErrSaveFailed) || !strings.Contains(err.Error(), "no space left") {
 				t.Fatalf("Submit = %v, want ErrSaveFailed naming the write error", err)
 			}
-			if path := f.store.Path(f.sess.ID); strings.Count(err.Error(), path) != 1 {
+			if path := f.store.Path(f.id); strings.Count(err.Error(), path) != 1 {
 				t.Errorf("Submit = %v, want the file named once", err)
 			}
 			served, ran := f.srv.Served(), f.tools.count()
@@ -280,14 +280,14 @@ func TestFailClosed(t *testing.T) {
 			}
 			stopped := false
 			for _, ev := range f.events {
-				if _, ok := ev.(SaveFailed); ok {
+				if _, ok := ev.(saveFailed); ok {
 					stopped = true
 				}
 			}
 			if !stopped {
-				t.Error("no SaveFailed event")
+				t.Error("no saveFailed event")
 			}
-			if _, err := f.store.Load(t.Context(), f.sess.ID); err != nil {
+			if _, err := f.store.Load(t.Context(), f.id); err != nil {
 				t.Errorf("Load after a failed save: %v", err)
 			}
 		})
@@ -296,36 +296,40 @@ func TestFailClosed(t *testing.T) {
 
 func TestStaleCheckpointRejected(t *testing.T) {
 	f := newFixture(t)
-	th := f.sess.Latest()
-	if err := f.store.Append(t.Context(), f.sess, th, user("a"), user("b")); err != nil {
+	d := f.rt.doc
+	th := d.latest()
+	if _, err := d.checkpoint(t.Context(), th, []Entry{user("a"), user("b")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	tn := newTurn(f.runner, th, th.Messages()) // two saved messages
-	if err := tn.checkpoint(t.Context(), th.Messages()[:1]); !errors.Is(err, ErrStaleCheckpoint) {
+	saved := d.copyOf(th).Messages()
+	tn := newTurn(f.runner, th, saved) // two saved messages
+	if err := tn.checkpoint(t.Context(), saved[:1]); !errors.Is(err, ErrStaleCheckpoint) {
 		t.Errorf("checkpoint of a shorter history = %v, want ErrStaleCheckpoint", err)
 	}
 	nt := &Thread{ID: "t2", Entries: []Entry{user("c")}}
-	if err := f.store.StartThread(t.Context(), f.sess, nt, 0); err != nil {
+	if err := d.startThread(t.Context(), nt, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := tn.checkpoint(t.Context(), append(th.Messages(), th.Messages()[0])); !errors.Is(err, ErrStaleCheckpoint) {
+	if err := tn.checkpoint(t.Context(), append(saved, saved[0])); !errors.Is(err, ErrStaleCheckpoint) {
 		t.Errorf("checkpoint of a replaced thread = %v, want ErrStaleCheckpoint", err)
 	}
-	if len(th.Entries) != 2 {
-		t.Error("a stale checkpoint was written")
+	if n := len(d.copyOf(th).Entries); n != 2 || f.rt.Err() != nil {
+		t.Errorf("after a stale checkpoint: %d entries, session stopped by %v; want 2 and work going on", n, f.rt.Err())
 	}
 }
 
 func TestRuntimeFacts(t *testing.T) {
 	f := newFixture(t, fakemodel.Turn{Text: "1"}, fakemodel.Turn{Text: "2"}, fakemodel.Turn{Text: "3"}, fakemodel.Turn{Text: "4"})
-	f.bind(t, "owner-1", func(context.Context) ([]string, error) { return []string{"bash session 1 on local (running)"}, nil })
+	f.bind(t, "owner-1", func(context.Context) (Inventory, error) {
+		return Inventory{{Host: "local", Bash: []tools.BashSessionInfo{{ID: "1", State: "running", Command: "make"}}}}, nil
+	})
 	if _, err := f.submit(t, "one"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.submit(t, "two"); err != nil {
 		t.Fatal(err)
 	}
-	th := f.sess.Latest()
+	th := f.session().Latest()
 	if th.Entries[2].Facts != nil {
 		t.Error("unchanged facts were recorded again")
 	}
@@ -335,10 +339,10 @@ func TestRuntimeFacts(t *testing.T) {
 	if _, err := f.submit(t, "three"); err != nil {
 		t.Fatal(err)
 	}
-	th = f.sess.Latest()
+	th = f.session().Latest()
 	in := th.Entries[len(th.Entries)-2]
 	text := in.Message.Parts[0].Text
-	for _, want := range []string{"owner: owner-2", "new runtime", "owner-1", "bash session 1 on local", "unavailable", "effort changed from unknown to high"} {
+	for _, want := range []string{"owner: owner-2", "new runtime", "owner-1", "local bash session 1 (running): make", "unavailable", "effort changed from unknown to high"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("runtime part lacks %q:\n%s", want, text)
 		}
@@ -350,7 +354,7 @@ func TestRuntimeFacts(t *testing.T) {
 	if _, err := f.submit(t, "four"); err != nil {
 		t.Fatal(err)
 	}
-	th = f.sess.Latest()
+	th = f.session().Latest()
 	text = th.Entries[len(th.Entries)-2].Message.Parts[0].Text
 	for _, want := range []string{"model changed from fake (fake-1) to other (other-2)", "view_image up to 4000 bytes of base64, about 3000 bytes on disk"} {
 		if !strings.Contains(text, want) {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"myco.dev/agent/model"
@@ -20,87 +19,81 @@ type Tools interface {
 	Call(ctx context.Context, call model.ToolCall) model.ToolResult
 }
 
-// RuntimeOptions configures a [Runtime].
-type RuntimeOptions struct {
-	Store   *Store
-	Session *Session
+// runtimeOptions configures a runtime.
+type runtimeOptions struct {
+	Doc *document // the session's document, which the runtime owns from then on
 	// Tools runs the session's tool calls on behalf of Owner; nil means no tools.
 	Tools Tools
 	// Owner is the tool-resource owner: every bash session and read stamp the calls create
 	// belongs to it. A different session, or a new process, has a different owner.
 	Owner string
-	// Inventory lists the tool handles Owner holds now (one line each, e.g. "bash session 2
-	// on local (running)"). nil means the runtime tracks none.
-	Inventory func(ctx context.Context) ([]string, error)
+	// Inventory lists the tool handles Owner holds now; nil means the runtime tracks none.
+	Inventory func(ctx context.Context) (Inventory, error)
 	Now       func() time.Time // nil means time.Now
-	// OnMeta, when set, is called after each metadata change [Runtime.Update] saved (the
+	// OnMeta, when set, is called after each metadata change Update saved (the
 	// session tools' included), so that front ends hear of it.
 	OnMeta func()
+	// Sink gets the events of the session's turns and compactions; nil drops them. It is
+	// called from the run and tool goroutines, one call at a time.
+	Sink func(event)
 }
 
-// Runtime binds one session to its tool executor and resource owner. It outlives threads
+// runtime binds one session to its tool executor and resource owner. It outlives threads
 // and agents: compaction, rewinds and agent replacement keep it, and with it the live tools.
 // Turns and compactions take the session's writer gate, which the runtimes of one session
 // share within a store and, through an advisory file lock, across stores and processes; a
 // runtime whose document another writer changed reloads it when it takes the gate. It is
 // safe for concurrent use.
-type Runtime struct {
+type runtime struct {
 	store     *Store
-	sess      *Session
+	doc       *document // the session's document: its one owner
 	tools     Tools
 	owner     string
-	inventory func(ctx context.Context) ([]string, error)
+	inventory func(ctx context.Context) (Inventory, error)
 	now       func() time.Time
 	onMeta    func()
 
-	unlock  func()      // releases the session's writer gate; set while this runtime holds it
-	holding atomic.Bool // this runtime holds the gate (a turn, a compaction or an Update)
+	sinkMu sync.Mutex // serializes the calls of sink
+	sink   func(event)
 
-	mu sync.Mutex // guards the fields below and the in-memory session document
+	mu sync.Mutex // guards the fields below; the document has its own lock
+	// holds counts the holders of the session's writer gate through this runtime: a turn
+	// or a compaction, and the metadata updates that join it meanwhile. The gate is let go
+	// (unlock, set while holds > 0) when the last of them lets go.
+	holds  int
+	unlock func()
 	// failed is the save error that stopped this session's work (fail closed).
 	failed      error
 	autoOff     bool     // auto-compaction is disabled until a manual compaction succeeds
 	lastHandles []string // the last inventory taken, reported when a later one fails
 }
 
-// NewRuntime returns the runtime of o.Session.
-func NewRuntime(o RuntimeOptions) (*Runtime, error) {
-	if o.Store == nil || o.Session == nil || len(o.Session.Threads) == 0 {
-		return nil, fmt.Errorf("sessions: a runtime needs a store and a session with a thread")
+// newRuntime returns the runtime of the session of o.Doc.
+func newRuntime(o runtimeOptions) (*runtime, error) {
+	if o.Doc == nil {
+		return nil, fmt.Errorf("sessions: a runtime needs a session document")
 	}
 	if o.Owner == "" {
-		return nil, fmt.Errorf("sessions: runtime of session %s has no owner", o.Session.ID)
+		return nil, fmt.Errorf("sessions: runtime of session %s has no owner", o.Doc.id)
 	}
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Runtime{store: o.Store, sess: o.Session, tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
-		now: now, onMeta: o.OnMeta}, nil
+	return &runtime{store: o.Doc.store, doc: o.Doc, tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
+		now: now, onMeta: o.OnMeta, sink: o.Sink}, nil
 }
-
-// Session returns the bound session. Read it only under [Runtime.View].
-func (rt *Runtime) Session() *Session { return rt.sess }
-
-// Owner returns the tool-resource owner.
-func (rt *Runtime) Owner() string { return rt.owner }
-
-// Store returns the store the session lives in.
-func (rt *Runtime) Store() *Store { return rt.store }
 
 // View calls f with the session document while no write changes it.
-func (rt *Runtime) View(f func(*Session)) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	f(rt.sess)
-}
+func (rt *runtime) View(f func(*Session)) { rt.doc.view(f) }
 
-// Update calls f with the session document under the runtime's lock and then saves the
-// metadata. f must change metadata only (title, links, scratchpad, archive status). Outside
-// this runtime's turns and compactions it takes the session's writer gate for the write,
-// and with it a reload of a document another writer changed, so that a stale copy never
-// overwrites newer metadata; during them (the session tools) the gate is already held.
-func (rt *Runtime) Update(ctx context.Context, f func(*Session)) error {
+// Update calls f with a copy of the session document and then saves the metadata f set.
+// f must change metadata only (title, links, scratchpad, archive status). Outside this
+// runtime's turns and compactions it takes the session's writer gate for the write, and
+// with it a reload of a document another writer changed, so that a stale copy never
+// overwrites newer metadata; during them (the session tools, the API while a turn runs) it
+// joins their hold on the gate, which is kept until the write is done.
+func (rt *runtime) Update(ctx context.Context, f func(*Session)) error {
 	if err := rt.update(ctx, f); err != nil {
 		return err
 	}
@@ -110,99 +103,135 @@ func (rt *Runtime) Update(ctx context.Context, f func(*Session)) error {
 	return nil
 }
 
-func (rt *Runtime) update(ctx context.Context, f func(*Session)) error {
-	if !rt.holding.Load() {
-		if err := rt.acquire(ctx, nil); err != nil {
-			return err
-		}
-		defer rt.release()
-	}
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if rt.failed != nil {
-		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrSaveFailed, rt.failed)
-	}
-	before := metaOf(rt.sess)
-	f(rt.sess)
-	if err := rt.store.SaveMeta(ctx, rt.sess); err != nil {
-		// Only what f may change is put back: the turn running meanwhile (an Update from
-		// the session tools) reads and writes the rest without rt.mu.
-		s := rt.sess
-		s.Title, s.Links, s.Scratchpad, s.Archived, s.Hidden = before.Title, before.Links, before.Scratchpad, before.Archived, before.Hidden
-		s.Selected, s.Actions = before.Selected, before.Actions
+func (rt *runtime) update(ctx context.Context, f func(*Session)) error {
+	if err := rt.join(ctx); err != nil {
 		return err
 	}
-	return nil
+	defer rt.release()
+	if err := rt.stopped(); err != nil {
+		return err
+	}
+	return rt.doc.updateMeta(ctx, f)
 }
 
 // Err returns the save error that stopped the session's work, or nil.
-func (rt *Runtime) Err() error {
+func (rt *runtime) Err() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.failed
 }
 
-func (rt *Runtime) fail(err error) {
+// save is the one fail-closed step after a write of the session's work, given what the
+// write returned. A failed write stops the session's model and tool work: the runtime
+// keeps the error (Err and stopped report it from then on), a [saveFailed] event says so,
+// and the error is returned wrapped in [ErrSaveFailed]. The job that ends with it logs it.
+func (rt *runtime) save(err error) error {
+	if err == nil {
+		return nil
+	}
 	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	if rt.failed == nil {
 		rt.failed = err
 	}
+	rt.mu.Unlock()
+	rt.emit(saveFailed{Err: err})
+	return fmt.Errorf("session %s: %w: %w", rt.doc.id, ErrSaveFailed, err)
 }
 
-func (rt *Runtime) stopped() error {
+// emit reports ev to the sink.
+func (rt *runtime) emit(ev event) {
+	if rt.sink == nil {
+		return
+	}
+	rt.sinkMu.Lock()
+	defer rt.sinkMu.Unlock()
+	rt.sink(ev)
+}
+
+// autoCompactOff reports whether auto-compaction is off: a failed one turned it off until
+// a manual compaction succeeds.
+func (rt *runtime) autoCompactOff() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.autoOff
+}
+
+func (rt *runtime) setAutoCompactOff(off bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.autoOff = off
+}
+
+func (rt *runtime) stopped() error {
 	if err := rt.Err(); err != nil {
-		return fmt.Errorf("session %s: %w: %w", rt.sess.ID, ErrSaveFailed, err)
+		return fmt.Errorf("session %s: %w: %w", rt.doc.id, ErrSaveFailed, err)
 	}
 	return nil
 }
 
-// acquire takes the session's writer gate (see [Store.lockSession]), calling waiting when
-// another process holds it, and then reloads the document if another writer changed the
-// file since this runtime read or wrote it.
-func (rt *Runtime) acquire(ctx context.Context, waiting func(holder string)) error {
-	unlock, err := rt.store.lockSession(ctx, rt.sess.ID, waiting)
+// acquire takes the session's writer gate (see [Store.lockSession]) for a turn or a
+// compaction, calling waiting when another process holds it, and then reloads the document
+// if another writer changed the file since this runtime read or wrote it. The caller must
+// call release.
+func (rt *runtime) acquire(ctx context.Context, waiting func(holder string)) error {
+	unlock, err := rt.store.lockSession(ctx, rt.doc.id, waiting)
 	if err != nil {
 		return err
 	}
-	fresh, err := rt.store.reload(ctx, rt.sess)
-	if err != nil {
+	if err := rt.doc.reload(ctx); err != nil {
 		unlock()
 		return err
 	}
-	if fresh != nil {
-		mu := rt.store.lock(rt.sess.ID)
-		rt.mu.Lock()
-		mu.Lock()
-		*rt.sess = *fresh
-		mu.Unlock()
-		rt.mu.Unlock()
-	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	// Nobody else holds the gate through this runtime: holds is 0.
+	rt.holds++
 	rt.unlock = unlock
-	rt.holding.Store(true)
 	return nil
 }
 
-func (rt *Runtime) release() {
-	u := rt.unlock
-	rt.unlock = nil
-	rt.holding.Store(false)
-	u()
+// join joins this runtime's hold on the writer gate when it has one (a turn or a
+// compaction runs), and else takes the gate as acquire does. The caller must call release.
+func (rt *runtime) join(ctx context.Context) error {
+	rt.mu.Lock()
+	if rt.holds > 0 {
+		rt.holds++
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.mu.Unlock()
+	return rt.acquire(ctx, nil)
+}
+
+// release ends one hold on the writer gate; the last one lets the gate go.
+func (rt *runtime) release() {
+	rt.mu.Lock()
+	rt.holds--
+	var unlock func()
+	if rt.holds == 0 {
+		unlock, rt.unlock = rt.unlock, nil
+	}
+	rt.mu.Unlock()
+	if unlock != nil {
+		unlock()
+	}
 }
 
 // observe takes the runtime facts now. A failed inventory keeps the last known handles,
 // marked stale, rather than claiming there are none.
-func (rt *Runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
-	f := &Facts{Session: rt.sess.ID, Parent: rt.sess.Parent, Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey,
+func (rt *runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
+	var parent string
+	rt.doc.view(func(s *Session) { parent = s.Parent })
+	f := &Facts{Session: rt.doc.id, Parent: parent, Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey,
 		APIModel: cfg.Options.APIModel, Protocol: cfg.Protocol, Effort: cfg.Options.Effort, ImageCap: cfg.MaxImageBase64Bytes}
 	if rt.inventory != nil {
-		h, err := rt.inventory(ctx)
+		inv, err := rt.inventory(ctx)
 		rt.mu.Lock()
 		if err != nil {
 			f.Handles, f.Stale = rt.lastHandles, true
 		} else {
-			f.Handles = h
-			rt.lastHandles = h
+			f.Handles = inv.lines()
+			rt.lastHandles = f.Handles
 		}
 		rt.mu.Unlock()
 	}

@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"myco.dev/agent"
@@ -38,11 +37,6 @@ type Session struct {
 	// was older than [Version] (2, 3 or 4), and 0 otherwise. Such a file is rewritten as a
 	// version 5 log on the first write, never on load.
 	Upgraded int `json:"-"`
-
-	// What this document was read from or last wrote, to notice another writer: the file's
-	// identity and the length of its valid records. Guarded by the store's per-session lock.
-	file os.FileInfo
-	size int64
 }
 
 // ModelKey returns the catalog key the session's next turn uses: the selected one, else
@@ -305,7 +299,7 @@ func (t *Thread) Messages() []model.Message {
 }
 
 // Interrupted reports that the thread's last turn started and never ended: the process
-// stopped during it. Such a turn can be continued with [Runner.Resume]; a cancelled one
+// stopped during it. Such a turn can be resumed by the runner; a cancelled one
 // cannot.
 func (t *Thread) Interrupted() bool { return t.open }
 

@@ -19,25 +19,26 @@ import (
 	"sync"
 	"time"
 
-	"myco.dev/agent/model"
 	"myco.dev/internal/atomicfile"
 )
 
 // ErrNotFound reports a session id with no file in the store.
 var ErrNotFound = errors.New("sessions: not found")
 
-// Store keeps sessions as files in one directory. It is safe for concurrent use; writes to
-// one session are serialized. Turns and compactions hold the session's writer gate (see
-// [Runner]), which also keeps the in-memory document and the file in agreement across
-// runtimes and processes.
+// Store keeps sessions as files in one directory, one append-only log each. It is pure
+// I/O: its methods read and write records and return what they read or wrote, and never
+// change a [Session] in memory; the one owner of a session's in-memory document (see
+// document.go) changes it after a write succeeded. It is safe for concurrent use. Every
+// write to a session's file happens with the session's writer gate held (see
+// [Store.lockSession]), which orders the writers of one session across runtimes and
+// processes.
 type Store struct {
 	dir string
 
 	// openLog opens a session file for appending; tests replace it to fail writes.
 	openLog func(path string) (logFile, error)
 
-	locks sync.Map // session id -> *sync.Mutex serializing appends
-	metas sync.Map // session id -> metaCache
+	metas sync.Map // session id -> metaCache; see readMeta
 	gates sync.Map // session id -> chan struct{}: the in-process writer gate; see lockSession
 	held  sync.Map // session id -> struct{}: this store holds the session's file lock now
 }
@@ -73,298 +74,90 @@ func NewID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-func metaOf(s *Session) *metaRec {
-	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
-		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Selected: s.Selected,
-		RequestID: s.RequestID, Actions: s.Actions}
+// fileState is what a document was read from or last wrote: the file's identity and the
+// length of its valid records. A file whose identity or length differs was changed by
+// another writer (or ends in a torn write, never acknowledged).
+type fileState struct {
+	info os.FileInfo // nil when unknown
+	size int64
 }
 
-// Create writes a new session with one empty thread. The file appears whole or not at all.
+// Create writes a new session; one without threads is written with one empty thread, t1.
+// The file appears whole or not at all. sess is not changed: [Store.Load] returns the
+// session as written.
 func (s *Store) Create(ctx context.Context, sess *Session) error {
 	if !idPattern.MatchString(sess.ID) {
 		return fmt.Errorf("create session: invalid id %q", sess.ID)
 	}
 	if len(sess.Threads) == 0 {
-		sess.Threads = []*Thread{{ID: "t1", Created: sess.Created}}
+		cp := *sess
+		cp.Threads = []*Thread{{ID: "t1", Created: sess.Created}}
+		sess = &cp
 	}
 	path := s.Path(sess.ID)
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("create session %s: %s already exists", sess.ID, path)
 	}
-	if err := s.writeWhole(sess); err != nil {
+	if _, err := s.rewrite(sess.ID, wholeRecords(sess)); err != nil {
 		return fmt.Errorf("create session %s: %w", sess.ID, err)
 	}
 	return nil
 }
 
-// writeWhole writes sess as a fresh version 5 log through a temporary file and a rename.
-func (s *Store) writeWhole(sess *Session) error {
-	recs := []record{{Kind: "session", Session: metaOf(sess)}}
-	for _, t := range sess.Threads {
-		recs = append(recs, record{Kind: "thread", Thread: &threadRec{ID: t.ID, Created: t.Created, Predecessor: t.Predecessor, Reason: t.Reason, Base: t.Base}})
-		for i, e := range t.Entries {
-			recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: i, Entry: e}})
-		}
-		if t.Usage != (model.Usage{}) {
-			recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: t.Usage}})
-		}
-	}
+// rewrite writes recs as the whole file of session id, a fresh version 5 log, through a
+// temporary file and a rename, and returns what it wrote.
+func (s *Store) rewrite(id string, recs []record) (fileState, error) {
 	data, err := encode(recs...)
 	if err != nil {
-		return err
+		return fileState{}, err
 	}
-	if err := atomicfile.Write(s.Path(sess.ID), data, 0o600); err != nil {
-		return err
+	if err := atomicfile.Write(s.Path(id), data, 0o600); err != nil {
+		return fileState{}, err
 	}
-	st, err := os.Stat(s.Path(sess.ID))
+	st, err := os.Stat(s.Path(id))
 	if err != nil {
-		return err
+		return fileState{}, err
 	}
-	mu := s.lock(sess.ID)
-	mu.Lock()
-	sess.file, sess.size = st, int64(len(data))
-	mu.Unlock()
-	for _, t := range sess.Threads {
-		t.saved = len(t.Entries)
-	}
-	sess.Upgraded = 0
-	return nil
+	return fileState{info: st, size: int64(len(data))}, nil
 }
 
-// Append durably adds entries to the end of thread t of sess (in memory and on disk),
-// together with any entries that recovery made on load and that are not on disk yet. The
-// entries are written and synced before Append returns; on error the in-memory session is
-// left unchanged.
-func (s *Store) Append(ctx context.Context, sess *Session, t *Thread, entries ...Entry) error {
-	return s.Checkpoint(ctx, sess, t, entries, nil)
-}
-
-// Checkpoint is [Store.Append] plus, when usage is not nil, the thread's latest usage
-// report, in one write.
-func (s *Store) Checkpoint(ctx context.Context, sess *Session, t *Thread, entries []Entry, usage *model.Usage) error {
-	if sess.Upgraded != 0 {
-		return s.upgrade(sess, t, entries, usage)
-	}
-	pending := t.Entries[t.saved:]
-	if len(pending)+len(entries) == 0 && usage == nil {
-		return nil
-	}
-	recs := make([]record, 0, len(pending)+len(entries)+1)
-	for i, e := range pending {
-		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: t.saved + i, Entry: e}})
-	}
-	for i, e := range entries {
-		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: len(t.Entries) + i, Entry: e}})
-	}
-	if usage != nil {
-		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: *usage}})
-	}
-	if err := s.appendRecords(sess, recs...); err != nil {
-		return err
-	}
-	t.Entries = append(t.Entries, entries...)
-	t.saved = len(t.Entries)
-	if usage != nil {
-		t.Usage = *usage
-		t.spent = t.spent.Add(*usage)
-	}
-	for _, e := range entries {
-		t.noteEntry(e)
-	}
-	return nil
-}
-
-// Amend appends parts to the last entry of thread t (hidden notes added to the latest
-// input or tool result before a model request) and makes the change durable: the entry is
-// rewritten in place by a record at its index. On error the in-memory session is left
-// unchanged.
-func (s *Store) Amend(ctx context.Context, sess *Session, t *Thread, parts []model.Part) error {
-	if len(parts) == 0 {
-		return nil
-	}
-	n := len(t.Entries)
-	if n == 0 {
-		return fmt.Errorf("amend thread %s: the thread is empty", t.ID)
-	}
-	old := t.Entries[n-1]
-	e := old
-	e.Message.Parts = append(append([]model.Part(nil), old.Message.Parts...), parts...)
-	if sess.Upgraded != 0 || t.saved < n {
-		// The entry is not on disk as a version 5 record yet: the write that puts it there
-		// carries the amendment.
-		t.Entries[n-1] = e
-		if err := s.Checkpoint(ctx, sess, t, nil, nil); err != nil {
-			t.Entries[n-1] = old
-			return err
-		}
-		return nil
-	}
-	if err := s.appendRecords(sess, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: n - 1, Entry: e}}); err != nil {
-		return err
-	}
-	t.Entries[n-1] = e
-	return nil
-}
-
-// upgrade rewrites a session loaded from an older schema as a version 5 log, with entries
-// and usage added, keeping the old file next to it as ID.session.vN.
-func (s *Store) upgrade(sess *Session, t *Thread, entries []Entry, usage *model.Usage) error {
-	path := s.Path(sess.ID)
+// keepOld copies the file of session id, of schema version, to ID.session.vN before an
+// upgrade rewrites it.
+func (s *Store) keepOld(id string, version int) error {
+	path := s.Path(id)
 	old, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("upgrade session %s: %w", sess.ID, err)
-	}
-	backup := fmt.Sprintf("%s.v%d", path, sess.Upgraded)
-	if err := atomicfile.Write(backup, old, 0o600); err != nil {
-		return fmt.Errorf("upgrade session %s: keep the version %d file: %w", sess.ID, sess.Upgraded, err)
-	}
-	before, usageBefore, from := len(t.Entries), t.Usage, sess.Upgraded
-	t.Entries = append(t.Entries, entries...)
-	if usage != nil {
-		t.Usage = *usage
-	}
-	if err := s.writeWhole(sess); err != nil {
-		t.Entries, t.Usage, sess.Upgraded = t.Entries[:before], usageBefore, from
-		return fmt.Errorf("upgrade session %s from version %d: %w", sess.ID, from, err)
-	}
-	for _, e := range entries {
-		t.noteEntry(e)
-	}
-	return nil
-}
-
-// SetUsage durably records the latest usage report of thread t.
-func (s *Store) SetUsage(ctx context.Context, sess *Session, t *Thread, u model.Usage) error {
-	return s.Checkpoint(ctx, sess, t, nil, &u)
-}
-
-// SaveMeta durably records the session's current metadata.
-func (s *Store) SaveMeta(ctx context.Context, sess *Session) error {
-	if sess.Upgraded != 0 {
-		return s.upgrade(sess, sess.Latest(), nil, nil)
-	}
-	return s.appendRecords(sess, record{Kind: "session", Session: metaOf(sess)})
-}
-
-// EndTurn durably records how the current turn of thread t ended: one of [TurnDone],
-// [TurnCancelled], [TurnFailed] or [TurnRejected].
-func (s *Store) EndTurn(ctx context.Context, sess *Session, t *Thread, status string, cause error) error {
-	rec := &turnRec{Thread: t.ID, Status: status, At: time.Now().UTC()}
-	if cause != nil {
-		rec.Error = cause.Error()
-	}
-	if err := s.Checkpoint(ctx, sess, t, nil, nil); err != nil {
 		return err
 	}
-	if err := s.appendRecords(sess, record{Kind: "turn", Turn: rec}); err != nil {
-		return err
-	}
-	t.open, t.end = false, status
-	t.ends = append(t.ends, TurnEnd{After: len(t.Entries), Status: status, Error: rec.Error, At: rec.At})
-	return nil
+	return atomicfile.Write(fmt.Sprintf("%s.v%d", path, version), old, 0o600)
 }
 
-// StartThread durably starts thread t as the successor of the session's latest thread.
-// t.Entries are its first messages; inherit, when positive, says that they begin with that
-// many leading entries of the predecessor, which are then not written again.
-func (s *Store) StartThread(ctx context.Context, sess *Session, t *Thread, inherit int) error {
-	prev := sess.Latest()
-	if prev == nil {
-		return fmt.Errorf("start thread in session %s: the session has no thread", sess.ID)
-	}
-	if sess.Thread(t.ID) != nil {
-		return fmt.Errorf("start thread in session %s: thread %q exists", sess.ID, t.ID)
-	}
-	if inherit < 0 || inherit > len(prev.Entries) || inherit > len(t.Entries) {
-		return fmt.Errorf("start thread in session %s: cannot inherit %d entries", sess.ID, inherit)
-	}
-	t.Predecessor = prev.ID
-	t.Base = len(t.Entries)
-	if sess.Upgraded != 0 {
-		sess.Threads = append(sess.Threads, t)
-		prev.Successor = t.ID
-		if err := s.upgrade(sess, t, nil, nil); err != nil {
-			sess.Threads = sess.Threads[:len(sess.Threads)-1]
-			prev.Successor = ""
-			return err
-		}
-		return nil
-	}
-	if err := s.Checkpoint(ctx, sess, prev, nil, nil); err != nil { // recovered entries first
-		return err
-	}
-	recs := []record{{Kind: "thread", Thread: &threadRec{ID: t.ID, Created: t.Created, Predecessor: prev.ID, Reason: t.Reason, Inherit: inherit, Base: t.Base}}}
-	for i := inherit; i < len(t.Entries); i++ {
-		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: t.ID, Index: i, Entry: t.Entries[i]}})
-	}
-	if t.Usage != (model.Usage{}) {
-		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: t.Usage}})
-	}
-	if err := s.appendRecords(sess, recs...); err != nil {
-		return err
-	}
-	t.saved = len(t.Entries)
-	prev.Successor = t.ID
-	sess.Threads = append(sess.Threads, t)
-	return nil
-}
-
-// recordIntent durably records that a tool call is about to run.
-func (s *Store) recordIntent(sess *Session, rec *intentRec) error {
-	if sess.Upgraded != 0 {
-		return nil // an upgraded file is rewritten by the checkpoint before any tool runs
-	}
-	return s.appendRecords(sess, record{Kind: "intent", Intent: rec})
-}
-
-// recordResult durably records a tool call's result.
-func (s *Store) recordResult(sess *Session, rec *resultRec) error {
-	if sess.Upgraded != 0 {
-		return nil
-	}
-	return s.appendRecords(sess, record{Kind: "result", Result: rec})
-}
-
-// recordProgress durably records the newest output of a running tool call.
-func (s *Store) recordProgress(sess *Session, rec *progressRec) error {
-	if sess.Upgraded != 0 {
-		return nil
-	}
-	return s.appendRecords(sess, record{Kind: "progress", Progress: rec})
-}
-
-func (s *Store) lock(id string) *sync.Mutex {
-	mu, _ := s.locks.LoadOrStore(id, new(sync.Mutex))
-	return mu.(*sync.Mutex)
-}
-
-func (s *Store) appendRecords(sess *Session, recs ...record) error {
-	id := sess.ID
+// appendRecords durably appends recs to the file of session id: they are written and
+// synced before it returns. It returns the bytes it wrote and synced, which are in the file
+// even when it also returns an error (the close failed).
+func (s *Store) appendRecords(id string, recs ...record) (int64, error) {
 	data, err := encode(recs...)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	mu := s.lock(id)
-	mu.Lock()
-	defer mu.Unlock()
 	path := s.Path(id)
 	f, err := s.openLog(path)
 	if err != nil {
-		return fmt.Errorf("checkpoint session %s: %w", id, err)
+		return 0, fmt.Errorf("checkpoint session %s: %w", id, err)
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return fmt.Errorf("checkpoint session %s: %w", id, onPath("write", path, err))
+		return 0, fmt.Errorf("checkpoint session %s: %w", id, onPath("write", path, err))
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("checkpoint session %s: %w", id, onPath("sync", path, err))
+		return 0, fmt.Errorf("checkpoint session %s: %w", id, onPath("sync", path, err))
 	}
-	sess.size += int64(len(data)) // written and synced, whatever Close says
+	n := int64(len(data)) // written and synced, whatever Close says
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("checkpoint session %s: %w", id, onPath("close", path, err))
+		return n, fmt.Errorf("checkpoint session %s: %w", id, onPath("close", path, err))
 	}
-	return nil
+	return n, nil
 }
 
 // onPath names op and path in err, unless err already does (an *os.File's errors do),
@@ -380,26 +173,31 @@ func onPath(op, path string, err error) error {
 // memory only, and tool calls a stopped process left unresolved get their recovered
 // outcomes in memory (written by the next append).
 func (s *Store) Load(ctx context.Context, id string) (*Session, error) {
+	sess, _, err := s.load(ctx, id)
+	return sess, err
+}
+
+// load is [Store.Load] that also returns what the session was read from.
+func (s *Store) load(ctx context.Context, id string) (*Session, fileState, error) {
 	if !idPattern.MatchString(id) {
-		return nil, fmt.Errorf("load session %q: %w", id, ErrNotFound)
+		return nil, fileState{}, fmt.Errorf("load session %q: %w", id, ErrNotFound)
 	}
 	path := s.Path(id)
 	data, info, err := readFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("load session %s: %w", id, ErrNotFound)
+		return nil, fileState{}, fmt.Errorf("load session %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load session %s: %w", id, err)
+		return nil, fileState{}, fmt.Errorf("load session %s: %w", id, err)
 	}
-	sess, err := Decode(path, data)
+	sess, valid, err := decode(path, data)
 	if err != nil {
-		return nil, fmt.Errorf("load session %s: %w", id, err)
+		return nil, fileState{}, fmt.Errorf("load session %s: %w", id, err)
 	}
 	if sess.ID != id {
-		return nil, fmt.Errorf("load session %s: %w", id, &LoadError{Path: path, Msg: fmt.Sprintf("the file holds session %q", sess.ID)})
+		return nil, fileState{}, fmt.Errorf("load session %s: %w", id, &LoadError{Path: path, Msg: fmt.Sprintf("the file holds session %q", sess.ID)})
 	}
-	sess.file = info
-	return sess, nil
+	return sess, fileState{info: info, size: valid}, nil
 }
 
 // readFile reads path and returns the identity of the file it read.

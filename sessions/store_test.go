@@ -11,14 +11,26 @@ import (
 	"myco.dev/agent/model"
 )
 
-func newSession(t *testing.T, st *Store) *Session {
+// newDoc creates a session in st and returns its document.
+func newDoc(t *testing.T, st *Store) *document {
 	t.Helper()
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	s := &Session{ID: NewID(now), Created: now, Model: "m", Title: "Fix the build"}
-	if err := st.Create(t.Context(), s); err != nil {
+	id := NewID(now)
+	if err := st.Create(t.Context(), &Session{ID: id, Created: now, Model: "m", Title: "Fix the build"}); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	return s
+	d, err := openDocument(t.Context(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// add durably appends entries to the latest thread of d.
+func add(t *testing.T, d *document, entries ...Entry) error {
+	t.Helper()
+	_, err := d.checkpoint(t.Context(), d.latest(), entries, nil)
+	return err
 }
 
 func user(text string) Entry {
@@ -28,19 +40,18 @@ func user(text string) Entry {
 
 func TestStoreRoundTrip(t *testing.T) {
 	st := NewStore(t.TempDir())
-	s := newSession(t, st)
-	th := s.Latest()
-	if err := st.Append(t.Context(), s, th, user("hello"), Entry{Message: model.Message{Role: model.Assistant, Parts: []model.Part{model.TextPart("hi")}}}); err != nil {
-		t.Fatalf("Append: %v", err)
+	d := newDoc(t, st)
+	th := d.latest()
+	if _, err := d.checkpoint(t.Context(), th, []Entry{user("hello"), {Message: model.Message{Role: model.Assistant, Parts: []model.Part{model.TextPart("hi")}}}}, nil); err != nil {
+		t.Fatalf("checkpoint: %v", err)
 	}
-	if err := st.SetUsage(t.Context(), s, th, model.Usage{Input: 42, Output: 3}); err != nil {
+	if _, err := d.checkpoint(t.Context(), th, nil, &model.Usage{Input: 42, Output: 3}); err != nil {
 		t.Fatal(err)
 	}
-	s.Title = "Renamed"
-	if err := st.SaveMeta(t.Context(), s); err != nil {
+	if err := d.updateMeta(t.Context(), func(s *Session) { s.Title = "Renamed" }); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.Load(t.Context(), s.ID)
+	got, err := st.Load(t.Context(), d.id)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -65,14 +76,14 @@ func TestStoreRoundTrip(t *testing.T) {
 
 func TestStoreTornTailIgnored(t *testing.T) {
 	st := NewStore(t.TempDir())
-	s := newSession(t, st)
-	if err := st.Append(t.Context(), s, s.Latest(), user("one")); err != nil {
+	d := newDoc(t, st)
+	if err := add(t, d, user("one")); err != nil {
 		t.Fatal(err)
 	}
-	path := st.Path(s.ID)
+	path := st.Path(d.id)
 	data, _ := os.ReadFile(path)
 	good := len(data)
-	if err := st.Append(t.Context(), s, s.Latest(), user("two")); err != nil {
+	if err := add(t, d, user("two")); err != nil {
 		t.Fatal(err)
 	}
 	data, _ = os.ReadFile(path)
@@ -80,7 +91,7 @@ func TestStoreTornTailIgnored(t *testing.T) {
 		if err := os.WriteFile(path, data[:cut], 0o600); err != nil {
 			t.Fatal(err)
 		}
-		got, err := st.Load(t.Context(), s.ID)
+		got, err := st.Load(t.Context(), d.id)
 		if err != nil {
 			t.Fatalf("Load after a write torn at byte %d: %v", cut, err)
 		}
@@ -92,17 +103,17 @@ func TestStoreTornTailIgnored(t *testing.T) {
 
 func TestStoreDamageReported(t *testing.T) {
 	st := NewStore(t.TempDir())
-	s := newSession(t, st)
-	if err := st.Append(t.Context(), s, s.Latest(), user("one"), user("two")); err != nil {
+	d := newDoc(t, st)
+	if err := add(t, d, user("one"), user("two")); err != nil {
 		t.Fatal(err)
 	}
-	path := st.Path(s.ID)
+	path := st.Path(d.id)
 	data, _ := os.ReadFile(path)
 	bad := bytes.Replace(data, []byte(`"one"`), []byte(`"onf"`), 1)
 	if err := os.WriteFile(path, bad, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := st.Load(t.Context(), s.ID)
+	_, err := st.Load(t.Context(), d.id)
 	var le *LoadError
 	if !errors.As(err, &le) || le.Line != 3 || !strings.Contains(err.Error(), "checksum") || !strings.Contains(err.Error(), path) {
 		t.Fatalf("Load of a damaged file = %v, want a checksum LoadError at %s:3", err, path)
@@ -136,12 +147,12 @@ func TestStoreNotFound(t *testing.T) {
 
 func TestStoreAppendFailureLeavesMemory(t *testing.T) {
 	st := NewStore(t.TempDir())
-	s := newSession(t, st)
-	os.Remove(st.Path(s.ID))
-	if err := st.Append(t.Context(), s, s.Latest(), user("x")); err == nil {
-		t.Fatal("Append to a vanished file succeeded")
+	d := newDoc(t, st)
+	os.Remove(st.Path(d.id))
+	if err := add(t, d, user("x")); err == nil {
+		t.Fatal("an append to a vanished file succeeded")
 	}
-	if len(s.Latest().Entries) != 0 {
-		t.Error("a failed Append changed the in-memory thread")
+	if len(d.snapshot().Latest().Entries) != 0 {
+		t.Error("a failed append changed the in-memory thread")
 	}
 }

@@ -16,15 +16,15 @@ import (
 // for concurrent use.
 type Registry struct {
 	mu sync.Mutex // guards m
-	m  map[string]*Runtime
+	m  map[string]*runtime
 }
 
-// Add registers rt under its owner; the returned func removes it.
-func (g *Registry) Add(rt *Runtime) (remove func()) {
+// add registers rt under its owner; the returned func removes it.
+func (g *Registry) add(rt *runtime) (remove func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.m == nil {
-		g.m = map[string]*Runtime{}
+		g.m = map[string]*runtime{}
 	}
 	g.m[rt.owner] = rt
 	return func() {
@@ -36,8 +36,8 @@ func (g *Registry) Add(rt *Runtime) (remove func()) {
 	}
 }
 
-// Lookup returns the runtime of owner, or nil.
-func (g *Registry) Lookup(owner string) *Runtime {
+// lookup returns the runtime of owner, or nil.
+func (g *Registry) lookup(owner string) *runtime {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.m[owner]
@@ -173,14 +173,14 @@ func render(m model.Message) string {
 	return b.String()
 }
 
-// withSession calls f with the caller's session (under its runtime's lock) or, for another
+// withSession calls f with the caller's session (under its document's lock) or, for another
 // id, with a copy loaded from the store.
 func withSession(ctx context.Context, reg *Registry, owner, id string, f func(*Session) error) error {
-	rt := reg.Lookup(owner)
+	rt := reg.lookup(owner)
 	if rt == nil {
 		return fmt.Errorf("no session is bound to this runtime")
 	}
-	if id == "" || id == rt.sess.ID {
+	if id == "" || id == rt.doc.id {
 		var err error
 		rt.View(func(s *Session) { err = f(s) })
 		return err
@@ -227,7 +227,7 @@ func (m *MetaTool) Call(ctx context.Context, owner string, input json.RawMessage
 	if err := json.Unmarshal(input, &in); err != nil {
 		return tools.Errorf("session_meta: bad input: %v", err)
 	}
-	rt := m.reg.Lookup(owner)
+	rt := m.reg.lookup(owner)
 	if rt == nil {
 		return tools.Errorf("session_meta: no session is bound to this runtime")
 	}

@@ -23,7 +23,7 @@ func TestHistoryTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reg Registry
-	defer reg.Add(f.rt)()
+	defer reg.add(f.rt)()
 	h := NewHistoryTool(&reg)
 	for _, tt := range []struct {
 		name, input string
@@ -57,8 +57,8 @@ func TestHistoryTool(t *testing.T) {
 func TestMetaTool(t *testing.T) {
 	f := newFixture(t)
 	var reg Registry
-	defer reg.Add(f.rt)()
-	hidden := &Session{ID: "child-1", Created: f.sess.Created.Add(1), Hidden: true, Parent: f.sess.ID, Title: "child"}
+	defer reg.add(f.rt)()
+	hidden := &Session{ID: "child-1", Created: f.session().Created.Add(1), Hidden: true, Parent: f.id, Title: "child"}
 	if err := f.store.Create(t.Context(), hidden); err != nil {
 		t.Fatal(err)
 	}
@@ -77,16 +77,16 @@ func TestMetaTool(t *testing.T) {
 		t.Error("an edit of a missing passage succeeded")
 	}
 	res := call(`{"action":"get"}`)
-	for _, w := range []string{f.sess.ID, "Fix the build", `step 1\nstep 2 done`} {
+	for _, w := range []string{f.id, "Fix the build", `step 1\nstep 2 done`} {
 		if !strings.Contains(res.Text, w) {
 			t.Errorf("get = %s, want %q", res.Text, w)
 		}
 	}
-	s := loadFresh(t, f.store, f.sess.ID)
+	s := loadFresh(t, f.store, f.id)
 	if s.Title != "Fix the build" || s.Scratchpad != "step 1\nstep 2 done" {
 		t.Errorf("saved title %q, scratchpad %q", s.Title, s.Scratchpad)
 	}
-	if res := call(`{"action":"list"}`); strings.Contains(res.Text, "child-1") || !strings.Contains(res.Text, f.sess.ID) {
+	if res := call(`{"action":"list"}`); strings.Contains(res.Text, "child-1") || !strings.Contains(res.Text, f.id) {
 		t.Errorf("list = %s, want the hidden child left out", res.Text)
 	}
 	if res := call(`{"action":"list","include_hidden":true}`); !strings.Contains(res.Text, "child-1") || !strings.Contains(res.Text, "hidden") {

@@ -88,28 +88,28 @@ func (u Update) delta() bool { return u.Type == UpdateTextDelta || u.Type == Upd
 
 // updateOf translates a runner event into an update, or reports false for events that
 // front ends do not see.
-func updateOf(ev Event) (Update, bool) {
+func updateOf(ev event) (Update, bool) {
 	switch ev := ev.(type) {
-	case AgentEvent:
+	case agentEvent:
 		return agentUpdate(ev.Event)
-	case Compacted:
+	case compacted:
 		return Update{Type: UpdateCompacted, From: ev.From, To: ev.To, Auto: ev.Auto}, true
-	case Rewound:
+	case rewound:
 		u := Update{Type: UpdateRewound, From: ev.From, To: ev.To}
 		if ev.Err != nil {
 			u.Error = ev.Err.Error()
 		}
 		return u, true
-	case SaveFailed:
+	case saveFailed:
 		return Update{Type: UpdateSaveFailed, Error: ev.Err.Error()}, true
-	case Notice:
+	case notice:
 		return Update{Type: UpdateNotice, Text: ev.Text}, true
-	case Progress:
+	case toolProgress:
 		return Update{Type: UpdateToolProgress, Thread: ev.Thread, CallID: ev.CallID, Text: ev.Output}, true
-	case Accepted:
+	case accepted:
 		at := ev.At
 		return Update{Type: UpdateAccepted, Thread: ev.Thread, Text: ev.Text, AcceptedAt: &at, Index: ev.Index, Count: ev.Index + 1}, true
-	case Checkpointed:
+	case checkpointed:
 		return Update{Type: UpdateCheckpoint, Thread: ev.Thread, Index: ev.First, Count: ev.Messages}, true
 	}
 	return Update{}, false

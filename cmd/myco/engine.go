@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -119,17 +118,23 @@ func hostUpdate(st hosts.Status) sessions.Update {
 	return u
 }
 
-// toolHost gives each session runtime its executor on the shared harness.
+// toolHost gives each session runtime its executor on the shared harness, ends an owner's
+// resources when its session closes, and lists them for the runtime facts.
 type toolHost struct{ h *hosts.Harness }
+
+var (
+	_ sessions.Releaser    = toolHost{}
+	_ sessions.Inventorier = toolHost{}
+)
 
 func (t toolHost) Tools(owner string) sessions.Tools { return t.h.For(owner) }
 func (t toolHost) Release(owner string)              { t.h.Release(owner) }
 
-// Inventory lists owner's bash sessions and editor read stamps on every host, one line
-// each. A remote that is not attached, or does not answer, is listed with its last-known
-// handles, marked as such; it is never connected for this.
-func (t toolHost) Inventory(ctx context.Context, owner string) ([]string, error) {
-	var out []string
+// Inventory lists owner's bash sessions and editor read stamps on every host. A remote
+// that is not attached, or does not answer, is listed with its last-known handles, marked
+// as such; it is never connected for this.
+func (t toolHost) Inventory(ctx context.Context, owner string) (sessions.Inventory, error) {
+	var out sessions.Inventory
 	for _, inv := range t.h.Inventory(ctx, owner) {
 		var res struct {
 			Bash   []tools.BashSessionInfo `json:"bash"`
@@ -140,18 +145,8 @@ func (t toolHost) Inventory(ctx context.Context, owner string) ([]string, error)
 				return nil, fmt.Errorf("inventory of host %s: %w", inv.Host, err)
 			}
 		}
-		known := ""
-		if inv.LastKnown {
-			known = " [last known: " + inv.Err + "]"
-		}
-		for _, s := range res.Bash {
-			out = append(out, fmt.Sprintf("%s bash session %s (%s): %s%s", inv.Host, s.ID, s.State, s.Command, known))
-		}
-		for _, fp := range res.Editor {
-			out = append(out, fmt.Sprintf("%s editor read stamp %s (%d bytes, sha256 %.12s)%s", inv.Host, fp.Path, fp.Size, fp.SHA256, known))
-		}
+		out = append(out, sessions.HostHandles{Host: inv.Host, Bash: res.Bash, Stamps: res.Editor, LastKnown: inv.LastKnown, Err: inv.Err})
 	}
-	sort.Strings(out)
 	return out, nil
 }
 

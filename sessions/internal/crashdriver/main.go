@@ -1,5 +1,5 @@
 // Command crashdriver runs scripted turns with tool batches on one durable session through
-// [sessions.Runner], for the crash test, which kills it with SIGKILL at random points. It
+// the session service ([sessions.Manager], as every front end does), for the crash test, which kills it with SIGKILL at random points. It
 // resumes the session it finds in -dir. After each durable checkpoint it prints
 // "ckpt THREAD MESSAGES", and after each completed turn "done K". With -bash, each call runs
 // a real bash command that prints a line and then sleeps, and each saved progress record
@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -96,7 +97,7 @@ func run(dir, id string, turns int, w work, prefix string, compact bool) error {
 	store := sessions.NewStore(dir)
 	sess, err := store.Load(ctx, id)
 	if err != nil {
-		sess = &sessions.Session{ID: id, Created: time.Now().UTC(), Model: "fake"}
+		sess = &sessions.Session{ID: id, Created: time.Now().UTC(), Model: "fake", Title: "crash test"}
 		if err := store.Create(ctx, sess); err != nil {
 			return err
 		}
@@ -116,36 +117,59 @@ func run(dir, id string, turns int, w work, prefix string, compact bool) error {
 		// nothing.
 		fmt.Fprintf(os.Stdout, "done %d\n", done)
 	}
-	rt, err := sessions.NewRuntime(sessions.RuntimeOptions{Store: store, Session: sess, Tools: w, Owner: fmt.Sprintf("%s/rt-%d", id, os.Getpid())})
-	if err != nil {
-		return err
-	}
 	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: srv.URL, Retry: model.RetryPolicy{MaxAttempts: 1}}
-	r, err := sessions.NewRunner(sessions.Options{
-		Runtime: rt,
-		Agent: func() sessions.AgentConfig {
-			return sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", System: "crash test", MaxOutputTokens: 100},
-				ModelKey: "fake", Protocol: "anthropic-messages", ContextWindow: window, AutoCompactAt: at}
-		},
-		Sink: func(ev sessions.Event) {
-			switch ev := ev.(type) {
-			case sessions.Checkpointed:
-				fmt.Fprintf(os.Stdout, "ckpt %s %d\n", ev.Thread, ev.Messages)
-			case sessions.Notice:
-				fmt.Fprintf(os.Stderr, "notice: %s\n", ev.Text)
-			case sessions.Progress:
-				fmt.Fprintf(os.Stdout, "progress %s\n", ev.CallID)
-			}
-		},
-	})
+	cfg := sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", System: "crash test", MaxOutputTokens: 100},
+		ModelKey: "fake", Protocol: "anthropic-messages", ContextWindow: window, AutoCompactAt: at}
+	// Wait: a session another driver works on is waited for, not refused.
+	m, err := sessions.NewManager(sessions.ManagerOptions{Store: store, Models: catalog{cfg}, Tools: host{w}, Wait: true,
+		Log: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	if err != nil {
 		return err
 	}
+	defer m.Close()
+	// The events are printed as they come, after what they report is durable; a kill may
+	// cut the last ones, which only reports less.
+	sub := m.Subscribe([]string{id}, "").Exact()
+	defer sub.Close()
+	go func() {
+		for {
+			us, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			for _, u := range us {
+				switch u.Type {
+				case sessions.UpdateCheckpoint:
+					fmt.Fprintf(os.Stdout, "ckpt %s %d\n", u.Thread, u.Count)
+				case sessions.UpdateNotice:
+					fmt.Fprintf(os.Stderr, "notice: %s\n", u.Text)
+				case sessions.UpdateToolProgress:
+					fmt.Fprintf(os.Stdout, "progress %s\n", u.CallID)
+				}
+			}
+		}
+	}()
 	for k := done + 1; k <= turns; k++ {
-		if _, err := r.Submit(ctx, model.TextPart(fmt.Sprintf("%s%d", prefix, k))); err != nil && !errors.Is(err, sessions.ErrCompactionLoop) {
+		j, err := m.Submit(ctx, id, model.TextPart(fmt.Sprintf("%s%d", prefix, k)))
+		if err != nil {
+			return fmt.Errorf("turn %d: %w", k, err)
+		}
+		if _, err := j.Wait(ctx); err != nil && !errors.Is(err, sessions.ErrCompactionLoop) {
 			return fmt.Errorf("turn %d: %w", k, err)
 		}
 		fmt.Fprintf(os.Stdout, "done %d\n", k)
 	}
 	return nil
 }
+
+// catalog is the one model of the driver's script.
+type catalog struct{ cfg sessions.AgentConfig }
+
+func (catalog) Default() string                                        { return "fake" }
+func (c catalog) Agent(string, []string) (sessions.AgentConfig, error) { return c.cfg, nil }
+
+// host gives every runtime the driver's tools, which hold no handles: it is neither a
+// sessions.Releaser nor a sessions.Inventorier.
+type host struct{ w work }
+
+func (h host) Tools(string) sessions.Tools { return h.w }
