@@ -199,7 +199,7 @@ func (d *Daemon) release(name string) {
 		}
 	}
 	d.mu.Unlock()
-	release(d.o.Tools, name)
+	tools.Release(d.o.Tools, name)
 }
 
 // housekeep drops expired results, releases owners whose grace has passed, and reports
@@ -267,7 +267,7 @@ func (d *Daemon) reap(name string, now time.Time) {
 	}
 	delete(d.owners, name) // no connection holds it
 	d.mu.Unlock()
-	release(d.o.Tools, name)
+	tools.Release(d.o.Tools, name)
 }
 
 // Run accepts connections on l, a Unix socket listener, until ctx ends or the daemon has

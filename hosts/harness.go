@@ -157,7 +157,7 @@ func (h *Harness) For(owner string) *Executor { return &Executor{h: h, owner: ow
 // with a bounded wait; a remote that is not attached is not connected.
 func (h *Harness) Release(owner string) {
 	for _, t := range h.tools {
-		if r, ok := t.(interface{ Release(string) }); ok {
+		if r, ok := t.(tools.Releaser); ok {
 			r.Release(owner)
 		}
 	}
@@ -179,7 +179,7 @@ func (h *Harness) Inventory(ctx context.Context, owner string) []Inventory {
 			localTools = append(localTools, t)
 		}
 	}
-	raw, err := json.Marshal(inventory(localTools, owner))
+	raw, err := json.Marshal(tools.Inventory(localTools, owner))
 	out[0] = Inventory{Host: Local, Resources: raw, Observed: time.Now()}
 	if err != nil {
 		out[0] = Inventory{Host: Local, Err: fmt.Sprintf("encode the local inventory: %v", err)}
