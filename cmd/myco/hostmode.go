@@ -14,7 +14,7 @@ import (
 	"strings"
 	"syscall"
 
-	"myco.dev/hosts"
+	"myco.dev/hosts/hostd"
 	"myco.dev/hosts/proto"
 	"myco.dev/hosts/tools"
 	"myco.dev/internal/privdir"
@@ -39,7 +39,7 @@ func (a *app) hostMode(o options) int {
 		if err == nil {
 			return exitOK
 		}
-		if !errors.Is(err, hosts.ErrNoDaemon) {
+		if !errors.Is(err, hostd.ErrNoDaemon) {
 			fmt.Fprintln(a.stderr, "myco:", err)
 			return exitError
 		}
@@ -60,11 +60,11 @@ func (a *app) hostMode(o options) int {
 func (a *app) proxy(ctx context.Context, o options, log *slog.Logger) error {
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("%w: find the running myco: %w", hosts.ErrNoDaemon, err)
+		return fmt.Errorf("%w: find the running myco: %w", hostd.ErrNoDaemon, err)
 	}
 	dir := a.hostDir(o)
-	return hosts.Proxy(ctx, a.stdin, a.stdout, hosts.ProxyOptions{
-		Dir: dir, Socket: hosts.DaemonSocket(version), MaxImageBase64Bytes: o.maxImage, Log: log,
+	return hostd.Proxy(ctx, a.stdin, a.stdout, hostd.ProxyOptions{
+		Dir: dir, Socket: hostd.DaemonSocket(version), MaxImageBase64Bytes: o.maxImage, Log: log,
 		Daemon: []string{exe, "--mode", "host-daemon", "--host-dir", dir,
 			"--host-grace", o.hostGrace.String(), "--host-idle", o.hostIdle.String()},
 	})
@@ -87,10 +87,10 @@ func (a *app) hostDir(o options) string {
 func (a *app) hostDaemon(o options) int {
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	dir := a.hostDir(o)
-	if err := hosts.PrivateDir(dir); err != nil {
+	if err := hostd.PrivateDir(dir); err != nil {
 		return a.fail(err)
 	}
-	sock := filepath.Join(dir, hosts.DaemonSocket(version))
+	sock := filepath.Join(dir, hostd.DaemonSocket(version))
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		return a.fail(fmt.Errorf("host daemon: %w", err))
@@ -119,7 +119,7 @@ func (a *app) hostDaemon(o options) int {
 	defer d.Close()
 	log.Info("host daemon", "instance", d.Instance(), "pid", os.Getpid(), "socket", sock, "grace", o.hostGrace)
 	err = d.Run(ctx, l, func() func() {
-		unlock, err := hosts.LockDir(dir)
+		unlock, err := hostd.LockDir(dir)
 		if err != nil {
 			log.Warn("start lock", "err", err)
 			return func() {}
@@ -136,10 +136,10 @@ func (a *app) hostDaemon(o options) int {
 // connection, view_image per connection with its controller's image cap.
 // Its bash processes die with this process, through rp. noDaemon, when set, is why the host
 // serves in this process instead of its daemon: the hello tells the controller.
-func (a *app) newDaemon(o options, rp *reaper.Reaper, log *slog.Logger, noDaemon string) *hosts.Daemon {
+func (a *app) newDaemon(o options, rp *reaper.Reaper, log *slog.Logger, noDaemon string) *hostd.Daemon {
 	dir, _ := os.Getwd()
 	bash := tools.NewBash(tools.BashOptions{Env: hostEnv(os.Environ()), Reaper: rp})
-	return hosts.NewDaemon(hosts.DaemonOptions{
+	return hostd.NewDaemon(hostd.DaemonOptions{
 		Tools: []tools.Tool{bash, tools.NewEditor(tools.EditorOptions{Dirs: bash})},
 		ConnTools: func(n int) []tools.Tool {
 			return []tools.Tool{tools.NewImage(tools.ImageOptions{MaxBase64Bytes: n, Dirs: bash})}
