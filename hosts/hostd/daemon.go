@@ -18,8 +18,8 @@ import (
 	"myco.dev/internal/peercred"
 )
 
-// DaemonOptions configures a [Daemon].
-type DaemonOptions struct {
+// Options configures a [Daemon].
+type Options struct {
 	// Tools are the tool services every connection shares (bash, the editor). Their
 	// resources are keyed by owner and outlive a connection.
 	Tools []tools.Tool
@@ -57,7 +57,7 @@ type DaemonOptions struct {
 // controller that re-attaches finds them. It is safe for concurrent use; the caller must
 // Close it.
 type Daemon struct {
-	o        DaemonOptions
+	o        Options
 	hello    proto.Hello
 	log      *slog.Logger
 	byName   map[string]tools.Tool
@@ -96,7 +96,7 @@ type connState struct {
 }
 
 // NewDaemon returns a daemon over the shared tools.
-func NewDaemon(o DaemonOptions) *Daemon {
+func NewDaemon(o Options) *Daemon {
 	if o.Grace <= 0 {
 		o.Grace = 30 * time.Minute
 	}
