@@ -29,7 +29,7 @@ type Options struct {
 	// [Remote] controller configured by Remote.
 	Remotes []RemoteSpec
 	Remote  RemoteOptions
-	Log     *slog.Logger
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // Harness routes tool calls by host. It is safe for concurrent use; the caller must Close
@@ -48,7 +48,7 @@ func NewHarness(o Options) (*Harness, error) {
 	h := &Harness{tools: map[string]tools.Tool{}, root: map[string]tools.Tool{}, remotes: map[string]*Remote{},
 		hosts: []string{Local}, log: o.Log}
 	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
+		h.log = slog.Default()
 	}
 	if len(o.Remotes) > 0 && o.Remote.MaxImageBase64Bytes <= 0 {
 		return nil, fmt.Errorf("hosts: remotes need a positive MaxImageBase64Bytes, not %d", o.Remote.MaxImageBase64Bytes)

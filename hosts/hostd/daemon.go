@@ -47,7 +47,7 @@ type Options struct {
 	// ended the tools' processes (default 5 s): a call that ignores its ctx does not keep
 	// the daemon from exiting.
 	CloseTimeout time.Duration
-	Log          *slog.Logger
+	Log          *slog.Logger // nil means slog.Default()
 }
 
 // Daemon is the per-user host daemon: it owns the tool services and every owner's
@@ -114,7 +114,7 @@ func NewDaemon(o Options) *Daemon {
 	}
 	log := o.Log
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
 	var id [8]byte
 	rand.Read(id[:])

@@ -48,7 +48,7 @@ type ProxyOptions struct {
 	MaxImageBase64Bytes int
 	// StartTimeout bounds the start of a daemon (default 10 s).
 	StartTimeout time.Duration
-	Log          *slog.Logger
+	Log          *slog.Logger // nil means slog.Default()
 }
 
 // ErrNoDaemon wraps a [Proxy] failure before anything was written to out: the caller may
@@ -71,7 +71,7 @@ func Proxy(ctx context.Context, in io.Reader, out io.Writer, o ProxyOptions) err
 		o.StartTimeout = 10 * time.Second
 	}
 	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
+		o.Log = slog.Default()
 	}
 	var (
 		c     net.Conn

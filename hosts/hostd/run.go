@@ -53,7 +53,7 @@ type HostOptions struct {
 	// [RunDaemon] with the same Dir, Grace and IdleExit, when no daemon answers.
 	DaemonArgs []string
 	Host       Host
-	Log        *slog.Logger
+	Log        *slog.Logger // nil means slog.Default()
 }
 
 // RunHost runs `myco --mode host`: a thin proxy between In and Out and the per-user host
@@ -113,7 +113,7 @@ type DaemonOptions struct {
 	// [ReadyFD] of a daemon that [Proxy] started.
 	Ready io.WriteCloser
 	Host  Host
-	Log   *slog.Logger
+	Log   *slog.Logger // nil means slog.Default()
 }
 
 // RunDaemon runs the per-user host daemon (`myco --mode host-daemon`, which a proxy
