@@ -6,7 +6,8 @@ import (
 	"myco.dev/internal/depstest"
 )
 
-// TestDeps keeps hosts below sessions and the HTTP layers.
+// TestDeps keeps hosts below sessions and the HTTP layers, and apart from the remote end
+// (hosts/hostd): the controller and the host share only the protocol and the tools.
 func TestDeps(t *testing.T) {
-	depstest.Forbid(t, append([]string{"myco.dev/sessions", "myco.dev/workspace"}, depstest.Upper...)...)
+	depstest.Forbid(t, append([]string{"myco.dev/sessions", "myco.dev/workspace", "myco.dev/hosts/hostd"}, depstest.Upper...)...)
 }

@@ -29,7 +29,7 @@ type Options struct {
 	// [Remote] controller configured by Remote.
 	Remotes []RemoteSpec
 	Remote  RemoteOptions
-	Log     *slog.Logger
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // Harness routes tool calls by host. It is safe for concurrent use; the caller must Close
@@ -48,7 +48,7 @@ func NewHarness(o Options) (*Harness, error) {
 	h := &Harness{tools: map[string]tools.Tool{}, root: map[string]tools.Tool{}, remotes: map[string]*Remote{},
 		hosts: []string{Local}, log: o.Log}
 	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
+		h.log = slog.Default()
 	}
 	if len(o.Remotes) > 0 && o.Remote.MaxImageBase64Bytes <= 0 {
 		return nil, fmt.Errorf("hosts: remotes need a positive MaxImageBase64Bytes, not %d", o.Remote.MaxImageBase64Bytes)
@@ -157,7 +157,7 @@ func (h *Harness) For(owner string) *Executor { return &Executor{h: h, owner: ow
 // with a bounded wait; a remote that is not attached is not connected.
 func (h *Harness) Release(owner string) {
 	for _, t := range h.tools {
-		if r, ok := t.(interface{ Release(string) }); ok {
+		if r, ok := t.(tools.Releaser); ok {
 			r.Release(owner)
 		}
 	}
@@ -179,7 +179,7 @@ func (h *Harness) Inventory(ctx context.Context, owner string) []Inventory {
 			localTools = append(localTools, t)
 		}
 	}
-	raw, err := json.Marshal(inventory(localTools, owner))
+	raw, err := json.Marshal(tools.Inventory(localTools, owner))
 	out[0] = Inventory{Host: Local, Resources: raw, Observed: time.Now()}
 	if err != nil {
 		out[0] = Inventory{Host: Local, Err: fmt.Sprintf("encode the local inventory: %v", err)}

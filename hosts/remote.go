@@ -59,7 +59,7 @@ type RemoteOptions struct {
 	// drops or fails to attach, in the order the changes happen. It must not block for
 	// long; it is never called with the controller's lock held.
 	OnState func(Status)
-	Log     *slog.Logger
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // State is a remote's connection state.
@@ -133,7 +133,7 @@ func NewRemote(spec RemoteSpec, o RemoteOptions) *Remote {
 	o.Hello.WithoutEnv = slices.Clone(o.WithoutEnv)
 	log := o.Log
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
 	return &Remote{
 		spec: spec, o: o, log: log.With("host", spec.Alias),

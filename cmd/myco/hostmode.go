@@ -2,29 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"runtime"
-	"slices"
-	"strings"
 	"syscall"
 
-	"myco.dev/hosts"
-	"myco.dev/hosts/proto"
-	"myco.dev/hosts/tools"
-	"myco.dev/internal/privdir"
+	"myco.dev/hosts/hostd"
 	"myco.dev/internal/reaper"
 )
 
-// hostMode runs myco --mode host: a thin proxy between stdin and stdout and the per-user
-// host daemon, which it starts when none answers. When no daemon can be had (or with
-// --no-daemon) it serves the tools in this process, as before the daemon: then every
-// process ends with the connection. Logs go to stderr, never to stdout.
+// hostMode runs myco --mode host (see [hostd.RunHost]): a thin proxy between stdin and
+// stdout and the per-user host daemon, which it starts as myco --mode host-daemon when
+// none answers, or the tools served in this process. Logs go to stderr, never to stdout.
 func (a *app) hostMode(o options) int {
 	if o.maxImage <= 0 {
 		fmt.Fprintf(a.stderr, "myco: --max-image-base64-bytes must be positive, not %d\n", o.maxImage)
@@ -33,98 +23,38 @@ func (a *app) hostMode(o options) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	why := "--no-daemon was given" // the controller is told, and tells its user
-	if !o.noDaemon {
-		err := a.proxy(ctx, o, log)
-		if err == nil {
-			return exitOK
-		}
-		if !errors.Is(err, hosts.ErrNoDaemon) {
-			fmt.Fprintln(a.stderr, "myco:", err)
-			return exitError
-		}
-		log.Warn("serving in this process, without the host daemon: processes end with the connection", "err", err)
-		why = err.Error()
-	}
-	rp := newReaper(log)
+	rp := newReaper(log) // started only if the tools run in this process
 	defer rp.Close()
-	d := a.newDaemon(o, rp, log, why)
-	defer d.Close()
-	if err := d.Serve(ctx, a.stdin, a.stdout, &proto.Proxy{MaxImageBase64Bytes: o.maxImage}); err != nil {
+	var noDaemon string
+	if o.noDaemon {
+		noDaemon = "--no-daemon was given" // the controller is told, and tells its user
+	}
+	dir := a.hostDir(o)
+	err := hostd.RunHost(ctx, hostd.HostOptions{
+		In: a.stdin, Out: a.stdout, MaxImageBase64Bytes: o.maxImage, NoDaemon: noDaemon,
+		Dir: dir, DaemonArgs: []string{"--mode", "host-daemon", "--host-dir", dir,
+			"--host-grace", o.hostGrace.String(), "--host-idle", o.hostIdle.String()},
+		Host: a.host(o, rp), Log: log,
+	})
+	if err != nil {
 		fmt.Fprintln(a.stderr, "myco:", err)
 		return exitError
 	}
 	return exitOK
 }
 
-func (a *app) proxy(ctx context.Context, o options, log *slog.Logger) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("%w: find the running myco: %w", hosts.ErrNoDaemon, err)
-	}
-	dir := a.hostDir(o)
-	return hosts.Proxy(ctx, a.stdin, a.stdout, hosts.ProxyOptions{
-		Dir: dir, Socket: hosts.DaemonSocket(version), MaxImageBase64Bytes: o.maxImage, Log: log,
-		Daemon: []string{exe, "--mode", "host-daemon", "--host-dir", dir,
-			"--host-grace", o.hostGrace.String(), "--host-idle", o.hostIdle.String()},
-	})
-}
-
-// hostDir is the host daemon's directory: --host-dir, else myco-UID in $TMPDIR or /tmp,
-// as tmux does. Not $XDG_RUNTIME_DIR, which logind removes when the user's last session
-// ends, the very drop the daemon is there to outlive; not the home directory, which may be
-// shared by several machines over NFS.
-func (a *app) hostDir(o options) string {
-	if o.hostDir != "" {
-		return o.hostDir
-	}
-	return privdir.Tmp(a.getenv("TMPDIR"))
-}
-
-// hostDaemon runs the per-user host daemon (myco --mode host-daemon, started by a proxy):
-// it listens on its socket, tells the proxy on file descriptor 3, and serves until it has
-// been idle for --host-idle.
+// hostDaemon runs the per-user host daemon (myco --mode host-daemon, started by a proxy;
+// see [hostd.RunDaemon]) until it has been idle for --host-idle.
 func (a *app) hostDaemon(o options) int {
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	dir := a.hostDir(o)
-	if err := hosts.PrivateDir(dir); err != nil {
-		return a.fail(err)
-	}
-	sock := filepath.Join(dir, hosts.DaemonSocket(version))
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		return a.fail(fmt.Errorf("host daemon: %w", err))
-	}
-	os.Chmod(sock, 0o600)
-	// The pid file says which process to signal (SIGTERM ends it and everything it runs).
-	pidFile := strings.TrimSuffix(sock, ".sock") + ".pid"
-	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
-	os.WriteFile(pidFile, pid, 0o600)
-	defer func() {
-		if b, _ := os.ReadFile(pidFile); string(b) == string(pid) { // not a successor's
-			os.Remove(pidFile)
-		}
-	}()
-	if ready := os.NewFile(3, "ready"); ready != nil {
-		fmt.Fprintf(ready, "listening on %s as pid %d\n", sock, os.Getpid())
-		ready.Close()
-	}
 	// The proxy that started it may go at any time; only SIGTERM and SIGINT end it.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rp := newReaper(log)
 	defer rp.Close()
-	d := a.newDaemon(o, rp, log, "")
-	defer d.Close()
-	log.Info("host daemon", "instance", d.Instance(), "pid", os.Getpid(), "socket", sock, "grace", o.hostGrace)
-	err = d.Run(ctx, l, func() func() {
-		unlock, err := hosts.LockDir(dir)
-		if err != nil {
-			log.Warn("start lock", "err", err)
-			return func() {}
-		}
-		return unlock
+	err := hostd.RunDaemon(ctx, hostd.DaemonOptions{
+		Dir: a.hostDir(o), Ready: os.NewFile(hostd.ReadyFD, "ready"), Host: a.host(o, rp), Log: log,
 	})
 	if err != nil {
 		return a.fail(err)
@@ -132,31 +62,18 @@ func (a *app) hostDaemon(o options) int {
 	return exitOK
 }
 
-// newDaemon builds the host daemon's tools: bash and the editor shared by every
-// connection, view_image per connection with its controller's image cap.
-// Its bash processes die with this process, through rp. noDaemon, when set, is why the host
-// serves in this process instead of its daemon: the hello tells the controller.
-func (a *app) newDaemon(o options, rp *reaper.Reaper, log *slog.Logger, noDaemon string) *hosts.Daemon {
-	dir, _ := os.Getwd()
-	bash := tools.NewBash(tools.BashOptions{Env: hostEnv(os.Environ()), Reaper: rp})
-	return hosts.NewDaemon(hosts.DaemonOptions{
-		Tools: []tools.Tool{bash, tools.NewEditor(tools.EditorOptions{Dirs: bash})},
-		ConnTools: func(n int) []tools.Tool {
-			return []tools.Tool{tools.NewImage(tools.ImageOptions{MaxBase64Bytes: n, Dirs: bash})}
-		},
-		Hello: proto.Hello{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: a.getenv("SHELL"), Dir: dir, NoDaemon: noDaemon},
-		Grace: o.hostGrace, IdleExit: o.hostIdle,
-		Log: log,
-	})
+// hostDir is the host daemon's directory: --host-dir, else [hostd.DefaultDir] under
+// $TMPDIR.
+func (a *app) hostDir(o options) string {
+	if o.hostDir != "" {
+		return o.hostDir
+	}
+	return hostd.DefaultDir(a.getenv("TMPDIR"))
 }
 
-// hostEnv is the environment of the host's bash commands: the host's own, without the
-// variables of the ssh session that started it. They are stale once the daemon outlives
-// that session, and on Debian and Ubuntu their presence makes bash read ~/.bashrc for
-// every non-interactive command.
-func hostEnv(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return name == "SSH_CLIENT" || name == "SSH2_CLIENT" || name == "SSH_CONNECTION" || name == "SSH_TTY"
-	})
+// host describes this host process to package hostd: its bash processes die with it
+// through rp.
+func (a *app) host(o options, rp *reaper.Reaper) hostd.Host {
+	return hostd.Host{Version: version, Shell: a.getenv("SHELL"), Env: os.Environ(), Reaper: rp,
+		Grace: o.hostGrace, IdleExit: o.hostIdle}
 }

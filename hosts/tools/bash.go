@@ -41,7 +41,7 @@ type BashOptions struct {
 	// nil means none: the groups are killed when the tool ends them, on Release and on
 	// Close, but not when the host process is killed.
 	Reaper Reaper
-	Log    *slog.Logger
+	Log    *slog.Logger // nil means slog.Default()
 }
 
 // Reaper is the part of a reaper process that the bash tool uses. The tool calls Prepare
@@ -106,7 +106,7 @@ func NewBash(opts BashOptions) *Bash {
 		opts.DefaultWait = 10 * time.Second
 	}
 	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
+		opts.Log = slog.Default()
 	}
 	return &Bash{opts: opts, owners: map[string]*bashOwner{}}
 }

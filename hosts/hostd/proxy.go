@@ -1,4 +1,4 @@
-package hosts
+package hostd
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"myco.dev/internal/privdir"
 	"net"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"myco.dev/hosts/proto"
+	"myco.dev/internal/privdir"
 	"myco.dev/internal/termtext"
 )
 
@@ -42,13 +42,13 @@ type ProxyOptions struct {
 	Socket string // the socket's file name in Dir (see [DaemonSocket])
 	// Daemon is the command line that starts the daemon when none answers. It is started
 	// in a session of its own (setsid) with its stderr appended to Dir/daemon.log, and
-	// must write a line to file descriptor 3 once it listens.
+	// must write a line to file descriptor [ReadyFD] once it listens.
 	Daemon []string
 	// MaxImageBase64Bytes is this controller's image cap, told to the daemon.
 	MaxImageBase64Bytes int
 	// StartTimeout bounds the start of a daemon (default 10 s).
 	StartTimeout time.Duration
-	Log          *slog.Logger
+	Log          *slog.Logger // nil means slog.Default()
 }
 
 // ErrNoDaemon wraps a [Proxy] failure before anything was written to out: the caller may
@@ -71,7 +71,7 @@ func Proxy(ctx context.Context, in io.Reader, out io.Writer, o ProxyOptions) err
 		o.StartTimeout = 10 * time.Second
 	}
 	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
+		o.Log = slog.Default()
 	}
 	var (
 		c     net.Conn
@@ -214,7 +214,7 @@ func (b *bufferedConn) CloseWrite() error {
 // connectDaemon dials the daemon's socket, starting the daemon under the start lock when
 // nothing answers.
 func connectDaemon(ctx context.Context, o ProxyOptions) (net.Conn, error) {
-	if err := PrivateDir(o.Dir); err != nil {
+	if err := privateDir(o.Dir); err != nil {
 		return nil, err
 	}
 	sock := filepath.Join(o.Dir, o.Socket)
@@ -224,7 +224,7 @@ func connectDaemon(ctx context.Context, o ProxyOptions) (net.Conn, error) {
 	if c, err := net.Dial("unix", sock); err == nil {
 		return c, nil
 	}
-	unlock, err := LockDir(o.Dir)
+	unlock, err := lockDir(o.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +238,10 @@ func connectDaemon(ctx context.Context, o ProxyOptions) (net.Conn, error) {
 	}
 	return net.Dial("unix", sock)
 }
+
+// ReadyFD is the file descriptor on which a daemon that [Proxy] started says it listens:
+// the first of its extra files. [RunDaemon] writes its line there when given it as Ready.
+const ReadyFD = 3
 
 // startDaemon starts the daemon detached and waits for its ready line.
 func startDaemon(ctx context.Context, o ProxyOptions) error {
@@ -257,7 +261,7 @@ func startDaemon(ctx context.Context, o ProxyOptions) error {
 	defer ready.Close()
 	cmd := exec.Command(o.Daemon[0], o.Daemon[1:]...)
 	cmd.Stderr = logf
-	cmd.ExtraFiles = []*os.File{readyW}
+	cmd.ExtraFiles = []*os.File{readyW} // ReadyFD
 	// A session of its own: no controlling terminal, and the ssh session's hangup does
 	// not reach it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -280,18 +284,18 @@ func startDaemon(ctx context.Context, o ProxyOptions) error {
 	return nil
 }
 
-// PrivateDir creates dir with mode 0700 if needed and checks that it is a directory of
+// privateDir creates dir with mode 0700 if needed and checks that it is a directory of
 // this user that no one else can enter.
-func PrivateDir(dir string) error {
+func privateDir(dir string) error {
 	if err := privdir.Ensure(dir); err != nil {
 		return fmt.Errorf("the host daemon's directory: %w", err)
 	}
 	return nil
 }
 
-// LockDir takes the start lock of the daemon's directory, waiting for it; call unlock to
+// lockDir takes the start lock of the daemon's directory, waiting for it; call unlock to
 // let it go.
-func LockDir(dir string) (unlock func(), err error) {
+func lockDir(dir string) (unlock func(), err error) {
 	f, err := os.OpenFile(filepath.Join(dir, "start.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open the host daemon's start lock: %w", err)

@@ -1,4 +1,4 @@
-package hosts
+package hostd
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func TestDaemonReattachAtGraceEnd(t *testing.T) {
 			t.Errorf("start at the end of the grace period = %+v", m)
 		}
 	}})
-	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Grace: time.Minute, Log: log})
+	d := NewDaemon(Options{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Grace: time.Minute, Log: log})
 	t.Cleanup(d.Close) // after the connections' cleanups
 	c := connect(t, d)
 	c.send(t, proto.Msg{ID: 1, Call: &proto.Call{Owner: "o1", Tool: "bash", Input: json.RawMessage(`{"action":"start","command":"exec cat"}`)}})
@@ -82,7 +82,7 @@ func (g gatedListener) Accept() (net.Conn, error) {
 // The connection is let through when Run lets go of the proxies' start lock, after its
 // decision and before it ends the connections.
 func TestDaemonIdleExitAfterAccept(t *testing.T) {
-	d := NewDaemon(DaemonOptions{IdleExit: 50 * time.Millisecond, Log: testLog(t)})
+	d := NewDaemon(Options{IdleExit: 50 * time.Millisecond, Log: testLog(t)})
 	t.Cleanup(d.Close)
 	sock := filepath.Join(daemonDir(t), "d.sock")
 	l, err := net.Listen("unix", sock)

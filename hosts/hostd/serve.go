@@ -1,4 +1,4 @@
-package hosts
+package hostd
 
 import (
 	"context"
@@ -189,7 +189,7 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 		case m.Ping != nil:
 			w.Write(proto.Msg{ID: m.ID, Pong: &struct{}{}})
 		case m.Inventory != nil:
-			raw, err := json.Marshal(inventory(ts, m.Inventory.Owner))
+			raw, err := json.Marshal(tools.Inventory(ts, m.Inventory.Owner))
 			if err != nil {
 				fail(m.ID, "encode the inventory: %v", err)
 				continue
@@ -303,25 +303,5 @@ func (d *Daemon) forget(f proto.Fetch, kc *keyedCall) {
 	defer d.mu.Unlock()
 	if o := d.owners[f.Owner]; o != nil && o.calls[f.Key] == kc {
 		delete(o.calls, f.Key)
-	}
-}
-
-// inventory collects the owner's resources from every tool that keeps any, keyed by tool.
-func inventory(ts []tools.Tool, owner string) map[string]any {
-	out := map[string]any{}
-	for _, t := range ts {
-		if inv, ok := t.(interface{ Inventory(string) any }); ok {
-			out[t.Name()] = inv.Inventory(owner)
-		}
-	}
-	return out
-}
-
-// release ends the owner's resources in every tool that keeps any.
-func release(ts []tools.Tool, owner string) {
-	for _, t := range ts {
-		if r, ok := t.(interface{ Release(string) }); ok {
-			r.Release(owner)
-		}
 	}
 }

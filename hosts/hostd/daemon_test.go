@@ -1,4 +1,4 @@
-package hosts
+package hostd
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func (c *pipeConn) read(t *testing.T) proto.Msg {
 // TestDaemonFetchAnsweredResult: a result answered on a connection that looked alive (the
 // daemon noticed the drop late) stays fetchable on another connection for ResultTTL, once.
 func TestDaemonFetchAnsweredResult(t *testing.T) {
-	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Log: testLog(t)})
+	d := NewDaemon(Options{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Log: testLog(t)})
 	t.Cleanup(d.Close) // after the connections' cleanups
 	old, next := connect(t, d), connect(t, d)
 	fetch := func(id uint64, key string) proto.Msg {
@@ -105,7 +105,7 @@ func TestDaemonFetchAnsweredResult(t *testing.T) {
 // TestDaemonIdleAndGrace: the daemon is idle only with no connection and no owner, and a
 // dropped owner is released when its grace period passes.
 func TestDaemonIdleAndGrace(t *testing.T) {
-	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Grace: time.Minute, IdleExit: time.Second, Log: testLog(t)})
+	d := NewDaemon(Options{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Grace: time.Minute, IdleExit: time.Second, Log: testLog(t)})
 	t.Cleanup(d.Close) // after the connections' cleanups
 	now := time.Now()
 	d.housekeep(now)
@@ -155,7 +155,7 @@ func (s *stuckTool) Call(ctx context.Context, owner string, input json.RawMessag
 func TestDaemonCloseDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		stuck := &stuckTool{entered: make(chan struct{}, 1), release: make(chan struct{})}
-		d := NewDaemon(DaemonOptions{Tools: []tools.Tool{stuck}, CloseTimeout: 3 * time.Second, Log: testLog(t)})
+		d := NewDaemon(Options{Tools: []tools.Tool{stuck}, CloseTimeout: 3 * time.Second, Log: testLog(t)})
 		c := connect(t, d)
 		c.send(t, proto.Msg{ID: 1, Call: &proto.Call{Owner: "o1", Tool: "stuck"}})
 		<-stuck.entered
@@ -173,7 +173,7 @@ func TestDaemonCloseDeadline(t *testing.T) {
 // TestDaemonCloseWaitsForCalls: calls that end when their ctx ends are waited for, with
 // no deadline reached.
 func TestDaemonCloseWaitsForCalls(t *testing.T) {
-	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, CloseTimeout: time.Minute, Log: testLog(t)})
+	d := NewDaemon(Options{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, CloseTimeout: time.Minute, Log: testLog(t)})
 	c := connect(t, d)
 	started := filepath.Join(t.TempDir(), "started")
 	c.send(t, proto.Msg{ID: 1, Call: &proto.Call{Owner: "o1", Tool: "bash", Input: json.RawMessage(`{"command":"touch ` + started + `; exec sleep 1000"}`)}})
@@ -239,7 +239,7 @@ func dialDaemon(t *testing.T, c net.Conn) (proto.Msg, error) {
 // TestDaemonMaxConns: the daemon serves MaxConns connections at once and refuses the next
 // with a fatal error frame that says so; once one ends, it serves a new one.
 func TestDaemonMaxConns(t *testing.T) {
-	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, MaxConns: 2, Log: testLog(t)})
+	d := NewDaemon(Options{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, MaxConns: 2, Log: testLog(t)})
 	sock := runDaemon(t, d)
 	dial := func() (net.Conn, proto.Msg) {
 		c, err := net.Dial("unix", sock)
@@ -279,7 +279,7 @@ func TestDaemonExitsWithStuckCall(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			stuck := &stuckTool{entered: make(chan struct{}, 1), release: make(chan struct{})}
 			defer close(stuck.release)
-			d := NewDaemon(DaemonOptions{Tools: []tools.Tool{stuck}, Grace: 50 * time.Millisecond, IdleExit: 50 * time.Millisecond,
+			d := NewDaemon(Options{Tools: []tools.Tool{stuck}, Grace: 50 * time.Millisecond, IdleExit: 50 * time.Millisecond,
 				CloseTimeout: 100 * time.Millisecond, Log: testLog(t)})
 			l, err := net.Listen("unix", filepath.Join(daemonDir(t), "d.sock"))
 			if err != nil {
@@ -341,7 +341,7 @@ func TestWriteResultTooLarge(t *testing.T) {
 func TestDaemonRelativePaths(t *testing.T) {
 	needs.Proc(t)
 	bash := tools.NewBash(tools.BashOptions{})
-	d := NewDaemon(DaemonOptions{
+	d := NewDaemon(Options{
 		Tools: []tools.Tool{bash, tools.NewEditor(tools.EditorOptions{Dirs: bash})},
 		ConnTools: func(n int) []tools.Tool {
 			return []tools.Tool{tools.NewImage(tools.ImageOptions{MaxBase64Bytes: n, Dirs: bash})}

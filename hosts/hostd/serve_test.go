@@ -1,4 +1,4 @@
-package hosts
+package hostd
 
 import (
 	"bytes"
@@ -472,7 +472,7 @@ func TestHostConcurrentStartsOneDaemon(t *testing.T) {
 // the host serves in its own process and says so on stderr.
 func TestHostFallsBackWithoutDaemon(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
-	writeFile(t, file, "x")
+	sshdtest.WriteFile(t, file, "x")
 	h := startHostIn(t, file, 100)
 	if hello := h.handshake(t); hello.PID != h.cmd.Process.Pid || hello.NoDaemon == "" {
 		t.Errorf("hello = %+v, want the host's own pid %d and a no_daemon reason", hello, h.cmd.Process.Pid)

@@ -1,4 +1,4 @@
-package hosts
+package hostd
 
 import (
 	"crypto/rand"
@@ -47,7 +47,7 @@ func dialAsUID(addr string, uid int) (net.Conn, error) {
 func TestDaemonRefusesOtherUID(t *testing.T) {
 	needs.Root(t, "connecting as another uid")
 	var log syncbuf.Buffer
-	d := NewDaemon(DaemonOptions{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	d := NewDaemon(Options{Tools: []tools.Tool{tools.NewBash(tools.BashOptions{})}, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	var id [8]byte
 	rand.Read(id[:])
 	addr := "@myco-test-" + hex.EncodeToString(id[:])

@@ -1,4 +1,4 @@
-package hosts
+package hostd
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"myco.dev/internal/peercred"
 )
 
-// DaemonOptions configures a [Daemon].
-type DaemonOptions struct {
+// Options configures a [Daemon].
+type Options struct {
 	// Tools are the tool services every connection shares (bash, the editor). Their
 	// resources are keyed by owner and outlive a connection.
 	Tools []tools.Tool
@@ -47,7 +47,7 @@ type DaemonOptions struct {
 	// ended the tools' processes (default 5 s): a call that ignores its ctx does not keep
 	// the daemon from exiting.
 	CloseTimeout time.Duration
-	Log          *slog.Logger
+	Log          *slog.Logger // nil means slog.Default()
 }
 
 // Daemon is the per-user host daemon: it owns the tool services and every owner's
@@ -57,7 +57,7 @@ type DaemonOptions struct {
 // controller that re-attaches finds them. It is safe for concurrent use; the caller must
 // Close it.
 type Daemon struct {
-	o        DaemonOptions
+	o        Options
 	hello    proto.Hello
 	log      *slog.Logger
 	byName   map[string]tools.Tool
@@ -96,7 +96,7 @@ type connState struct {
 }
 
 // NewDaemon returns a daemon over the shared tools.
-func NewDaemon(o DaemonOptions) *Daemon {
+func NewDaemon(o Options) *Daemon {
 	if o.Grace <= 0 {
 		o.Grace = 30 * time.Minute
 	}
@@ -114,7 +114,7 @@ func NewDaemon(o DaemonOptions) *Daemon {
 	}
 	log := o.Log
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
 	var id [8]byte
 	rand.Read(id[:])
@@ -199,7 +199,7 @@ func (d *Daemon) release(name string) {
 		}
 	}
 	d.mu.Unlock()
-	release(d.o.Tools, name)
+	tools.Release(d.o.Tools, name)
 }
 
 // housekeep drops expired results, releases owners whose grace has passed, and reports
@@ -267,7 +267,7 @@ func (d *Daemon) reap(name string, now time.Time) {
 	}
 	delete(d.owners, name) // no connection holds it
 	d.mu.Unlock()
-	release(d.o.Tools, name)
+	tools.Release(d.o.Tools, name)
 }
 
 // Run accepts connections on l, a Unix socket listener, until ctx ends or the daemon has
