@@ -1,13 +1,10 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
 )
 
@@ -29,34 +27,23 @@ const maxAPIBody = 1 << 20
 // apiPing is the interval of /api/events' ping event.
 const apiPing = 15 * time.Second
 
-// APIError is an error the API answers as {"error": {"code": …, "message": …}}.
-type APIError struct {
-	Status  int
-	Code    string
-	Message string
-	Err     error // logged, never shown
-}
-
-func (e *APIError) Error() string { return e.Code + ": " + e.Message }
-func (e *APIError) Unwrap() error { return e.Err }
-
-func apiError(status int, code, msg string) error {
-	return &APIError{Status: status, Code: code, Message: msg}
-}
-
 // api adapts an API handler: its result is written as JSON with status 200 (or the status
-// it sets first), and its error as the error envelope.
+// withStatus gives it), and its error in the error envelope.
 func (s *server) api(f func(w http.ResponseWriter, r *http.Request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v, err := f(w, r)
 		if err != nil {
-			s.apiFail(w, r, err)
+			web.WriteError(w, s.errors.Answer(r, err))
 			return
 		}
 		if v == nil {
 			return // a stream, already written
 		}
-		writeJSON(w, http.StatusOK, v)
+		status := http.StatusOK
+		if sr, ok := v.(statusResult); ok {
+			status, v = sr.status, sr.v
+		}
+		web.WriteJSON(w, status, v)
 	}
 }
 
@@ -68,75 +55,12 @@ type statusResult struct {
 // withStatus makes a result answer status instead of 200.
 func withStatus(status int, v any) any { return statusResult{status, v} }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	if sr, ok := v.(statusResult); ok {
-		status, v = sr.status, sr.v
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
-}
+// apiError is an answer of the API without a cause: a request it refuses.
+func apiError(status int, code, msg string) error { return web.NewError(status, code, msg) }
 
-// apiFail answers err with the error envelope: a stable code and a sentence that says what
-// was wrong. Unexpected errors are logged and answered "internal" without details.
-func (s *server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *APIError
-	var busy *sessions.BusyError
-	switch {
-	case errors.As(err, &ae):
-	case errors.As(err, &busy):
-		ae = &APIError{Status: http.StatusConflict, Code: "busy", Message: busy.Error() + "; nothing was queued: cancel it, or wait for busy: false and send again"}
-	case errors.Is(err, sessions.ErrParentNotFound):
-		ae = &APIError{Status: http.StatusNotFound, Code: "parent_not_found", Message: "the parent_session does not exist"}
-	case errors.Is(err, sessions.ErrNotFound):
-		ae = &APIError{Status: http.StatusNotFound, Code: "not_found", Message: "no such session"}
-	case errors.Is(err, sessions.ErrUnknownAction):
-		ae = &APIError{Status: http.StatusBadRequest, Code: "unknown_action", Message: strings.TrimPrefix(err.Error(), "sessions: ")}
-	case errors.Is(err, sessions.ErrShutdown):
-		ae = &APIError{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the server is shutting down; retry with the same request_id once it is back"}
-	case errors.Is(err, sessions.ErrSaveFailed):
-		ae = &APIError{Status: http.StatusInternalServerError, Code: "save_failed", Message: "the session could not be saved, so its work is stopped: " + err.Error()}
-	default:
-		s.Log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		ae = &APIError{Status: http.StatusInternalServerError, Code: "internal", Message: "the server failed to do this; its log says why"}
-	}
-	writeJSON(w, ae.Status, map[string]any{"error": map[string]string{"code": ae.Code, "message": ae.Message}})
-}
-
-// decode reads a JSON request body into v: Content-Type application/json, at most
-// maxAPIBody bytes, one value, and no field v does not have.
+// decode reads a JSON request body into v (see [web.DecodeJSON]), at most maxAPIBody bytes.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return apiError(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as JSON with Content-Type: application/json")
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAPIBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		var syntax *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &tooBig):
-			return apiError(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is over %d bytes", maxAPIBody))
-		case errors.As(err, &syntax):
-			return apiError(http.StatusBadRequest, "invalid_json", fmt.Sprintf("the body is not valid JSON at byte %d: %v", syntax.Offset, syntax))
-		case errors.As(err, &typ):
-			return apiError(http.StatusBadRequest, "invalid_field", fmt.Sprintf("field %q must be a %s, not %s", typ.Field, typ.Type, typ.Value))
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return apiError(http.StatusBadRequest, "unknown_field", "unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field ")+" in the body")
-		case errors.Is(err, io.EOF):
-			return apiError(http.StatusBadRequest, "invalid_json", "the body is empty; send a JSON object")
-		}
-		return apiError(http.StatusBadRequest, "invalid_json", "the body is not a JSON object this endpoint takes: "+err.Error())
-	}
-	if dec.More() {
-		return apiError(http.StatusBadRequest, "invalid_json", "the body holds more than one JSON value")
-	}
-	return nil
+	return web.DecodeJSON(w, r, v, maxAPIBody)
 }
 
 func missing(field string) error {
@@ -493,13 +417,12 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 	}
 	sub := s.Sessions.Subscribe(ids, after).Exact()
 	defer sub.Close()
-	sse, err := startSSE(w)
+	sse, err := web.StartSSE(w)
 	if err != nil {
 		return nil, nil
 	}
 	ctx := r.Context()
 	ping := s.APIPing
-	var b bytes.Buffer
 	for {
 		wait, cancel := context.WithTimeout(ctx, ping)
 		us, err := sub.Next(wait)
@@ -508,7 +431,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 		case ctx.Err() != nil:
 			return nil, nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if sse.send("", "", `{"type":"ping","time":"`+time.Now().UTC().Format(time.RFC3339Nano)+`"}`) != nil {
+			if sse.Send("", "", `{"type":"ping","time":"`+time.Now().UTC().Format(time.RFC3339Nano)+`"}`) != nil {
 				return nil, nil
 			}
 			continue
@@ -516,9 +439,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 			return nil, nil
 		}
 		for _, u := range us {
-			b.Reset()
-			json.NewEncoder(&b).Encode(u)
-			if sse.send(sub.IDOf(u.Seq), "", strings.TrimSuffix(b.String(), "\n")) != nil {
+			if sse.SendJSON(sub.IDOf(u.Seq), u) != nil {
 				return nil, nil
 			}
 		}

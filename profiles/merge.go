@@ -1,4 +1,4 @@
-package handlers
+package profiles
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"myco.dev/internal/web"
 )
 
 // One event stream per browser. A page does not open a stream of its own: it asks the
@@ -25,6 +27,9 @@ import (
 
 // mergedPing is the interval of the merged stream's ping events.
 const mergedPing = 5 * time.Second
+
+// maxSubscribeBody bounds the body of a subscription, as the API's are bounded.
+const maxSubscribeBody = 1 << 20
 
 // streams are the open merged streams.
 type streams struct {
@@ -99,12 +104,11 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		m.mu.Unlock()
 	}()
-	sse, err := startSSE(w)
+	sse, err := web.StartSSE(w)
 	if err != nil {
 		return
 	}
-	hello, _ := json.Marshal(map[string]string{"type": "hello", "stream": m.id})
-	if sse.send("", "", string(hello)) != nil {
+	if sse.SendJSON("", map[string]string{"type": "hello", "stream": m.id}) != nil {
 		return
 	}
 	ping := time.NewTicker(mergedPing)
@@ -114,11 +118,11 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case b := <-m.out:
-			if sse.send("", "", string(b)) != nil {
+			if sse.Send("", "", string(b)) != nil {
 				return
 			}
 		case <-ping.C:
-			if sse.send("", "", `{"type":"ping"}`) != nil {
+			if sse.Send("", "", `{"type":"ping"}`) != nil {
 				return
 			}
 		}
@@ -143,16 +147,16 @@ func (s *supervisor) subscribe(w http.ResponseWriter, r *http.Request) {
 	m := s.streams.m[chi.URLParam(r, "stream")]
 	s.streams.mu.Unlock()
 	if m == nil {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such event stream: open /events again"}})
+		web.WriteError(w, web.NewError(http.StatusNotFound, "not_found", "no such event stream: open /events again"))
 		return
 	}
 	var req subscribeRequest
-	if err := decode(w, r, &req); err != nil {
-		s.apiFailure(w, err)
+	if err := web.DecodeJSON(w, r, &req, maxSubscribeBody); err != nil {
+		web.WriteError(w, web.Resolve(err, nil))
 		return
 	}
 	if req.Sub == "" || len(req.Sub) > 64 {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "missing_field", "message": "sub names the subscription (at most 64 bytes)"}})
+		web.WriteError(w, web.NewError(http.StatusBadRequest, "missing_field", "sub names the subscription (at most 64 bytes)"))
 		return
 	}
 	m.mu.Lock()
@@ -166,25 +170,17 @@ func (s *supervisor) subscribe(w http.ResponseWriter, r *http.Request) {
 	case "subscribe":
 		match := sessionEvents.FindStringSubmatch(req.URL)
 		if match == nil || !s.served(match[1]) || m.closed {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_field", "message": "url must be a session's event stream, /profiles/NAME/s/ID/events"}})
+			web.WriteError(w, web.NewError(http.StatusBadRequest, "invalid_field", "url must be a session's event stream, /profiles/NAME/s/ID/events"))
 			return
 		}
 		ctx, cancel := context.WithCancel(m.ctx)
 		m.subs[req.Sub] = cancel
 		go s.relay(ctx, m, req.Sub, match[1], req.URL, req.After, r.Host)
 	default:
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_field", "message": "op must be subscribe or unsubscribe"}})
+		web.WriteError(w, web.NewError(http.StatusBadRequest, "invalid_field", "op must be subscribe or unsubscribe"))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sub": req.Sub, "op": req.Op})
-}
-
-func (s *supervisor) apiFailure(w http.ResponseWriter, err error) {
-	if ae, ok := err.(*APIError); ok {
-		writeJSON(w, ae.Status, map[string]any{"error": map[string]string{"code": ae.Code, "message": ae.Message}})
-		return
-	}
-	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_json", "message": err.Error()}})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"sub": req.Sub, "op": req.Op})
 }
 
 // relay reads one subscription's stream from its profile's worker and forwards its events

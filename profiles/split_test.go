@@ -1,39 +1,15 @@
-package handlers
+package profiles
 
 import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"syscall"
 	"testing"
 
 	"myco.dev/internal/handoff"
 )
-
-// TestElsewhere: a worker sends a request it does not serve (another profile's, the
-// supervisor's stream) back with a 307 and a closed connection.
-func TestElsewhere(t *testing.T) {
-	h := elsewhere("/profiles/work", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("mine")) }))
-	for _, tt := range []struct {
-		path string
-		mine bool
-	}{
-		{"/profiles/work/", true}, {"/profiles/work", true}, {"/profiles/work/api/sessions", true}, {"/static/app.css", true},
-		{"/profiles/home/", false}, {"/profiles/workshop/", false}, {"/events", false}, {"/", false}, {"/status", false},
-	} {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", tt.path+"?x=1", nil))
-		if tt.mine && rec.Body.String() != "mine" {
-			t.Errorf("%s: %d %q, want it served", tt.path, rec.Code, rec.Body)
-		}
-		if !tt.mine && (rec.Code != http.StatusTemporaryRedirect || rec.Header().Get("Location") != tt.path+"?x=1" || rec.Header().Get("Connection") != "close") {
-			t.Errorf("%s: %d %v, want a 307 to itself with the connection closed", tt.path, rec.Code, rec.Header())
-		}
-	}
-}
 
 type noHandoffs struct{}
 
@@ -45,7 +21,7 @@ func (noHandoffs) Sender(context.Context, string) (*handoff.Sender, error) {
 // net.ErrClosed, whether Close or its accepting goroutine ended it first; a nil connection
 // with a nil error made http.Server serve nil, a panic at shutdown that a test caught.
 func TestSplitListenerClosed(t *testing.T) {
-	sv := NewSupervisor(SupervisorDeps{Port: "1", UID: os.Getuid(), Exists: func(string) bool { return false }})
+	sv := NewSupervisor(SupervisorOptions{Port: "1", UID: os.Getuid(), Exists: func(string) bool { return false }})
 	for range 200 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -80,7 +56,7 @@ func (f *flakyListener) Close() error { return nil }
 // TestSplitListenerRetriesTemporaryErrors: running out of file descriptors once does not
 // end the port's service: the next connection is accepted.
 func TestSplitListenerRetriesTemporaryErrors(t *testing.T) {
-	sv := NewSupervisor(SupervisorDeps{Port: "1", UID: os.Getuid(), Exists: func(string) bool { return false }})
+	sv := NewSupervisor(SupervisorOptions{Port: "1", UID: os.Getuid(), Exists: func(string) bool { return false }})
 	l := sv.Listener(&flakyListener{}, noHandoffs{})
 	defer l.Close()
 	c, err := l.Accept()
