@@ -69,18 +69,10 @@ func missing(field string) error {
 
 // --- Sessions ---------------------------------------------------------------------------
 
-type createRequest struct {
-	RequestID     string `json:"request_id"`
-	ParentSession string `json:"parent_session"`
-	Fork          bool   `json:"fork"`
-	Model         string `json:"model"`
-	Title         string `json:"title"`
-}
-
 // apiCreate creates a session (a hidden child when parent_session is set; a fork of it
 // with fork: true), idempotent by request_id, also across a restart.
 func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) {
-	var req createRequest
+	var req CreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return nil, err
 	}
@@ -98,11 +90,8 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"session_id": id, "request_id": req.RequestID, "created": created,
-		"url": s.sessionURL(id), "api_url": s.base + "/api/sessions/" + id}
-	if req.ParentSession != "" {
-		out["parent_session"] = req.ParentSession
-	}
+	out := CreateAnswer{SessionID: id, RequestID: req.RequestID, Created: created,
+		URL: s.sessionURL(id), APIURL: s.base + "/api/sessions/" + id, ParentSession: req.ParentSession}
 	if created {
 		return withStatus(http.StatusCreated, out), nil
 	}
@@ -134,38 +123,15 @@ func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]map[string]any, 0, len(list))
+	out := ListAnswer{Sessions: make([]ListedSession, 0, len(list))}
 	for _, l := range list {
-		row := map[string]any{"session_id": l.ID, "title": l.Title, "model": l.Model, "created": l.Created,
-			"modified": l.Modified, "busy": l.Busy, "archived": l.Archived, "hidden": l.Hidden}
-		if l.Parent != "" {
-			row["parent_session"] = l.Parent
-		}
-		out = append(out, row)
+		out.Sessions = append(out.Sessions, ListedSession{SessionID: l.ID, Title: l.Title, Model: l.Model, Created: l.Created,
+			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, ParentSession: l.Parent})
 	}
-	return map[string]any{"sessions": out}, nil
+	return out, nil
 }
 
 // --- Snapshot ---------------------------------------------------------------------------
-
-// apiMessage is one message of a snapshot: its text and its tool calls with their
-// outcomes; hidden system parts are left out.
-type apiMessage struct {
-	Index      int        `json:"index"`
-	Role       string     `json:"role"`
-	AcceptedAt *time.Time `json:"accepted_at,omitempty"`
-	Text       string     `json:"text,omitempty"`
-	ToolCalls  []apiCall  `json:"tool_calls,omitempty"`
-	Images     int        `json:"images,omitempty"`
-}
-
-type apiCall struct {
-	ID     string          `json:"id"`
-	Name   string          `json:"name"`
-	Input  json.RawMessage `json:"input"`
-	Status string          `json:"status"` // running, ok, error, unknown
-	Output string          `json:"output,omitempty"`
-}
 
 // apiSnapshot answers a session's state: busy (false marks the end of accepted work), the
 // active thread, its newest messages (?limit=, default 20, at most 200; ?before=INDEX pages
@@ -189,7 +155,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	p := s.projector(id, th)
-	var msgs []apiMessage
+	msgs := []SnapshotMessage{}
 	i := before - 1
 	for ; i >= 0 && len(msgs) < limit; i-- {
 		if m, ok := p.apiMessage(i); ok {
@@ -201,42 +167,34 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 	}
 	window := s.model(st.Model).ContextWindow
 	used := th.ContextUsed()
-	out := map[string]any{
-		"session_id": id, "title": sess.Title, "created": sess.Created, "model": st.Model,
-		"busy": st.Busy, "active_thread": th.ID, "last_turn": th.LastTurn(), "archived": sess.Archived, "hidden": sess.Hidden,
-		"usage":    map[string]any{"user": fmt.Sprintf("USER %d/%d", used, window), "prompt_tokens": used, "context_window": window, "spent": sess.Spent()},
-		"messages": msgs, "answer": lastAnswer(th), "event_id": cursor,
+	out := SnapshotAnswer{
+		SessionID: id, Title: sess.Title, Created: sess.Created, Model: st.Model,
+		Busy: st.Busy, BusyElsewhere: st.Elsewhere, ActiveThread: th.ID, LastTurn: th.LastTurn(), Archived: sess.Archived, Hidden: sess.Hidden,
+		Usage:    SnapshotUsage{User: fmt.Sprintf("USER %d/%d", used, window), PromptTokens: used, ContextWindow: window, Spent: sess.Spent()},
+		Messages: msgs, Answer: lastAnswer(th), EventID: cursor, ParentSession: sess.Parent,
 	}
 	if st.Busy {
-		out["job"] = st.Job
-	}
-	if st.Elsewhere != "" {
-		out["busy_elsewhere"] = st.Elsewhere
+		out.Job = st.Job
 	}
 	if st.Stopped != nil {
-		out["stopped"] = st.Stopped.Error()
+		out.Stopped = st.Stopped.Error()
 	}
 	if i >= 0 {
-		out["next_before"] = i + 1
-	}
-	if sess.Parent != "" {
-		out["parent_session"] = sess.Parent
+		out.NextBefore = i + 1
 	}
 	if root, depth, err := s.Sessions.Lineage(r.Context(), id); err == nil {
-		out["root_session"], out["depth"] = root, depth
+		out.RootSession, out.Depth = root, &depth
 	}
 	tree, err := s.Sessions.Tree(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
-	var kids []map[string]any
+	out.Children = make([]ChildSession, 0, len(tree.Children))
 	for _, c := range tree.Children {
-		kids = append(kids, map[string]any{"session_id": c.ID, "title": c.Title, "model": c.Model, "busy": c.Busy, "last_turn": c.LastTurn})
+		out.Children = append(out.Children, ChildSession{SessionID: c.ID, Title: c.Title, Model: c.Model, Busy: c.Busy, LastTurn: c.LastTurn})
 	}
-	out["children"] = kids
 	t := tree.Totals()
-	out["tree"] = map[string]any{"sessions": t.Sessions, "busy": t.Busy, "open_tool_calls": t.OpenCalls,
-		"spent": t.Spent, "work_secs": t.Work.Seconds()}
+	out.Tree = TreeTotals{Sessions: t.Sessions, Busy: t.Busy, OpenToolCalls: t.OpenCalls, Spent: t.Spent, WorkSecs: t.Work.Seconds()}
 	return out, nil
 }
 
@@ -266,15 +224,15 @@ func lastAnswer(th *sessions.Thread) string {
 
 // apiMessage renders entry i for the API, or reports false for one that is only tool
 // results (they show in their calls).
-func (p *projector) apiMessage(i int) (apiMessage, bool) {
+func (p *projector) apiMessage(i int) (SnapshotMessage, bool) {
 	e := p.thread.Entries[i]
-	m := apiMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text()}
+	m := SnapshotMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text()}
 	for _, part := range e.Message.Parts {
 		switch {
 		case part.Kind == model.KindImage:
 			m.Images++
 		case part.Kind == model.KindToolCall && part.ToolCall != nil:
-			c := apiCall{ID: part.ToolCall.ID, Name: part.ToolCall.Name, Input: part.ToolCall.Input, Status: "running"}
+			c := SnapshotToolCall{ID: part.ToolCall.ID, Name: part.ToolCall.Name, Input: part.ToolCall.Input, Status: "running"}
 			if len(c.Input) == 0 {
 				c.Input = json.RawMessage("{}")
 			}
@@ -301,20 +259,12 @@ func (p *projector) apiMessage(i int) (apiMessage, bool) {
 
 // --- Actions ----------------------------------------------------------------------------
 
-type actionRequest struct {
-	RequestID string `json:"request_id"`
-	Action    string `json:"action"`
-	Text      string `json:"text"`
-	Model     string `json:"model"`
-	Title     string `json:"title"`
-}
-
 // apiAction does one action on a session, idempotent by request_id: submit (text; the
 // answer carries the acceptance time; a busy session refuses with code busy), select_model
 // (model), compact, archive, restore, set_title (title).
 func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := chi.URLParam(r, "id")
-	var req actionRequest
+	var req ActionRequest
 	if err := decode(w, r, &req); err != nil {
 		return nil, err
 	}
@@ -328,7 +278,6 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"session_id": id, "request_id": req.RequestID, "action": req.Action}
 	switch req.Action {
 	case "submit":
 		if strings.TrimSpace(req.Text) == "" {
@@ -346,9 +295,9 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		if err != nil {
 			return nil, err
 		}
-		out["accepted_at"], out["thread"], out["repeat"] = acc.At, acc.Thread, acc.Repeat
+		out := SubmitAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, AcceptedAt: acc.At, Thread: acc.Thread, Repeat: acc.Repeat}
 		if !acc.Repeat {
-			out["event_id"] = cursor
+			out.EventID = cursor
 		}
 		return out, nil
 	case sessions.ActSelectModel:
@@ -367,11 +316,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	out["at"], out["repeat"] = rec.At, repeat
-	if rec.Result != "" {
-		out["result"] = rec.Result
-	}
-	return out, nil
+	return ActionAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, At: rec.At, Repeat: repeat, Result: rec.Result}, nil
 }
 
 // apiCancel stops the session's running turn or compaction, retry waits included. The
@@ -379,9 +324,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := chi.URLParam(r, "id")
 	if r.ContentLength != 0 {
-		var req struct {
-			RequestID string `json:"request_id"`
-		}
+		var req CancelRequest
 		if err := decode(w, r, &req); err != nil {
 			return nil, err
 		}
@@ -390,7 +333,7 @@ func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	stopped := s.Sessions.Stop(id)
-	return map[string]any{"session_id": id, "stopped": stopped, "api_url": s.base + "/api/sessions/" + id}, nil
+	return CancelAnswer{SessionID: id, Stopped: stopped, APIURL: s.base + "/api/sessions/" + id}, nil
 }
 
 // --- Events -----------------------------------------------------------------------------
@@ -431,7 +374,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 		case ctx.Err() != nil:
 			return nil, nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if sse.Send("", "", `{"type":"ping","time":"`+time.Now().UTC().Format(time.RFC3339Nano)+`"}`) != nil {
+			if sse.SendJSON("", PingEvent{Type: "ping", Time: time.Now().UTC()}) != nil {
 				return nil, nil
 			}
 			continue

@@ -14,8 +14,8 @@
 // the connecting socket's owner or the token, Origin) with package web, hands the
 // connection of a request for a profile to its worker whole (split.go), forwards what it
 // keeps, merges the workers' session streams into one event stream per browser
-// (merge.go), and answers /status. A profile whose worker is not there gets a page that
-// says why.
+// (merge.go), and answers /status; its JSON answers and events are the structs of
+// answers.go. A profile whose worker is not there gets a page that says why.
 //
 // It may import package web, static and views (for its error page) and chi; it must not
 // import handlers (one profile's server, which runs in the worker), sessions, agent,

@@ -108,7 +108,7 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	if sse.SendJSON("", map[string]string{"type": "hello", "stream": m.id}) != nil {
+	if sse.SendJSON("", HelloEvent{Type: "hello", Stream: m.id}) != nil {
 		return
 	}
 	ping := time.NewTicker(mergedPing)
@@ -122,7 +122,7 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-ping.C:
-			if sse.Send("", "", `{"type":"ping"}`) != nil {
+			if sse.SendJSON("", PingEvent{Type: "ping"}) != nil {
 				return
 			}
 		}
@@ -132,13 +132,6 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 // sessionEvents matches the event stream of a session page, the only streams a page
 // subscribes to.
 var sessionEvents = regexp.MustCompile(`^/profiles/([A-Za-z0-9_-]+)/s/([0-9A-Za-z][0-9A-Za-z_-]{0,63})/events$`)
-
-type subscribeRequest struct {
-	Op    string `json:"op"`    // "subscribe" or "unsubscribe"
-	Sub   string `json:"sub"`   // the page's name for the subscription
-	URL   string `json:"url"`   // a session's event stream, /profiles/NAME/s/ID/events
-	After string `json:"after"` // the last event id the page has
-}
 
 // subscribe serves POST /events/STREAM: a page's subscription to a session's events
 // through the browser's stream, or its end.
@@ -150,7 +143,7 @@ func (s *supervisor) subscribe(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, web.NewError(http.StatusNotFound, "not_found", "no such event stream: open /events again"))
 		return
 	}
-	var req subscribeRequest
+	var req SubscribeRequest
 	if err := web.DecodeJSON(w, r, &req, maxSubscribeBody); err != nil {
 		web.WriteError(w, web.Resolve(err, nil))
 		return
@@ -180,7 +173,7 @@ func (s *supervisor) subscribe(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, web.NewError(http.StatusBadRequest, "invalid_field", "op must be subscribe or unsubscribe"))
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, map[string]any{"sub": req.Sub, "op": req.Op})
+	web.WriteJSON(w, http.StatusOK, SubscribeAnswer{Sub: req.Sub, Op: req.Op})
 }
 
 // relay reads one subscription's stream from its profile's worker and forwards its events
@@ -196,7 +189,7 @@ func (s *supervisor) relay(ctx context.Context, m *mergedStream, sub, profile, u
 		if got {
 			delay = 250 * time.Millisecond
 		}
-		if !m.send(map[string]string{"type": "status", "sub": sub, "state": "reconnecting"}) {
+		if !m.send(SubStatusEvent{Type: "status", Sub: sub, State: "reconnecting"}) {
 			return
 		}
 		t := time.NewTimer(delay)
@@ -231,7 +224,7 @@ func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profil
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		m.send(map[string]any{"type": "status", "sub": sub, "state": "gone", "status": resp.StatusCode})
+		m.send(SubStatusEvent{Type: "status", Sub: sub, State: "gone", Status: resp.StatusCode})
 		<-ctx.Done()
 		return false
 	}
@@ -245,8 +238,7 @@ func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profil
 		switch {
 		case line == "":
 			if data != nil || event != "" {
-				ev := map[string]any{"type": "event", "sub": sub, "id": id, "event": event, "data": strings.Join(data, "\n")}
-				if !m.send(ev) {
+				if !m.send(SubEvent{Type: "event", Sub: sub, ID: id, Event: event, Data: strings.Join(data, "\n")}) {
 					return got
 				}
 				got = true

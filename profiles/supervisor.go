@@ -248,21 +248,13 @@ func (s *supervisor) fail(w http.ResponseWriter, r *http.Request, e *web.Error) 
 // status answers the workers' states and the number of merged event streams open (one per
 // browser), as JSON.
 func (s *supervisor) status(w http.ResponseWriter, r *http.Request) {
-	var ps []map[string]any
-	for _, st := range s.Workers.States() {
-		p := map[string]any{"profile": st.Profile, "running": st.Running, "crashes": st.Crashes}
-		if st.PID != 0 {
-			p["pid"] = st.PID
-		}
-		if !st.Retry.IsZero() {
-			p["retry_at"] = st.Retry
-		}
-		if st.Error != "" {
-			p["error"] = st.Error
-		}
-		ps = append(ps, p)
+	states := s.Workers.States()
+	out := StatusAnswer{Profiles: make([]ProfileStatus, 0, len(states)), EventStreams: s.streams.count()}
+	for _, st := range states {
+		out.Profiles = append(out.Profiles, ProfileStatus{Profile: st.Profile, Running: st.Running, Crashes: st.Crashes,
+			PID: st.PID, RetryAt: st.Retry, Error: st.Error})
 	}
-	web.WriteJSON(w, http.StatusOK, map[string]any{"profiles": ps, "event_streams": s.streams.count()})
+	web.WriteJSON(w, http.StatusOK, out)
 }
 
 // proxyBuffers reuses the proxy's copy buffers.
