@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/static"
 )
@@ -68,7 +67,7 @@ func TestOneErrorMapping(t *testing.T) {
 
 			api := httptest.NewRecorder()
 			s.api(func(http.ResponseWriter, *http.Request) (any, error) { return nil, tt.err })(api, httptest.NewRequest("GET", "/profiles/default/api/sessions", nil))
-			var body web.ErrorBody
+			var body ErrorAnswer
 			if err := json.Unmarshal(api.Body.Bytes(), &body); err != nil || api.Code != tt.status || body.Error.Code != tt.code || body.Error.Message == "" {
 				t.Errorf("API: %d %s, want %d with code %s", api.Code, api.Body, tt.status, tt.code)
 			}
@@ -89,5 +88,13 @@ func TestOneErrorMapping(t *testing.T) {
 				t.Errorf("composer: %d log lines, want %d", n, want)
 			}
 		})
+	}
+}
+
+// TestNilLogIsDefault: handlers built without a logger log to slog.Default(), never
+// nowhere.
+func TestNilLogIsDefault(t *testing.T) {
+	if s := newServer(Deps{}); s.Log != slog.Default() || s.errors.Log != slog.Default() {
+		t.Errorf("Deps without a Log: the server logs to %v, want slog.Default()", s.Log)
 	}
 }

@@ -90,7 +90,7 @@ type Deps struct {
 	// is the API event stream's; 0 means 15 s.
 	Ping    time.Duration
 	APIPing time.Duration
-	Log     *slog.Logger
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // server holds the handlers' shared state.
@@ -118,7 +118,7 @@ func New(d Deps) http.Handler {
 
 func newServer(d Deps) *server {
 	if d.Log == nil {
-		d.Log = slog.New(slog.DiscardHandler)
+		d.Log = slog.Default()
 	}
 	if d.Ping <= 0 {
 		d.Ping = 5 * time.Second
