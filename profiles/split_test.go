@@ -3,12 +3,19 @@ package profiles
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
+	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"myco.dev/internal/handoff"
+	"myco.dev/internal/web"
+	"myco.dev/static"
 )
 
 type noHandoffs struct{}
@@ -64,4 +71,42 @@ func TestSplitListenerRetriesTemporaryErrors(t *testing.T) {
 		t.Fatalf("Accept = %v, %v; want the connection after the temporary error", c, err)
 	}
 	c.Close()
+}
+
+// TestListenerHandsConnections: a connection whose first request is for a profile goes to
+// its worker whole (the worker sees the browser's own TCP connection, where a forwarded
+// request comes over a socket pair); the supervisor keeps the rest and serves them itself.
+func TestListenerHandsConnections(t *testing.T) {
+	fw := newFakeWorkers(t, http.HandlerFunc(fakeWorker))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := web.PortOf(ln.Addr())
+	sv := NewSupervisor(SupervisorOptions{Workers: fw, Default: "work", Assets: static.New("/static/"), Port: port, UID: os.Getuid(),
+		Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	srv := web.NewServer(sv, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	go srv.Serve(sv.Listener(ln, fw))
+	t.Cleanup(func() { srv.Close() })
+	get := func(path string) string {
+		t.Helper()
+		// A connection of its own each: the first request decides where a connection goes.
+		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+		resp, err := client.Get("http://127.0.0.1:" + port + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s = %d %q", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	if body := get("/profiles/work/s/1/"); !strings.HasPrefix(body, "worker: GET /profiles/work/s/1/") || !strings.Contains(body, "remote=127.0.0.1:") {
+		t.Errorf("a profile's page = %q, want its worker serving the browser's connection", body)
+	}
+	if body := get("/status"); !strings.Contains(body, `"event_streams": 0`) {
+		t.Errorf("/status = %q, want the supervisor's own answer", body)
+	}
 }
