@@ -76,8 +76,8 @@ type Model struct {
 	// body; 0 disables it.
 	StreamIdleTimeout time.Duration
 
-	ContextWindow       int
-	Thinking            string
+	ContextWindow int
+	Thinking      string
 	// Effort is the reasoning effort sent (minimal, low, medium, high, xhigh): Responses'
 	// reasoning.effort, Chat Completions' reasoning_effort, Anthropic's output effort. It
 	// defaults to medium in the effort mode; empty sends none.

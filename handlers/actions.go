@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/views"
 )
@@ -24,7 +25,7 @@ func form(w http.ResponseWriter, r *http.Request) error {
 		if errors.As(err, &tooBig) {
 			return httpError(http.StatusRequestEntityTooLarge, "The form is over 1 MiB; send a shorter message or attach the file with @path.")
 		}
-		return &HTTPError{Status: http.StatusBadRequest, Message: "The request is not a form this server understands.", Err: err}
+		return &web.Error{Status: http.StatusBadRequest, Message: "The request is not a form this server understands.", Err: err}
 	}
 	return nil
 }
@@ -115,7 +116,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		return goTo(w, r, s.sessionURL(nid))
 	case cmd == "/compact":
 		if _, err := s.Sessions.Compact(r.Context(), id); err != nil {
-			return s.refusal(err, refuse)
+			return s.refusal(r, err, refuse)
 		}
 	case strings.HasPrefix(cmd, "/") && !strings.Contains(strings.Fields(cmd)[0][1:], "/"):
 		return refuse(http.StatusBadRequest, "Unknown command "+quote(strings.Fields(cmd)[0])+": the commands are /compact and /new. To send a message that starts with /, put a space before it.")
@@ -126,11 +127,11 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		}
 		j, err := s.Sessions.Submit(r.Context(), id, parts...)
 		if err != nil {
-			return s.refusal(err, refuse)
+			return s.refusal(r, err, refuse)
 		}
 		// Answer once the input is durable, so a refusal or a failed save shows here.
 		if _, err := j.Accepted(r.Context()); err != nil && !errors.Is(err, r.Context().Err()) {
-			return s.refusal(err, refuse)
+			return s.refusal(r, err, refuse)
 		}
 	}
 	if !htmx(r) {
@@ -141,19 +142,12 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	return views.Composer(s.composer(sess, st, false)).Render(r.Context(), w)
 }
 
-// refusal answers a submit or compaction the service refused: busy, stopped, shutting
-// down, or a failed start.
-func (s *server) refusal(err error, refuse func(int, string) error) error {
-	var busy *sessions.BusyError
-	switch {
-	case errors.As(err, &busy):
-		return refuse(http.StatusConflict, busy.Error()+". Nothing was queued: send it again when the turn ends.")
-	case errors.Is(err, sessions.ErrSaveFailed):
-		return refuse(http.StatusInternalServerError, "The session could not be saved, so its work is stopped: "+err.Error())
-	case errors.Is(err, sessions.ErrShutdown):
-		return refuse(http.StatusServiceUnavailable, "The server is shutting down; nothing was sent.")
-	}
-	return refuse(http.StatusInternalServerError, "The message was not sent: "+err.Error())
+// refusal answers a submit or compaction the service refused (busy, stopped, shutting
+// down, a failed start) in the composer, with the status and sentence of the one mapping;
+// a failure of the server is logged there, once.
+func (s *server) refusal(r *http.Request, err error, refuse func(int, string) error) error {
+	e := s.errors.Answer(r, err)
+	return refuse(e.Status, e.Message)
 }
 
 // stop stops the session's running turn or compaction, including a retry wait.

@@ -1,13 +1,10 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
 )
 
@@ -29,34 +27,23 @@ const maxAPIBody = 1 << 20
 // apiPing is the interval of /api/events' ping event.
 const apiPing = 15 * time.Second
 
-// APIError is an error the API answers as {"error": {"code": …, "message": …}}.
-type APIError struct {
-	Status  int
-	Code    string
-	Message string
-	Err     error // logged, never shown
-}
-
-func (e *APIError) Error() string { return e.Code + ": " + e.Message }
-func (e *APIError) Unwrap() error { return e.Err }
-
-func apiError(status int, code, msg string) error {
-	return &APIError{Status: status, Code: code, Message: msg}
-}
-
 // api adapts an API handler: its result is written as JSON with status 200 (or the status
-// it sets first), and its error as the error envelope.
+// withStatus gives it), and its error in the error envelope.
 func (s *server) api(f func(w http.ResponseWriter, r *http.Request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v, err := f(w, r)
 		if err != nil {
-			s.apiFail(w, r, err)
+			web.WriteError(w, s.errors.Answer(r, err))
 			return
 		}
 		if v == nil {
 			return // a stream, already written
 		}
-		writeJSON(w, http.StatusOK, v)
+		status := http.StatusOK
+		if sr, ok := v.(statusResult); ok {
+			status, v = sr.status, sr.v
+		}
+		web.WriteJSON(w, status, v)
 	}
 }
 
@@ -68,75 +55,12 @@ type statusResult struct {
 // withStatus makes a result answer status instead of 200.
 func withStatus(status int, v any) any { return statusResult{status, v} }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	if sr, ok := v.(statusResult); ok {
-		status, v = sr.status, sr.v
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
-}
+// apiError is an answer of the API without a cause: a request it refuses.
+func apiError(status int, code, msg string) error { return web.NewError(status, code, msg) }
 
-// apiFail answers err with the error envelope: a stable code and a sentence that says what
-// was wrong. Unexpected errors are logged and answered "internal" without details.
-func (s *server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *APIError
-	var busy *sessions.BusyError
-	switch {
-	case errors.As(err, &ae):
-	case errors.As(err, &busy):
-		ae = &APIError{Status: http.StatusConflict, Code: "busy", Message: busy.Error() + "; nothing was queued: cancel it, or wait for busy: false and send again"}
-	case errors.Is(err, sessions.ErrParentNotFound):
-		ae = &APIError{Status: http.StatusNotFound, Code: "parent_not_found", Message: "the parent_session does not exist"}
-	case errors.Is(err, sessions.ErrNotFound):
-		ae = &APIError{Status: http.StatusNotFound, Code: "not_found", Message: "no such session"}
-	case errors.Is(err, sessions.ErrUnknownAction):
-		ae = &APIError{Status: http.StatusBadRequest, Code: "unknown_action", Message: strings.TrimPrefix(err.Error(), "sessions: ")}
-	case errors.Is(err, sessions.ErrShutdown):
-		ae = &APIError{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the server is shutting down; retry with the same request_id once it is back"}
-	case errors.Is(err, sessions.ErrSaveFailed):
-		ae = &APIError{Status: http.StatusInternalServerError, Code: "save_failed", Message: "the session could not be saved, so its work is stopped: " + err.Error()}
-	default:
-		s.Log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		ae = &APIError{Status: http.StatusInternalServerError, Code: "internal", Message: "the server failed to do this; its log says why"}
-	}
-	writeJSON(w, ae.Status, map[string]any{"error": map[string]string{"code": ae.Code, "message": ae.Message}})
-}
-
-// decode reads a JSON request body into v: Content-Type application/json, at most
-// maxAPIBody bytes, one value, and no field v does not have.
+// decode reads a JSON request body into v (see [web.DecodeJSON]), at most maxAPIBody bytes.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return apiError(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as JSON with Content-Type: application/json")
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAPIBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		var syntax *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &tooBig):
-			return apiError(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is over %d bytes", maxAPIBody))
-		case errors.As(err, &syntax):
-			return apiError(http.StatusBadRequest, "invalid_json", fmt.Sprintf("the body is not valid JSON at byte %d: %v", syntax.Offset, syntax))
-		case errors.As(err, &typ):
-			return apiError(http.StatusBadRequest, "invalid_field", fmt.Sprintf("field %q must be a %s, not %s", typ.Field, typ.Type, typ.Value))
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return apiError(http.StatusBadRequest, "unknown_field", "unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field ")+" in the body")
-		case errors.Is(err, io.EOF):
-			return apiError(http.StatusBadRequest, "invalid_json", "the body is empty; send a JSON object")
-		}
-		return apiError(http.StatusBadRequest, "invalid_json", "the body is not a JSON object this endpoint takes: "+err.Error())
-	}
-	if dec.More() {
-		return apiError(http.StatusBadRequest, "invalid_json", "the body holds more than one JSON value")
-	}
-	return nil
+	return web.DecodeJSON(w, r, v, maxAPIBody)
 }
 
 func missing(field string) error {
@@ -145,18 +69,10 @@ func missing(field string) error {
 
 // --- Sessions ---------------------------------------------------------------------------
 
-type createRequest struct {
-	RequestID     string `json:"request_id"`
-	ParentSession string `json:"parent_session"`
-	Fork          bool   `json:"fork"`
-	Model         string `json:"model"`
-	Title         string `json:"title"`
-}
-
 // apiCreate creates a session (a hidden child when parent_session is set; a fork of it
 // with fork: true), idempotent by request_id, also across a restart.
 func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) {
-	var req createRequest
+	var req CreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return nil, err
 	}
@@ -174,11 +90,8 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"session_id": id, "request_id": req.RequestID, "created": created,
-		"url": s.sessionURL(id), "api_url": s.base + "/api/sessions/" + id}
-	if req.ParentSession != "" {
-		out["parent_session"] = req.ParentSession
-	}
+	out := CreateAnswer{SessionID: id, RequestID: req.RequestID, Created: created,
+		URL: s.sessionURL(id), APIURL: s.base + "/api/sessions/" + id, ParentSession: req.ParentSession}
 	if created {
 		return withStatus(http.StatusCreated, out), nil
 	}
@@ -210,38 +123,15 @@ func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]map[string]any, 0, len(list))
+	out := ListAnswer{Sessions: make([]ListedSession, 0, len(list))}
 	for _, l := range list {
-		row := map[string]any{"session_id": l.ID, "title": l.Title, "model": l.Model, "created": l.Created,
-			"modified": l.Modified, "busy": l.Busy, "archived": l.Archived, "hidden": l.Hidden}
-		if l.Parent != "" {
-			row["parent_session"] = l.Parent
-		}
-		out = append(out, row)
+		out.Sessions = append(out.Sessions, ListedSession{SessionID: l.ID, Title: l.Title, Model: l.Model, Created: l.Created,
+			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, ParentSession: l.Parent})
 	}
-	return map[string]any{"sessions": out}, nil
+	return out, nil
 }
 
 // --- Snapshot ---------------------------------------------------------------------------
-
-// apiMessage is one message of a snapshot: its text and its tool calls with their
-// outcomes; hidden system parts are left out.
-type apiMessage struct {
-	Index      int        `json:"index"`
-	Role       string     `json:"role"`
-	AcceptedAt *time.Time `json:"accepted_at,omitempty"`
-	Text       string     `json:"text,omitempty"`
-	ToolCalls  []apiCall  `json:"tool_calls,omitempty"`
-	Images     int        `json:"images,omitempty"`
-}
-
-type apiCall struct {
-	ID     string          `json:"id"`
-	Name   string          `json:"name"`
-	Input  json.RawMessage `json:"input"`
-	Status string          `json:"status"` // running, ok, error, unknown
-	Output string          `json:"output,omitempty"`
-}
 
 // apiSnapshot answers a session's state: busy (false marks the end of accepted work), the
 // active thread, its newest messages (?limit=, default 20, at most 200; ?before=INDEX pages
@@ -265,7 +155,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	p := s.projector(id, th)
-	var msgs []apiMessage
+	msgs := []SnapshotMessage{}
 	i := before - 1
 	for ; i >= 0 && len(msgs) < limit; i-- {
 		if m, ok := p.apiMessage(i); ok {
@@ -277,42 +167,34 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 	}
 	window := s.model(st.Model).ContextWindow
 	used := th.ContextUsed()
-	out := map[string]any{
-		"session_id": id, "title": sess.Title, "created": sess.Created, "model": st.Model,
-		"busy": st.Busy, "active_thread": th.ID, "last_turn": th.LastTurn(), "archived": sess.Archived, "hidden": sess.Hidden,
-		"usage":    map[string]any{"user": fmt.Sprintf("USER %d/%d", used, window), "prompt_tokens": used, "context_window": window, "spent": sess.Spent()},
-		"messages": msgs, "answer": lastAnswer(th), "event_id": cursor,
+	out := SnapshotAnswer{
+		SessionID: id, Title: sess.Title, Created: sess.Created, Model: st.Model,
+		Busy: st.Busy, BusyElsewhere: st.Elsewhere, ActiveThread: th.ID, LastTurn: th.LastTurn(), Archived: sess.Archived, Hidden: sess.Hidden,
+		Usage:    SnapshotUsage{User: fmt.Sprintf("USER %d/%d", used, window), PromptTokens: used, ContextWindow: window, Spent: sess.Spent()},
+		Messages: msgs, Answer: lastAnswer(th), EventID: cursor, ParentSession: sess.Parent,
 	}
 	if st.Busy {
-		out["job"] = st.Job
-	}
-	if st.Elsewhere != "" {
-		out["busy_elsewhere"] = st.Elsewhere
+		out.Job = st.Job
 	}
 	if st.Stopped != nil {
-		out["stopped"] = st.Stopped.Error()
+		out.Stopped = st.Stopped.Error()
 	}
 	if i >= 0 {
-		out["next_before"] = i + 1
-	}
-	if sess.Parent != "" {
-		out["parent_session"] = sess.Parent
+		out.NextBefore = i + 1
 	}
 	if root, depth, err := s.Sessions.Lineage(r.Context(), id); err == nil {
-		out["root_session"], out["depth"] = root, depth
+		out.RootSession, out.Depth = root, &depth
 	}
 	tree, err := s.Sessions.Tree(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
-	var kids []map[string]any
+	out.Children = make([]ChildSession, 0, len(tree.Children))
 	for _, c := range tree.Children {
-		kids = append(kids, map[string]any{"session_id": c.ID, "title": c.Title, "model": c.Model, "busy": c.Busy, "last_turn": c.LastTurn})
+		out.Children = append(out.Children, ChildSession{SessionID: c.ID, Title: c.Title, Model: c.Model, Busy: c.Busy, LastTurn: c.LastTurn})
 	}
-	out["children"] = kids
 	t := tree.Totals()
-	out["tree"] = map[string]any{"sessions": t.Sessions, "busy": t.Busy, "open_tool_calls": t.OpenCalls,
-		"spent": t.Spent, "work_secs": t.Work.Seconds()}
+	out.Tree = TreeTotals{Sessions: t.Sessions, Busy: t.Busy, OpenToolCalls: t.OpenCalls, Spent: t.Spent, WorkSecs: t.Work.Seconds()}
 	return out, nil
 }
 
@@ -342,15 +224,15 @@ func lastAnswer(th *sessions.Thread) string {
 
 // apiMessage renders entry i for the API, or reports false for one that is only tool
 // results (they show in their calls).
-func (p *projector) apiMessage(i int) (apiMessage, bool) {
+func (p *projector) apiMessage(i int) (SnapshotMessage, bool) {
 	e := p.thread.Entries[i]
-	m := apiMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text()}
+	m := SnapshotMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text()}
 	for _, part := range e.Message.Parts {
 		switch {
 		case part.Kind == model.KindImage:
 			m.Images++
 		case part.Kind == model.KindToolCall && part.ToolCall != nil:
-			c := apiCall{ID: part.ToolCall.ID, Name: part.ToolCall.Name, Input: part.ToolCall.Input, Status: "running"}
+			c := SnapshotToolCall{ID: part.ToolCall.ID, Name: part.ToolCall.Name, Input: part.ToolCall.Input, Status: "running"}
 			if len(c.Input) == 0 {
 				c.Input = json.RawMessage("{}")
 			}
@@ -377,20 +259,12 @@ func (p *projector) apiMessage(i int) (apiMessage, bool) {
 
 // --- Actions ----------------------------------------------------------------------------
 
-type actionRequest struct {
-	RequestID string `json:"request_id"`
-	Action    string `json:"action"`
-	Text      string `json:"text"`
-	Model     string `json:"model"`
-	Title     string `json:"title"`
-}
-
 // apiAction does one action on a session, idempotent by request_id: submit (text; the
 // answer carries the acceptance time; a busy session refuses with code busy), select_model
 // (model), compact, archive, restore, set_title (title).
 func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := chi.URLParam(r, "id")
-	var req actionRequest
+	var req ActionRequest
 	if err := decode(w, r, &req); err != nil {
 		return nil, err
 	}
@@ -404,7 +278,6 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"session_id": id, "request_id": req.RequestID, "action": req.Action}
 	switch req.Action {
 	case "submit":
 		if strings.TrimSpace(req.Text) == "" {
@@ -422,9 +295,9 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		if err != nil {
 			return nil, err
 		}
-		out["accepted_at"], out["thread"], out["repeat"] = acc.At, acc.Thread, acc.Repeat
+		out := SubmitAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, AcceptedAt: acc.At, Thread: acc.Thread, Repeat: acc.Repeat}
 		if !acc.Repeat {
-			out["event_id"] = cursor
+			out.EventID = cursor
 		}
 		return out, nil
 	case sessions.ActSelectModel:
@@ -443,11 +316,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	out["at"], out["repeat"] = rec.At, repeat
-	if rec.Result != "" {
-		out["result"] = rec.Result
-	}
-	return out, nil
+	return ActionAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, At: rec.At, Repeat: repeat, Result: rec.Result}, nil
 }
 
 // apiCancel stops the session's running turn or compaction, retry waits included. The
@@ -455,9 +324,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := chi.URLParam(r, "id")
 	if r.ContentLength != 0 {
-		var req struct {
-			RequestID string `json:"request_id"`
-		}
+		var req CancelRequest
 		if err := decode(w, r, &req); err != nil {
 			return nil, err
 		}
@@ -466,7 +333,7 @@ func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	stopped := s.Sessions.Stop(id)
-	return map[string]any{"session_id": id, "stopped": stopped, "api_url": s.base + "/api/sessions/" + id}, nil
+	return CancelAnswer{SessionID: id, Stopped: stopped, APIURL: s.base + "/api/sessions/" + id}, nil
 }
 
 // --- Events -----------------------------------------------------------------------------
@@ -493,13 +360,12 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 	}
 	sub := s.Sessions.Subscribe(ids, after).Exact()
 	defer sub.Close()
-	sse, err := startSSE(w)
+	sse, err := web.StartSSE(w)
 	if err != nil {
 		return nil, nil
 	}
 	ctx := r.Context()
 	ping := s.APIPing
-	var b bytes.Buffer
 	for {
 		wait, cancel := context.WithTimeout(ctx, ping)
 		us, err := sub.Next(wait)
@@ -508,7 +374,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 		case ctx.Err() != nil:
 			return nil, nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if sse.send("", "", `{"type":"ping","time":"`+time.Now().UTC().Format(time.RFC3339Nano)+`"}`) != nil {
+			if sse.SendJSON("", PingEvent{Type: "ping", Time: time.Now().UTC()}) != nil {
 				return nil, nil
 			}
 			continue
@@ -516,9 +382,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 			return nil, nil
 		}
 		for _, u := range us {
-			b.Reset()
-			json.NewEncoder(&b).Encode(u)
-			if sse.send(sub.IDOf(u.Seq), "", strings.TrimSuffix(b.String(), "\n")) != nil {
+			if sse.SendJSON(sub.IDOf(u.Seq), u) != nil {
 				return nil, nil
 			}
 		}

@@ -470,3 +470,29 @@ func TestAPIEventsFromTheSubmitCursor(t *testing.T) {
 		t.Errorf("a repeated submit = %v; want repeat and no event_id (its turn began before)", again)
 	}
 }
+
+// TestAPIEmptyListsAreArrays: an empty list is [], never null: a new session's messages
+// and children, a listing with nothing in it.
+func TestAPIEmptyListsAreArrays(t *testing.T) {
+	ts := newTestServer(t)
+	_, c := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c"})
+	id := c["session_id"].(string)
+	_, snap := ts.call(t, "GET", "/sessions/"+id, nil)
+	for _, k := range []string{"messages", "children"} {
+		if l, ok := snap[k].([]any); !ok || len(l) != 0 {
+			t.Errorf("a new session's %s = %#v, want []", k, snap[k])
+		}
+	}
+	if snap["depth"] != float64(0) || snap["root_session"] != id {
+		t.Errorf("a root's depth and root_session = %v %v, want 0 and itself", snap["depth"], snap["root_session"])
+	}
+	for _, k := range []string{"job", "parent_session", "next_before", "busy_elsewhere", "stopped"} {
+		if v, ok := snap[k]; ok {
+			t.Errorf("a new idle root's snapshot has %s = %v; want it left out", k, v)
+		}
+	}
+	_, list := ts.call(t, "GET", "/sessions?archived=true", nil)
+	if l, ok := list["sessions"].([]any); !ok || len(l) != 0 {
+		t.Errorf("an empty listing = %#v, want []", list["sessions"])
+	}
+}

@@ -4,31 +4,43 @@ import (
 	"errors"
 	"io/fs"
 	"net/http"
+	"strings"
 
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/views"
 )
 
-// HTTPError is an error with the status to answer and the sentence to show a person; the
-// error chain, if any, is logged and never shown.
-type HTTPError struct {
-	Status  int
-	Message string
-	Err     error
-}
+// httpError is an answer without a cause: a request the pages refuse, with the sentence
+// that says why.
+func httpError(status int, msg string) error { return &web.Error{Status: status, Message: msg} }
 
-func (e *HTTPError) Error() string {
-	if e.Err != nil {
-		return e.Message + ": " + e.Err.Error()
+var errNotFound = web.NewError(http.StatusNotFound, "not_found", "There is nothing at this address.")
+
+// sessionError is the one translation of the session service's errors (and a missing
+// file's) into answers, for the pages and the API alike: [web.Resolve] asks it about every
+// error that is not an answer already, and answers what it does not know with 500.
+func sessionError(err error) *web.Error {
+	var busy *sessions.BusyError
+	switch {
+	case errors.As(err, &busy):
+		return &web.Error{Status: http.StatusConflict, Code: "busy", Message: busy.Error() + "; nothing was queued", Err: err}
+	case errors.Is(err, sessions.ErrParentNotFound):
+		return &web.Error{Status: http.StatusNotFound, Code: "parent_not_found", Message: "the parent_session does not exist", Err: err}
+	case errors.Is(err, sessions.ErrNotFound):
+		return &web.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such session", Err: err}
+	case errors.Is(err, fs.ErrNotExist):
+		return &web.Error{Status: http.StatusNotFound, Code: "not_found", Message: errNotFound.Message, Err: err}
+	case errors.Is(err, sessions.ErrUnknownAction):
+		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: strings.TrimPrefix(err.Error(), "sessions: "), Err: err}
+	case errors.Is(err, sessions.ErrShutdown):
+		// Expected: no cause, so nothing is logged.
+		return web.NewError(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; send it again once it is back")
+	case errors.Is(err, sessions.ErrSaveFailed):
+		return &web.Error{Status: http.StatusInternalServerError, Code: "save_failed", Message: "the session could not be saved, so its work is stopped: " + err.Error(), Err: err}
 	}
-	return e.Message
+	return nil
 }
-
-func (e *HTTPError) Unwrap() error { return e.Err }
-
-func httpError(status int, msg string) error { return &HTTPError{Status: status, Message: msg} }
-
-var errNotFound = httpError(http.StatusNotFound, "There is nothing at this address.")
 
 // handle adapts a handler that returns an error; serveError answers the error.
 func (s *server) handle(f func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
@@ -39,32 +51,16 @@ func (s *server) handle(f func(http.ResponseWriter, *http.Request) error) http.H
 	}
 }
 
-// serveError turns an error into a status and a page (or, for htmx, a fragment): a missing
-// session or file is 404, a busy session 409, a bad form 400; anything else is logged and
-// answered 500 without its details.
+// serveError answers an error with its status and a page (or, for htmx, a fragment) that
+// shows its sentence; see [sessionError] for the session service's errors. A failure of the
+// server is logged once, by [web.Errors.Answer], and answered without its details.
 func (s *server) serveError(w http.ResponseWriter, r *http.Request, err error) {
-	var he *HTTPError
-	var busy *sessions.BusyError
-	switch {
-	case errors.As(err, &he):
-	case errors.Is(err, sessions.ErrNotFound), errors.Is(err, fs.ErrNotExist):
-		he = &HTTPError{Status: http.StatusNotFound, Message: "There is nothing at this address.", Err: err}
-	case errors.As(err, &busy):
-		he = &HTTPError{Status: http.StatusConflict, Message: busy.Error(), Err: err}
-	case errors.Is(err, sessions.ErrShutdown):
-		he = &HTTPError{Status: http.StatusServiceUnavailable, Message: "The server is shutting down.", Err: err}
-	default:
-		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		he = &HTTPError{Status: http.StatusInternalServerError, Message: "Something went wrong on the server; its log says what.", Err: err}
-	}
-	if he.Status >= 500 && he.Err != nil && !errors.Is(err, sessions.ErrShutdown) {
-		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", he)
-	}
+	e := s.errors.Answer(r, err)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(he.Status)
+	w.WriteHeader(e.Status)
 	if r.Header.Get("HX-Request") != "" {
-		views.ErrorFragment(he.Message).Render(r.Context(), w)
+		views.ErrorFragment(e.Message).Render(r.Context(), w)
 		return
 	}
-	views.ErrorPage(views.ErrorView{Chrome: s.chrome("Error", ""), Code: he.Status, Message: he.Message}).Render(r.Context(), w)
+	views.ErrorPage(views.ErrorView{Chrome: s.chrome("Error", ""), Code: e.Status, Message: e.Message}).Render(r.Context(), w)
 }

@@ -4,66 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/views"
 )
-
-// sseWriter writes server-sent events and flushes each one.
-type sseWriter struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
-}
-
-// startSSE writes the headers of an event stream. A proxy must not buffer it, nothing may
-// cache it, and it is never compressed.
-func startSSE(w http.ResponseWriter) (*sseWriter, error) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Time{})
-	rc.SetReadDeadline(time.Time{}) // the request is read; the stream lasts (see server.go)
-	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write([]byte("retry: 1000\n\n")); err != nil {
-		return nil, err
-	}
-	return &sseWriter{w: w, rc: rc}, rc.Flush()
-}
-
-var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
-
-// send writes one event: its id, its name unless empty, and data split into lines. A bare
-// \r (tool output often has one) would end a line for the reader, so every line break is
-// made \n first.
-func (s *sseWriter) send(id, event, data string) error {
-	var b bytes.Buffer
-	if id != "" {
-		fmt.Fprintf(&b, "id: %s\n", id)
-	}
-	if event != "" {
-		fmt.Fprintf(&b, "event: %s\n", event)
-	}
-	for _, line := range strings.Split(lineBreaks.Replace(data), "\n") {
-		b.WriteString("data: ")
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	if _, err := s.w.Write(b.Bytes()); err != nil {
-		return err
-	}
-	return s.rc.Flush()
-}
 
 // events streams a session's changes to its page as htmx partials. The cursor is the
 // Last-Event-ID header of a reconnecting tab, else ?after= from the page: the tab gets
@@ -84,7 +35,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	sub := s.Sessions.Subscribe([]string{id}, after)
 	defer sub.Close()
-	sse, err := startSSE(w)
+	sse, err := web.StartSSE(w)
 	if err != nil {
 		return nil // the client is gone
 	}
@@ -98,7 +49,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if sse.send("", views.EventPing, "") != nil {
+			if sse.Send("", views.EventPing, "") != nil {
 				return nil
 			}
 			continue
@@ -115,7 +66,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 			msgs = []sseMessage{{id: sub.Cursor(), html: html}}
 		}
 		for _, m := range msgs {
-			if sse.send(m.id, views.EventUpdate, m.html) != nil {
+			if sse.Send(m.id, views.EventUpdate, m.html) != nil {
 				return nil
 			}
 		}

@@ -1,22 +1,25 @@
-// Package handlers is the browser server's HTTP surface: the chi router with its host,
-// origin and owner checks, the pages and htmx fragments, the event streams, the read-only
-// workspace viewer and the JSON API. Handlers are thin: each parses its input, makes one
-// call on the session service and renders one component of package views.
+// Package handlers is one profile's HTTP server (the profile worker's): the chi router
+// behind the host, origin and owner checks of package web, the pages and htmx fragments,
+// the event streams, the read-only workspace viewer and the JSON API, whose answers are the
+// structs of apitypes.go. Handlers are thin: each parses its input, makes one call on the
+// session service and renders one component of package views or one typed answer. Errors
+// become answers in one place, [sessionError] with [web.Resolve].
 //
-// It must not be imported by sessions, agent, hosts, workspace or config.
+// The supervisor that owns the port and routes to the profiles' workers is package
+// profiles, which this package does not import. It must not be imported by sessions,
+// agent, hosts, workspace, config or profiles.
 package handlers
 
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/static"
 	"myco.dev/workspace"
@@ -77,7 +80,7 @@ type Deps struct {
 	// Port is the server's port, for the Host and Origin checks.
 	Port string
 	// UID is the only user served, told by the connection's socket owner (see
-	// [ConnContext]); Token, when set, is required instead (where no owner can be told).
+	// [web.ConnContext]); Token, when set, is required instead (where no owner can be told).
 	UID   int
 	Token string
 	// Worker marks a profile worker, whose connections the supervisor may hand over: a
@@ -87,15 +90,19 @@ type Deps struct {
 	// is the API event stream's; 0 means 15 s.
 	Ping    time.Duration
 	APIPing time.Duration
-	Log     *slog.Logger
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // server holds the handlers' shared state.
 type server struct {
 	Deps
-	base string // "/profiles/NAME"
-	md   *mdCache
+	base   string // "/profiles/NAME"
+	md     *mdCache
+	errors web.Errors // the one mapping of errors to answers, pages and API alike
 }
+
+// documentCSP is the content policy of workspace documents and raw files.
+const documentCSP = web.DocumentCSP
 
 // New returns the server's handler: every route, behind the host check, the owner (or
 // token) check and the security headers; state-changing routes and event streams also pass
@@ -106,17 +113,12 @@ func New(d Deps) http.Handler {
 	if d.Worker {
 		h = elsewhere(s.base, h)
 	}
-	if d.Token != "" {
-		h = tokenCheck(d.Token, d.Port, h)
-	} else {
-		h = ownerCheck(d.UID, h)
-	}
-	return hostCheck(d.Port, h)
+	return web.Access{Port: d.Port, UID: d.UID, Token: d.Token}.Guard(h)
 }
 
 func newServer(d Deps) *server {
 	if d.Log == nil {
-		d.Log = slog.New(slog.DiscardHandler)
+		d.Log = slog.Default()
 	}
 	if d.Ping <= 0 {
 		d.Ping = 5 * time.Second
@@ -124,13 +126,14 @@ func newServer(d Deps) *server {
 	if d.APIPing <= 0 {
 		d.APIPing = apiPing
 	}
-	return &server{Deps: d, base: "/profiles/" + d.Profile, md: newMDCache(64 << 20)}
+	return &server{Deps: d, base: "/profiles/" + d.Profile, md: newMDCache(64 << 20),
+		errors: web.Errors{Domain: sessionError, Log: d.Log}}
 }
 
 // router is the whole URL surface of the server.
 func (s *server) router() chi.Router {
 	r := chi.NewRouter()
-	r.Use(headers, buffered)
+	r.Use(web.Headers, buffered)
 	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, s.base+"/", http.StatusSeeOther)
 	})
@@ -186,34 +189,13 @@ func (s *server) router() chi.Router {
 }
 
 // origin is the origin check as chi middleware.
-func (s *server) origin(next http.Handler) http.Handler { return originGuard(s.Port, forbid)(next) }
+func (s *server) origin(next http.Handler) http.Handler {
+	return web.OriginGuard(s.Port, web.Forbid)(next)
+}
 
 // apiOrigin is the origin check of the API, answering in its error envelope.
 func (s *server) apiOrigin(next http.Handler) http.Handler {
-	return originGuard(s.Port, func(w http.ResponseWriter, msg string) {
-		writeJSON(w, http.StatusForbidden, map[string]any{"error": map[string]string{"code": "forbidden_origin", "message": msg}})
+	return web.OriginGuard(s.Port, func(w http.ResponseWriter, msg string) {
+		web.WriteError(w, web.NewError(http.StatusForbidden, "forbidden_origin", msg))
 	})(next)
-}
-
-// originGuard is middleware that passes only requests the origin check admits, answering
-// the others with refuse.
-func originGuard(port string, refuse func(http.ResponseWriter, string)) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if msg := originCheck(port, r); msg != "" {
-				refuse(w, msg)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
-// PortOf returns the port of a listener's address, for Deps.Port.
-func PortOf(addr net.Addr) string {
-	if a, ok := addr.(*net.TCPAddr); ok {
-		return strconv.Itoa(a.Port)
-	}
-	_, p, _ := net.SplitHostPort(addr.String())
-	return p
 }

@@ -17,6 +17,7 @@ import (
 	"myco.dev/agent/model"
 	"myco.dev/agent/model/anthropic"
 	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/static"
 	"myco.dev/workspace"
@@ -28,7 +29,7 @@ type testModels struct{ cfg sessions.AgentConfig }
 func (c testModels) Default() string { return "fake" }
 func (c testModels) Agent(key string, blocks []string) (sessions.AgentConfig, error) {
 	if key != "fake" && key != "other" {
-		return sessions.AgentConfig{}, &HTTPError{Status: 400, Message: "unknown model " + key}
+		return sessions.AgentConfig{}, &web.Error{Status: 400, Message: "unknown model " + key}
 	}
 	cfg := c.cfg
 	cfg.ModelKey = key
@@ -95,7 +96,7 @@ func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config.ConnContext = ConnContext
+	srv.Config.ConnContext = web.ConnContext
 	u, _ := url.Parse("http://" + srv.Listener.Addr().String())
 	srv.Config.Handler = New(Deps{Profile: "default", Sessions: mgr, Default: "fake",
 		Models:    []ModelInfo{{Key: "fake", ContextWindow: 100000, MaxImageBase64Bytes: 1 << 20}, {Key: "other", ContextWindow: 1000}},

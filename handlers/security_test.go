@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -166,32 +165,5 @@ func TestOtherUserRefused(t *testing.T) {
 	}
 	if code := rawRequest(t, ts.host, "GET", "/profiles/default/", ts.host); code != http.StatusOK {
 		t.Errorf("as the owner: %d, want 200", code)
-	}
-}
-
-// TestTokenFallback checks the secret that replaces the owner check where no owner can be
-// told: refused without it, swapped from the URL for a cookie and a clean URL.
-func TestTokenFallback(t *testing.T) {
-	srv := httptest.NewUnstartedServer(nil)
-	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	srv.Config.Handler = tokenCheck("s3cret", port, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("in")) }))
-	srv.Start()
-	defer srv.Close()
-	ts := &testServer{Server: srv}
-	if resp, _ := ts.do(t, "GET", "/profiles/default/", nil, nil); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("without the token: %d, want 403", resp.StatusCode)
-	}
-	if resp, _ := ts.do(t, "GET", "/profiles/default/?token=wrong", nil, nil); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("with a wrong token: %d, want 403", resp.StatusCode)
-	}
-	resp, _ := ts.do(t, "GET", "/profiles/default/?token=s3cret&x=1", nil, nil)
-	c := resp.Header.Get("Set-Cookie")
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/profiles/default/?x=1" ||
-		!strings.Contains(c, "HttpOnly") || !strings.Contains(c, "SameSite=Strict") {
-		t.Fatalf("with the token: %d, Location %q, cookie %q", resp.StatusCode, resp.Header.Get("Location"), c)
-	}
-	resp, body := ts.do(t, "GET", "/profiles/default/", http.Header{"Cookie": {tokenCookie(port) + "=s3cret"}}, nil)
-	if resp.StatusCode != http.StatusOK || body != "in" {
-		t.Errorf("with the cookie: %d %q", resp.StatusCode, body)
 	}
 }

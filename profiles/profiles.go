@@ -1,13 +1,3 @@
-// Package profiles runs the browser server's profile workers: one process per profile
-// (myco --mode profile-worker), started on the first request for it, serving that profile
-// over a channel it inherits at start (one end of a socket pair, file descriptor 3; see
-// package handoff): it has no name in the file system, so no other process can reach the
-// worker, or stand in for it. A worker that
-// crashes is started again on the next request, after a growing pause when it keeps
-// crashing; its sessions recover the way any stopped process's do. Closing the pool closes
-// the workers' stdin pipes: each stops its sessions, saves them and exits.
-//
-// It must not import handlers, views, templ or chi.
 package profiles
 
 import (

@@ -1,6 +1,8 @@
 package profiles
 
 import (
+	"log/slog"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -79,5 +81,53 @@ func TestGenerationAfterACrash(t *testing.T) {
 	}
 	if snd2 == snd1 || gen2 == gen1 {
 		t.Errorf("after a crash: generation %d, before %d (same sender: %v); want a new generation and channel", gen2, gen1, snd2 == snd1)
+	}
+}
+
+// TestCrashLeavesOneLogLine: a worker that crashes leaves exactly one line in the
+// server's log, naming its profile; a pool without a logger writes it to slog.Default(),
+// never nowhere.
+func TestCrashLeavesOneLogLine(t *testing.T) {
+	for _, name := range []string{"given logger", "nil logger"} {
+		t.Run(name, func(t *testing.T) {
+			var logs syncBuffer
+			log := slog.New(slog.NewTextHandler(&logs, nil))
+			o := Options{StopTimeout: time.Second,
+				Command: func(string) ([]string, []string) { return []string{"sh", "-c", `echo ready; exec cat >/dev/null`}, nil }}
+			if name == "nil logger" {
+				old := slog.Default()
+				slog.SetDefault(log)
+				t.Cleanup(func() { slog.SetDefault(old) })
+			} else {
+				o.Log = log
+			}
+			p, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Close)
+			if err := p.Start(t.Context(), "work"); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(p.States()[0].PID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for p.States()[0].Running {
+				if time.Now().After(deadline) {
+					t.Fatal("the killed worker still shows as running")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			var crashes []string
+			for _, l := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(l, "crashed") {
+					crashes = append(crashes, l)
+				}
+			}
+			if len(crashes) != 1 || !strings.Contains(crashes[0], "profile=work") || !strings.Contains(crashes[0], "killed") {
+				t.Errorf("log lines about the crash: %q, want one naming profile work and the signal", crashes)
+			}
+		})
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"myco.dev/handlers"
 	"myco.dev/hosts"
 	"myco.dev/internal/peercred"
+	"myco.dev/internal/web"
 	"myco.dev/profiles"
 	"myco.dev/static"
 )
@@ -55,7 +56,7 @@ func (a *app) serve(o options) int {
 	if err != nil {
 		return a.fail(fmt.Errorf("listen on %s: %w", addr, err))
 	}
-	port := handlers.PortOf(ln.Addr())
+	port := web.PortOf(ln.Addr())
 	// The URL names the address actually bound: [::1] when that is where it listens.
 	base := "http://" + net.JoinHostPort(ln.Addr().(*net.TCPAddr).IP.String(), port)
 	token, tokenFile := "", ""
@@ -95,7 +96,7 @@ func (a *app) serve(o options) int {
 		return a.fail(err)
 	}
 	defer pool.Close()
-	sup := handlers.NewSupervisor(handlers.SupervisorDeps{
+	sup := profiles.NewSupervisor(profiles.SupervisorOptions{
 		Workers: pool, Default: paths.Profile, Assets: static.New("/static/"),
 		Exists: func(name string) bool {
 			st, err := os.Stat(filepath.Join(paths.Home, "profiles", name))
@@ -103,7 +104,7 @@ func (a *app) serve(o options) int {
 		},
 		Port: port, UID: os.Getuid(), Token: token, Log: log,
 	})
-	srv := handlers.NewServer(sup, log)
+	srv := web.NewServer(sup, log)
 	// The launch profile starts at once, so that its config errors show here too.
 	startCtx, cancelStart := context.WithTimeout(context.Background(), 60*time.Second)
 	if err := pool.Start(startCtx, paths.Profile); err != nil {

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"myco.dev/handlers"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/procstat"
+	"myco.dev/internal/web"
 	"myco.dev/profiles"
 	"myco.dev/static"
 )
@@ -32,7 +32,7 @@ func BenchmarkSupervisor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	port := handlers.PortOf(ln.Addr())
+	port := web.PortOf(ln.Addr())
 	root := "http://127.0.0.1:" + port
 	pool, err := profiles.New(profiles.Options{Command: func(name string) ([]string, []string) {
 		return []string{binary(b), "--mode", "profile-worker", "--profile", name},
@@ -42,9 +42,9 @@ func BenchmarkSupervisor(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(pool.Close)
-	sv := handlers.NewSupervisor(handlers.SupervisorDeps{Workers: pool, Default: "default", Assets: static.New("/static/"),
+	sv := profiles.NewSupervisor(profiles.SupervisorOptions{Workers: pool, Default: "default", Assets: static.New("/static/"),
 		Exists: func(name string) bool { return name == "default" }, Port: port, UID: os.Getuid()})
-	srv := handlers.NewServer(sv, nil)
+	srv := web.NewServer(sv, nil)
 	go srv.Serve(sv.Listener(ln, pool))
 	b.Cleanup(func() { srv.Close() })
 	snd, _, err := pool.Worker(b.Context(), "default")

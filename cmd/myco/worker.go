@@ -17,6 +17,7 @@ import (
 	"myco.dev/handlers"
 	"myco.dev/internal/handoff"
 	"myco.dev/internal/peercred"
+	"myco.dev/internal/web"
 	"myco.dev/profiles"
 	"myco.dev/static"
 	"myco.dev/workspace"
@@ -76,7 +77,7 @@ func (a *app) profileWorker(o options) int {
 		Profiles: func() []string { return listProfiles(p.paths.Home) },
 		Port:     u.Port(), UID: os.Getuid(), Token: token, Worker: true, Log: log,
 	}
-	srv := handlers.NewServer(handlers.New(d), log)
+	srv := web.NewServer(handlers.New(d), log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(handed) }()
 	fmt.Fprintln(a.stdout, "ready")

@@ -1,4 +1,4 @@
-package handlers
+package web
 
 import (
 	"context"
@@ -42,17 +42,17 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err})
 }
 
-// ownerCheck serves only requests whose connection belongs to uid: another user of the
-// machine cannot drive the server, while the owner, an SSH port-forward (which sshd opens
-// as the user) and the agent's own tools need no login.
-func ownerCheck(uid int, next http.Handler) http.Handler {
+// OwnerCheck serves only requests whose connection belongs to uid, as [ConnContext] told:
+// another user of the machine cannot drive the server, while the owner, an SSH
+// port-forward (which sshd opens as the user) and the agent's own tools need no login.
+func OwnerCheck(uid int, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := r.Context().Value(peerKey{}).(peer)
 		switch {
 		case !ok || p.err != nil:
-			forbid(w, "the owner of this connection could not be told, so it is refused")
+			Forbid(w, "the owner of this connection could not be told, so it is refused")
 		case p.uid != uid:
-			forbid(w, fmt.Sprintf("this myco server belongs to uid %d; the connection comes from uid %d", uid, p.uid))
+			Forbid(w, fmt.Sprintf("this myco server belongs to uid %d; the connection comes from uid %d", uid, p.uid))
 		default:
 			next.ServeHTTP(w, r)
 		}

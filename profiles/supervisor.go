@@ -1,4 +1,4 @@
-package handlers
+package profiles
 
 import (
 	"context"
@@ -16,21 +16,21 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/internal/handoff"
-	"myco.dev/profiles"
+	"myco.dev/internal/web"
 	"myco.dev/static"
 	"myco.dev/views"
 )
 
-// Workers is what the supervisor needs of the profile workers; *profiles.Pool satisfies it.
+// Workers is what the supervisor needs of the profile workers; [*Pool] satisfies it.
 type Workers interface {
 	// Worker starts profile name's worker if it does not run and returns the sender that
 	// reaches it and its generation (a new one for each process started).
 	Worker(ctx context.Context, name string) (snd *handoff.Sender, generation int, err error)
-	States() []profiles.State
+	States() []State
 }
 
-// SupervisorDeps are what the supervisor works with.
-type SupervisorDeps struct {
+// SupervisorOptions configures a [Supervisor].
+type SupervisorOptions struct {
 	Workers Workers
 	// Exists reports whether profile name has a directory (a profile appears when its
 	// directory does, without a restart).
@@ -40,14 +40,14 @@ type SupervisorDeps struct {
 	Port    string
 	UID     int
 	Token   string
-	Log     *slog.Logger
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // supervisor is the server that owns the port: it checks every request (Host, the socket's
 // owner, Origin) and forwards the pages, documents and API of /profiles/NAME/ to NAME's
 // worker, and it merges the workers' event streams into one stream per browser.
 type supervisor struct {
-	SupervisorDeps
+	SupervisorOptions
 
 	mu      sync.Mutex // guards proxies
 	proxies map[string]*workerProxy
@@ -70,27 +70,22 @@ type Supervisor struct {
 	s *supervisor
 }
 
-// NewSupervisor returns the supervisor's handler.
-func NewSupervisor(d SupervisorDeps) *Supervisor {
-	if d.Log == nil {
-		d.Log = slog.Default()
+// NewSupervisor returns the supervisor's handler: every route behind the Host check and
+// the owner (or token) check.
+func NewSupervisor(o SupervisorOptions) *Supervisor {
+	if o.Log == nil {
+		o.Log = slog.Default()
 	}
-	s := &supervisor{SupervisorDeps: d, proxies: map[string]*workerProxy{}}
+	s := &supervisor{SupervisorOptions: o, proxies: map[string]*workerProxy{}}
 	s.streams.s = s
-	var h http.Handler = s.router()
-	if d.Token != "" {
-		h = tokenCheck(d.Token, d.Port, h)
-	} else {
-		h = ownerCheck(d.UID, h)
-	}
-	return &Supervisor{Handler: hostCheck(d.Port, h), s: s}
+	return &Supervisor{Handler: web.Access{Port: o.Port, UID: o.UID, Token: o.Token}.Guard(s.router()), s: s}
 }
 
 func (s *supervisor) router() chi.Router {
 	r := chi.NewRouter()
 	r.Group(func(r chi.Router) {
 		// The supervisor's own answers; the workers' carry their own headers.
-		r.Use(headers)
+		r.Use(web.Headers)
 		r.Get("/", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "/profiles/"+s.Default+"/", http.StatusSeeOther)
 		})
@@ -103,15 +98,17 @@ func (s *supervisor) router() chi.Router {
 	r.Handle("/profiles/{name}", http.HandlerFunc(s.forward))
 	r.Handle("/profiles/{name}/*", http.HandlerFunc(s.forward))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		s.page(w, r, http.StatusNotFound, "There is nothing at this address.")
+		s.fail(w, r, web.NewError(http.StatusNotFound, "not_found", "There is nothing at this address."))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		s.page(w, r, http.StatusMethodNotAllowed, "This address does not take a "+r.Method+" request.")
+		s.fail(w, r, web.NewError(http.StatusMethodNotAllowed, "method_not_allowed", "This address does not take a "+r.Method+" request."))
 	})
 	return r
 }
 
-func (s *supervisor) origin(next http.Handler) http.Handler { return originGuard(s.Port, forbid)(next) }
+func (s *supervisor) origin(next http.Handler) http.Handler {
+	return web.OriginGuard(s.Port, web.Forbid)(next)
+}
 
 // profileName matches a valid profile name: letters, digits, '-' and '_'.
 var profileName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -130,12 +127,12 @@ func (s *supervisor) served(name string) bool {
 func (s *supervisor) forward(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "name")
 	if !s.served(name) {
-		s.page(w, r, http.StatusNotFound, "There is no profile "+strconv.Quote(name)+" here.")
+		s.fail(w, r, web.NewError(http.StatusNotFound, "not_found", "There is no profile "+strconv.Quote(name)+" here."))
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead || strings.HasSuffix(r.URL.Path, "/events") {
-		if msg := originCheck(s.Port, r); msg != "" {
-			forbid(w, msg)
+		if msg := web.OriginCheck(s.Port, r); msg != "" {
+			web.Forbid(w, msg)
 			return
 		}
 	}
@@ -145,7 +142,7 @@ func (s *supervisor) forward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		unbounded(w) // read whole; its answer may be an event stream that lasts
+		web.Unbounded(w) // read whole; its answer may be an event stream that lasts
 	}
 	p.proxy.ServeHTTP(w, r)
 }
@@ -187,7 +184,8 @@ func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, e
 				return // the client left
 			}
 			s.Log.Warn("profile worker did not answer", "profile", name, "path", r.URL.Path, "err", err)
-			s.page(w, r, http.StatusBadGateway, "The worker of profile "+name+" stopped while answering this request. It starts again with the next one: reload the page.")
+			s.fail(w, r, web.NewError(http.StatusBadGateway, "worker_failed",
+				"The worker of profile "+name+" stopped while answering this request. It starts again with the next one: reload the page."))
 		},
 	}}
 	s.proxies[name] = p
@@ -196,78 +194,67 @@ func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, e
 
 // workerError answers a request whose profile's worker is not there: a config that does
 // not load (shown with its path and the error), a worker that crashes too often (with when
-// it is tried again), or a server shutting down.
+// it is tried again), or a server shutting down. These are the supervisor's own errors,
+// mapped here once; none carries a cause to log but the unexpected one, logged here with
+// its profile.
 func (s *supervisor) workerError(w http.ResponseWriter, r *http.Request, name string, err error) {
-	var se *profiles.StartError
-	var be *profiles.BackoffError
+	var se *StartError
+	var be *BackoffError
+	var msg string
 	switch {
 	case errors.As(err, &be):
 		w.Header().Set("Retry-After", strconv.Itoa(int(time.Until(be.Until).Seconds())+1))
-		s.page(w, r, http.StatusServiceUnavailable, "The worker of profile "+name+" crashed "+strconv.Itoa(be.Crashes)+
-			" times in the last minutes, so it is started again only after a pause: try again in "+time.Until(be.Until).Round(time.Second).String()+". Its log is in the server's output.")
+		msg = "The worker of profile " + name + " crashed " + strconv.Itoa(be.Crashes) +
+			" times in the last minutes, so it is started again only after a pause: try again in " + time.Until(be.Until).Round(time.Second).String() + ". Its log is in the server's output."
 	case errors.As(err, &se):
-		msg := "Profile " + name + " could not start"
+		msg = "Profile " + name + " could not start"
 		if se.Output != "" {
 			msg += ":\n\n" + se.Output
 		} else {
 			msg += ": " + se.Err.Error()
 		}
-		s.page(w, r, http.StatusServiceUnavailable, msg+"\n\nFix it, then reload: the profile starts again with the next request. The other profiles are not affected.")
-	case errors.Is(err, profiles.ErrClosed):
-		s.page(w, r, http.StatusServiceUnavailable, "The server is shutting down.")
+		msg += "\n\nFix it, then reload: the profile starts again with the next request. The other profiles are not affected."
+	case errors.Is(err, ErrClosed):
+		msg = "The server is shutting down."
 	case r.Context().Err() != nil:
+		return // the client left
 	default:
 		s.Log.Error("start profile worker", "profile", name, "err", err)
-		s.page(w, r, http.StatusServiceUnavailable, "The worker of profile "+name+" could not be reached; the server's output says why.")
+		msg = "The worker of profile " + name + " could not be reached; the server's output says why."
 	}
+	s.fail(w, r, web.NewError(http.StatusServiceUnavailable, "unavailable", msg))
 }
 
-// page answers with a small page (or JSON for the API) saying what went wrong.
-func (s *supervisor) page(w http.ResponseWriter, r *http.Request, code int, msg string) {
-	setHeaders(w.Header())
+// fail answers e with a small page saying what went wrong, or, under an API path, in the
+// API's error envelope. The supervisor's answers carry the security headers the workers'
+// answers carry, which its forwarding routes do not set.
+func (s *supervisor) fail(w http.ResponseWriter, r *http.Request, e *web.Error) {
+	web.SetHeaders(w.Header())
 	if strings.Contains(r.URL.Path, "/api/") {
-		writeJSON(w, code, map[string]any{"error": map[string]string{"code": apiCode(code), "message": msg}})
+		web.WriteError(w, e)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(code)
-	c := views.Chrome{Title: http.StatusText(code), Base: "/profiles/" + s.Default}
+	w.WriteHeader(e.Status)
+	c := views.Chrome{Title: http.StatusText(e.Status), Base: "/profiles/" + s.Default}
 	for _, n := range []string{static.AppCSS} {
 		if u := s.Assets.URL(n); u != "" {
 			c.CSS = append(c.CSS, u)
 		}
 	}
-	views.ErrorPage(views.ErrorView{Chrome: c, Code: code, Message: msg}).Render(r.Context(), w)
-}
-
-func apiCode(code int) string {
-	switch code {
-	case http.StatusNotFound:
-		return "not_found"
-	case http.StatusBadGateway:
-		return "worker_failed"
-	}
-	return "unavailable"
+	views.ErrorPage(views.ErrorView{Chrome: c, Code: e.Status, Message: e.Message}).Render(r.Context(), w)
 }
 
 // status answers the workers' states and the number of merged event streams open (one per
 // browser), as JSON.
 func (s *supervisor) status(w http.ResponseWriter, r *http.Request) {
-	var ps []map[string]any
-	for _, st := range s.Workers.States() {
-		p := map[string]any{"profile": st.Profile, "running": st.Running, "crashes": st.Crashes}
-		if st.PID != 0 {
-			p["pid"] = st.PID
-		}
-		if !st.Retry.IsZero() {
-			p["retry_at"] = st.Retry
-		}
-		if st.Error != "" {
-			p["error"] = st.Error
-		}
-		ps = append(ps, p)
+	states := s.Workers.States()
+	out := StatusAnswer{Profiles: make([]ProfileStatus, 0, len(states)), EventStreams: s.streams.count()}
+	for _, st := range states {
+		out.Profiles = append(out.Profiles, ProfileStatus{Profile: st.Profile, Running: st.Running, Crashes: st.Crashes,
+			PID: st.PID, RetryAt: st.Retry, Error: st.Error})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"profiles": ps, "event_streams": s.streams.count()})
+	web.WriteJSON(w, http.StatusOK, out)
 }
 
 // proxyBuffers reuses the proxy's copy buffers.

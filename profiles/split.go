@@ -1,4 +1,4 @@
-package handlers
+package profiles
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 
 	"myco.dev/internal/handoff"
 	"myco.dev/internal/peercred"
+	"myco.dev/internal/web"
 )
 
 // Handing connections to the workers. The supervisor reads the first request of each
@@ -27,7 +28,7 @@ import (
 // own HTTP server, through the listener Listener returns.
 
 // Handoffs is what the supervisor needs to hand a connection to a profile's worker;
-// *profiles.Pool satisfies it.
+// [*Pool] satisfies it.
 type Handoffs interface {
 	Sender(ctx context.Context, name string) (*handoff.Sender, error)
 }
@@ -133,7 +134,7 @@ func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn, uidErr erro
 		return
 	}
 	name := profileOf(req.URL.Path)
-	if name == "" || !s.served(name) || !allowedHost(req.Host, s.Port) || rec.buf.Len() > handoff.MaxPrefix {
+	if name == "" || !s.served(name) || !web.AllowedHost(req.Host, s.Port) || rec.buf.Len() > handoff.MaxPrefix {
 		keep()
 		return
 	}
@@ -213,19 +214,3 @@ type replayed struct {
 }
 
 func (r *replayed) Read(p []byte) (int, error) { return r.r.Read(p) }
-
-// elsewhere sends back a request that a handed-off connection carries but this worker does
-// not serve (another profile's, the supervisor's): a 307 to the same address with the
-// connection closed, so the browser asks again through the supervisor.
-func elsewhere(base string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
-		if p == base || strings.HasPrefix(p, base+"/") || strings.HasPrefix(p, "/static/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("Connection", "close")
-		w.Header().Set("Cache-Control", "no-store")
-		http.Redirect(w, r, r.URL.RequestURI(), http.StatusTemporaryRedirect)
-	})
-}

@@ -1,4 +1,4 @@
-package handlers
+package profiles
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"myco.dev/internal/web"
 )
 
 // One event stream per browser. A page does not open a stream of its own: it asks the
@@ -25,6 +27,9 @@ import (
 
 // mergedPing is the interval of the merged stream's ping events.
 const mergedPing = 5 * time.Second
+
+// maxSubscribeBody bounds the body of a subscription, as the API's are bounded.
+const maxSubscribeBody = 1 << 20
 
 // streams are the open merged streams.
 type streams struct {
@@ -99,12 +104,11 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		m.mu.Unlock()
 	}()
-	sse, err := startSSE(w)
+	sse, err := web.StartSSE(w)
 	if err != nil {
 		return
 	}
-	hello, _ := json.Marshal(map[string]string{"type": "hello", "stream": m.id})
-	if sse.send("", "", string(hello)) != nil {
+	if sse.SendJSON("", HelloEvent{Type: "hello", Stream: m.id}) != nil {
 		return
 	}
 	ping := time.NewTicker(mergedPing)
@@ -114,11 +118,11 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case b := <-m.out:
-			if sse.send("", "", string(b)) != nil {
+			if sse.Send("", "", string(b)) != nil {
 				return
 			}
 		case <-ping.C:
-			if sse.send("", "", `{"type":"ping"}`) != nil {
+			if sse.SendJSON("", PingEvent{Type: "ping"}) != nil {
 				return
 			}
 		}
@@ -129,13 +133,6 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 // subscribes to.
 var sessionEvents = regexp.MustCompile(`^/profiles/([A-Za-z0-9_-]+)/s/([0-9A-Za-z][0-9A-Za-z_-]{0,63})/events$`)
 
-type subscribeRequest struct {
-	Op    string `json:"op"`    // "subscribe" or "unsubscribe"
-	Sub   string `json:"sub"`   // the page's name for the subscription
-	URL   string `json:"url"`   // a session's event stream, /profiles/NAME/s/ID/events
-	After string `json:"after"` // the last event id the page has
-}
-
 // subscribe serves POST /events/STREAM: a page's subscription to a session's events
 // through the browser's stream, or its end.
 func (s *supervisor) subscribe(w http.ResponseWriter, r *http.Request) {
@@ -143,16 +140,16 @@ func (s *supervisor) subscribe(w http.ResponseWriter, r *http.Request) {
 	m := s.streams.m[chi.URLParam(r, "stream")]
 	s.streams.mu.Unlock()
 	if m == nil {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such event stream: open /events again"}})
+		web.WriteError(w, web.NewError(http.StatusNotFound, "not_found", "no such event stream: open /events again"))
 		return
 	}
-	var req subscribeRequest
-	if err := decode(w, r, &req); err != nil {
-		s.apiFailure(w, err)
+	var req SubscribeRequest
+	if err := web.DecodeJSON(w, r, &req, maxSubscribeBody); err != nil {
+		web.WriteError(w, web.Resolve(err, nil))
 		return
 	}
 	if req.Sub == "" || len(req.Sub) > 64 {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "missing_field", "message": "sub names the subscription (at most 64 bytes)"}})
+		web.WriteError(w, web.NewError(http.StatusBadRequest, "missing_field", "sub names the subscription (at most 64 bytes)"))
 		return
 	}
 	m.mu.Lock()
@@ -166,25 +163,17 @@ func (s *supervisor) subscribe(w http.ResponseWriter, r *http.Request) {
 	case "subscribe":
 		match := sessionEvents.FindStringSubmatch(req.URL)
 		if match == nil || !s.served(match[1]) || m.closed {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_field", "message": "url must be a session's event stream, /profiles/NAME/s/ID/events"}})
+			web.WriteError(w, web.NewError(http.StatusBadRequest, "invalid_field", "url must be a session's event stream, /profiles/NAME/s/ID/events"))
 			return
 		}
 		ctx, cancel := context.WithCancel(m.ctx)
 		m.subs[req.Sub] = cancel
 		go s.relay(ctx, m, req.Sub, match[1], req.URL, req.After, r.Host)
 	default:
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_field", "message": "op must be subscribe or unsubscribe"}})
+		web.WriteError(w, web.NewError(http.StatusBadRequest, "invalid_field", "op must be subscribe or unsubscribe"))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sub": req.Sub, "op": req.Op})
-}
-
-func (s *supervisor) apiFailure(w http.ResponseWriter, err error) {
-	if ae, ok := err.(*APIError); ok {
-		writeJSON(w, ae.Status, map[string]any{"error": map[string]string{"code": ae.Code, "message": ae.Message}})
-		return
-	}
-	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_json", "message": err.Error()}})
+	web.WriteJSON(w, http.StatusOK, SubscribeAnswer{Sub: req.Sub, Op: req.Op})
 }
 
 // relay reads one subscription's stream from its profile's worker and forwards its events
@@ -200,7 +189,7 @@ func (s *supervisor) relay(ctx context.Context, m *mergedStream, sub, profile, u
 		if got {
 			delay = 250 * time.Millisecond
 		}
-		if !m.send(map[string]string{"type": "status", "sub": sub, "state": "reconnecting"}) {
+		if !m.send(SubStatusEvent{Type: "status", Sub: sub, State: "reconnecting"}) {
 			return
 		}
 		t := time.NewTimer(delay)
@@ -235,7 +224,7 @@ func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profil
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		m.send(map[string]any{"type": "status", "sub": sub, "state": "gone", "status": resp.StatusCode})
+		m.send(SubStatusEvent{Type: "status", Sub: sub, State: "gone", Status: resp.StatusCode})
 		<-ctx.Done()
 		return false
 	}
@@ -249,8 +238,7 @@ func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profil
 		switch {
 		case line == "":
 			if data != nil || event != "" {
-				ev := map[string]any{"type": "event", "sub": sub, "id": id, "event": event, "data": strings.Join(data, "\n")}
-				if !m.send(ev) {
+				if !m.send(SubEvent{Type: "event", Sub: sub, ID: id, Event: event, Data: strings.Join(data, "\n")}) {
 					return got
 				}
 				got = true

@@ -1,0 +1,113 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Access says who a server admits: requests under a loopback Host with its Port, on
+// connections of user UID, or, when Token is set (where no owner can be told), carrying
+// the token.
+type Access struct {
+	Port  string
+	UID   int
+	Token string
+}
+
+// Guard wraps h in the checks of every request: the Host check, then the owner check (or,
+// with a token, the token check).
+func (a Access) Guard(h http.Handler) http.Handler {
+	if a.Token != "" {
+		h = TokenCheck(a.Token, a.Port, h)
+	} else {
+		h = OwnerCheck(a.UID, h)
+	}
+	return HostCheck(a.Port, h)
+}
+
+// HostCheck refuses a request whose Host header is not a loopback name or address with
+// the server's port: a DNS-rebinding page (evil.example resolving to 127.0.0.1) sends its
+// own name, which no origin check sees on a GET. An empty, foreign or 0.0.0.0 Host gets
+// 421 Misdirected Request.
+func HostCheck(port string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !AllowedHost(r.Host, port) {
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusMisdirectedRequest)
+			w.Write([]byte("myco answers only to loopback names with its own port (http://127.0.0.1:" + port +
+				"/ or http://localhost:" + port + "/). Through an SSH tunnel, forward the same port: ssh -L " +
+				port + ":127.0.0.1:" + port + " HOST\n"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// AllowedHost reports whether host is 127.0.0.1, ::1 or localhost (any case), with port.
+func AllowedHost(host, port string) bool {
+	h, p, err := net.SplitHostPort(host)
+	if err != nil || p != port {
+		return false
+	}
+	switch strings.ToLower(h) {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
+
+// OriginCheck refuses a state-changing request, or an event stream, that a page of another
+// origin made, and returns why ("" admits it): its Origin, when present, must be this
+// server's (a "null" origin never is), and without an Origin its Sec-Fetch-Site must be
+// same-origin or none. A request with neither header comes from a local tool such as curl,
+// which the socket owner check already restricts to the user, and is let through. A form
+// posted from another site always carries an Origin, so a CORS-simple cross-site POST
+// never changes state.
+func OriginCheck(port string, r *http.Request) (refused string) {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if o := r.Header.Get("Origin"); o == "null" && site == "same-origin" {
+		// A form this server's own page posts: with Referrer-Policy: no-referrer, Chromium
+		// sends Origin: null, and Sec-Fetch-Site (which no page can set) says whose it is.
+		// A sandboxed or cross-site document's null origin comes as cross-site.
+		return ""
+	} else if o != "" {
+		u, err := url.Parse(o)
+		if err == nil && u.Scheme == "http" && u.Path == "" && AllowedHost(u.Host, port) {
+			return ""
+		}
+		return "cross-origin request refused: Origin " + strconv.Quote(o) + " is not this server"
+	}
+	switch site {
+	case "", "same-origin", "none":
+		return ""
+	default:
+		return "cross-site request refused (Sec-Fetch-Site: " + site + ")"
+	}
+}
+
+// OriginGuard is middleware that passes only requests [OriginCheck] admits, answering the
+// others with refuse.
+func OriginGuard(port string, refuse func(http.ResponseWriter, string)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if msg := OriginCheck(port, r); msg != "" {
+				refuse(w, msg)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// Forbid refuses a request with 403 and closes its connection, so that a refused client
+// holds nothing once it has its answer.
+func Forbid(w http.ResponseWriter, msg string) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusForbidden)
+	w.Write([]byte(msg + "\n"))
+}

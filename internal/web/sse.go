@@ -1,0 +1,69 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// SSE writes server-sent events and flushes each one. It is not safe for concurrent use:
+// one handler writes its stream.
+type SSE struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// StartSSE writes the headers of an event stream and lifts the connection's deadlines: the
+// request is read, and the stream lasts. A proxy must not buffer it, nothing may cache it,
+// and it is never compressed.
+func StartSSE(w http.ResponseWriter) (*SSE, error) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{})
+	rc.SetReadDeadline(time.Time{}) // the request is read; the stream lasts (see server.go)
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write([]byte("retry: 1000\n\n")); err != nil {
+		return nil, err
+	}
+	return &SSE{w: w, rc: rc}, rc.Flush()
+}
+
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
+// Send writes one event: its id unless empty, its name unless empty, and data split into
+// lines. A bare \r (tool output often has one) would end a line for the reader, so every
+// line break is made \n first.
+func (s *SSE) Send(id, event, data string) error {
+	var b bytes.Buffer
+	if id != "" {
+		fmt.Fprintf(&b, "id: %s\n", id)
+	}
+	if event != "" {
+		fmt.Fprintf(&b, "event: %s\n", event)
+	}
+	for _, line := range strings.Split(lineBreaks.Replace(data), "\n") {
+		b.WriteString("data: ")
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	if _, err := s.w.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// SendJSON writes v, encoded on one line, as the data of an unnamed event with id.
+func (s *SSE) SendJSON(id string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.Send(id, "", string(b))
+}

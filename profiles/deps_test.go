@@ -1,0 +1,13 @@
+package profiles
+
+import (
+	"testing"
+
+	"myco.dev/internal/depstest"
+)
+
+// TestDeps keeps the supervisor apart from what runs in a profile's worker: it routes
+// connections and bytes, and never reaches a profile's server, sessions or tools.
+func TestDeps(t *testing.T) {
+	depstest.Forbid(t, "myco.dev/handlers", "myco.dev/sessions", "myco.dev/agent", "myco.dev/hosts", "myco.dev/workspace", "myco.dev/config")
+}

@@ -1,0 +1,112 @@
+package profiles
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"myco.dev/internal/handoff"
+	"myco.dev/internal/web"
+	"myco.dev/static"
+)
+
+type noHandoffs struct{}
+
+func (noHandoffs) Sender(context.Context, string) (*handoff.Sender, error) {
+	return nil, errors.New("no workers here")
+}
+
+// TestSplitListenerClosed: once closed, the supervisor's listener fails every Accept with
+// net.ErrClosed, whether Close or its accepting goroutine ended it first; a nil connection
+// with a nil error made http.Server serve nil, a panic at shutdown that a test caught.
+func TestSplitListenerClosed(t *testing.T) {
+	sv := NewSupervisor(SupervisorOptions{Port: "1", UID: os.Getuid(), Exists: func(string) bool { return false }})
+	for range 200 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := sv.Listener(ln, noHandoffs{})
+		l.Close()
+		c, err := l.Accept()
+		if c != nil || !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Accept after Close = %v, %v; want no connection and net.ErrClosed", c, err)
+		}
+	}
+}
+
+// flakyListener fails its first Accept with EMFILE (out of file descriptors), then gives
+// one end of a pipe.
+type flakyListener struct {
+	net.Listener
+	calls int
+}
+
+func (f *flakyListener) Accept() (net.Conn, error) {
+	if f.calls++; f.calls == 1 {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
+	}
+	c, _ := net.Pipe()
+	return c, nil
+}
+
+func (f *flakyListener) Close() error { return nil }
+
+// TestSplitListenerRetriesTemporaryErrors: running out of file descriptors once does not
+// end the port's service: the next connection is accepted.
+func TestSplitListenerRetriesTemporaryErrors(t *testing.T) {
+	sv := NewSupervisor(SupervisorOptions{Port: "1", UID: os.Getuid(), Exists: func(string) bool { return false }})
+	l := sv.Listener(&flakyListener{}, noHandoffs{})
+	defer l.Close()
+	c, err := l.Accept()
+	if err != nil || c == nil {
+		t.Fatalf("Accept = %v, %v; want the connection after the temporary error", c, err)
+	}
+	c.Close()
+}
+
+// TestListenerHandsConnections: a connection whose first request is for a profile goes to
+// its worker whole (the worker sees the browser's own TCP connection, where a forwarded
+// request comes over a socket pair); the supervisor keeps the rest and serves them itself.
+func TestListenerHandsConnections(t *testing.T) {
+	fw := newFakeWorkers(t, http.HandlerFunc(fakeWorker))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := web.PortOf(ln.Addr())
+	sv := NewSupervisor(SupervisorOptions{Workers: fw, Default: "work", Assets: static.New("/static/"), Port: port, UID: os.Getuid(),
+		Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	srv := web.NewServer(sv, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	go srv.Serve(sv.Listener(ln, fw))
+	t.Cleanup(func() { srv.Close() })
+	get := func(path string) string {
+		t.Helper()
+		// A connection of its own each: the first request decides where a connection goes.
+		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+		resp, err := client.Get("http://127.0.0.1:" + port + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s = %d %q", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	if body := get("/profiles/work/s/1/"); !strings.HasPrefix(body, "worker: GET /profiles/work/s/1/") || !strings.Contains(body, "remote=127.0.0.1:") {
+		t.Errorf("a profile's page = %q, want its worker serving the browser's connection", body)
+	}
+	if body := get("/status"); !strings.Contains(body, `"event_streams": 0`) {
+		t.Errorf("/status = %q, want the supervisor's own answer", body)
+	}
+}
