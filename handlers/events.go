@@ -41,6 +41,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	ev := &eventRenderer{s: s, id: id}
+	_, ev.md = s.live(id, after) // the page shows the response up to its cursor
 	for {
 		wait, cancel := context.WithTimeout(ctx, s.Ping)
 		us, err := sub.Next(wait)
@@ -59,7 +60,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 		msgs, err := ev.render(ctx, us, sub.IDOf)
 		if err != nil {
 			s.Log.Warn("render session events", "session_id", id, "err", err)
-			html, err := ev.reset(ctx)
+			html, err := ev.reset(ctx, sub.Cursor())
 			if err != nil {
 				return nil
 			}
@@ -88,6 +89,9 @@ type eventRenderer struct {
 	// The snapshot of the batch being rendered, taken when first needed.
 	sess *sessions.Session
 	st   sessions.Status
+	// md is the response streaming now, as the page has it: its settled parts rendered,
+	// its open end as text. nil when nothing streams.
+	md *views.LiveMarkdown
 }
 
 func (e *eventRenderer) snapshot(ctx context.Context) (*sessions.Session, sessions.Status, error) {
@@ -110,7 +114,10 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 	part := func(id string, swap views.Swap, c templ.Component) error {
 		return views.Partial(id, swap, c).Render(ctx, &b)
 	}
-	clearLive := func() error { return part(views.IDLive, views.SwapInner, views.Live(false)) }
+	clearLive := func() error {
+		e.md = nil
+		return part(views.IDLive, views.SwapInner, views.Live(views.LiveView{}))
+	}
 	status := func() error {
 		sess, st, err := e.snapshot(ctx)
 		if err != nil {
@@ -128,11 +135,11 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 		switch u.Type {
 		case sessions.UpdateReset, sessions.UpdateCompacted, sessions.UpdateRewound:
 			var html string
-			if html, err = e.reset(ctx); err == nil {
+			if html, err = e.reset(ctx, id(u.Seq)); err == nil {
 				b.WriteString(html)
 			}
 		case sessions.UpdateTextDelta:
-			err = part(views.IDLiveText, views.SwapAppend, views.Text(u.Text))
+			err = e.text(&b, ctx, u.Text)
 		case sessions.UpdateThinkingDelta:
 			err = part(views.IDLiveThinking, views.SwapAppend, views.Text(u.Text))
 		case sessions.UpdateAccepted, sessions.UpdateCheckpoint:
@@ -191,6 +198,10 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 	}
 	p := e.s.projector(sess.ID, th)
 	p.children = e.s.childIDs(ctx, sess.ID)
+	if e.md != nil {
+		// The saved answer is the streamed one: its HTML is the parts already rendered.
+		e.s.md.put(e.md.Text(), e.s.mdOptions(), e.md.Whole())
+	}
 	for i := u.Index; i < u.Count && i < len(th.Entries); i++ {
 		msg := th.Entries[i].Message
 		if results := toolResults(msg); len(results) > 0 {
@@ -210,7 +221,25 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 			}
 		}
 	}
-	return views.Partial(views.IDLive, views.SwapInner, views.Live(false)).Render(ctx, b)
+	e.md = nil
+	return views.Partial(views.IDLive, views.SwapInner, views.Live(views.LiveView{})).Render(ctx, b)
+}
+
+// text renders a text delta: the parts of the response that settle with it are rendered
+// once and appended, and the open end shown as text grows, or is replaced by what is still
+// open after them. A window's fragment is as large as what settled in it, never the answer.
+func (e *eventRenderer) text(b *bytes.Buffer, ctx context.Context, delta string) error {
+	if e.md == nil {
+		e.md = views.NewLiveMarkdown(e.s.mdOptions())
+	}
+	settled, tail := e.md.Add(delta)
+	if settled.String() == "" {
+		return views.Partial(views.IDLiveTail, views.SwapAppend, views.Text(delta)).Render(ctx, b)
+	}
+	if err := views.Partial(views.IDLiveMarkdown, views.SwapAppend, settled).Render(ctx, b); err != nil {
+		return err
+	}
+	return views.Partial(views.IDLiveTail, views.SwapInner, views.Text(tail)).Render(ctx, b)
 }
 
 // appendMessage renders m at the end of the transcript, in place of the same message if
@@ -298,7 +327,7 @@ func hostNote(u sessions.Update) string {
 // reset re-renders the whole transcript, the head and the status: what a tab gets when it
 // missed more than the server keeps, after a server restart, or when the active thread
 // changed.
-func (e *eventRenderer) reset(ctx context.Context) (string, error) {
+func (e *eventRenderer) reset(ctx context.Context, cursor string) (string, error) {
 	e.sess = nil
 	sess, st, err := e.snapshot(ctx)
 	if err != nil {
@@ -308,6 +337,7 @@ func (e *eventRenderer) reset(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	e.md = e.s.withLive(&v, cursor)
 	var b bytes.Buffer
 	for _, p := range []templ.Component{
 		views.Partial(views.IDTranscript, views.SwapInner, views.Transcript(v)),

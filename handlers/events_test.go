@@ -3,6 +3,7 @@ package handlers
 import (
 	"bufio"
 	"context"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -169,7 +170,7 @@ func TestEventsStream(t *testing.T) {
 	all := joinData(evs)
 	for _, want := range []string{
 		`<hx-partial hx-target="#messages" hx-swap="beforeend"><article id="m-t1-0" class="msg user">`,
-		`<hx-partial hx-target="#live-text" hx-swap="beforeend">`,
+		`<hx-partial hx-target="#live-tail" hx-swap="beforeend">`,
 		`<hx-partial hx-target="#tool-c1" hx-swap="outerHTML"><details id="tool-c1" class="tool ok">`,
 		"line one", "line two", "<strong>done</strong>", `<button type="submit" id="stop"`,
 	} {
@@ -317,5 +318,42 @@ func TestEventsReplayReplacesWhatThePageHas(t *testing.T) {
 	}
 	if seen < 2 {
 		t.Errorf("the replay appended %d messages, want the question and the answer", seen)
+	}
+}
+
+// TestEventsMidStream: a page opened in the middle of an answer shows what streamed before
+// its cursor (its settled Markdown rendered, the open end as text), and its stream, from
+// that cursor, brings the rest without repeating any of it.
+func TestEventsMidStream(t *testing.T) {
+	answer := "## Plan\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nThen the rest of the answer, which streams slowly enough to be caught in the middle.\n\n## End\n\nDone."
+	ts := newTestServer(t, fakemodel.Turn{Text: answer, ChunkSize: 4, DelayMs: 10})
+	id, p := ts.session(t)
+	ts.do(t, "POST", p+"submit", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"go"}})
+	deadline := time.Now().Add(20 * time.Second)
+	var page string
+	for {
+		_, page = ts.do(t, "GET", p, nil, nil)
+		if strings.Contains(page, `<div id="live-md" class="md"><h2>Plan</h2>`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never showed the answer's start mid-stream:\n%s", page)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, after, _ := strings.Cut(page, "events?after=")
+	cursor, _ := url.QueryUnescape(after[:strings.IndexByte(after, '"')])
+	_, tail, _ := strings.Cut(page, `<div id="live-tail" class="tail">`)
+	tail = html.UnescapeString(tail[:strings.Index(tail, "</div>")])
+	s := ts.stream(t, p+"events?after="+url.QueryEscape(cursor), nil)
+	evs := s.untilID(t, ts.jobEnd(t, id, cursor))
+	if !strings.Contains(answer, tail) || strings.Contains(tail, "## Plan") {
+		t.Errorf("the page's open end %q is not the unsettled end of what streamed", tail)
+	}
+	if !strings.Contains(joinData(evs), "<h2>End</h2>") {
+		t.Errorf("the stream after the cursor lacks the rest of the answer")
+	}
+	if strings.Count(joinData(evs), "<h2>Plan</h2>") > 1 {
+		t.Errorf("the stream repeats the start of the answer")
 	}
 }

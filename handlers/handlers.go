@@ -39,6 +39,8 @@ type Sessions interface {
 	SelectModel(ctx context.Context, id, key string) error
 	Subscribe(ids []string, after string) *sessions.Subscription
 	EventID() string
+	// Streaming is the response streaming now, up to an event cursor.
+	Streaming(id, cursor string) (text, thinking string)
 	// The JSON API's idempotent requests and the session trees.
 	CreateRequest(ctx context.Context, requestID string, o sessions.CreateOptions) (string, bool, error)
 	SubmitRequest(ctx context.Context, id, requestID string, input ...model.Part) (sessions.Acceptance, error)

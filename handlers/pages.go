@@ -143,6 +143,7 @@ func (s *server) showThread(w http.ResponseWriter, r *http.Request, threadID str
 	}
 	if !v.ReadOnly {
 		v.EventsURL = s.sessionURL(id) + "events?after=" + url.QueryEscape(cursor)
+		s.withLive(&v, cursor) // what streamed before the cursor, at once
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -186,6 +187,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 		v.Earlier = from
 		v.EarlyURL = fmt.Sprintf("%searlier?thread=%s&before=%d", s.sessionURL(sess.ID), th.ID, from)
 	}
+	v.Live.Empty = len(v.Messages) == 0 && v.Earlier == 0 && !v.ReadOnly
 	v.Status = s.status(sess, st)
 	v.Composer = s.composer(sess, st, v.ReadOnly)
 	if list, err := s.Sessions.List(ctx, sessions.ListOptions{}); err == nil {
@@ -350,4 +352,29 @@ func (s *server) childIDs(ctx context.Context, id string) []string {
 		out = append(out, l.ID)
 	}
 	return out
+}
+
+// withLive puts in v's live region what streamed before cursor and returns the renderer
+// that carries on from there.
+func (s *server) withLive(v *views.SessionView, cursor string) *views.LiveMarkdown {
+	empty := v.Live.Empty
+	var md *views.LiveMarkdown
+	v.Live, md = s.live(v.ID, cursor)
+	v.Live.Empty = empty && md == nil && v.Live.Thinking == ""
+	return md
+}
+
+// live is the live region of session id's page whose stream starts after cursor: the
+// response that streamed up to it, its settled Markdown rendered and its open end as text,
+// and the renderer that carries on from there (nil when nothing streams).
+func (s *server) live(id, cursor string) (views.LiveView, *views.LiveMarkdown) {
+	text, thinking := s.Sessions.Streaming(id, cursor)
+	v := views.LiveView{Thinking: thinking}
+	if text == "" {
+		return v, nil
+	}
+	md := views.NewLiveMarkdown(s.mdOptions())
+	md.Add(text)
+	v.Settled, v.Tail = md.Settled(), md.Tail()
+	return v, md
 }

@@ -29,6 +29,8 @@ type live struct {
 	pending   *Update
 	lastDelta time.Time
 	timer     *time.Timer
+	// streamed is the response streaming now, as published (see Manager.Streaming).
+	streamed streamed
 }
 
 // prepare builds the runner for the session's current model, reading the prompt blocks
@@ -109,7 +111,7 @@ func (l *live) publishLocked(u Update) {
 		switch {
 		case l.pending == nil && since >= every:
 			l.lastDelta = time.Now()
-			l.m.bus.publish(u)
+			l.emit(u)
 		case l.pending != nil && l.pending.Type == u.Type:
 			l.pending.Text += u.Text
 		default:
@@ -122,7 +124,12 @@ func (l *live) publishLocked(u Update) {
 		return
 	}
 	l.flushLocked()
-	l.m.bus.publish(u)
+	l.emit(u)
+}
+
+// emit publishes u on the bus and follows the streaming response. Call with l.mu held.
+func (l *live) emit(u Update) {
+	l.streamed.note(l.m.bus.publish(u))
 }
 
 func (l *live) flushLocked() {
@@ -134,7 +141,7 @@ func (l *live) flushLocked() {
 		return
 	}
 	l.lastDelta = time.Now()
-	l.m.bus.publish(*l.pending)
+	l.emit(*l.pending)
 	l.pending = nil
 }
 

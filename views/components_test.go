@@ -128,7 +128,8 @@ func TestSessionPage(t *testing.T) {
 	})
 	t.Run("new", func(t *testing.T) {
 		v := SessionView{Chrome: testChrome("New session"), ID: "s9", URL: "/profiles/default/s/s9/",
-			Composer: ComposerView{Action: "/profiles/default/s/s9/submit", Models: []string{"fake"}, Model: "fake"}}
+			Composer: ComposerView{Action: "/profiles/default/s/s9/submit", Models: []string{"fake"}, Model: "fake"},
+			Live:     LiveView{Empty: true}}
 		doc := tree(t, SessionPage(v))
 		if got := textContent(one(t, doc, "h1#"+IDTitle+" span.muted")); got != "New session" {
 			t.Errorf("untitled heading = %q", got)
@@ -672,4 +673,22 @@ func TestIDs(t *testing.T) {
 	one(t, tree(t, SessionItem("/profiles/default", row)), "#"+RowID("s1"))
 	one(t, tree(t, SidebarItem(row)), "#"+SidebarID("s1"))
 	one(t, tree(t, ToolCard(ToolView{CallID: "a.b", Status: "ok"})), "#tool-a_b #tool-a_b-out")
+}
+
+// TestLiveRegion: a page opened mid-answer shows what streamed so far: the settled
+// Markdown rendered, the open end as text, the thinking; the stream's partials aim at the
+// same ids.
+func TestLiveRegion(t *testing.T) {
+	md := NewLiveMarkdown(MarkdownOptions{})
+	md.Add("## Plan\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nNow the `cod")
+	doc := tree(t, Live(LiveView{Settled: md.Settled(), Tail: md.Tail(), Thinking: "thinking…"}))
+	one(t, doc, "#"+IDLiveText+" #"+IDLiveMarkdown+" h2")
+	one(t, doc, "#"+IDLiveMarkdown+" table tbody tr")
+	if got := textContent(one(t, doc, "#"+IDLiveTail)); got != "Now the `cod" {
+		t.Errorf("tail = %q, want the open end as text", got)
+	}
+	if got := textContent(one(t, doc, "#"+IDLiveThinking)); got != "thinking…" {
+		t.Errorf("thinking = %q", got)
+	}
+	none(t, doc, "#"+IDLiveNotes+" p.empty")
 }

@@ -12,6 +12,8 @@ const (
 	IDMessages     = "messages"      // the saved messages; a new one is appended
 	IDLive         = "live"          // the live region: what streams until it is saved
 	IDLiveText     = "live-text"     // the streamed text of the response
+	IDLiveMarkdown = "live-md"       // its settled Markdown, rendered: parts are appended
+	IDLiveTail     = "live-tail"     // its open end, as text: replaced or extended
 	IDLiveThinking = "live-thinking" // the streamed thinking of the response
 	IDLiveNotes    = "live-notes"    // notes: notices, host states, errors
 	IDStatus       = "status"        // the status bar's slot

@@ -68,6 +68,16 @@ type SessionView struct {
 	Tree     *TreeView // the roll-up of the session's children, when it has any
 
 	EventsURL string // the event stream, with ?after= the page's cursor; "" for none
+	Live      LiveView
+}
+
+// LiveView is the live region: the response streaming now, up to the page's cursor (its
+// settled Markdown rendered, the open end as text), and notes.
+type LiveView struct {
+	Empty    bool // a session without messages yet: a hint, gone with the first one
+	Settled  MarkdownHTML
+	Tail     string
+	Thinking string
 }
 
 // TreeView is the roll-up of a session and its descendants.

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
@@ -58,8 +60,9 @@ type browser struct {
 	t   *testing.T
 	ctx context.Context // new tabs are opened from it
 
-	mu      sync.Mutex // guards the field below
+	mu      sync.Mutex // guards the fields below
 	workers map[target.ID]*tab
+	resumed []context.CancelFunc // the sessions resumeWorkers opened
 }
 
 // newBrowser starts a headless Chromium for the test, closed when it ends.
@@ -85,6 +88,32 @@ func newBrowser(t *testing.T) *browser {
 		t.Fatalf("start Chromium: %v", err)
 	}
 	return &browser{t: t, ctx: ctx}
+}
+
+// resumeWorkers lets every events worker of the browser run. The tabs' DevTools sessions
+// auto-attach to the workers their pages start, and a worker can be left waiting for a
+// debugger (waitForDebuggerOnStart) after its page navigates: a reloaded page then gets no
+// events at all, which no real browser does. So after each navigation every events worker
+// is told to run, through a session of its own (a no-op for one that runs).
+func (b *browser) resumeWorkers() {
+	infos, err := chromedp.Targets(b.ctx)
+	if err != nil {
+		return
+	}
+	for _, i := range infos {
+		if i.Type != "shared_worker" || !strings.Contains(i.URL, "/events-worker.") {
+			continue
+		}
+		ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithTargetID(i.TargetID))
+		if chromedp.Do(ctx) != nil {
+			cancel()
+			continue
+		}
+		chromedp.Call(ctx, runtime.RunIfWaitingForDebugger, cdp.Empty{})
+		b.mu.Lock()
+		b.resumed = append(b.resumed, cancel) // kept: the session lives until the browser does
+		b.mu.Unlock()
+	}
 }
 
 // tab is one browser tab, or the browser's events worker (see [browser.worker]). Its
@@ -136,6 +165,7 @@ func (b *browser) worker(t *testing.T) *tab {
 			b.mu.Unlock()
 			if w == nil {
 				w = b.attach(t, "events-worker", chromedp.WithTargetID(i.TargetID))
+				chromedp.Call(w.ctx, runtime.RunIfWaitingForDebugger, cdp.Empty{}) // see resumeWorkers
 				b.mu.Lock()
 				if b.workers == nil {
 					b.workers = map[target.ID]*tab{}

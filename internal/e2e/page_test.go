@@ -37,6 +37,7 @@ func (tb *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 func (tb *tab) navigate(url string) {
 	tb.t.Helper()
 	tb.do("navigate to "+url, chromedp.Navigate(url))
+	tb.b.resumeWorkers()
 	tb.installRecorder()
 }
 
@@ -251,10 +252,8 @@ const recorder = `(() => {
   new MutationObserver((records) => {
     for (const m of records) {
       const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
-      if (el && el.id === "live-text") {
-        if (m.type === "characterData") r.liveText += m.target.data;
-        for (const n of m.addedNodes) r.liveText += n.textContent;
-      }
+      const live = document.getElementById("live-text");
+      if (el && live && live.contains(el) && live.textContent.length > r.liveText.length) r.liveText = live.textContent;
       if (el && el.id === "transcript" && [...m.removedNodes].some((n) => n.id === "messages")) r.resets++;
     }
     look();
@@ -281,7 +280,7 @@ func (tb *tab) record() pageRecord {
 }
 
 type pageRecord struct {
-	LiveText       string              `json:"liveText"`       // what streamed into #live-text
+	LiveText       string              `json:"liveText"`       // the most #live-text held while it streamed
 	SawBusy        bool                `json:"sawBusy"`        // the status bar was busy
 	ReadyAfterBusy bool                `json:"readyAfterBusy"` // then ready
 	Tools          map[string][]string `json:"tools"`          // each card's states, in order
