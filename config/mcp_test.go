@@ -294,3 +294,27 @@ func TestLoadDotEnvMCP(t *testing.T) {
 		t.Error("Lookup(OTHER) found a variable no config names")
 	}
 }
+
+// TestDocsMCPExample keeps docs/mcp.md honest: its configuration example loads, and its
+// host is the only thing left for the SSH config to confirm.
+func TestDocsMCPExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/mcp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```toml\n")
+	src, _, _ := strings.Cut(block, "```")
+	if !ok || src == "" {
+		t.Fatal("docs/mcp.md has no toml example")
+	}
+	c, err := Parse("example.toml", []byte(src))
+	if err != nil {
+		t.Fatalf("the example of docs/mcp.md: %v", err)
+	}
+	if got := c.MCPServerNames(); !slices.Equal(got, []string{"db", "docs", "github"}) {
+		t.Errorf("the example's servers = %q", got)
+	}
+	if err := c.CheckMCPHosts([]string{"devbox"}); err != nil {
+		t.Errorf("CheckMCPHosts(devbox) = %v", err)
+	}
+}
