@@ -76,6 +76,9 @@ func TestEverything(t *testing.T) {
 				// The server's own validation throws, which it answers as isError.
 				res := call(t, s, "o1", "mcp__everything__gzip-file-as-resource", `{"name":"x.gz","data":"ftp://example.com/x"}`)
 				wantError(t, "gzip-file-as-resource of an ftp URL", res, "Unsupported URL protocol")
+				if strings.Contains(res.Text, "refused the call") {
+					t.Errorf("gzip-file-as-resource = %q, want the tool's isError result, not a protocol error", res.Text)
+				}
 				res = call(t, s, "o1", "mcp__everything__get-sum", `{"a":"one","b":2}`)
 				wantError(t, "get-sum of a string", res, "Input validation error")
 			})

@@ -247,4 +247,11 @@ func TestFakeResults(t *testing.T) {
 	}
 	wantText(t, "structured", call(t, s, "o", "mcp__fake__structured", `{}`), `{"sky":"clear","temperature":21.5}`)
 	wantError(t, "a call with an array", call(t, s, "o", "mcp__fake__echo", `[1]`), "must be a JSON object")
+
+	// A protocol error (here: a tool the server does not have, as after an upgrade of
+	// the server) is an error the model sees, and the server goes on.
+	gone := *tool(t, s, "mcp__fake__echo")
+	gone.remote = "removed-tool"
+	wantError(t, "a tool the server no longer has", gone.Call(t.Context(), "o", []byte(`{}`)), "mcp server fake refused the call: ", "removed-tool", "JSON-RPC error")
+	wantText(t, "echo after the refusal", call(t, s, "o", "mcp__fake__echo", `{"text":"ok"}`), "ok")
 }
