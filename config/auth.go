@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,9 +66,10 @@ func (a Auth) Key(lookupEnv func(string) (string, bool), home string) (string, e
 }
 
 // CredentialVars returns the names of the environment variables that an auth of any
-// gateway or model reads ({ source = "env", var_name = … }), sorted and without
-// duplicates. They are the only variables a .env may supply ([LoadDotEnv]), and they are
-// what to keep out of the environment of every process myco starts.
+// gateway or model, or an env or header value of any MCP server, reads ({ source = "env",
+// var_name = … }), sorted and without duplicates. They are the only variables a .env may
+// supply ([LoadDotEnv]), and they are what to keep out of the environment of every process
+// myco starts (an MCP server gets the values its own env names, and nothing else).
 func (c *Config) CredentialVars() []string {
 	var names []string
 	for _, g := range c.Gateways {
@@ -78,6 +80,13 @@ func (c *Config) CredentialVars() []string {
 	for _, m := range c.Models {
 		if m.Auth.Source == AuthEnv && m.Auth.VarName != "" {
 			names = append(names, m.Auth.VarName)
+		}
+	}
+	for _, s := range c.MCPServers {
+		for _, a := range slices.Concat(slices.Collect(maps.Values(s.Env)), slices.Collect(maps.Values(s.Headers))) {
+			if a.Source == AuthEnv && a.VarName != "" {
+				names = append(names, a.VarName)
+			}
 		}
 	}
 	slices.Sort(names)

@@ -23,6 +23,7 @@ type Config struct {
 	CompactionMaxRequests int
 	Gateways              map[string]Gateway
 	Models                map[string]Model
+	MCPServers            map[string]MCPServer // by name; see docs/mcp.md
 
 	// Warnings are what [Load] found that does not stop startup; the caller shows them.
 	Warnings []Warning
@@ -86,6 +87,16 @@ func (c *Config) inlineCredential() []string {
 			return []string{"models", k, "auth"}
 		}
 	}
+	// Headers are how an HTTP server takes its credential. An env value is not counted:
+	// most are settings, and which ones are secrets cannot be told.
+	for _, name := range c.MCPServerNames() {
+		h := c.MCPServers[name].Headers
+		for _, k := range slices.Sorted(maps.Keys(h)) {
+			if h[k].Source == AuthInline {
+				return []string{"mcp_servers", name, "headers", k}
+			}
+		}
+	}
 	return nil
 }
 
@@ -112,6 +123,7 @@ func defaults(file string) *Config {
 		CompactionMaxRequests: DefaultCompactionMaxRequests,
 		Gateways:              map[string]Gateway{},
 		Models:                map[string]Model{},
+		MCPServers:            map[string]MCPServer{},
 	}
 }
 

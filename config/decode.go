@@ -25,6 +25,7 @@ type (
 		CompactionMaxRequests toml.Primitive `toml:"compaction_max_requests"`
 		Gateways              toml.Primitive `toml:"gateways"`
 		Models                toml.Primitive `toml:"models"`
+		MCPServers            toml.Primitive `toml:"mcp_servers"`
 	}
 	rawEndpoint struct {
 		Protocol        *string        `toml:"protocol"`
@@ -92,9 +93,10 @@ func (d *decoder) decode(src string) *Config {
 	d.value(top.MaxPreludeBytes, &c.MaxPreludeBytes, "max_prelude_bytes")
 	d.value(top.CompactionMaxRequests, &c.CompactionMaxRequests, "compaction_max_requests")
 
-	var gateways, models map[string]toml.Primitive
+	var gateways, models, servers map[string]toml.Primitive
 	d.table(top.Gateways, &gateways, "gateways")
 	d.table(top.Models, &models, "models")
+	d.table(top.MCPServers, &servers, "mcp_servers")
 	for _, name := range slices.Sorted(maps.Keys(gateways)) {
 		if g, ok := d.gateway(name, gateways[name]); ok {
 			c.Gateways[name] = g
@@ -103,6 +105,11 @@ func (d *decoder) decode(src string) *Config {
 	for _, key := range slices.Sorted(maps.Keys(models)) {
 		if m, ok := d.model(c, key, models[key]); ok {
 			c.Models[key] = m
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		if s, ok := d.mcpServer(name, servers[name]); ok {
+			c.MCPServers[name] = s
 		}
 	}
 	d.undecoded()
@@ -232,7 +239,13 @@ func (d *decoder) model(c *Config, k string, p toml.Primitive) (Model, bool) {
 // auth decodes an auth value, which is either the credential itself or a source table.
 // It returns nil when key has no auth, and false after reporting a problem.
 func (d *decoder) auth(p toml.Primitive, entry []string) (*Auth, bool) {
-	key := append(slices.Clip(entry), "auth")
+	return d.authAt(p, append(slices.Clip(entry), "auth"), "credential")
+}
+
+// authAt decodes the auth-shaped value at key: a string (what names it, "credential" or
+// "value") or a source table. It returns nil when key is not defined, and false after
+// reporting a problem.
+func (d *decoder) authAt(p toml.Primitive, key []string, what string) (*Auth, bool) {
 	typ := d.md.Type(key...)
 	if typ == "" && d.md.IsDefined(key...) {
 		typ = "Hash" // a table made implicitly by dotted keys (auth.source = …) has no type
@@ -260,14 +273,14 @@ func (d *decoder) auth(p toml.Primitive, entry []string) (*Auth, bool) {
 			d.errs = append(d.errs, d.errorAt(append(key, "source"), `missing; use "env", "file" or "none"`))
 		case *raw.Source == AuthInline:
 			// Inline is the string form; as a table it would carry no credential.
-			d.errs = append(d.errs, d.errorAt(append(key, "source"), `unknown auth source "inline"; write the credential itself as auth = "…", or use "env", "file" or "none"`))
+			d.errs = append(d.errs, d.errorAt(append(key, "source"), fmt.Sprintf(`unknown auth source "inline"; write the %s itself as %s = "…", or use "env", "file" or "none"`, what, toml.Key(key[len(key)-1:]))))
 			a.Source = AuthNone
 		}
 		return &a, true
 	}
 	d.errs = append(d.errs, d.errorAt(key, fmt.Sprintf(
-		`must be the credential as a string or a table such as { source = "env", var_name = "API_KEY" }, not %s`,
-		strings.ToLower(d.md.Type(key...)))))
+		`must be the %s as a string or a table such as { source = "env", var_name = "API_KEY" }, not %s`,
+		what, strings.ToLower(d.md.Type(key...)))))
 	return nil, false
 }
 

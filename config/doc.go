@@ -1,7 +1,8 @@
 // Package config owns everything myco resolves once at startup: the profile and its
 // directories ([ResolvePaths]), config.toml ([Load]) with its model catalog of gateways
-// and models ([Config.Resolve], [Config.DefaultModel]), their credentials ([Auth]), and
-// the .env file that may supply them ([LoadDotEnv], [Env]).
+// and models ([Config.Resolve], [Config.DefaultModel]), the MCP servers whose tools the
+// model may call ([MCPServer]), their credentials ([Auth]), and the .env file that may
+// supply them ([LoadDotEnv], [Env]).
 //
 // cmd/myco calls it once and hands each package its Options; no other package reads the
 // environment or the config file. The environment is reached only through the lookup

@@ -45,6 +45,9 @@ func (c *Config) validate(broken map[string]bool) []*Error {
 	for _, k := range slices.Sorted(maps.Keys(c.Models)) {
 		v.model(c.Models[k], broken)
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
+		v.mcpServer(name, c.MCPServers[name])
+	}
 	return v.errs
 }
 
