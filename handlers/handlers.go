@@ -150,6 +150,8 @@ func (s *server) router() chi.Router {
 			r.Get("/earlier", s.handle(s.earlier))
 			r.Get("/tool/{thread}/{call}", s.handle(s.toolOutput))
 			r.Get("/image/{thread}/{entry}/{part}/{n}", s.handle(s.image))
+			r.Get("/raw/{thread}/{entry}", s.handle(s.rawMessage))
+			r.Get("/export.md", s.handle(s.export))
 			r.With(s.origin).Get("/events", s.handle(s.events))
 			r.Group(func(r chi.Router) {
 				r.Use(s.origin)
@@ -159,6 +161,7 @@ func (s *server) router() chi.Router {
 				r.Post("/archive", s.handle(s.archive(true)))
 				r.Post("/restore", s.handle(s.archive(false)))
 				r.Post("/model", s.handle(s.selectModel))
+				r.Post("/title", s.handle(s.rename))
 			})
 		})
 		r.Route("/api", func(r chi.Router) {

@@ -34,6 +34,7 @@ func (s *server) chrome(title, nav string) views.Chrome {
 		}
 	}
 	c.MissingAssets = s.Assets.Missing(static.HTMX, static.SSE)
+	c.ThemeJS = s.Assets.URL(static.ThemeJS)
 	c.EventsWorker = s.Assets.URL(static.EventsWorker)
 	if s.Profiles != nil {
 		c.Profiles = s.Profiles()

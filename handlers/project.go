@@ -119,6 +119,9 @@ func (p *projector) message(i int) (views.MessageView, bool) {
 	if len(m.Blocks) == 0 {
 		return m, false
 	}
+	if e.Message.Role == model.Assistant && visibleText(e.Message) != "" {
+		m.CopyURL = fmt.Sprintf("%s/s/%s/raw/%s/%d", p.s.base, p.sess, p.thread.ID, i)
+	}
 	return m, true
 }
 

@@ -86,6 +86,197 @@
     if (p && document.activeElement === document.body) p.focus();
   });
 
+  // --- Copy ------------------------------------------------------------------------------
+
+  // copyText puts text on the clipboard; where the Clipboard API is refused it falls back
+  // to a selection and execCommand.
+  const copyText = async (text) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      return true;
+    } catch (e) {
+      const ta = document.createElement("textarea");
+      ta.value = text;
+      ta.setAttribute("readonly", "");
+      ta.className = "sr-only";
+      document.body.append(ta);
+      ta.select();
+      const ok = document.execCommand("copy");
+      ta.remove();
+      return ok;
+    }
+  };
+  const copied = (btn, ok) => {
+    const label = btn.textContent;
+    btn.textContent = ok ? "Copied" : "Copy failed";
+    btn.classList.toggle("done", ok);
+    setTimeout(() => {
+      btn.textContent = label;
+      btn.classList.remove("done");
+    }, 1500);
+  };
+
+  // Every code block of rendered Markdown gets a Copy button of its own.
+  const addCodeCopy = (root) => {
+    for (const pre of root.querySelectorAll(".md pre")) {
+      if (pre.closest("#live-md") || pre.parentElement.classList.contains("code")) continue;
+      const wrap = document.createElement("div");
+      wrap.className = "code";
+      pre.replaceWith(wrap);
+      const btn = document.createElement("button");
+      btn.type = "button";
+      btn.className = "copy-code";
+      btn.textContent = "Copy";
+      btn.setAttribute("aria-label", "Copy code");
+      btn.title = "Copy this code";
+      wrap.append(pre, btn);
+    }
+  };
+  addCodeCopy(document);
+  new MutationObserver((records) => {
+    for (const r of records) for (const n of r.addedNodes) if (n instanceof Element) addCodeCopy(n.parentElement || n);
+  }).observe(document.body, { childList: true, subtree: true });
+
+  document.addEventListener("click", async (ev) => {
+    const t = ev.target instanceof Element ? ev.target : null;
+    if (!t) return;
+    const msg = t.closest("button.copy[data-copy-url]");
+    if (msg) {
+      try {
+        const resp = await fetch(msg.dataset.copyUrl, { credentials: "same-origin" });
+        copied(msg, resp.ok && (await copyText(await resp.text())));
+      } catch (e) {
+        copied(msg, false);
+      }
+      return;
+    }
+    const code = t.closest("button.copy-code");
+    if (code) {
+      const pre = code.parentElement.querySelector("pre");
+      copied(code, !!pre && (await copyText(pre.innerText)));
+    }
+  });
+
+  // --- Rename -----------------------------------------------------------------------------
+
+  // Rename shows the title's form in place; Save posts it (htmx swaps the new title in),
+  // Cancel and Esc put the heading back.
+  const renaming = (on) => {
+    const form = $("#rename-form");
+    const title = $("#title");
+    const button = $("#rename");
+    if (!form || !title || !button) return;
+    form.hidden = !on;
+    title.hidden = on;
+    button.hidden = on;
+    button.setAttribute("aria-expanded", String(on));
+    if (on) {
+      const input = $("#rename-input");
+      input.value = title.querySelector(".muted") ? "" : title.textContent.trim();
+      input.focus();
+      input.select();
+    }
+  };
+  document.addEventListener("click", (ev) => {
+    const t = ev.target instanceof Element ? ev.target : null;
+    if (t && t.closest("#rename")) renaming(true);
+    else if (t && t.closest("#rename-cancel")) renaming(false);
+  });
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape" && ev.target instanceof Element && ev.target.id === "rename-input") {
+      ev.stopPropagation();
+      renaming(false);
+    }
+  }, true);
+  // htmx fires after:swap on the element that made the request: the form.
+  document.addEventListener("htmx:after:swap", (ev) => {
+    if (ev.target instanceof Element && ev.target.id === "rename-form") renaming(false);
+  });
+
+  // --- Theme ------------------------------------------------------------------------------
+
+  // The toggle goes system → light → dark → system; theme.js applies the choice at load.
+  const themes = ["system", "light", "dark"];
+  const themeNames = { system: "follows the system", light: "light", dark: "dark" };
+  const showTheme = () => {
+    const b = $("#theme");
+    const t = document.documentElement.dataset.theme || "system";
+    if (!b) return;
+    b.setAttribute("aria-label", "Theme: " + themeNames[t]);
+    b.title = "Theme: " + themeNames[t] + " (click for light, dark, system)";
+    b.textContent = t === "light" ? "☀" : t === "dark" ? "☾" : "◐";
+  };
+  showTheme();
+  document.addEventListener("click", (ev) => {
+    if (!(ev.target instanceof Element) || !ev.target.closest("#theme")) return;
+    const cur = document.documentElement.dataset.theme || "system";
+    const next = themes[(themes.indexOf(cur) + 1) % themes.length];
+    if (next === "system") delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = next;
+    try {
+      if (next === "system") localStorage.removeItem("myco-theme");
+      else localStorage.setItem("myco-theme", next);
+    } catch (e) {
+      // storage off: the choice lasts for this page
+    }
+    showTheme();
+  });
+
+  // --- A turn that ends in the background -------------------------------------------------
+
+  // When a turn ends while the tab is hidden, the tab's title says so ("● " before it) until
+  // the tab is seen again; with Notify me on (and the browser's permission), a notification
+  // says so too.
+  const baseTitle = document.title;
+  const notifyButton = $("#notify");
+  const wantNotify = () => {
+    try {
+      return localStorage.getItem("myco-notify") === "on" && window.Notification && Notification.permission === "granted";
+    } catch (e) {
+      return false;
+    }
+  };
+  const showNotify = () => {
+    if (notifyButton) notifyButton.setAttribute("aria-pressed", String(wantNotify()));
+  };
+  showNotify();
+  if (notifyButton) {
+    if (!window.Notification) notifyButton.hidden = true;
+    notifyButton.addEventListener("click", async () => {
+      try {
+        if (wantNotify()) {
+          localStorage.removeItem("myco-notify");
+        } else if ((await Notification.requestPermission()) === "granted") {
+          localStorage.setItem("myco-notify", "on");
+        }
+      } catch (e) {
+        // no permission, no storage: nothing to remember
+      }
+      showNotify();
+    });
+  }
+  let wasBusy = !!document.querySelector("#status .status-bar.busy");
+  const status = $("#status");
+  if (status) {
+    new MutationObserver(() => {
+      const busy = !!status.querySelector(".status-bar.busy");
+      if (wasBusy && !busy && document.hidden) {
+        document.title = "● " + baseTitle;
+        if (wantNotify()) {
+          try {
+            new Notification("myco: a turn ended", { body: ($("#title") || {}).textContent || baseTitle, tag: location.pathname });
+          } catch (e) {
+            // a notification the browser refuses is no reason to fail
+          }
+        }
+      }
+      wasBusy = busy;
+    }).observe(status, { childList: true, subtree: true, attributes: true });
+  }
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden && document.title !== baseTitle) document.title = baseTitle;
+  });
+
   // --- The session's live updates ---------------------------------------------------------
 
   // A session page gets its changes as htmx partials. Through the browser's SharedWorker

@@ -30,6 +30,8 @@ const (
 	HTMX      = "vendor/htmx.min.js"
 	SSE       = "vendor/ext/hx-sse.min.js"
 	AppJS     = "app.js"
+	// ThemeJS sets the chosen theme before the page paints.
+	ThemeJS = "theme.js"
 	// EventsWorker is the SharedWorker that holds a browser's one event connection.
 	EventsWorker = "events-worker.js"
 )

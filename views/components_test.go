@@ -91,7 +91,14 @@ func TestSessionPage(t *testing.T) {
 		t.Errorf("current thread links %q", got)
 	}
 	one(t, doc, "ol#threads details.summary .md em")
-	if f := one(t, doc, "#session-head form"); attr(f, "action") != "/profiles/default/s/s1/archive" || textContent(f) != "Archive" {
+	if f := one(t, doc, "form#rename-form[hidden]"); attr(f, "hx-post") != "/profiles/default/s/s1/title" || attr(f, "hx-target") != "#"+IDTitle {
+		t.Errorf("rename form = %s", outerHTML(f))
+	}
+	one(t, doc, "button#rename")
+	if a := one(t, doc, "a.export[download]"); attr(a, "href") != "/profiles/default/s/s1/export.md" {
+		t.Errorf("export = %s", outerHTML(a))
+	}
+	if f := one(t, doc, "#session-head .session-actions form"); attr(f, "action") != "/profiles/default/s/s1/archive" || textContent(f) != "Archive" {
 		t.Errorf("archive form = %s", outerHTML(f))
 	}
 	if got := textContent(one(t, doc, "details#tree > summary")); got != "Child sessions: 2, 1 working · 1,234 tokens · 3.0 s · 2 open tool calls" {
@@ -122,7 +129,7 @@ func TestSessionPage(t *testing.T) {
 		none(t, doc, "#"+IDStatus)
 		none(t, doc, "#composer")
 		none(t, doc, "main[data-events]")
-		if f := one(t, doc, "#session-head form"); attr(f, "action") != "/profiles/default/s/s1/restore" || textContent(f) != "Restore" {
+		if f := one(t, doc, "#session-head .session-actions form"); attr(f, "action") != "/profiles/default/s/s1/restore" || textContent(f) != "Restore" {
 			t.Errorf("restore form = %s", outerHTML(f))
 		}
 	})

@@ -14,6 +14,9 @@ type Chrome struct {
 	// make assets (live updates need htmx).
 	MissingAssets []string
 	Nav           string // which navigation item is current: "sessions", "workspace"
+	// ThemeJS is the script that sets the chosen theme before the page paints (loaded
+	// without defer, so a dark page never flashes light).
+	ThemeJS string
 	// Profiles are the server's profiles, for the switcher (shown when there are several).
 	Profiles []string
 	// EventsWorker is the URL of the SharedWorker that holds the browser's one event
@@ -141,11 +144,12 @@ type ComposerView struct {
 
 // MessageView is one message of a transcript.
 type MessageView struct {
-	DOMID  string // MessageID or EndID
-	Role   string // "user", "assistant", "summary", "end"
-	Time   string
-	ISO    string
-	Blocks []Block
+	DOMID   string // MessageID or EndID
+	Role    string // "user", "assistant", "summary", "end"
+	Time    string
+	ISO     string
+	Blocks  []Block
+	CopyURL string // where Copy fetches the message's text as written; "" for no Copy
 }
 
 // Block is one piece of a message, in order. Exactly one of its fields is set.

@@ -105,11 +105,21 @@ func (b *browser) resumeWorkers() {
 			continue
 		}
 		ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithTargetID(i.TargetID))
-		if chromedp.Do(ctx) != nil {
+		attached := make(chan error, 1)
+		go func() { attached <- chromedp.Do(ctx) }()
+		select {
+		case err := <-attached:
+			if err != nil {
+				cancel()
+				continue
+			}
+		case <-time.After(stepTimeout): // a worker that ends as we attach
 			cancel()
 			continue
 		}
-		chromedp.Call(ctx, runtime.RunIfWaitingForDebugger, cdp.Empty{})
+		run, stop := context.WithTimeout(ctx, stepTimeout)
+		chromedp.Call(run, runtime.RunIfWaitingForDebugger, cdp.Empty{})
+		stop()
 		b.mu.Lock()
 		b.resumed = append(b.resumed, cancel) // kept: the session lives until the browser does
 		b.mu.Unlock()

@@ -144,6 +144,18 @@ func eval[T any](tb *tab, expr string) T {
 	return v
 }
 
+// await evaluates a JavaScript expression whose value is a promise, and waits for it.
+func await[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.fail("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
 // wait waits until the JavaScript expression cond is true, within waitTimeout.
 //
 // It evaluates cond from here every 25 ms rather than with chromedp.Poll, whose task runs

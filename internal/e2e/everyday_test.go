@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+
+	"myco.dev/internal/fakemodel"
+)
+
+// grantClipboard lets the tab's pages read and write the clipboard, as a user allows.
+func (tb *tab) grantClipboard(origin string) {
+	tb.t.Helper()
+	for _, name := range []string{"clipboard-read", "clipboard-write"} {
+		if _, err := chromedp.Call(tb.ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+			Permission: &cdpbrowser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true}, Setting: cdpbrowser.PermissionSettingGranted, Origin: origin,
+		}); err != nil {
+			tb.fail("grant %s: %v", name, err)
+		}
+	}
+}
+
+// clipboard reads the clipboard in the page.
+func (tb *tab) clipboard() string {
+	tb.t.Helper()
+	return await[string](tb, `navigator.clipboard.readText()`)
+}
+
+// TestBrowserEverydayActions: the controls a user reaches for all day, each found by its
+// accessible name: New session from any page, Copy on an answer (its Markdown) and on a
+// code block, Rename in place, Export as Markdown, and the theme toggle, which a reload
+// keeps.
+func TestBrowserEverydayActions(t *testing.T) {
+	t.Parallel()
+	answer := "Here is the command:\n\n```sh\necho hi\n```\n\nDone **now**."
+	f := newFixture(t, fakemodel.Turn{Text: answer})
+	b := newBrowser(t)
+	tb := newTab(t, b, "main")
+	tb.grantClipboard(f.srv.origin())
+
+	tb.navigate(f.srv.URL + "workspace/")
+	tb.clickAndLoad(`button#new-session`)
+	tb.wait("a new session's page", `document.getElementById("transcript") && document.getElementById("prompt")`)
+	first := eval[string](tb, `location.href`)
+	tb.waitLive()
+	tb.send("Show me the command")
+	tb.wait("the answer", `document.querySelector("#messages .msg.assistant .md strong")?.textContent === "now" && !!document.querySelector("#status .idle")`)
+
+	t.Run("Copy an answer", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.click(`#messages .msg.assistant button.copy[aria-label="Copy message"]`)
+		tb.wait("the Copy button says so", `document.querySelector("#messages .msg.assistant button.copy").textContent === "Copied"`)
+		if got := tb.clipboard(); got != answer {
+			t.Errorf("the clipboard holds %q, want the answer's Markdown %q", got, answer)
+		}
+	})
+	t.Run("Copy a code block", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.click(`#messages .msg.assistant .code button.copy-code[aria-label="Copy code"]`)
+		tb.wait("the code's Copy button says so", `document.querySelector("#messages .copy-code").textContent === "Copied"`)
+		if got := strings.TrimSpace(tb.clipboard()); got != "echo hi" {
+			t.Errorf("the clipboard holds %q, want the code", got)
+		}
+	})
+	t.Run("Rename", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.click(`button#rename`)
+		tb.wait("the title's field", `document.activeElement?.id === "rename-input" && !document.getElementById("rename-form").hidden`)
+		if got := eval[string](tb, `document.getElementById("rename-input").value`); got != "Show me the command" {
+			t.Errorf("the title's field holds %q, want the title it had", got)
+		}
+		eval[bool](tb, `(document.getElementById("rename-input").value = "", true)`)
+		tb.do("type a title", typeInto(chromedp.CSS("#rename-input"), "Deploy notes"), pressEnter())
+		tb.wait("the new title in place", `document.getElementById("title").textContent.trim() === "Deploy notes" && document.getElementById("rename-form").hidden`)
+		waitServer(t, first, "Deploy notes")
+	})
+	t.Run("Export", func(t *testing.T) {
+		tb := tb.in(t)
+		got := await[string](tb, `fetch(document.querySelector("a.export[download]").href).then((r) => r.text())`)
+		for _, want := range []string{"# Deploy notes", "### You", "Show me the command", "### myco", "Done **now**."} {
+			if !strings.Contains(got, want) {
+				t.Errorf("the export lacks %q:\n%s", want, got)
+			}
+		}
+	})
+	t.Run("New session from a session page", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.clickAndLoad(`button#new-session`)
+		if now := eval[string](tb, `location.href`); now == first || !strings.Contains(now, "/s/") {
+			t.Errorf("New session led to %s (from %s)", now, first)
+		}
+	})
+	t.Run("theme", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.click(`button#theme`)
+		tb.wait("light", `document.documentElement.dataset.theme === "light" && document.getElementById("theme").getAttribute("aria-label") === "Theme: light"`)
+		tb.click(`button#theme`)
+		tb.wait("dark", `document.documentElement.dataset.theme === "dark"`)
+		tb.navigate(first)
+		tb.wait("dark after a reload", `document.documentElement.dataset.theme === "dark" && getComputedStyle(document.body).colorScheme !== "light"`)
+		tb.click(`button#theme`)
+		tb.wait("the system's again", `document.documentElement.dataset.theme === undefined && document.getElementById("theme").getAttribute("aria-label") === "Theme: follows the system"`)
+	})
+}
