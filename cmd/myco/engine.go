@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -136,16 +135,7 @@ func (t toolHost) Release(owner string)              { t.h.Release(owner) }
 func (t toolHost) Inventory(ctx context.Context, owner string) (sessions.Inventory, error) {
 	var out sessions.Inventory
 	for _, inv := range t.h.Inventory(ctx, owner) {
-		var res struct {
-			Bash   []tools.BashSessionInfo `json:"bash"`
-			Editor []tools.Fingerprint     `json:"str_replace_based_edit_tool"`
-		}
-		if len(inv.Resources) > 0 {
-			if err := json.Unmarshal(inv.Resources, &res); err != nil {
-				return nil, fmt.Errorf("inventory of host %s: %w", inv.Host, err)
-			}
-		}
-		out = append(out, sessions.HostHandles{Host: inv.Host, Bash: res.Bash, Stamps: res.Editor, LastKnown: inv.LastKnown, Err: inv.Err})
+		out = append(out, sessions.HostHandles{Host: inv.Host, Bash: inv.Resources.Bash, Stamps: inv.Resources.Editor, LastKnown: inv.LastKnown, Err: inv.Err})
 	}
 	return out, nil
 }
