@@ -46,7 +46,7 @@ func capableTerm(term string) bool { return term != "" && term != "dumb" }
 func (a *app) chatInput(t *terminal) chatInput {
 	f, _ := a.stdin.(*os.File)
 	if f != nil && isTerminal(f) && isTerminal(a.stderr) && capableTerm(a.getenv("TERM")) {
-		path := filepath.Join(t.e.catalog().p.paths.ProfileDir, "cli-history")
+		path := filepath.Join(t.p.paths.ProfileDir, "cli-history")
 		hist, err := lineedit.OpenHistory(path, historySize)
 		if err != nil {
 			t.out.note("myco: %s; the history of this run is not kept", oneLine(err.Error()))

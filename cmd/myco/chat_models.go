@@ -10,13 +10,10 @@ import (
 	"myco.dev/views"
 )
 
-// catalog returns the engine's model catalog.
-func (e *engine) catalog() *catalog { return e.mgr.Models().(*catalog) }
-
 // contextWindow returns the context window of catalog key, 0 when the catalog has no such
 // model.
 func (e *engine) contextWindow(key string) int {
-	m, err := e.catalog().p.cfg.Resolve(key)
+	m, err := e.mgr.Model(key)
 	if err != nil {
 		return 0
 	}
@@ -51,15 +48,14 @@ func (c *chatSession) currentModel() string {
 	if c.model != "" {
 		return c.model
 	}
-	return c.t.e.mgr.Models().Default()
+	return c.t.e.mgr.DefaultModel()
 }
 
 // modelCmd runs /model: with no key it lists the catalog, the current model marked; with
 // one it makes that model the current session's (and new sessions') from the next turn.
 func (c *chatSession) modelCmd(key string) {
 	out := c.t.out
-	p := c.t.e.catalog().p
-	infos := catalogInfo(p)
+	infos := c.t.e.mgr.Models()
 	cur := c.currentModel()
 	if key == "" {
 		out.note("models (* marks the one the next turn uses):")
@@ -76,7 +72,10 @@ func (c *chatSession) modelCmd(key string) {
 		}
 		return
 	}
-	keys := p.cfg.ModelKeys()
+	var keys []string
+	for _, m := range infos {
+		keys = append(keys, m.Key)
+	}
 	if !slices.Contains(keys, key) {
 		out.note("myco: unknown model %q; the catalog has %s (see /model)", key, strings.Join(keys, ", "))
 		return
@@ -87,7 +86,7 @@ func (c *chatSession) modelCmd(key string) {
 			out.failed(err)
 			return
 		}
-	} else if _, err := c.t.e.mgr.Models().Agent(key, nil); err != nil {
+	} else if _, err := c.t.e.mgr.Model(key); err != nil {
 		out.failed(err)
 		return
 	}

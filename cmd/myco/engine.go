@@ -152,6 +152,17 @@ type catalog struct {
 
 func (c *catalog) Default() string { return c.p.model.Key }
 
+// List lists the catalog's models in order.
+func (c *catalog) List() []sessions.ModelInfo {
+	out := []sessions.ModelInfo{}
+	for _, key := range c.p.cfg.ModelKeys() {
+		if m, err := c.p.cfg.Resolve(key); err == nil {
+			out = append(out, sessions.ModelInfo{Key: m.Key, ContextWindow: m.ContextWindow, MaxImageBase64Bytes: m.MaxImageBase64Bytes})
+		}
+	}
+	return out
+}
+
 func (c *catalog) Agent(key string, blocks []string) (sessions.AgentConfig, error) {
 	m, err := c.p.cfg.Resolve(key)
 	if err != nil {

@@ -82,6 +82,7 @@ func (a *app) withSession(o options, id string, f func(t *terminal, id string) i
 // the signals that stop its jobs.
 type terminal struct {
 	a   *app
+	p   *profile
 	e   *engine
 	out *printer
 	sig chan os.Signal
@@ -105,7 +106,7 @@ func (a *app) newTerminal(o options, stream bool) (*terminal, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &terminal{a: a, e: e, out: out, sig: make(chan os.Signal, 1)}
+	t := &terminal{a: a, p: p, e: e, out: out, sig: make(chan os.Signal, 1)}
 	signal.Notify(t.sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	// A write to a closed stdout returns EPIPE, reported as an error, instead of killing
 	// the process before it saved and said what happened.
