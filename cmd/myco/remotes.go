@@ -15,6 +15,7 @@ import (
 	"myco.dev/config"
 	"myco.dev/hosts"
 	"myco.dev/hosts/proto"
+	"myco.dev/sessions/catalog"
 )
 
 // remoteOptions builds the harness options for the remotes of ~/.ssh/config: lazy ssh
@@ -25,7 +26,7 @@ func (a *app) remoteOptions(p *profile) ([]hosts.RemoteSpec, hosts.RemoteOptions
 	if err != nil {
 		return nil, hosts.RemoteOptions{}, err
 	}
-	return specs, remoteDefaults(largestImageCap(p.cfg), time.Duration(p.cfg.AttachTimeoutSecs)*time.Second, p.cfg.CredentialVars()), nil
+	return specs, remoteDefaults(catalog.LargestImageCap(p.cfg), time.Duration(p.cfg.AttachTimeoutSecs)*time.Second, p.cfg.CredentialVars()), nil
 }
 
 // sshRemotes reads the remote hosts of $HOME/.ssh/config. OpenSSH reads the passwd home's
