@@ -32,7 +32,7 @@ type engine struct {
 // process that works on the same session (the terminal modes); the server refuses instead.
 func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 	reg := &sessions.Registry{}
-	rp := newReaper(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	rp := newReaper(a.log)
 	std := catalog.LocalTools(catalog.LocalOptions{Paths: p.paths, Config: p.cfg, Env: os.Environ(), Reaper: rp,
 		ServerURL: p.serverURL, TokenFile: p.tokenFile})
 	remotes, ro, err := p.remotes()
@@ -47,7 +47,7 @@ func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 	}
 	prelude := preludetool.New(&workspace.Prelude{Dir: p.paths.PreludeDir(), Max: p.cfg.MaxPreludeBytes})
 	e.harness, err = hosts.NewHarness(hosts.Options{Tools: std, Root: []tools.Tool{sessions.NewHistoryTool(reg), sessions.NewMetaTool(reg), prelude},
-		Remotes: remotes, Remote: ro})
+		Remotes: remotes, Remote: ro, Log: a.log})
 	if err != nil {
 		return nil, fmt.Errorf("build the harness: %w", err)
 	}
@@ -58,6 +58,7 @@ func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 		Tools:    toolHost{e.harness},
 		Registry: reg,
 		Wait:     wait,
+		Log:      a.log,
 		Prompt: catalog.Prompt(catalog.PromptOptions{Paths: p.paths, MaxPreludeBytes: p.cfg.MaxPreludeBytes, Manual: docs.FS,
 			Dir: wd, Warn: a.warn}),
 	})

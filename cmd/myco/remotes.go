@@ -22,7 +22,7 @@ func (a *app) remoteOptions(p *profile) ([]hosts.RemoteSpec, hosts.RemoteOptions
 	if err != nil {
 		return nil, hosts.RemoteOptions{}, err
 	}
-	return specs, remoteDefaults(catalog.LargestImageCap(p.cfg), time.Duration(p.cfg.AttachTimeoutSecs)*time.Second, p.cfg.CredentialVars()), nil
+	return specs, a.remoteDefaults(catalog.LargestImageCap(p.cfg), time.Duration(p.cfg.AttachTimeoutSecs)*time.Second, p.cfg.CredentialVars()), nil
 }
 
 // sshRemotes reads the remote hosts of $HOME/.ssh/config, and returns them with that
@@ -47,13 +47,14 @@ func (a *app) sshRemotes() ([]hosts.RemoteSpec, string, error) {
 
 // remoteDefaults are the options of every remote controller. The host removes the
 // variables withoutEnv names (the model credentials) from its tool processes.
-func remoteDefaults(maxImage int, attach time.Duration, withoutEnv []string) hosts.RemoteOptions {
+func (a *app) remoteDefaults(maxImage int, attach time.Duration, withoutEnv []string) hosts.RemoteOptions {
 	dir, _ := os.Getwd()
 	return hosts.RemoteOptions{
 		MaxImageBase64Bytes: maxImage,
 		WithoutEnv:          withoutEnv,
 		AttachTimeout:       attach,
 		PingInterval:        5 * time.Second,
+		Log:                 a.log,
 		Hello:               proto.Hello{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, Dir: dir},
 	}
 }

@@ -20,6 +20,9 @@ func (a *app) terminal(o options, f func(ctx context.Context, svc cli.Sessions, 
 	if err != nil {
 		return a.fail(err)
 	}
+	log, closeLog := a.fileLogger(filepath.Join(p.paths.ProfileDir, "myco.log"))
+	defer closeLog()
+	a.setLog(log)
 	e, err := a.newEngine(p, true)
 	if err != nil {
 		return a.fail(err)
@@ -70,5 +73,5 @@ func (a *app) hostsCmd(args []string) int {
 	defer cancel()
 	self, _ := os.Executable()
 	return cli.HostsCommand(ctx, a.std(), args, cli.HostsOptions{Specs: specs, SSHConfig: path, Self: self, Version: version,
-		Remote: func() hosts.RemoteOptions { return remoteDefaults(5<<20, a.attachTimeout(), nil) }})
+		Remote: func() hosts.RemoteOptions { return a.remoteDefaults(5<<20, a.attachTimeout(), nil) }})
 }
