@@ -249,7 +249,7 @@ func (a *app) main() int {
 		fmt.Fprintln(a.stderr, "myco: --profile needs a name (letters, digits, '-' and '_'); leave it out for $MYCO_PROFILE or default")
 		return exitUsage
 	case o.version:
-		fmt.Fprintf(a.stdout, "myco %s\n", version)
+		fmt.Fprintf(a.stdout, "myco %s\n", buildInfo())
 		return exitOK
 	}
 	// The terminal modes log to a file once their profile is known (see a.terminal), and

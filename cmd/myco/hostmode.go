@@ -73,6 +73,7 @@ func (a *app) hostDir(o options) string {
 // host describes this host process to package hostd: its bash processes die with it
 // through rp.
 func (a *app) host(o options, rp *reaper.Reaper) hostd.Host {
-	return hostd.Host{Version: version, Shell: a.getenv("SHELL"), Env: os.Environ(), Reaper: rp,
+	bi := buildInfo()
+	return hostd.Host{Version: bi.String(), Build: bi.ID, Shell: a.getenv("SHELL"), Env: os.Environ(), Reaper: rp,
 		Grace: o.hostGrace, IdleExit: o.hostIdle}
 }

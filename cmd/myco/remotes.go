@@ -55,7 +55,7 @@ func (a *app) remoteDefaults(maxImage int, attach time.Duration, withoutEnv []st
 		AttachTimeout:       attach,
 		PingInterval:        5 * time.Second,
 		Log:                 a.log,
-		Hello:               proto.Hello{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, Dir: dir},
+		Hello:               proto.Hello{Version: buildInfo().String(), OS: runtime.GOOS, Arch: runtime.GOARCH, Dir: dir},
 	}
 }
 

@@ -72,6 +72,6 @@ func (a *app) hostsCmd(args []string) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
 	self, _ := os.Executable()
-	return cli.HostsCommand(ctx, a.std(), args, cli.HostsOptions{Specs: specs, SSHConfig: path, Self: self, Version: version,
+	return cli.HostsCommand(ctx, a.std(), args, cli.HostsOptions{Specs: specs, SSHConfig: path, Self: self, Version: buildInfo().String(),
 		Remote: func() hosts.RemoteOptions { return a.remoteDefaults(5<<20, a.attachTimeout(), nil) }})
 }
