@@ -5,12 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
+	"myco.dev/cli"
 	"myco.dev/docs"
 	"myco.dev/internal/termtext"
 )
@@ -327,62 +327,12 @@ func isHelp(arg string) bool {
 	return false
 }
 
-// helpTopics maps the topics of myco --help TOPIC to pages of the manual (docs/), beyond
-// each page's own name (myco --help configuration works too).
-var helpTopics = map[string]string{
-	"config":   "configuration.md",
-	"prelude":  "workspace.md",
-	"sessions": "session-format.md",
-	"api":      "browser.md",
-	"server":   "browser.md",
-}
-
-// help prints the usage, the topics and the flags, or with a topic the manual's page on it,
-// the same bytes myco exports to each profile's manual/. It goes to stdout, for | less.
+// help runs myco --help [TOPIC] (see [cli.Help]) with the usage and the flags.
 func (a *app) help(args []string) int {
-	switch len(args) {
-	case 0:
-		var b strings.Builder
-		b.WriteString(usageText)
-		b.WriteString("Help topics (myco --help TOPIC prints the manual's page; every profile has them in manual/):\n ")
-		for _, t := range topicNames() {
-			b.WriteString(" " + t)
-		}
-		b.WriteString("\n\nFlags:\n")
-		flags := flag.NewFlagSet("myco", flag.ContinueOnError)
-		defineFlags(flags, &options{})
-		flags.SetOutput(&b)
-		flags.PrintDefaults()
-		fmt.Fprint(a.stdout, b.String())
-		return exitOK
-	case 1:
-		page, ok := helpTopics[args[0]]
-		if !ok {
-			page = args[0] + ".md"
-		}
-		data, err := fs.ReadFile(docs.FS, page)
-		if err != nil || strings.ContainsAny(args[0], "/.") {
-			fmt.Fprintf(a.stderr, "myco: no help topic %q; the topics are: %s\n", termtext.Safe(args[0]), strings.Join(topicNames(), ", "))
-			return exitUsage
-		}
-		a.stdout.Write(data)
-		return exitOK
-	default:
-		fmt.Fprintln(a.stderr, "myco: --help takes one topic at most (see myco --help)")
-		return exitUsage
-	}
-}
-
-// topicNames lists the help topics: the aliases, then the manual's pages by name.
-func topicNames() []string {
-	var out []string
-	for t := range helpTopics {
-		out = append(out, t)
-	}
-	pages, _ := fs.Glob(docs.FS, "*.md")
-	for _, p := range pages {
-		out = append(out, strings.TrimSuffix(p, ".md"))
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	var flags strings.Builder
+	fs := flag.NewFlagSet("myco", flag.ContinueOnError)
+	defineFlags(fs, &options{})
+	fs.SetOutput(&flags)
+	fs.PrintDefaults()
+	return cli.Help(a.std(), args, docs.FS, usageText, flags.String())
 }
