@@ -179,11 +179,7 @@ func (h *Harness) Inventory(ctx context.Context, owner string) []Inventory {
 			localTools = append(localTools, t)
 		}
 	}
-	raw, err := json.Marshal(tools.Inventory(localTools, owner))
-	out[0] = Inventory{Host: Local, Resources: raw, Observed: time.Now()}
-	if err != nil {
-		out[0] = Inventory{Host: Local, Err: fmt.Sprintf("encode the local inventory: %v", err)}
-	}
+	out[0] = Inventory{Host: Local, Resources: tools.Inventory(localTools, owner), Observed: time.Now()}
 	var wg sync.WaitGroup
 	for i, name := range h.hosts[1:] {
 		wg.Go(func() { out[i+1] = h.remotes[name].Inventory(ctx, owner) })

@@ -141,7 +141,7 @@ func TestHarnessInventoryAndRelease(t *testing.T) {
 	ex := h.For("rt1")
 	hcall(t, ex, "bash", map[string]any{"action": "start", "command": "exec cat"})
 	inv := h.Inventory(t.Context(), "rt1")
-	if len(inv) != 2 || inv[0].Host != "local" || !strings.Contains(string(inv[0].Resources), `"b1"`) || !inv[1].LastKnown {
+	if len(inv) != 2 || inv[0].Host != "local" || !hasBash(inv[0], "b1") || !inv[1].LastKnown {
 		t.Fatalf("Inventory = %+v, want local's b1 and devbox last-known (lazy)", inv)
 	}
 	if st := h.Remote("devbox").Status(); st.State != StateLazy {
@@ -149,7 +149,7 @@ func TestHarnessInventoryAndRelease(t *testing.T) {
 	}
 	hcall(t, ex, "bash", map[string]any{"action": "start", "command": "exec cat", "host": "devbox"})
 	inv = h.Inventory(t.Context(), "rt1")
-	if inv[1].LastKnown || !strings.Contains(string(inv[1].Resources), `"b1"`) {
+	if inv[1].LastKnown || !hasBash(inv[1], "b1") {
 		t.Fatalf("devbox inventory = %+v", inv[1])
 	}
 	h.Release("rt1")
@@ -209,4 +209,9 @@ func TestHarnessImageLimitPerCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hasBash reports whether inv lists bash session id.
+func hasBash(inv Inventory, id string) bool {
+	return slices.ContainsFunc(inv.Resources.Bash, func(s tools.BashSessionInfo) bool { return s.ID == id })
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -310,7 +311,7 @@ func TestRemotePingKeepsLiveHost(t *testing.T) {
 func TestRemoteInventory(t *testing.T) {
 	r := newTestRemote(t, RemoteSpec{}, testRemoteOptions(t))
 	inv := r.Inventory(t.Context(), "o1")
-	if !inv.LastKnown || inv.Resources != nil || !strings.Contains(inv.Err, "lazy") {
+	if !inv.LastKnown || !inv.Observed.IsZero() || inv.Resources.Bash != nil || !strings.Contains(inv.Err, "lazy") {
 		t.Errorf("Inventory of a lazy remote = %+v, want last-known nothing", inv)
 	}
 	if st := r.Status(); st.State != StateLazy {
@@ -320,8 +321,8 @@ func TestRemoteInventory(t *testing.T) {
 		t.Fatal(text)
 	}
 	inv = r.Inventory(t.Context(), "o1")
-	if inv.LastKnown || inv.Observed.IsZero() || !strings.Contains(string(inv.Resources), `"b1"`) {
-		t.Fatalf("Inventory = %+v (%s), want session b1", inv, inv.Resources)
+	if inv.LastKnown || inv.Observed.IsZero() || len(inv.Resources.Bash) != 1 || inv.Resources.Bash[0].ID != "b1" {
+		t.Fatalf("Inventory = %+v, want session b1", inv)
 	}
 	r.mu.Lock()
 	proxy := r.conn.cmd.Process.Pid
@@ -329,7 +330,7 @@ func TestRemoteInventory(t *testing.T) {
 	syscall.Kill(proxy, syscall.SIGKILL)
 	waitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return r.Status().State == StateDropped })
 	inv2 := r.Inventory(t.Context(), "o1")
-	if !inv2.LastKnown || string(inv2.Resources) != string(inv.Resources) || inv2.Err == "" {
+	if !inv2.LastKnown || !reflect.DeepEqual(inv2.Resources, inv.Resources) || inv2.Err == "" {
 		t.Errorf("Inventory after the drop = %+v, want the earlier data marked last-known", inv2)
 	}
 }

@@ -5,17 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"myco.dev/hosts/proto"
+	"myco.dev/hosts/tools"
 )
 
 // Inventory is one host's tool resources of one owner.
 type Inventory struct {
-	Host string
-	// Resources is keyed by tool name, as the host reports it; nil when never observed.
-	Resources json.RawMessage
+	Host      string
+	Resources tools.Resources
 	Observed  time.Time // when Resources was observed; zero when never
 	// LastKnown marks Resources as earlier data: the host is not attached or the query
 	// failed (Err says why). It does not claim the host is empty.
@@ -51,12 +50,18 @@ func (r *Remote) Inventory(ctx context.Context, owner string) Inventory {
 	case err == nil && m.Resources == nil:
 		err = errors.New("the host answered with a frame that is not resources")
 	}
+	var res tools.Resources
+	if err == nil {
+		if derr := json.Unmarshal(*m.Resources, &res); derr != nil {
+			err = fmt.Errorf("the host's resources: %w", derr)
+		}
+	}
 	if err != nil {
 		last.LastKnown = true
 		last.Err = fmt.Sprintf("inventory query to host %s: %v", r.spec.Alias, err)
 		return last
 	}
-	inv := Inventory{Host: r.spec.Alias, Resources: slices.Clone(*m.Resources), Observed: time.Now()}
+	inv := Inventory{Host: r.spec.Alias, Resources: res, Observed: time.Now()}
 	r.mu.Lock()
 	r.inv[owner] = inv
 	r.mu.Unlock()

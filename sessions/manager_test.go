@@ -285,6 +285,33 @@ func TestManagerSelectModel(t *testing.T) {
 	}
 }
 
+// listedModels is a catalog that lists its models.
+type listedModels struct{ testModels }
+
+func (c listedModels) List() []ModelInfo {
+	return []ModelInfo{{Key: "fake", ContextWindow: 1000}, {Key: "other", ContextWindow: 2000}}
+}
+
+// TestManagerModels: the service tells the front ends the catalog's models, its default
+// and one model's facts, from a catalog that lists its models or from one that does not.
+func TestManagerModels(t *testing.T) {
+	f := newManager(t, ManagerOptions{})
+	if got, want := f.m.Models(), []ModelInfo{{Key: "fake"}}; !slices.Equal(got, want) {
+		t.Errorf("Models() = %+v, want the default alone %+v", got, want)
+	}
+	if got := f.m.DefaultModel(); got != "fake" {
+		t.Errorf("DefaultModel() = %q, want fake", got)
+	}
+	if _, err := f.m.Model("nope"); err == nil {
+		t.Error("Model(nope) = nil error, want the catalog's")
+	}
+	listed := newManager(t, ManagerOptions{})
+	listed.m.o.Models = listedModels{listed.m.o.Models.(testModels)}
+	if got := listed.m.Models(); len(got) != 2 || got[1] != (ModelInfo{Key: "other", ContextWindow: 2000}) {
+		t.Errorf("Models() = %+v, want the catalog's list", got)
+	}
+}
+
 func TestManagerList(t *testing.T) {
 	f := newManager(t, ManagerOptions{})
 	ctx := t.Context()

@@ -234,5 +234,40 @@ func (m *Manager) Owner(id string) string {
 	return ""
 }
 
-// Models returns the model catalog the service resolves keys with.
-func (m *Manager) Models() Models { return m.o.Models }
+// ModelInfo is a model of the catalog, as front ends show it and check against it.
+type ModelInfo struct {
+	Key                 string
+	ContextWindow       int // tokens; 0 when the catalog does not say
+	MaxImageBase64Bytes int
+}
+
+// ModelLister is a [Models] that lists its models, in catalog order.
+type ModelLister interface {
+	List() []ModelInfo
+}
+
+// Models returns the catalog's models in order. A catalog that is not a [ModelLister]
+// lists its default model alone.
+func (m *Manager) Models() []ModelInfo {
+	if l, ok := m.o.Models.(ModelLister); ok {
+		return l.List()
+	}
+	info, err := m.Model(m.o.Models.Default())
+	if err != nil {
+		return []ModelInfo{}
+	}
+	return []ModelInfo{info}
+}
+
+// DefaultModel returns the catalog key of new sessions.
+func (m *Manager) DefaultModel() string { return m.o.Models.Default() }
+
+// Model returns the catalog's model key, or the catalog's error when it cannot run one: a
+// key it does not have, say.
+func (m *Manager) Model(key string) (ModelInfo, error) {
+	cfg, err := m.o.Models.Agent(key, nil)
+	if err != nil {
+		return ModelInfo{}, err
+	}
+	return ModelInfo{Key: key, ContextWindow: cfg.ContextWindow, MaxImageBase64Bytes: cfg.MaxImageBase64Bytes}, nil
+}

@@ -5,11 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
+	"myco.dev/cli"
 	"myco.dev/docs"
 	"myco.dev/internal/termtext"
 )
@@ -21,6 +22,9 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// logs is how this process logs, and log its one logger, which every object gets.
+	logs logging
+	log  *slog.Logger
 }
 
 // options are the parsed command-line flags.
@@ -44,6 +48,8 @@ type options struct {
 	compact    string
 	addr       string
 	auth       string
+	logLevel   string
+	logFormat  string
 	set        []string // the flags given, by name
 }
 
@@ -114,6 +120,8 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 	fs.DurationVar(&o.hostIdle, "host-idle", 10*time.Second, "with --mode host: the host daemon exits after `DURATION` with nothing to keep, when it starts one")
 	fs.StringVar(&o.hostDir, "host-dir", "", "with --mode host: the host daemon's private `DIR` (default $TMPDIR/myco-UID, else /tmp/myco-UID)")
 	fs.BoolVar(&o.noDaemon, "no-daemon", false, "with --mode host: serve in this process, without the host daemon (processes end when the connection does)")
+	fs.StringVar(&o.logLevel, "log-level", "", "the least `LEVEL` logged: debug, info, warn or error (default $MYCO_LOG_LEVEL, else info; warn for --mode host)")
+	fs.StringVar(&o.logFormat, "log-format", "", "the log's `FORMAT`: text or json, one object a line (default $MYCO_LOG_FORMAT, else text). The server and --mode host log to stderr, -p and the chat to the profile's myco.log")
 }
 
 // didYouMean names the flag that an unknown one was probably meant to be, or "".
@@ -161,11 +169,11 @@ var runs = []struct {
 	name  string // as the error says it
 	flags []string
 }{
-	{"-p", []string{"p", "model", "profile", "config", "json", "resume"}},
-	{"--compact", []string{"compact", "model", "profile", "config"}},
-	{"the server", []string{"mode", "addr", "auth", "model", "profile", "config"}},
-	{"--mode cli", []string{"mode", "model", "profile", "config", "resume"}},
-	{"--mode host", []string{"mode", "max-image-base64-bytes", "host-grace", "host-idle", "host-dir", "no-daemon"}},
+	{"-p", []string{"p", "model", "profile", "config", "json", "resume", "log-level", "log-format"}},
+	{"--compact", []string{"compact", "model", "profile", "config", "log-level", "log-format"}},
+	{"the server", []string{"mode", "addr", "auth", "model", "profile", "config", "log-level", "log-format"}},
+	{"--mode cli", []string{"mode", "model", "profile", "config", "resume", "log-level", "log-format"}},
+	{"--mode host", []string{"mode", "max-image-base64-bytes", "host-grace", "host-idle", "host-dir", "no-daemon", "log-level", "log-format"}},
 }
 
 // modeConflict refuses flags that do not go with the way o runs myco: -p with --mode host,
@@ -220,6 +228,9 @@ func modeConflict(o options) error {
 
 func (a *app) main() int {
 	if len(a.args) > 0 && a.args[0] == "hosts" {
+		if !a.startLog(options{}, slog.LevelWarn) {
+			return exitUsage
+		}
 		return a.hostsCmd(a.args[1:])
 	}
 	if len(a.args) > 0 && isHelp(a.args[0]) {
@@ -238,8 +249,19 @@ func (a *app) main() int {
 		fmt.Fprintln(a.stderr, "myco: --profile needs a name (letters, digits, '-' and '_'); leave it out for $MYCO_PROFILE or default")
 		return exitUsage
 	case o.version:
-		fmt.Fprintf(a.stdout, "myco %s\n", version)
+		fmt.Fprintf(a.stdout, "myco %s\n", buildInfo())
 		return exitOK
+	}
+	// The terminal modes log to a file once their profile is known (see a.terminal), and
+	// --mode host, whose stderr its controller shows, warnings and errors only.
+	def := slog.LevelInfo
+	if o.mode == "host" || o.mode == "cli" || o.promptSet || o.compact != "" {
+		def = slog.LevelWarn
+	}
+	if !a.startLog(o, def) {
+		return exitUsage
+	}
+	switch {
 	case o.compact != "":
 		return a.compactCmd(o)
 	case o.promptSet:
@@ -260,6 +282,25 @@ func (a *app) main() int {
 		fmt.Fprintf(a.stderr, "myco: unknown mode %q (want server, cli or host)\n", o.mode)
 		return exitUsage
 	}
+}
+
+// startLog makes the process's logger from o's log flags and the environment: on stderr,
+// at def unless a level was asked for. A bad flag or variable is reported as a usage error.
+func (a *app) startLog(o options, def slog.Level) bool {
+	var err error
+	if a.logs, err = a.logging(o); err != nil {
+		fmt.Fprintln(a.stderr, "myco:", err)
+		return false
+	}
+	a.setLog(a.logs.logger(a.stderr, def))
+	return true
+}
+
+// setLog makes log the process's logger, and slog's default, so that nothing this process
+// logs goes elsewhere.
+func (a *app) setLog(log *slog.Logger) {
+	a.log = log
+	slog.SetDefault(log)
 }
 
 // fail prints a one-line error and returns the error status.
@@ -286,62 +327,12 @@ func isHelp(arg string) bool {
 	return false
 }
 
-// helpTopics maps the topics of myco --help TOPIC to pages of the manual (docs/), beyond
-// each page's own name (myco --help configuration works too).
-var helpTopics = map[string]string{
-	"config":   "configuration.md",
-	"prelude":  "workspace.md",
-	"sessions": "session-format.md",
-	"api":      "browser.md",
-	"server":   "browser.md",
-}
-
-// help prints the usage, the topics and the flags, or with a topic the manual's page on it,
-// the same bytes myco exports to each profile's manual/. It goes to stdout, for | less.
+// help runs myco --help [TOPIC] (see [cli.Help]) with the usage and the flags.
 func (a *app) help(args []string) int {
-	switch len(args) {
-	case 0:
-		var b strings.Builder
-		b.WriteString(usageText)
-		b.WriteString("Help topics (myco --help TOPIC prints the manual's page; every profile has them in manual/):\n ")
-		for _, t := range topicNames() {
-			b.WriteString(" " + t)
-		}
-		b.WriteString("\n\nFlags:\n")
-		flags := flag.NewFlagSet("myco", flag.ContinueOnError)
-		defineFlags(flags, &options{})
-		flags.SetOutput(&b)
-		flags.PrintDefaults()
-		fmt.Fprint(a.stdout, b.String())
-		return exitOK
-	case 1:
-		page, ok := helpTopics[args[0]]
-		if !ok {
-			page = args[0] + ".md"
-		}
-		data, err := fs.ReadFile(docs.FS, page)
-		if err != nil || strings.ContainsAny(args[0], "/.") {
-			fmt.Fprintf(a.stderr, "myco: no help topic %q; the topics are: %s\n", termtext.Safe(args[0]), strings.Join(topicNames(), ", "))
-			return exitUsage
-		}
-		a.stdout.Write(data)
-		return exitOK
-	default:
-		fmt.Fprintln(a.stderr, "myco: --help takes one topic at most (see myco --help)")
-		return exitUsage
-	}
-}
-
-// topicNames lists the help topics: the aliases, then the manual's pages by name.
-func topicNames() []string {
-	var out []string
-	for t := range helpTopics {
-		out = append(out, t)
-	}
-	pages, _ := fs.Glob(docs.FS, "*.md")
-	for _, p := range pages {
-		out = append(out, strings.TrimSuffix(p, ".md"))
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	var flags strings.Builder
+	fs := flag.NewFlagSet("myco", flag.ContinueOnError)
+	defineFlags(fs, &options{})
+	fs.SetOutput(&flags)
+	fs.PrintDefaults()
+	return cli.Help(a.std(), args, docs.FS, usageText, flags.String())
 }

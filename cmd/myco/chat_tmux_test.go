@@ -20,6 +20,13 @@ import (
 // terminal: raw mode, cursor keys, bracketed paste, colours), each on a private tmux
 // server, against the scripted fake model.
 
+// What the chat prints (package cli), as a user sees it.
+const (
+	quitHint    = "press Ctrl-C again or Ctrl-D to quit"
+	workingLine = "working… (Ctrl-C stops the turn)"
+	styleDim    = "\x1b[2m"
+)
+
 // tmuxPane is a myco --mode cli running in the only pane of a private tmux server.
 type tmuxPane struct {
 	t    *testing.T

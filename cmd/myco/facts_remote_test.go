@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -184,6 +185,14 @@ func TestFactsRemoteHandles(t *testing.T) {
 		}
 	}
 	chat.quit(t)
+	// The chat tells the host's states in its own lines; the log's go to the profile's
+	// myco.log, not between them.
+	if s := chat.stderr.String(); !strings.Contains(s, "host devbox: attached") || strings.Contains(s, "msg=") || strings.Contains(s, "INFO") || strings.Contains(s, "WARN") {
+		t.Errorf("the chat's stderr =\n%s\nwant its own host lines and no log line", s)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "profiles", "default", "myco.log")); err != nil || !regexp.MustCompile(`msg="host dropped" .*host=devbox`).Match(b) {
+		t.Errorf("myco.log = %q, %v; want the drop of devbox", b, err)
+	}
 }
 
 // TestToolEnvAcrossDirectories: started with a relative MYCO_HOME and --profile, myco

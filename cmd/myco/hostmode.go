@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,7 +21,7 @@ func (a *app) hostMode(o options) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := a.log
 	rp := newReaper(log) // started only if the tools run in this process
 	defer rp.Close()
 	var noDaemon string
@@ -32,8 +31,8 @@ func (a *app) hostMode(o options) int {
 	dir := a.hostDir(o)
 	err := hostd.RunHost(ctx, hostd.HostOptions{
 		In: a.stdin, Out: a.stdout, MaxImageBase64Bytes: o.maxImage, NoDaemon: noDaemon,
-		Dir: dir, DaemonArgs: []string{"--mode", "host-daemon", "--host-dir", dir,
-			"--host-grace", o.hostGrace.String(), "--host-idle", o.hostIdle.String()},
+		Dir: dir, DaemonArgs: append([]string{"--mode", "host-daemon", "--host-dir", dir,
+			"--host-grace", o.hostGrace.String(), "--host-idle", o.hostIdle.String()}, logArgs(o)...),
 		Host: a.host(o, rp), Log: log,
 	})
 	if err != nil {
@@ -46,7 +45,7 @@ func (a *app) hostMode(o options) int {
 // hostDaemon runs the per-user host daemon (myco --mode host-daemon, started by a proxy;
 // see [hostd.RunDaemon]) until it has been idle for --host-idle.
 func (a *app) hostDaemon(o options) int {
-	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := a.log
 	// The proxy that started it may go at any time; only SIGTERM and SIGINT end it.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -74,6 +73,7 @@ func (a *app) hostDir(o options) string {
 // host describes this host process to package hostd: its bash processes die with it
 // through rp.
 func (a *app) host(o options, rp *reaper.Reaper) hostd.Host {
-	return hostd.Host{Version: version, Shell: a.getenv("SHELL"), Env: os.Environ(), Reaper: rp,
+	bi := buildInfo()
+	return hostd.Host{Version: bi.String(), Build: bi.ID, Shell: a.getenv("SHELL"), Env: os.Environ(), Reaper: rp,
 		Grace: o.hostGrace, IdleExit: o.hostIdle}
 }

@@ -5,12 +5,25 @@ package main
 
 import (
 	"os"
+	"runtime"
 
+	"myco.dev/internal/build"
 	"myco.dev/internal/reaper"
 )
 
-// version is the binary's version, set at build time with -ldflags "-X main.version=…".
+// version is the binary's release version, set at build time with -ldflags
+// "-X main.version=…"; [buildInfo] adds the revision and the build's identity.
 var version = "0.1.0-dev"
+
+// buildInfo tells which build this is, for --version, the host hello and the host
+// daemon's socket (see package build).
+func buildInfo() build.Info {
+	exe := "/proc/self/exe" // this binary, even after an upgrade replaced its file
+	if runtime.GOOS != "linux" {
+		exe, _ = os.Executable()
+	}
+	return build.Read(version, exe)
+}
 
 func main() { os.Exit(run()) }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -51,7 +50,7 @@ func (a *app) serve(o options) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := a.log
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return a.fail(fmt.Errorf("listen on %s: %w", addr, err))
@@ -148,7 +147,7 @@ func (a *app) serve(o options) int {
 // launch overrides (--model, --config) go to the launch profile's worker only;
 // MYCO_CONFIG, which names one file, too.
 func (a *app) workerCommand(exe string, o options, paths config.Paths, name, base, tokenFile string) ([]string, []string) {
-	argv := []string{exe, "--mode", "profile-worker", "--profile", name}
+	argv := append([]string{exe, "--mode", "profile-worker", "--profile", name}, logArgs(o)...)
 	launch := name == paths.Profile
 	if launch && o.model != "" {
 		argv = append(argv, "--model", o.model)

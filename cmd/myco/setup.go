@@ -2,15 +2,9 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
-	"time"
 
-	"myco.dev/agent/model"
-	"myco.dev/agent/model/anthropic"
-	"myco.dev/agent/model/completions"
-	"myco.dev/agent/model/responses"
 	"myco.dev/config"
 	"myco.dev/hosts"
 	"myco.dev/internal/termtext"
@@ -58,9 +52,6 @@ func (a *app) setup(o options) (*profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := protocols[m.Protocol]; !ok {
-		return nil, fmt.Errorf("model %s: unknown protocol %q", m.Key, m.Protocol)
-	}
 	env := config.NewEnv(os.LookupEnv)
 	if wd, err := os.Getwd(); err == nil {
 		var warnings []config.Warning
@@ -86,35 +77,4 @@ func (a *app) setup(o options) (*profile, error) {
 // warn prints a one-line warning on stderr, made safe for the terminal.
 func (a *app) warn(msg string) {
 	fmt.Fprintln(a.stderr, "myco: warning:", termtext.Safe(msg))
-}
-
-// protocols maps config protocol names to their wire implementations.
-var protocols = map[string]model.Protocol{
-	"anthropic-messages": anthropic.Protocol{},
-	"openai-responses":   responses.Protocol{},
-	"openai-completions": completions.Protocol{},
-}
-
-// newClient returns the client of model m, looking its credential up in env at each use.
-func newClient(m config.Model, env config.Env, home string) (*model.Client, error) {
-	p, ok := protocols[m.Protocol]
-	if !ok {
-		return nil, fmt.Errorf("model %s: unknown protocol %q", m.Key, m.Protocol)
-	}
-	auth := m.Auth
-	return &model.Client{
-		Protocol:        p,
-		BaseURL:         m.BaseURL,
-		Key:             func() (string, error) { return auth.Key(env.Lookup, home) },
-		HTTP:            &http.Client{Transport: http.DefaultTransport},
-		MaxRequestBytes: m.MaxRequestBytes,
-		HeaderTimeout:   m.ResponseHeaderTimeout,
-		IdleTimeout:     m.StreamIdleTimeout,
-		Retry: model.RetryPolicy{
-			MaxAttempts:    m.Retry.MaxAttempts,
-			InitialBackoff: time.Duration(m.Retry.InitialBackoffMs) * time.Millisecond,
-			MaxBackoff:     time.Duration(m.Retry.MaxBackoffMs) * time.Millisecond,
-			Multiplier:     m.Retry.BackoffMultiplier,
-		},
-	}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -56,7 +55,7 @@ func (a *app) profileWorker(o options) int {
 			return a.fail(err)
 		}
 	}
-	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := a.log
 	e, err := a.newEngine(p, false)
 	if err != nil {
 		return a.fail(err)

@@ -24,14 +24,15 @@ import (
 )
 
 // DaemonSocket is the name of the daemon's socket in its directory: one daemon per
-// protocol and binary version, so an upgraded myco starts a daemon of its own.
-func DaemonSocket(version string) string {
+// protocol and build (see [Host].Build), so an upgraded or rebuilt myco starts a daemon of
+// its own.
+func DaemonSocket(build string) string {
 	return fmt.Sprintf("host-v%d-%s.sock", proto.Version, strings.Map(func(r rune) rune {
 		if r == '/' || r == ' ' {
 			return '_'
 		}
 		return r
-	}, version))
+	}, build))
 }
 
 // ProxyOptions configures [Proxy].

@@ -23,15 +23,25 @@ import (
 // its hello says and what its tools run with. The caller reads it from its environment;
 // this package reads none.
 type Host struct {
-	Version string   // the binary's version, for the hello and the daemon's socket name
-	Shell   string   // the user's shell ($SHELL), for the hello
-	Env     []string // the host's environment; bash commands get it without the ssh session's variables
+	Version string // the binary's version, for the hello
+	// Build is the binary's identity, which names the daemon's socket, so that two
+	// different builds never share a daemon; empty means Version.
+	Build string
+	Shell string   // the user's shell ($SHELL), for the hello
+	Env   []string // the host's environment; bash commands get it without the ssh session's variables
 	// Reaper, when not nil, makes bash's process groups die with the process however it
 	// ends (see myco.dev/internal/reaper). The caller owns it and closes it after the run.
 	Reaper tools.Reaper
 	// Grace and IdleExit are the daemon's (see [Options]); zero means the default.
 	Grace    time.Duration
 	IdleExit time.Duration
+}
+
+func (h Host) build() string {
+	if h.Build != "" {
+		return h.Build
+	}
+	return h.Version
 }
 
 // HostOptions configures [RunHost].
@@ -93,7 +103,7 @@ func runProxy(ctx context.Context, o HostOptions, log *slog.Logger) error {
 		return fmt.Errorf("%w: find the running myco: %w", ErrNoDaemon, err)
 	}
 	return Proxy(ctx, o.In, o.Out, ProxyOptions{
-		Dir: o.Dir, Socket: DaemonSocket(o.Host.Version), MaxImageBase64Bytes: o.MaxImageBase64Bytes, Log: log,
+		Dir: o.Dir, Socket: DaemonSocket(o.Host.build()), MaxImageBase64Bytes: o.MaxImageBase64Bytes, Log: log,
 		Daemon: append([]string{exe}, o.DaemonArgs...),
 	})
 }
@@ -128,7 +138,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if err := privateDir(o.Dir); err != nil {
 		return err
 	}
-	sock := filepath.Join(o.Dir, DaemonSocket(o.Host.Version))
+	sock := filepath.Join(o.Dir, DaemonSocket(o.Host.build()))
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		return fmt.Errorf("host daemon: %w", err)

@@ -252,7 +252,7 @@ func TestBashSessions(t *testing.T) {
 	if res.Text != "bye\n[session b1: exited, exit status 7]" {
 		t.Errorf("write of exit = %q", res.Text)
 	}
-	inv := b.Inventory("o1").([]BashSessionInfo)
+	inv := b.Sessions("o1")
 	if len(inv) != 1 || inv[0].State != "exited" || inv[0].ExitCode != 7 || !strings.Contains(inv[0].Tail, "bye") || inv[0].Command != "echo ready; bash --noprofile --norc" {
 		t.Fatalf("inventory = %+v, want the exited session with its output", inv)
 	}

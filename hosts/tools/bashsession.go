@@ -71,8 +71,8 @@ func (b *Bash) Sessions(owner string) []BashSessionInfo {
 	return out
 }
 
-// Inventory returns [Bash.Sessions] for the host runtime's inventory frame.
-func (b *Bash) Inventory(owner string) any { return b.Sessions(owner) }
+// Inventory adds [Bash.Sessions] to r, for the inventory.
+func (b *Bash) Inventory(owner string, r *Resources) { r.Bash = b.Sessions(owner) }
 
 func idNum(id string) int { n, _ := strconv.Atoi(strings.TrimPrefix(id, "b")); return n }
 

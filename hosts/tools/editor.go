@@ -425,8 +425,8 @@ func (e *Editor) Stamps(owner string) []Fingerprint {
 	return out
 }
 
-// Inventory returns [Editor.Stamps] for the host runtime's inventory frame.
-func (e *Editor) Inventory(owner string) any { return e.Stamps(owner) }
+// Inventory adds [Editor.Stamps] to r, for the inventory.
+func (e *Editor) Inventory(owner string, r *Resources) { r.Editor = e.Stamps(owner) }
 
 // Release forgets owner's stamps.
 func (e *Editor) Release(owner string) {

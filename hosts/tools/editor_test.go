@@ -156,7 +156,7 @@ func TestEditorStamps(t *testing.T) {
 	if info, _ := os.Stat(path); info.Mode().Perm() != 0o640 {
 		t.Errorf("mode = %v, want 0640 kept", info.Mode().Perm())
 	}
-	inv := e.Inventory("o1").([]Fingerprint)
+	inv := e.Stamps("o1")
 	if real, _ := filepath.EvalSymlinks(path); len(inv) != 1 || inv[0].Path != real || inv[0].Size != 6 || len(inv[0].SHA256) != 64 {
 		t.Errorf("inventory = %+v", inv)
 	}

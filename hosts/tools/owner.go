@@ -1,9 +1,16 @@
 package tools
 
-// Inventorier is a tool that keeps resources per owner and can list them: the bash
-// sessions, the editor's read stamps.
+// Resources is what an owner holds in a host's tools, keyed as the inventory frame carries
+// it: the bash sessions and the editor's read stamps.
+type Resources struct {
+	Bash   []BashSessionInfo `json:"bash"`
+	Editor []Fingerprint     `json:"str_replace_based_edit_tool"`
+}
+
+// Inventorier is a tool that keeps resources per owner and can list them: it adds the
+// owner's to r.
 type Inventorier interface {
-	Inventory(owner string) any
+	Inventory(owner string, r *Resources)
 }
 
 // Releaser is a tool that keeps resources per owner and can end them.
@@ -11,17 +18,16 @@ type Releaser interface {
 	Release(owner string)
 }
 
-// Inventory collects the owner's resources from every tool of ts that keeps any, keyed by
-// tool name: what the local worker observes directly and what a host answers to an
-// inventory frame.
-func Inventory(ts []Tool, owner string) map[string]any {
-	out := map[string]any{}
+// Inventory collects the owner's resources from every tool of ts that keeps any: what the
+// local worker observes directly and what a host answers to an inventory frame.
+func Inventory(ts []Tool, owner string) Resources {
+	var r Resources
 	for _, t := range ts {
 		if inv, ok := t.(Inventorier); ok {
-			out[t.Name()] = inv.Inventory(owner)
+			inv.Inventory(owner, &r)
 		}
 	}
-	return out
+	return r
 }
 
 // Release ends the owner's resources in every tool of ts that keeps any.

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestInventoryAndRelease: Inventory lists, by tool name, the owner's resources in the
-// tools that keep any (the editor's stamps here, not view_image's), and Release ends them.
+// TestInventoryAndRelease: Inventory lists the owner's resources in the tools that keep any
+// (the editor's stamps here, not view_image's), and Release ends them.
 func TestInventoryAndRelease(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.txt")
 	writeFile(t, path, "one\n")
@@ -16,11 +16,11 @@ func TestInventoryAndRelease(t *testing.T) {
 		t.Fatalf("view: %s", res.Text)
 	}
 	inv := Inventory(ts, "o1")
-	if stamps, ok := inv[e.Name()].([]Fingerprint); len(inv) != 1 || !ok || len(stamps) != 1 || stamps[0].Path != path {
+	if len(inv.Bash) != 0 || len(inv.Editor) != 1 || inv.Editor[0].Path != path {
 		t.Fatalf("Inventory = %+v, want the editor's stamp of %s only", inv, path)
 	}
 	Release(ts, "o1")
-	if stamps := Inventory(ts, "o1")[e.Name()].([]Fingerprint); len(stamps) != 0 {
+	if stamps := Inventory(ts, "o1").Editor; len(stamps) != 0 {
 		t.Errorf("Inventory after Release = %+v, want no stamps", stamps)
 	}
 }

@@ -19,14 +19,44 @@ func Deps(t testing.TB) []string {
 	return strings.Fields(string(out))
 }
 
+// Imports returns the packages that the package in the test's working directory imports
+// itself, without theirs (go list -f '{{.Imports}}').
+func Imports(t testing.TB) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list -f .Imports: %v", err)
+	}
+	return strings.Fields(string(out))
+}
+
+// ForbidImports fails t for every package that the package imports itself and that is one
+// of bad or inside one of them: for the package on top (cmd/myco), which depends on every
+// other through them, but must not use some of them directly.
+func ForbidImports(t testing.TB, bad ...string) {
+	t.Helper()
+	for _, imp := range Imports(t) {
+		if inside(imp, bad) {
+			t.Errorf("the package imports %s", imp)
+		}
+	}
+}
+
+func inside(pkg string, of []string) bool {
+	for _, b := range of {
+		if pkg == b || strings.HasPrefix(pkg, b+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // Forbid fails t for every dependency that is one of bad or inside one of them.
 func Forbid(t testing.TB, bad ...string) {
 	t.Helper()
 	for _, dep := range Deps(t) {
-		for _, b := range bad {
-			if dep == b || strings.HasPrefix(dep, b+"/") {
-				t.Errorf("the package depends on %s", dep)
-			}
+		if inside(dep, bad) {
+			t.Errorf("the package depends on %s", dep)
 		}
 	}
 }
@@ -39,11 +69,7 @@ func Only(t testing.TB, allow ...string) {
 		if first, _, _ := strings.Cut(dep, "/"); !strings.Contains(first, ".") {
 			continue // the standard library
 		}
-		ok := false
-		for _, a := range allow {
-			ok = ok || dep == a || strings.HasPrefix(dep, a+"/")
-		}
-		if !ok {
+		if !inside(dep, allow) {
 			t.Errorf("the package depends on %s; want only the standard library and %s", dep, strings.Join(allow, ", "))
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -11,11 +11,9 @@ import (
 
 	"golang.org/x/term"
 
-	"myco.dev/agent"
 	"myco.dev/internal/termmd"
 	"myco.dev/internal/termtext"
 	"myco.dev/sessions"
-	"myco.dev/views"
 )
 
 // printer renders the session service's updates for a terminal: the answer on stdout and
@@ -297,9 +295,9 @@ func (p *printer) columns() int {
 }
 
 // meter prints the context meter: the prompt tokens of the last response and the model's
-// context window, as the browser's status bar shows them.
+// context window.
 func (p *printer) meter(used, window int) {
-	p.styled(styleDim, "%s", views.Meter(used, window))
+	p.styled(styleDim, "%s", meterText(used, window))
 }
 
 // hostState reports a remote's state change: one short line on stderr.
@@ -316,8 +314,8 @@ func (p *printer) hostState(u sessions.Update) {
 	}
 }
 
-// done prints the final answer.
-func (p *printer) done(res agent.Result) {
+// done prints the final answer of a turn that ended as res says.
+func (p *printer) done(res sessions.JobResult) {
 	if p.json {
 		return // the done update carried it
 	}

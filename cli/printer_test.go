@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -6,9 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"myco.dev/agent"
 	"myco.dev/sessions"
-	"myco.dev/views"
 )
 
 // TestPrinterChatLines renders a turn's updates as the chat and as myco -p print them.
@@ -85,8 +83,18 @@ func TestPrinterThinkingFolded(t *testing.T) {
 }
 
 func TestMeterText(t *testing.T) {
-	if got := views.Meter(123456, 1000000); got != "USER 123,456/1,000,000" {
-		t.Errorf("meterText = %q", got)
+	for _, tt := range []struct {
+		used, window int
+		want         string
+	}{
+		{123456, 1000000, "USER 123,456/1,000,000"},
+		{0, 200000, "USER 0/200,000"},
+		{999, 1000, "USER 999/1,000"},
+		{-1234, 0, "USER -1,234/0"},
+	} {
+		if got := meterText(tt.used, tt.window); got != tt.want {
+			t.Errorf("meterText(%d, %d) = %q, want %q", tt.used, tt.window, got, tt.want)
+		}
 	}
 }
 
@@ -101,7 +109,7 @@ func TestPrinterMarkdown(t *testing.T) {
 		for _, d := range deltas {
 			p.update(sessions.Update{Type: sessions.UpdateTextDelta, Text: d})
 		}
-		p.done(agent.Result{})
+		p.done(sessions.JobResult{})
 		want := "use **bold** and `x.go`\n```\n**a\\x1b[2J**\n```\ndone\n"
 		if color {
 			want = "use \x1b[1mbold\x1b[0m and \x1b[32mx.go\x1b[0m\n\x1b[2m```\x1b[0m\n\x1b[32m**a\\x1b[2J**\x1b[0m\n\x1b[2m```\x1b[0m\ndone\n"

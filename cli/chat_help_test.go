@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // command of the help (with its arguments) is in the docs' table, and every command of
 // the table is in the help.
 func TestChatHelpMatchesDocs(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/cli.md")
+	doc, err := os.ReadFile("../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}

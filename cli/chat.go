@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -58,30 +58,25 @@ or dumb.
 // quitHint is what the first Ctrl-C at the prompt says.
 const quitHint = "press Ctrl-C again or Ctrl-D to quit"
 
-// chat runs myco --mode cli: read a message, run it as a turn on the durable session,
-// print the answer as it streams, and repeat until the user quits or input ends.
-func (a *app) chat(o options) int {
-	if o.json {
-		fmt.Fprintln(a.stderr, "myco: --json goes with -p, not with --mode cli")
-		return exitUsage
-	}
-	t, err := a.newTerminal(o, true)
-	if err != nil {
-		return a.fail(err)
-	}
+// Chat runs myco --mode cli: read a message, run it as a turn on the durable session (a new
+// one with the first message, or o.Resume), print the answer as it streams, and repeat
+// until the user quits or input ends. Ctrl-C stops a turn and the chat goes on; SIGTERM and
+// SIGHUP stop the turn and end the chat with the signal's status.
+func Chat(ctx context.Context, svc Sessions, std IO, o Options) int {
+	t := newTerminal(svc, std, false, true)
 	defer t.close()
 	t.chat = true
-	c := &chatSession{t: t, model: o.model}
+	c := &chatSession{t: t, o: o, model: o.Model}
 	defer c.close()
-	if o.resume != "" {
-		if err := c.open(o.resume, o.model); err != nil {
-			return a.fail(err)
+	if o.Resume != "" {
+		if err := c.open(ctx, o.Resume, o.Model); err != nil {
+			return t.fail(err)
 		}
 	}
-	in := a.chatInput(t)
+	in := c.input()
 	defer in.close()
-	t.out.color = a.chatColor()
-	t.out.note("model %s · /help for commands · Ctrl-D to quit", c.currentModel())
+	t.out.color = c.color()
+	t.out.note("model %s · /help for commands · Ctrl-D to quit", c.currentModel(ctx))
 
 	armed := false // Ctrl-C was pressed at the prompt: a second one ends the chat
 	for {
@@ -92,16 +87,16 @@ func (a *app) chat(o options) int {
 		switch {
 		case errors.Is(r.err, lineedit.ErrInterrupted):
 			if armed {
-				return exitOK
+				return ExitOK
 			}
 			armed = true
 			t.out.note(quitHint)
 			continue
 		case errors.Is(r.err, io.EOF):
-			return exitOK
+			return ExitOK
 		case r.err != nil:
 			t.out.failed(fmt.Errorf("read standard input: %w", r.err))
-			return exitError
+			return ExitError
 		}
 		armed = false
 		if r.warn != "" {
@@ -112,11 +107,11 @@ func (a *app) chat(o options) int {
 			continue
 		}
 		if cmd, ok := strings.CutPrefix(strings.TrimSpace(text), "/"); ok {
-			if quit := a.chatCommand(c, cmd); quit {
-				return exitOK
+			if quit := c.command(ctx, cmd); quit {
+				return ExitOK
 			}
 		} else {
-			c.turn(text)
+			c.turn(ctx, text)
 		}
 		if t.signalled != 0 && t.signalled != exitStatus(syscall.SIGINT) {
 			return t.signalled // the terminal closed or the process was told to end
@@ -134,7 +129,7 @@ func (c *chatSession) await(in chatInput, armed *bool) (r inputResult, status in
 		case s := <-c.t.sig:
 			if s == os.Interrupt && in.interactive() {
 				if *armed {
-					return r, exitOK, true
+					return r, ExitOK, true
 				}
 				*armed = true
 				in.note(quitHint)
@@ -149,18 +144,18 @@ func (c *chatSession) await(in chatInput, armed *bool) (r inputResult, status in
 
 // turn runs text as a turn on the current session (a new one if there is none) and prints
 // how it ended, then the context meter.
-func (c *chatSession) turn(text string) {
+func (c *chatSession) turn(ctx context.Context, text string) {
 	t := c.t
 	if c.id == "" {
-		if err := c.create(); err != nil {
+		if err := c.create(ctx); err != nil {
 			t.out.failed(err)
 			return
 		}
 	}
 	t.out.working()
 	defer t.out.idle()
-	res, err := t.run(c.id, func() (*sessions.Job, error) {
-		return t.e.mgr.Submit(context.Background(), c.id, model.TextPart(text))
+	res, err := t.run(ctx, c.id, func() (*sessions.Job, error) {
+		return t.svc.Submit(ctx, c.id, model.TextPart(text))
 	})
 	switch {
 	case errors.Is(err, sessions.ErrStopped):
@@ -170,8 +165,8 @@ func (c *chatSession) turn(text string) {
 		t.out.failed(err)
 		return
 	}
-	t.out.done(res.Result)
-	if m, err := c.meter(); err == nil {
+	t.out.done(res)
+	if m, err := c.meter(ctx); err == nil {
 		t.out.meter(m.used, m.window)
 	}
 }
@@ -180,13 +175,14 @@ func (c *chatSession) turn(text string) {
 // and leaving the chat leaves no empty session behind), or one resumed.
 type chatSession struct {
 	t     *terminal
+	o     Options
 	model string // the model of the sessions the chat creates: --model, or /model's
 	id    string
 }
 
 // create starts a new session as the current one.
-func (c *chatSession) create() error {
-	id, err := c.t.e.mgr.Create(context.Background(), sessions.CreateOptions{Model: c.model})
+func (c *chatSession) create(ctx context.Context) error {
+	id, err := c.t.svc.Create(ctx, sessions.CreateOptions{Model: c.model})
 	if err != nil {
 		return err
 	}
@@ -198,13 +194,12 @@ func (c *chatSession) create() error {
 
 // open makes saved session id the current one, with model key when not empty, releasing
 // the previous one's tools; on error the current session stays.
-func (c *chatSession) open(id, key string) error {
-	ctx := context.Background()
-	if _, _, err := c.t.e.mgr.Snapshot(ctx, id); err != nil {
+func (c *chatSession) open(ctx context.Context, id, key string) error {
+	if _, _, err := c.t.svc.Snapshot(ctx, id); err != nil {
 		return err
 	}
 	if key != "" {
-		if err := c.t.e.mgr.SelectModel(ctx, id, key); err != nil {
+		if err := c.t.svc.SelectModel(ctx, id, key); err != nil {
 			return err
 		}
 	}
@@ -219,7 +214,7 @@ func (c *chatSession) open(id, key string) error {
 // close releases the current session's tools.
 func (c *chatSession) close() {
 	if c.id != "" {
-		c.t.e.mgr.CloseSession(c.id)
+		c.t.svc.CloseSession(c.id)
 		c.id = ""
 	}
 }

@@ -1,11 +1,10 @@
-package main
+package cli
 
 import (
 	"bufio"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,7 @@ import (
 	"myco.dev/internal/lineedit"
 )
 
-// historySize is how many messages the chat's history keeps, in the profile's cli-history.
+// historySize is how many messages the chat's history keeps, in [Options].History.
 const historySize = 1000
 
 // chatInput is where the chat's messages come from: the line editor when standard input
@@ -42,29 +41,33 @@ type inputResult struct {
 // movements and colours: not "dumb", nor unknown (TERM unset), as git decides.
 func capableTerm(term string) bool { return term != "" && term != "dumb" }
 
-// chatInput picks the chat's input for this process's standard streams.
-func (a *app) chatInput(t *terminal) chatInput {
-	f, _ := a.stdin.(*os.File)
-	if f != nil && isTerminal(f) && isTerminal(a.stderr) && capableTerm(a.getenv("TERM")) {
-		path := filepath.Join(t.e.catalog().p.paths.ProfileDir, "cli-history")
-		hist, err := lineedit.OpenHistory(path, historySize)
-		if err != nil {
-			t.out.note("myco: %s; the history of this run is not kept", oneLine(err.Error()))
-			hist = nil
+// input picks the chat's input for the standard streams.
+func (c *chatSession) input() chatInput {
+	std := c.t.std
+	f, _ := std.Stdin.(*os.File)
+	if f != nil && isTerminal(f) && isTerminal(std.Stderr) && capableTerm(c.o.Term) {
+		var hist *lineedit.History
+		if c.o.History != "" {
+			var err error
+			if hist, err = lineedit.OpenHistory(c.o.History, historySize); err != nil {
+				c.t.out.note("myco: %s; the history of this run is not kept", oneLine(err.Error()))
+				hist = nil
+			}
 		}
-		return &editorInput{ed: lineedit.New(lineedit.Options{In: f, Out: a.stderr, History: hist}), hist: hist}
+		return &editorInput{ed: lineedit.New(lineedit.Options{In: f, Out: std.Stderr, History: hist}), hist: hist}
 	}
-	in := &lineInput{lines: readLines(a.stdin), stderr: a.stderr}
+	in := &lineInput{lines: readLines(std.Stdin), stderr: std.Stderr}
 	if f != nil && isTerminal(f) {
 		in.prompt = "> " // none when the input is not typed: no echo would end the line
 	}
 	return in
 }
 
-// chatColor reports whether the chat's stderr lines are styled: both outputs are
-// terminals that take colours, and NO_COLOR is not set.
-func (a *app) chatColor() bool {
-	return isTerminal(a.stdout) && isTerminal(a.stderr) && a.getenv("NO_COLOR") == "" && capableTerm(a.getenv("TERM"))
+// color reports whether the chat's stderr lines are styled: both outputs are terminals
+// that take colours, and NO_COLOR is not set.
+func (c *chatSession) color() bool {
+	std := c.t.std
+	return isTerminal(std.Stdout) && isTerminal(std.Stderr) && !c.o.NoColor && capableTerm(c.o.Term)
 }
 
 // editorInput reads messages with the line editor, one goroutine per message: a read

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 // maxListed is how many sessions /sessions shows; a filter finds the others.
 const maxListed = 30
 
-// chatCommand runs one slash command and reports whether the chat should end.
-func (a *app) chatCommand(c *chatSession, cmd string) (quit bool) {
+// command runs one slash command and reports whether the chat should end.
+func (c *chatSession) command(ctx context.Context, cmd string) (quit bool) {
 	t := c.t
 	out := t.out
 	name, arg, _ := strings.Cut(cmd, " ")
@@ -23,18 +23,18 @@ func (a *app) chatCommand(c *chatSession, cmd string) (quit bool) {
 	case "quit", "exit":
 		return true
 	case "help":
-		fmt.Fprint(a.stderr, chatHelp)
+		fmt.Fprint(t.std.Stderr, chatHelp)
 	case "model":
-		c.modelCmd(arg)
+		c.modelCmd(ctx, arg)
 	case "status":
-		c.status()
+		c.status(ctx)
 	case "compact":
 		if c.id == "" {
 			out.note("myco: nothing to compact yet")
 			return false
 		}
 		// The session's updates report the new thread.
-		_, err := t.run(c.id, func() (*sessions.Job, error) { return t.e.mgr.Compact(context.Background(), c.id) })
+		_, err := t.run(ctx, c.id, func() (*sessions.Job, error) { return t.svc.Compact(ctx, c.id) })
 		switch {
 		case errors.Is(err, sessions.ErrStopped):
 			out.interrupted()
@@ -49,13 +49,13 @@ func (a *app) chatCommand(c *chatSession, cmd string) (quit bool) {
 			out.note("myco: /resume needs a session id (see /sessions)")
 			return false
 		}
-		if err := c.open(arg, ""); err != nil {
+		if err := c.open(ctx, arg, ""); err != nil {
 			out.failed(err)
 		}
 	case "sessions":
-		c.list(arg)
+		c.list(ctx, arg)
 	case "archive", "restore":
-		c.archive(arg, name == "archive")
+		c.archive(ctx, arg, name == "archive")
 	default:
 		out.note("myco: unknown command /%s (see /help)", termtext.Safe(name))
 	}
@@ -64,9 +64,9 @@ func (a *app) chatCommand(c *chatSession, cmd string) (quit bool) {
 
 // list runs /sessions: this profile's sessions whose title or id contains filter, newest
 // first, archived ones marked.
-func (c *chatSession) list(filter string) {
+func (c *chatSession) list(ctx context.Context, filter string) {
 	out := c.t.out
-	list, err := c.t.e.mgr.List(context.Background(), sessions.ListOptions{All: true, Query: filter})
+	list, err := c.t.svc.List(ctx, sessions.ListOptions{All: true, Query: filter})
 	if err != nil {
 		out.failed(err)
 		return
@@ -95,7 +95,7 @@ func (c *chatSession) list(filter string) {
 
 // archive runs /archive and /restore on session id, the current one when id is empty.
 // Archiving changes browsing only: the session stays usable, here too.
-func (c *chatSession) archive(id string, archived bool) {
+func (c *chatSession) archive(ctx context.Context, id string, archived bool) {
 	out := c.t.out
 	verb := map[bool]string{true: "archive", false: "restore"}[archived]
 	if id == "" {
@@ -106,9 +106,9 @@ func (c *chatSession) archive(id string, archived bool) {
 		return
 	}
 	if id != c.id {
-		defer c.t.e.mgr.CloseSession(id) // the runtime the write opened; it has no tools
+		defer c.t.svc.CloseSession(id) // the runtime the write opened; it has no tools
 	}
-	if err := c.t.e.mgr.SetArchived(context.Background(), id, archived); err != nil {
+	if err := c.t.svc.SetArchived(ctx, id, archived); err != nil {
 		out.failed(err)
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -6,17 +6,14 @@ import (
 	"slices"
 	"strings"
 
+	"myco.dev/hosts"
 	"myco.dev/sessions"
-	"myco.dev/views"
 )
-
-// catalog returns the engine's model catalog.
-func (e *engine) catalog() *catalog { return e.mgr.Models().(*catalog) }
 
 // contextWindow returns the context window of catalog key, 0 when the catalog has no such
 // model.
-func (e *engine) contextWindow(key string) int {
-	m, err := e.catalog().p.cfg.Resolve(key)
+func (c *chatSession) contextWindow(key string) int {
+	m, err := c.t.svc.Model(key)
 	if err != nil {
 		return 0
 	}
@@ -32,35 +29,34 @@ type meterReading struct {
 }
 
 // meter reads the current session's context meter and state.
-func (c *chatSession) meter() (meterReading, error) {
-	sess, st, err := c.t.e.mgr.Snapshot(context.Background(), c.id)
+func (c *chatSession) meter(ctx context.Context) (meterReading, error) {
+	sess, st, err := c.t.svc.Snapshot(ctx, c.id)
 	if err != nil {
 		return meterReading{}, err
 	}
-	return meterReading{used: sess.Latest().ContextUsed(), window: c.t.e.contextWindow(st.Model), model: st.Model, st: st, title: sess.Title}, nil
+	return meterReading{used: sess.Latest().ContextUsed(), window: c.contextWindow(st.Model), model: st.Model, st: st, title: sess.Title}, nil
 }
 
 // currentModel is the model of the next turn: the current session's, else the one new
 // sessions get.
-func (c *chatSession) currentModel() string {
+func (c *chatSession) currentModel(ctx context.Context) string {
 	if c.id != "" {
-		if m, err := c.meter(); err == nil {
+		if m, err := c.meter(ctx); err == nil {
 			return m.model
 		}
 	}
 	if c.model != "" {
 		return c.model
 	}
-	return c.t.e.mgr.Models().Default()
+	return c.t.svc.DefaultModel()
 }
 
 // modelCmd runs /model: with no key it lists the catalog, the current model marked; with
 // one it makes that model the current session's (and new sessions') from the next turn.
-func (c *chatSession) modelCmd(key string) {
+func (c *chatSession) modelCmd(ctx context.Context, key string) {
 	out := c.t.out
-	p := c.t.e.catalog().p
-	infos := catalogInfo(p)
-	cur := c.currentModel()
+	infos := c.t.svc.Models()
+	cur := c.currentModel(ctx)
 	if key == "" {
 		out.note("models (* marks the one the next turn uses):")
 		width := 0
@@ -72,22 +68,24 @@ func (c *chatSession) modelCmd(key string) {
 			if m.Key == cur {
 				mark = "*"
 			}
-			out.note("%s %-*s  context window %s", mark, width, m.Key, views.Thousands(m.ContextWindow))
+			out.note("%s %-*s  context window %s", mark, width, m.Key, thousands(m.ContextWindow))
 		}
 		return
 	}
-	keys := p.cfg.ModelKeys()
+	var keys []string
+	for _, m := range infos {
+		keys = append(keys, m.Key)
+	}
 	if !slices.Contains(keys, key) {
 		out.note("myco: unknown model %q; the catalog has %s (see /model)", key, strings.Join(keys, ", "))
 		return
 	}
-	ctx := context.Background()
 	if c.id != "" {
-		if err := c.t.e.mgr.SelectModel(ctx, c.id, key); err != nil {
+		if err := c.t.svc.SelectModel(ctx, c.id, key); err != nil {
 			out.failed(err)
 			return
 		}
-	} else if _, err := c.t.e.mgr.Models().Agent(key, nil); err != nil {
+	} else if _, err := c.t.svc.Model(key); err != nil {
 		out.failed(err)
 		return
 	}
@@ -101,14 +99,14 @@ func (c *chatSession) modelCmd(key string) {
 
 // status runs /status: the session, its model and context meter, what it is doing, the
 // hosts.
-func (c *chatSession) status() {
+func (c *chatSession) status(ctx context.Context) {
 	out := c.t.out
 	if c.id == "" {
 		out.note("no session yet: one starts with your next message")
-		m := c.currentModel()
-		out.note("model %s · context window %s", m, views.Thousands(c.t.e.contextWindow(m)))
+		m := c.currentModel(ctx)
+		out.note("model %s · context window %s", m, thousands(c.contextWindow(m)))
 	} else {
-		m, err := c.meter()
+		m, err := c.meter(ctx)
 		if err != nil {
 			out.failed(err)
 			return
@@ -118,7 +116,7 @@ func (c *chatSession) status() {
 			title = "untitled"
 		}
 		out.note("session %s · %s", c.id, title)
-		out.note("model %s · %s", m.model, views.Meter(m.used, m.window))
+		out.note("model %s · %s", m.model, meterText(m.used, m.window))
 		switch {
 		case m.st.Stopped != nil:
 			out.note("stopped: %s", oneLine(m.st.Stopped.Error()))
@@ -131,10 +129,14 @@ func (c *chatSession) status() {
 		}
 	}
 	hostsLine := []string{"local"}
-	for _, h := range hostStates(c.t.e.harness) {
-		s := h.Name + " " + h.State
-		if h.Error != "" {
-			s += fmt.Sprintf(" (%s)", summarize(h.Error, 80))
+	var states []hosts.Status
+	if c.o.Hosts != nil {
+		states = c.o.Hosts.Statuses()
+	}
+	for _, h := range states {
+		s := h.Alias + " " + string(h.State)
+		if h.Err != "" {
+			s += fmt.Sprintf(" (%s)", summarize(h.Err, 80))
 		}
 		hostsLine = append(hostsLine, s)
 	}

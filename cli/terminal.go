@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"myco.dev/sessions"
+)
+
+// terminal is a terminal front end on the session service: a printer for its updates and
+// the signals that stop its jobs.
+type terminal struct {
+	svc Sessions
+	std IO
+	out *printer
+	sig chan os.Signal
+	// chat keeps handling signals after the first (Ctrl-C stops a turn and the chat goes
+	// on); otherwise the first one restores the default action, so a second one ends the
+	// process at once.
+	chat bool
+	// signalled is the exit status of the last signal that stopped a job, 0 for none.
+	signalled int
+}
+
+// newTerminal starts a front end on svc: it prints on std (updates as JSON with asJSON;
+// the model's text as it streams with stream) and takes SIGINT, SIGTERM and SIGHUP until
+// closed.
+func newTerminal(svc Sessions, std IO, asJSON, stream bool) *terminal {
+	out := newPrinter(std.Stdout, std.Stderr, asJSON)
+	out.stream = stream
+	t := &terminal{svc: svc, std: std, out: out, sig: make(chan os.Signal, 1)}
+	signal.Notify(t.sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// A write to a closed stdout returns EPIPE, reported as an error, instead of killing
+	// the process before it saved and said what happened.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	return t
+}
+
+func (t *terminal) close() { signal.Stop(t.sig) }
+
+func (t *terminal) fail(err error) int { return fail(t.std.Stderr, err) }
+
+// open opens session id (a new one when id is empty) with model key, when not empty, and
+// announces it on stderr.
+func (t *terminal) open(ctx context.Context, id, key string) (string, error) {
+	var err error
+	switch {
+	case id == "":
+		id, err = t.svc.Create(ctx, sessions.CreateOptions{Model: key})
+	case key != "":
+		err = t.svc.SelectModel(ctx, id, key)
+	default:
+		_, _, err = t.svc.Snapshot(ctx, id)
+	}
+	if err != nil {
+		return "", err
+	}
+	t.out.session(id)
+	return id, nil
+}
+
+// run starts a job on session id and prints the session's updates until it ends. A signal
+// stops the job and is recorded in t.signalled.
+func (t *terminal) run(ctx context.Context, id string, start func() (*sessions.Job, error)) (sessions.JobResult, error) {
+	sub := t.svc.Subscribe([]string{id}, "")
+	defer sub.Close()
+	j, err := start()
+	if err != nil {
+		return sessions.JobResult{}, err
+	}
+	printed := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	go func() {
+		defer close(printed)
+		for {
+			us, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			for _, u := range us {
+				t.out.update(u)
+				if u.Session == id && u.Terminal() {
+					return
+				}
+			}
+		}
+	}()
+	t.signalled = 0
+	for done := false; !done; {
+		select {
+		case s := <-t.sig:
+			if t.signalled == 0 && !t.chat {
+				signal.Reset(s)
+			}
+			t.signalled = exitStatus(s)
+			t.svc.Stop(id)
+		case <-j.Done():
+			done = true
+		}
+	}
+	<-printed
+	return j.Wait(context.WithoutCancel(ctx))
+}
+
+// exitStatus is the status of a process ended by signal s: 128 + its number, the shell's
+// convention (130 for SIGINT).
+func exitStatus(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return ExitInterrupt
+}
+
+// stopped says that a signal stopped the job and returns the exit status: the signal's.
+func (t *terminal) stopped() int {
+	t.out.interrupted()
+	if t.signalled != 0 {
+		return t.signalled
+	}
+	return ExitInterrupt
+}
+
+// report prints how a turn ended and returns the exit status.
+func (t *terminal) report(res sessions.JobResult, err error) int {
+	switch {
+	case errors.Is(err, sessions.ErrStopped):
+		return t.stopped()
+	case err != nil:
+		t.out.failed(err)
+		return ExitError
+	}
+	t.out.done(res)
+	if werr := t.out.err(); werr != nil {
+		t.out.note("myco: the answer could not be written to standard output: %s (it is saved in the session)", werr)
+		return ExitError
+	}
+	if res.CapReached {
+		return ExitError
+	}
+	return ExitOK
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"myco.dev/cli"
+	"myco.dev/hosts"
+)
+
+// terminal runs the terminal front end f (package cli) on the session service of o's
+// profile.
+func (a *app) terminal(o options, f func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int) int {
+	p, err := a.setup(o)
+	if err != nil {
+		return a.fail(err)
+	}
+	log, closeLog := a.fileLogger(filepath.Join(p.paths.ProfileDir, "myco.log"))
+	defer closeLog()
+	a.setLog(log)
+	e, err := a.newEngine(p, true)
+	if err != nil {
+		return a.fail(err)
+	}
+	defer e.close()
+	return f(context.Background(), e.mgr, a.std(), cli.Options{
+		Model: o.model, Resume: o.resume, JSON: o.json,
+		Term: a.getenv("TERM"), NoColor: a.getenv("NO_COLOR") != "",
+		History: filepath.Join(p.paths.ProfileDir, "cli-history"), Hosts: e.harness,
+	})
+}
+
+func (a *app) std() cli.IO { return cli.IO{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr} }
+
+// oneShot runs `myco -p`; the prompt is read, and refused when empty, before the profile
+// starts.
+func (a *app) oneShot(o options) int {
+	prompt, err := cli.PromptText(o.prompt, a.stdin)
+	switch {
+	case errors.Is(err, cli.ErrEmptyPrompt):
+		fmt.Fprintln(a.stderr, "myco:", err)
+		return exitUsage
+	case err != nil:
+		return a.fail(err)
+	}
+	return a.terminal(o, func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int {
+		return cli.Prompt(ctx, svc, std, prompt, co)
+	})
+}
+
+// compactCmd runs myco --compact ID.
+func (a *app) compactCmd(o options) int {
+	return a.terminal(o, func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int {
+		return cli.Compact(ctx, svc, std, o.compact, co)
+	})
+}
+
+// chat runs myco --mode cli.
+func (a *app) chat(o options) int { return a.terminal(o, cli.Chat) }
+
+// hostsCmd runs `myco hosts [check|install ALIAS]` on the hosts of ~/.ssh/config.
+func (a *app) hostsCmd(args []string) int {
+	specs, path, err := a.sshRemotes()
+	if err != nil {
+		return a.fail(err)
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer cancel()
+	self, _ := os.Executable()
+	return cli.HostsCommand(ctx, a.std(), args, cli.HostsOptions{Specs: specs, SSHConfig: path, Self: self, Version: buildInfo().String(),
+		Remote: func() hosts.RemoteOptions { return a.remoteDefaults(5<<20, a.attachTimeout(), nil) }})
+}

@@ -1,0 +1,13 @@
+package proto
+
+import (
+	"testing"
+
+	"myco.dev/internal/depstest"
+)
+
+// TestDeps: the protocol, spoken by both sides, knows the tools' results and nothing of
+// either side.
+func TestDeps(t *testing.T) {
+	depstest.Only(t, "myco.dev/hosts/proto", "myco.dev/hosts/tools", "myco.dev/agent/model")
+}

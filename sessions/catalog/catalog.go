@@ -1,0 +1,111 @@
+package catalog
+
+import (
+	"sync"
+
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/config"
+	"myco.dev/sessions"
+)
+
+// Options configure a [Catalog].
+type Options struct {
+	Config *config.Config
+	// Default is the catalog key of new sessions: --model, else the config's.
+	Default string
+	Env     config.Env // where credentials are looked up, at each request
+	Home    string     // the user's home directory, for ~/ in auth file paths
+	// Tools is what the system prompt tells of the tools; nil means none.
+	Tools Tools
+}
+
+// Tools is what the system prompt tells of the tools: their specifications and the hosts
+// they run on. *hosts.Harness satisfies it.
+type Tools interface {
+	Specs() []model.ToolSpec
+	Hosts() []string
+}
+
+// Catalog resolves the config's model keys into agent configurations, with one model
+// client per key, kept for the catalog's life. It is a [sessions.Models] and a
+// [sessions.ModelLister], safe for concurrent use.
+type Catalog struct {
+	o Options
+
+	mu      sync.Mutex // guards clients
+	clients map[string]*model.Client
+}
+
+var (
+	_ sessions.Models      = (*Catalog)(nil)
+	_ sessions.ModelLister = (*Catalog)(nil)
+)
+
+// New returns the catalog of o.Config.
+func New(o Options) *Catalog { return &Catalog{o: o, clients: map[string]*model.Client{}} }
+
+// Default returns the catalog key of new sessions.
+func (c *Catalog) Default() string { return c.o.Default }
+
+// List lists the catalog's models in order.
+func (c *Catalog) List() []sessions.ModelInfo {
+	out := []sessions.ModelInfo{}
+	for _, key := range c.o.Config.ModelKeys() {
+		if m, err := c.o.Config.Resolve(key); err == nil {
+			out = append(out, sessions.ModelInfo{Key: m.Key, ContextWindow: m.ContextWindow, MaxImageBase64Bytes: m.MaxImageBase64Bytes})
+		}
+	}
+	return out
+}
+
+// Agent returns the configuration of a run of model key whose system prompt carries
+// blocks, or an error naming a key the catalog does not have.
+func (c *Catalog) Agent(key string, blocks []string) (sessions.AgentConfig, error) {
+	m, err := c.o.Config.Resolve(key)
+	if err != nil {
+		return sessions.AgentConfig{}, err
+	}
+	client, err := c.client(m)
+	if err != nil {
+		return sessions.AgentConfig{}, err
+	}
+	po := agent.PromptOptions{ContextWindow: m.ContextWindow, AutoCompactAt: m.AutoCompactAt, Blocks: blocks}
+	if c.o.Tools != nil {
+		po.Tools, po.Hosts = c.o.Tools.Specs(), c.o.Tools.Hosts()
+	}
+	return sessions.AgentConfig{
+		Options: agent.Options{
+			Model: client, APIModel: m.APIID, MaxOutputTokens: m.MaxOutputTokens, Thinking: m.Thinking, Effort: m.Effort,
+			System: agent.SystemPrompt(po), MaxTruncatedResumes: m.MaxTruncatedResumes, ContextWindow: m.ContextWindow,
+		},
+		ModelKey: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, AutoCompactAt: m.AutoCompactAt,
+		CompactionMaxRequests: c.o.Config.CompactionMaxRequests, MaxImageBase64Bytes: m.MaxImageBase64Bytes,
+	}, nil
+}
+
+// client returns model m's client, made on first use.
+func (c *Catalog) client(m config.Model) (*model.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl := c.clients[m.Key]; cl != nil {
+		return cl, nil
+	}
+	cl, err := newClient(m, c.o.Env, c.o.Home)
+	if err != nil {
+		return nil, err
+	}
+	c.clients[m.Key] = cl
+	return cl, nil
+}
+
+// LargestImageCap is the largest max_image_base64_bytes of cfg's catalog: the cap the hosts
+// run with, while each call is held to its session's current model's
+// (tools.WithImageLimit), so that a model switch needs no host restart.
+func LargestImageCap(cfg *config.Config) int {
+	n := 0
+	for _, m := range cfg.Models {
+		n = max(n, m.MaxImageBase64Bytes)
+	}
+	return n
+}

@@ -1,0 +1,145 @@
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"myco.dev/agent/model"
+	"myco.dev/config"
+	"myco.dev/sessions"
+)
+
+const testConfig = `model = "big"
+[models.big]
+protocol = "anthropic-messages"
+base_url = "http://127.0.0.1:9"
+context_window = 200000
+max_image_base64_bytes = 4000
+[models.small]
+protocol = "openai-completions"
+base_url = "http://127.0.0.1:9"
+context_window = 8000
+max_image_base64_bytes = 1000
+auth = { source = "env", var_name = "SMALL_KEY" }
+`
+
+func testCatalog(t *testing.T) (*config.Config, *Catalog) {
+	t.Helper()
+	cfg, err := config.Parse("config.toml", []byte(testConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, New(Options{Config: cfg, Default: "big", Env: config.NewEnv(func(string) (string, bool) { return "", false }),
+		Tools: fakeTools{}})
+}
+
+type fakeTools struct{}
+
+func (fakeTools) Specs() []model.ToolSpec {
+	return []model.ToolSpec{{Name: "bash", Description: "run commands", Schema: []byte(`{"type":"object"}`)}}
+}
+func (fakeTools) Hosts() []string { return []string{"local", "devbox"} }
+
+// TestCatalogAgent: a key becomes the agent's options with the system prompt built from the
+// tools, the hosts and the blocks; a key keeps its client; a key the catalog does not have
+// is an error.
+func TestCatalogAgent(t *testing.T) {
+	_, c := testCatalog(t)
+	if c.Default() != "big" {
+		t.Errorf("Default() = %q, want big", c.Default())
+	}
+	cfg, err := c.Agent("small", []string{"BLOCK ONE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ModelKey != "small" || cfg.Protocol != "openai-completions" || cfg.ContextWindow != 8000 || cfg.MaxImageBase64Bytes != 1000 || cfg.Options.APIModel != "small" {
+		t.Errorf("Agent(small) = %+v", cfg)
+	}
+	for _, want := range []string{"bash", "devbox", "BLOCK ONE"} {
+		if !strings.Contains(cfg.Options.System, want) {
+			t.Errorf("the system prompt lacks %q:\n%s", want, cfg.Options.System)
+		}
+	}
+	again, _ := c.Agent("small", nil)
+	if again.Options.Model != cfg.Options.Model {
+		t.Error("Agent(small) twice made two clients, want one per key")
+	}
+	if _, err := c.Agent("nope", nil); err == nil {
+		t.Error("Agent(nope) = nil error, want one naming the key")
+	}
+}
+
+func TestCatalogList(t *testing.T) {
+	_, c := testCatalog(t)
+	want := []sessions.ModelInfo{{Key: "big", ContextWindow: 200000, MaxImageBase64Bytes: 4000}, {Key: "small", ContextWindow: 8000, MaxImageBase64Bytes: 1000}}
+	if got := c.List(); !slices.Equal(got, want) {
+		t.Errorf("List() = %+v, want %+v", got, want)
+	}
+}
+
+// TestToolEnv: tool processes get the profile's variables, never the credentials the
+// catalog names, and the server's URL and token file only when this process serves.
+func TestToolEnv(t *testing.T) {
+	cfg, _ := testCatalog(t)
+	paths := config.Paths{Home: "/h", Profile: "work"}
+	env := []string{"PATH=/bin", "SMALL_KEY=secret", "MYCO_PROFILE=other", "MYCO_SERVER_TOKEN=t"}
+	got := ToolEnv(LocalOptions{Paths: paths, Config: cfg, Env: env})
+	if want := []string{"PATH=/bin", "MYCO_PROFILE=work", "MYCO_HOME=/h"}; !slices.Equal(got, want) {
+		t.Errorf("ToolEnv = %q, want %q", got, want)
+	}
+	got = ToolEnv(LocalOptions{Paths: paths, Config: cfg, Env: env, ServerURL: "http://127.0.0.1:1/profiles/work", TokenFile: "/h/t"})
+	if !slices.Contains(got, "MYCO_SERVER_URL=http://127.0.0.1:1/profiles/work") || !slices.Contains(got, "MYCO_SERVER_TOKEN_FILE=/h/t") {
+		t.Errorf("ToolEnv when serving = %q, want the URL and the token file", got)
+	}
+	if LargestImageCap(cfg) != 4000 {
+		t.Errorf("LargestImageCap = %d, want 4000", LargestImageCap(cfg))
+	}
+}
+
+// TestPrompt: the blocks are the manual's index, project guidance, the prelude and the
+// workspace listing, in that order.
+func TestPrompt(t *testing.T) {
+	home := t.TempDir()
+	paths, err := config.ResolvePaths(config.PathOptions{Getenv: func(k string) string {
+		if k == "MYCO_HOME" {
+			return home
+		}
+		return ""
+	}, UserHome: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := paths.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "AGENTS.md"), "Use tabs.\n")
+	writeFile(t, filepath.Join(paths.PreludeDir(), "note.md"), "remember this\n")
+	manual := fstest.MapFS{"cli.md": {Data: []byte("# myco -p: one-shot prompts\n")}}
+	var warned []string
+	read := Prompt(PromptOptions{Paths: paths, MaxPreludeBytes: 1 << 20, Manual: manual, Dir: dir, Warn: func(s string) { warned = append(warned, s) }})
+	blocks, watcher, err := read()
+	if err != nil || watcher == nil {
+		t.Fatalf("Prompt() = %v, %v", watcher, err)
+	}
+	if len(blocks) != 4 || !strings.Contains(blocks[1], "Use tabs.") || !strings.Contains(blocks[2], "remember this") {
+		t.Errorf("blocks = %q, want the manual's index, the guidance, the prelude, the listing", blocks)
+	}
+	if len(warned) != 0 {
+		t.Errorf("warned %q, want nothing", warned)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,12 @@
+package catalog
+
+import (
+	"testing"
+
+	"myco.dev/internal/depstest"
+)
+
+// TestDeps: the catalog is below every front end.
+func TestDeps(t *testing.T) {
+	depstest.Forbid(t, append([]string{"myco.dev/cli", "myco.dev/profiles", "myco.dev/hosts/hostd"}, depstest.Upper...)...)
+}
