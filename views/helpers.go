@@ -73,12 +73,6 @@ func diffClass(op byte) string {
 	return "ctx"
 }
 
-// Meter is the context meter's text, USER n/m: the tokens the context holds of the
-// model's window, as the status bar and the terminal chat show it.
-func Meter(used, window int) string {
-	return "USER " + Thousands(used) + "/" + Thousands(window)
-}
-
 // ContextMeter is the context meter's words on a page: "72k of 200k tokens (36%)", what
 // the context holds of the model's window.
 func ContextMeter(used, window int) string {
