@@ -2,12 +2,16 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"myco.dev/agent/model"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/views"
@@ -15,6 +19,65 @@ import (
 
 // maxForm bounds a form post: a message with its text, not a file upload.
 const maxForm = 1 << 20
+
+// Uploads: at most maxUploads files and maxUpload bytes in all, of which maxUploadMemory
+// are held in memory (the rest spools to a temporary file that the request removes).
+const (
+	maxUploads      = 20
+	maxUpload       = 64 << 20
+	maxUploadMemory = 8 << 20
+)
+
+// uploadForm parses a posted form that may carry files (multipart/form-data), within
+// maxUpload; a plain form is parsed as [form] does.
+func uploadForm(w http.ResponseWriter, r *http.Request) error {
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		return form(w, r)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxUpload)
+	if err := r.ParseMultipartForm(maxUploadMemory); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return httpError(http.StatusRequestEntityTooLarge, fmt.Sprintf("The message and its files are over %d MiB in all; attach fewer or smaller files.", maxUpload>>20))
+		}
+		return &web.Error{Status: http.StatusBadRequest, Message: "The request is not a form this server understands.", Err: err}
+	}
+	return nil
+}
+
+// uploads turns the files of a multipart submit into parts, held to the same caps and
+// checks as @path attachments; a refused file is an error that names it and why.
+func uploads(r *http.Request, maxImageBase64 int) ([]model.Part, error) {
+	if r.MultipartForm == nil {
+		return nil, nil
+	}
+	files := r.MultipartForm.File["files"]
+	if len(files) > maxUploads {
+		return nil, fmt.Errorf("%d files are attached; at most %d go with one message", len(files), maxUploads)
+	}
+	var parts []model.Part
+	for _, fh := range files {
+		f, err := fh.Open()
+		if err != nil {
+			return nil, fmt.Errorf("read the attached file %s: %w", fh.Filename, err)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, sessions.AttachmentLimit(maxImageBase64)+1))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read the attached file %s: %w", fh.Filename, err)
+		}
+		name := path.Base(strings.ReplaceAll(fh.Filename, "\\", "/"))
+		if name == "." || name == "/" || name == "" {
+			name = "attachment"
+		}
+		p, err := sessions.Attach(name, data, fh.Size, maxImageBase64)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
 
 // form parses a posted form within maxForm; a body that is too big or not a form is a 400
 // that says so.
@@ -83,7 +146,7 @@ func (s *server) known(key string) bool {
 // starts a new session; @path attaches a file. The answer is a fresh composer, or the same
 // text with what was wrong: a busy session refuses, it never queues.
 func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
-	if err := form(w, r); err != nil {
+	if err := uploadForm(w, r); err != nil {
 		return err
 	}
 	id := chi.URLParam(r, "id")
@@ -105,9 +168,24 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	if sess.Latest() == nil {
 		return errNotFound
 	}
+	if len(text) > maxForm {
+		return refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("The message is %d bytes, over the %d a message may have; attach long text as a file.", len(text), maxForm))
+	}
+	files, err := uploads(r, s.model(st.Model).MaxImageBase64Bytes)
+	if err != nil {
+		return refuse(http.StatusBadRequest, err.Error())
+	}
 	switch cmd := strings.TrimSpace(text); {
-	case cmd == "":
+	case cmd == "" && len(files) == 0:
 		return refuse(http.StatusBadRequest, "The message is empty.")
+	case cmd == "":
+		j, err := s.Sessions.Submit(r.Context(), id, files...)
+		if err != nil {
+			return s.refusal(r, err, refuse)
+		}
+		if _, err := j.Accepted(r.Context()); err != nil && !errors.Is(err, r.Context().Err()) {
+			return s.refusal(r, err, refuse)
+		}
 	case cmd == "/new":
 		nid, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: st.Model})
 		if err != nil {
@@ -125,7 +203,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return refuse(http.StatusBadRequest, err.Error())
 		}
-		j, err := s.Sessions.Submit(r.Context(), id, parts...)
+		j, err := s.Sessions.Submit(r.Context(), id, append(parts, files...)...)
 		if err != nil {
 			return s.refusal(r, err, refuse)
 		}
@@ -138,8 +216,12 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
 		return nil
 	}
+	c := s.composer(sess, st, false)
+	if missing := sessions.MissingAttachments(text, s.Dir, s.Home); len(missing) > 0 {
+		c.Notice = fmt.Sprintf("Sent. @%s names no file in %s, so it went as text.", strings.Join(missing, ", @"), s.Dir)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return views.Composer(s.composer(sess, st, false)).Render(r.Context(), w)
+	return views.Composer(c).Render(r.Context(), w)
 }
 
 // refusal answers a submit or compaction the service refused (busy, stopped, shutting

@@ -1,7 +1,10 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
@@ -227,5 +230,64 @@ func TestAttachments(t *testing.T) {
 	resp, img := ts.do(t, "GET", src, nil, nil)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/png" || img[:4] != "\x89PNG" {
 		t.Errorf("image = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+// multipartSubmit posts text and files (name → bytes) as the composer does.
+func multipartSubmit(t *testing.T, ts *testServer, path, text string, files map[string][]byte) (*http.Response, string) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("text", text)
+	for name, data := range files {
+		fw, _ := mw.CreateFormFile("files", name)
+		fw.Write(data)
+	}
+	mw.Close()
+	req, _ := http.NewRequest("POST", ts.URL+path, &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("HX-Request", "true")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestUploads: files sent with the composer (the Attach button, a paste, a drop) reach the
+// model as an image and as quoted text, show as chips rather than their whole text, and a
+// binary or an image over the model's cap is refused in words that name it and the sizes.
+// An @path that names no file is sent as text, with a note that says so.
+func TestUploads(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{Text: "seen"}, fakemodel.Turn{Text: "again"})
+	id, p := ts.session(t)
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...)
+	if resp, body := multipartSubmit(t, ts, p+"submit", "look", map[string][]byte{"blob.bin": {0, 1, 2, 0xff}}); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "blob.bin is neither text nor") {
+		t.Errorf("a binary upload = %d %q, want 400 naming it", resp.StatusCode, body)
+	}
+	big := append(append([]byte(nil), png...), make([]byte, 6<<20)...)
+	if resp, body := multipartSubmit(t, ts, p+"submit", "look", map[string][]byte{"huge.png": big}); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "huge.png is an image of") || !strings.Contains(body, "max_image_base64_bytes") {
+		t.Errorf("an image over the cap = %d %q, want 400 naming it and the sizes", resp.StatusCode, body)
+	}
+	resp, body := multipartSubmit(t, ts, p+"submit", "see these and @missing/notes.md", map[string][]byte{"shot.png": png, "notes.txt": []byte("remember the milk\n")})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "@missing/notes.md names no file") {
+		t.Fatalf("upload = %d %q, want the composer with a note on the missing @path", resp.StatusCode, body)
+	}
+	ts.waitIdle(t, id)
+	req := string(ts.fake.Requests()[0].Body)
+	if !strings.Contains(req, "remember the milk") || !strings.Contains(req, `"media_type":"image/png"`) {
+		t.Errorf("the request lacks the uploads:\n%.2000s", req)
+	}
+	_, page := ts.do(t, "GET", p, nil, nil)
+	for _, want := range []string{`<details class="attached">`, "notes.txt", `<figure class="attached image">`, "shot.png</figcaption>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// Files alone, without text, are a message too.
+	if resp, _ := multipartSubmit(t, ts, p+"submit", "", map[string][]byte{"only.txt": []byte("just this")}); resp.StatusCode != http.StatusOK {
+		t.Errorf("files without text = %d, want them sent", resp.StatusCode)
 	}
 }

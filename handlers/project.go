@@ -97,6 +97,9 @@ func (p *projector) message(i int) (views.MessageView, bool) {
 		case model.KindText:
 			switch {
 			case strings.TrimSpace(part.Text) == "":
+			case e.Message.Role == model.User && part.Name != "":
+				m.Blocks = append(m.Blocks, views.Block{Attached: &views.AttachedView{Name: part.Name,
+					Size: byteSize(len(part.Text)), Text: attachedText(part.Text)}})
 			case e.Message.Role == model.User:
 				// What the user typed, as typed: its line breaks, and its Markdown as text.
 				m.Blocks = append(m.Blocks, views.Block{Plain: part.Text})
@@ -108,7 +111,13 @@ func (p *projector) message(i int) (views.MessageView, bool) {
 				m.Blocks = append(m.Blocks, views.Block{Thinking: part.Thinking.Text})
 			}
 		case model.KindImage:
-			m.Blocks = append(m.Blocks, views.Block{Image: &views.ImageView{URL: p.imageURL(i, j, 0), Alt: "attached image"}})
+			img := &views.ImageView{URL: p.imageURL(i, j, 0), Alt: "attached image"}
+			if part.Name != "" {
+				img.Alt = "attached image " + part.Name
+				m.Blocks = append(m.Blocks, views.Block{Attached: &views.AttachedView{Name: part.Name, Image: img}})
+				continue
+			}
+			m.Blocks = append(m.Blocks, views.Block{Image: img})
 		case model.KindToolCall:
 			if part.ToolCall != nil {
 				t := p.tool(*part.ToolCall)
@@ -349,4 +358,27 @@ func editDiff(command, path string, in map[string]any) *views.DiffView {
 		return views.Diff(path, "", str("file_text"))
 	}
 	return nil
+}
+
+// attachedText is the file's text of an attached text part: what is inside its fence.
+func attachedText(text string) string {
+	_, rest, ok := strings.Cut(text, "]\n")
+	if !ok {
+		return text
+	}
+	fence := rest[:strings.IndexByte(rest+"\n", '\n')]
+	body := strings.TrimPrefix(rest, fence+"\n")
+	return strings.TrimSuffix(strings.TrimSuffix(body, fence), "\n")
+}
+
+// byteSize says n bytes for a person: 512 B, 1.2 KB, 3.4 MB.
+func byteSize(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	default:
+		return fmt.Sprintf("%.1f MB", float64(n)/1_000_000)
+	}
 }

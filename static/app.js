@@ -39,7 +39,8 @@
     if (t && t.id === "prompt" && ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
       ev.preventDefault();
       const form = t.form;
-      if (form && t.value.trim() !== "") form.requestSubmit();
+      const files = $("#files");
+      if (form && (t.value.trim() !== "" || (files && files.files.length))) form.requestSubmit();
     }
   });
 
@@ -155,6 +156,70 @@
       const pre = code.parentElement.querySelector("pre");
       copied(code, !!pre && (await copyText(pre.innerText)));
     }
+  });
+
+  // --- Attachments ------------------------------------------------------------------------
+
+  // The composer's files: the Attach button's input holds them, and pasting or dropping
+  // files on the composer adds to it. Each shows as a chip with its name, size and a remove
+  // button; the form posts them with the message.
+  const fmtSize = (n) => (n < 1000 ? n + " B" : n < 1e6 ? (n / 1000).toFixed(1) + " KB" : (n / 1e6).toFixed(1) + " MB");
+  const setFiles = (input, files) => {
+    const dt = new DataTransfer();
+    for (const f of files) dt.items.add(f);
+    input.files = dt.files;
+    showChips();
+  };
+  const showChips = () => {
+    const input = $("#files");
+    const chips = $("#chips");
+    if (!input || !chips) return;
+    chips.replaceChildren();
+    [...input.files].forEach((f, i) => {
+      const li = document.createElement("li");
+      li.className = "chip";
+      const name = document.createElement("span");
+      name.textContent = f.name + " · " + fmtSize(f.size);
+      const rm = document.createElement("button");
+      rm.type = "button";
+      rm.className = "link";
+      rm.textContent = "×";
+      rm.setAttribute("aria-label", "Remove " + f.name);
+      rm.addEventListener("click", () => setFiles(input, [...input.files].filter((_, j) => j !== i)));
+      li.append(name, rm);
+      chips.append(li);
+    });
+  };
+  const addFiles = (files) => {
+    const input = $("#files");
+    if (input && files.length) setFiles(input, [...input.files, ...files]);
+  };
+  document.addEventListener("change", (ev) => {
+    if (ev.target instanceof Element && ev.target.id === "files") showChips();
+  });
+  document.addEventListener("paste", (ev) => {
+    if (!(ev.target instanceof Element) || !ev.target.closest("#composer")) return;
+    const files = [...(ev.clipboardData?.files || [])];
+    if (files.length) {
+      ev.preventDefault(); // a pasted image is a file, not text
+      addFiles(files);
+    }
+  });
+  document.addEventListener("dragover", (ev) => {
+    if (ev.target instanceof Element && ev.target.closest("#composer") && ev.dataTransfer?.types.includes("Files")) {
+      ev.preventDefault();
+      ev.target.closest("#composer").classList.add("dropping");
+    }
+  });
+  document.addEventListener("dragleave", (ev) => {
+    if (ev.target instanceof Element && ev.target.closest("#composer")) ev.target.closest("#composer").classList.remove("dropping");
+  });
+  document.addEventListener("drop", (ev) => {
+    const composer = ev.target instanceof Element && ev.target.closest("#composer");
+    if (!composer || !ev.dataTransfer?.files.length) return;
+    ev.preventDefault();
+    composer.classList.remove("dropping");
+    addFiles([...ev.dataTransfer.files]);
   });
 
   // --- Rename -----------------------------------------------------------------------------

@@ -133,6 +133,7 @@ type HostView struct {
 
 // ComposerView is the message form.
 type ComposerView struct {
+	Notice   string // a note on what was sent (an @path that names no file)
 	Action   string // the form's POST URL
 	ModelURL string // where a model change is posted
 	Models   []string
@@ -156,6 +157,7 @@ type MessageView struct {
 type Block struct {
 	Markdown templ.Component // rendered, sanitized text
 	Plain    string          // text shown as written (a user's message): its line breaks kept
+	Attached *AttachedView   // a file the user attached, as a chip
 	Thinking string
 	Tool     *ToolView
 	Image    *ImageView
@@ -182,6 +184,15 @@ type ToolView struct {
 	Diff       *DiffView
 	Images     []ImageView
 	Links      []Link // sessions the call created (a child's page)
+}
+
+// AttachedView is a file attached to a user's message: a chip with its name and size
+// that opens on its text, or a thumbnail.
+type AttachedView struct {
+	Name  string
+	Size  string // "1.2 KB"
+	Text  string // a text file's content; "" for an image
+	Image *ImageView
 }
 
 // ImageView is an image of a message or a tool result.

@@ -40,6 +40,10 @@ type Part struct {
 	ToolCall   *ToolCall   `json:"tool_call,omitempty"`
 	ToolResult *ToolResult `json:"tool_result,omitempty"`
 	Image      *Image      `json:"image,omitempty"`
+	// Name is the file a text or image part was attached from, as the user named it: a
+	// person sees a chip with this name rather than the file's whole text. The model sees
+	// the part as it is.
+	Name string `json:"name,omitempty"`
 }
 
 // Thinking is model reasoning, kept with whatever the provider needs to accept it back.

@@ -104,3 +104,32 @@ func TestBrowserEverydayActions(t *testing.T) {
 		tb.wait("the system's again", `document.documentElement.dataset.theme === undefined && document.getElementById("theme").getAttribute("aria-label") === "Theme: follows the system"`)
 	})
 }
+
+// TestBrowserPasteImage: an image pasted into the composer shows as a chip, goes with the
+// message, and reaches the model; the sent message shows it as a captioned thumbnail.
+func TestBrowserPasteImage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakemodel.Turn{Text: "A **pasted** image."})
+	b := newBrowser(t)
+	tb := newTab(t, b, "main")
+	page := f.newSession()
+	tb.navigate(page)
+	tb.waitLive()
+	eval[bool](tb, `(() => {
+		const png = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="), (c) => c.charCodeAt(0));
+		const dt = new DataTransfer();
+		dt.items.add(new File([png], "pasted.png", { type: "image/png" }));
+		const prompt = document.getElementById("prompt");
+		prompt.focus();
+		prompt.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+		return true;
+	})()`)
+	tb.wait("the chip", `document.querySelector("#chips .chip span")?.textContent.startsWith("pasted.png") && !!document.querySelector('#chips button[aria-label="Remove pasted.png"]')`)
+	tb.send("What is this?")
+	tb.wait("the answer", `document.querySelector("#messages .msg.assistant .md strong")?.textContent === "pasted" && !!document.querySelector("#status .idle")`)
+	tb.wait("the thumbnail, captioned", `document.querySelector("#messages .msg.user figure.attached figcaption")?.textContent === "pasted.png"`)
+	reqs := f.model.Requests()
+	if len(reqs) == 0 || !strings.Contains(string(reqs[len(reqs)-1].Body), `"media_type":"image/png"`) {
+		t.Errorf("the model's request lacks the pasted image")
+	}
+}
