@@ -84,6 +84,7 @@ func (s *server) workspace(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		v.Kind, v.Text, v.Page, v.Pages = "text", pg.Text, pg.N, pg.Count
+		v.Code = views.Code(name, pg.Text)
 		if pg.N > 1 {
 			v.PrevURL = s.fileURL(name) + "?page=" + strconv.Itoa(pg.N-1)
 		}

@@ -665,10 +665,20 @@ func renderCode(w util.BufWriter, source []byte, node ast.Node, entering bool) (
 // highlight returns code as a <pre> with chroma's classes, or plain when lang names no
 // lexer, the code is too long, or chroma fails.
 func highlight(lang, code string) (out []byte) {
+	return highlightWith(lexers.Get(lang), code)
+}
+
+// Code is a source file's text, highlighted by the language its name says (plain where
+// none is known, or where the text is over the highlighting limit), as the workspace viewer
+// shows it. Its text carries no raw control character, as everywhere on a page.
+func Code(name, text string) MarkdownHTML {
+	return MarkdownHTML{shown(string(highlightWith(lexers.ForFile(name), text)))}
+}
+
+func highlightWith(lexer chroma.Lexer, code string) (out []byte) {
 	plain := func() []byte {
 		return []byte(`<pre class="` + classPrefix + `chroma"><code>` + html.EscapeString(code) + "</code></pre>\n")
 	}
-	lexer := lexers.Get(lang)
 	if lexer == nil || len(code) > maxHighlightBytes {
 		return plain()
 	}

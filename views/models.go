@@ -226,6 +226,7 @@ type WorkspaceView struct {
 
 	Kind    string // "dir", "text", "image", "download"
 	Text    string
+	Code    MarkdownHTML // Text highlighted, when its language is known
 	Page    int
 	Pages   int
 	PrevURL string

@@ -13,8 +13,11 @@
 package lexers
 
 import (
+	"cmp"
 	"embed"
 	"io/fs"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -29,6 +32,43 @@ var files embed.FS
 // markupAliases are the names of markup languages whose chroma lexers are Go code, and
 // which the XML lexer reads well enough: tags, attributes, entities and comments.
 var markupAliases = []string{"html", "htm", "xhtml", "svg"}
+
+// byFile pairs the file name patterns of each lexer ("*.go", "Makefile") with it.
+type fileLexer struct {
+	pattern string
+	lexer   chroma.Lexer
+}
+
+var fileTable = sync.OnceValue(func() []fileLexer {
+	var out []fileLexer
+	seen := map[chroma.Lexer]bool{}
+	for _, l := range table() {
+		if seen[l] {
+			continue
+		}
+		seen[l] = true
+		for _, p := range l.Config().Filenames {
+			out = append(out, fileLexer{p, l})
+		}
+	}
+	// The most specific pattern first: "CMakeLists.txt" before "*.txt".
+	slices.SortFunc(out, func(a, b fileLexer) int {
+		return cmp.Or(cmp.Compare(strings.Count(a.pattern, "*"), strings.Count(b.pattern, "*")), cmp.Compare(len(b.pattern), len(a.pattern)), strings.Compare(a.pattern, b.pattern))
+	})
+	return out
+})
+
+// ForFile returns the lexer for a file named name (its base name is matched against each
+// lexer's file name patterns, such as "*.py" or "Dockerfile"), or nil.
+func ForFile(name string) chroma.Lexer {
+	base := path.Base(name)
+	for _, f := range fileTable() {
+		if ok, _ := path.Match(f.pattern, base); ok {
+			return f.lexer
+		}
+	}
+	return nil
+}
 
 var table = sync.OnceValue(func() map[string]chroma.Lexer {
 	reg := chroma.NewLexerRegistry()

@@ -78,3 +78,19 @@ func TestGo(t *testing.T) {
 		}
 	}
 }
+
+func TestForFile(t *testing.T) {
+	for _, tt := range []struct{ name, lexer string }{
+		{"main.go", "Go"}, {"src/app.py", "Python"}, {"Makefile", "Makefile"}, {"x/y/Dockerfile", "Docker"},
+		{"notes.unknownext", ""},
+	} {
+		l := ForFile(tt.name)
+		got := ""
+		if l != nil {
+			got = l.Config().Name
+		}
+		if got != tt.lexer {
+			t.Errorf("ForFile(%q) = %q, want %q", tt.name, got, tt.lexer)
+		}
+	}
+}
