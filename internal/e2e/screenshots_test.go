@@ -15,7 +15,7 @@ import (
 
 // TestBrowserScreenshots saves the main screens (the sessions list, a session with a
 // finished turn showing a tool card and a code block, a workspace document) in light and
-// dark, wide (1280×900) and narrow (360×780), as PNG files of the window, in
+// dark, wide (1440×900) and narrow (390×844, a phone), as PNG files of the window, in
 // $MYCO_SCREENSHOTS (make screenshots sets it), else in a temporary directory. It also
 // fails when a screen is wider than a narrow window: nothing may scroll sideways.
 func TestBrowserScreenshots(t *testing.T) {
@@ -28,7 +28,8 @@ func TestBrowserScreenshots(t *testing.T) {
 	}
 	f := newFixture(t,
 		fakemodel.Turn{Text: "I'll look at the build first:\n\n- list the packages\n- run the failing test\n",
-			ToolCalls: []fakemodel.ToolCall{bash("call_list", "printf 'agent\\nhandlers\\nsessions\\nviews\\n'")}},
+			ToolCalls: []fakemodel.ToolCall{bash("call_list", "printf 'agent\\nhandlers\\nsessions\\nviews\\n'"),
+				bash("call_fail", "printf '--- FAIL: TestLoad (0.00s)\\n    config_test.go:42: Load(missing) = nil, want an error\\n'; exit 1")}},
 		fakemodel.Turn{Text: "## The fix\n\nThe test failed because `Load` returned a nil error for a missing file. " +
 			"Here is the change, with a long line to see how a narrow window copes with it:\n\n" +
 			"```go\nfunc Load(path string) (*Config, error) {\n\tdata, err := os.ReadFile(path) // a comment that makes this line rather long for a phone screen\n" +
@@ -52,12 +53,13 @@ func TestBrowserScreenshots(t *testing.T) {
 	screens := []struct{ name, url, ready string }{
 		{"sessions", f.srv.URL, `document.querySelectorAll("#session-list > li.session-row").length === 2`},
 		{"session", page, `document.querySelector("#tool-call_list.ok") && document.querySelector("#messages .md table")`},
+		{"session-top", page, `document.querySelector("#tool-call_fail.error") && (scrollTo(0, 0), scrollY === 0)`},
 		{"document", doc, `document.querySelector("main.document-body h1")`},
 	}
 	sizes := []struct {
 		name          string
 		width, height int64
-	}{{"wide", 1280, 900}, {"narrow", 360, 780}}
+	}{{"wide", 1440, 900}, {"narrow", 390, 844}}
 	for _, scheme := range []string{"light", "dark"} {
 		tb.do("prefers-color-scheme: "+scheme, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
 			_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
