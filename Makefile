@@ -2,18 +2,20 @@
 # and prints the URL to open; `make test` runs every check.
 GO ?= go
 PKGS := ./...
-VENDOR := static/vendor
+VENDOR := static/htmx
 LEXERS := views/lexers/embedded
 
-.PHONY: build test lint bench demo install fmt clean assets generate check-generate screenshots
+.PHONY: build test lint bench demo install fmt clean assets generate check-generate check-assets screenshots
 
 build: assets generate
 	$(GO) build -o bin/myco ./cmd/myco
 
 # assets: htmx 4 and its SSE extension, pinned in package.json and package-lock.json, from
-# npm into static/vendor/ (not committed), where the binary embeds them; and chroma's XML
-# lexers, of the version go.mod names, into views/lexers/embedded/ (not committed), which
-# myco reads on first use instead of linking chroma's lexers package (see its doc).
+# npm into static/htmx/, where the binary embeds them; and chroma's XML lexers, of the
+# version go.mod names, into views/lexers/embedded/, which myco reads on first use instead
+# of linking chroma's lexers package (see its doc). Both are committed, so that go build
+# and go install make the same complete binary as make build; check-assets proves that
+# they are byte for byte what npm ci and the pinned chroma give.
 assets: $(VENDOR)/.stamp $(LEXERS)/.stamp
 $(LEXERS)/.stamp: go.mod go.sum
 	$(GO) mod download github.com/alecthomas/chroma/v2
@@ -34,6 +36,12 @@ $(VENDOR)/.stamp: package.json package-lock.json
 generate:
 	$(GO) tool templ generate -path views
 
+# check-assets fails when the committed assets are not what npm ci and chroma's module give
+# (make assets has just written them from there).
+check-assets: assets
+	@git diff --quiet -- $(VENDOR) $(LEXERS) && test -z "$$(git ls-files --others --exclude-standard -- $(VENDOR) $(LEXERS))" || \
+	{ echo "the committed assets differ from what npm ci and chroma give:"; git status --short -- $(VENDOR) $(LEXERS); exit 1; }
+
 # check-generate fails when a committed *_templ.go is not what its .templ generates.
 check-generate:
 	@tmp=$$(mktemp -d) && cp -r views $$tmp/ && $(GO) tool templ generate -path $$tmp/views >/dev/null 2>&1 && \
@@ -44,7 +52,7 @@ check-generate:
 # bounded by a count of inputs, not by time: Go 1.26's coordinator can report "context
 # deadline exceeded" as a failure when a -fuzztime duration ends (go.dev/issue/75804), and a
 # count also does the same work on a fast machine and a loaded one (about 5 s each here).
-test: lint check-generate assets
+test: lint check-generate check-assets
 	$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30000x -fuzzminimizetime 100x ./sessions/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 60000x -fuzzminimizetime 100x ./config/
@@ -83,4 +91,4 @@ fmt:
 	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')
 
 clean:
-	rm -rf bin $(VENDOR) node_modules
+	rm -rf bin node_modules $(VENDOR)/.stamp $(LEXERS)/.stamp

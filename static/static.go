@@ -1,6 +1,8 @@
 // Package static holds the browser's assets, embedded in the binary: our own app.css,
-// app.js and syntax.css, and htmx 4 with its SSE extension, which `make assets` copies
-// from npm into vendor/ (not committed). Each file is served under a content-hashed name
+// app.js and syntax.css, and htmx 4 with its SSE extension in htmx/, which `make assets`
+// copies from npm (pinned in package-lock.json) and which is committed, so that `go build`
+// and `go install` make the same complete binary as `make build`; `make test` checks that
+// the committed files are byte for byte what npm gives. Each file is served under a content-hashed name
 // with a long cache lifetime, so a new build never meets a stale asset.
 //
 // It must not import anything of myco.
@@ -27,8 +29,8 @@ var files embed.FS
 const (
 	AppCSS    = "app.css"
 	SyntaxCSS = "syntax.css"
-	HTMX      = "vendor/htmx.min.js"
-	SSE       = "vendor/ext/hx-sse.min.js"
+	HTMX      = "htmx/htmx.min.js"
+	SSE       = "htmx/ext/hx-sse.min.js"
 	AppJS     = "app.js"
 	// ThemeJS sets the chosen theme before the page paints.
 	ThemeJS = "theme.js"

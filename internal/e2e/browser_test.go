@@ -47,7 +47,7 @@ func prerequisites(t *testing.T) string {
 		missing = append(missing, "Chromium (/usr/bin/chromium, or CHROME_PATH): apt-get install -y chromium")
 	}
 	if m := static.New("/static/").Missing(static.HTMX, static.SSE); len(m) > 0 {
-		missing = append(missing, "the htmx assets in static/vendor ("+strings.Join(m, ", ")+"): run make assets")
+		missing = append(missing, "the htmx assets in static/htmx ("+strings.Join(m, ", ")+"): run make assets")
 	}
 	if len(missing) > 0 {
 		needs.Missing(t, "browser tests need %s", strings.Join(missing, " and "))

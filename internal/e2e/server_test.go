@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary builds the real myco binary once per test run. It embeds static/vendor as it is
+// binary builds the real myco binary once per test run. It embeds static/htmx as it is
 // now, which [prerequisites] checked.
 func binary(t *testing.T) string {
 	t.Helper()

@@ -3,11 +3,10 @@
 // chroma's own lexers package builds its table of some 280 languages when the process
 // starts, which cost every myco process (a one-shot prompt, a host daemon on a remote)
 // about 7 MiB and 10 ms though only the browser's pages highlight code. So myco does not
-// link it: `make assets` copies chroma's XML lexer definitions, of the version go.mod names,
-// into embedded/ (not committed), and [Get] reads them the first time it is called. Go,
-// whose chroma lexer is Go code rather than XML, has its own rules here.
-//
-// A build without `make assets` still works, and highlights only Go.
+// link it: chroma's XML lexer definitions, of the version go.mod names, are in embedded/
+// (`make assets` copies them from the module, they are committed, and `make check-assets`
+// proves them equal to the module's), and [Get] reads them the first time it is called.
+// Go, whose chroma lexer is Go code rather than XML, has its own rules here.
 //
 // It must not import anything of myco.
 package lexers
