@@ -13,6 +13,7 @@ import (
 	"myco.dev/cli"
 	"myco.dev/docs"
 	"myco.dev/internal/termtext"
+	"myco.dev/profiles"
 )
 
 // app is one invocation of the binary.
@@ -109,7 +110,7 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 	})
 	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
 	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
-	fs.StringVar(&o.addr, "addr", "", "the server's loopback `ADDRESS` (default "+defaultAddr+"; port 0 picks one)")
+	fs.StringVar(&o.addr, "addr", "", "the server's loopback `ADDRESS` (default "+profiles.DefaultAddr+"; port 0 picks one)")
 	fs.StringVar(&o.auth, "auth", "", "how the server tells its user: `HOW` is owner (the connecting socket's user id; the default where the system tells it) or token (a secret in a cookie; see docs/security.md)")
 	fs.StringVar(&o.resume, "resume", "", "with -p or --mode cli: continue the saved session `ID` (live tools are not restored)")
 	fs.StringVar(&o.compact, "compact", "", "compact the saved session `ID` into a successor thread and exit")

@@ -51,7 +51,7 @@ func (a *app) profileWorker(o options) int {
 	}
 	token := ""
 	if p.tokenFile != "" {
-		if token, err = readToken(p.tokenFile); err != nil {
+		if token, err = web.ReadTokenFile(p.tokenFile); err != nil {
 			return a.fail(err)
 		}
 	}
@@ -73,7 +73,7 @@ func (a *app) profileWorker(o options) int {
 		Profile: p.paths.Profile, Sessions: e.mgr, Models: catalogInfo(p), Default: p.model.Key,
 		Workspace: files, WorkspaceDir: p.paths.WorkspaceDir(), Dir: wd, Home: p.home,
 		Hosts: func() []handlers.HostState { return hostStates(e.harness) }, Assets: static.New("/static/"),
-		Profiles: func() []string { return listProfiles(p.paths.Home) },
+		Profiles: func() []string { return profiles.List(p.paths.Home) },
 		Port:     u.Port(), UID: os.Getuid(), Token: token, Worker: true, Log: log,
 	}
 	srv := web.NewServer(handlers.New(d), log)

@@ -1,8 +1,14 @@
 package web
 
 import (
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"strings"
 )
 
@@ -37,4 +43,47 @@ func TokenCheck(token, port string, next http.Handler) http.Handler {
 		}
 		Forbid(w, "this myco server needs the token it printed at start (open the URL it printed once)")
 	})
+}
+
+// TokenHeader is how a token file holds the secret: the one header line that carries it,
+// so that a tool sends it with curl -H @FILE and it never reaches a command line.
+const TokenHeader = "Authorization: Bearer "
+
+// NewTokenFile writes a fresh secret to path, readable only by the user, and returns it. A
+// file left there is replaced, never written through: a link or another user's file in its
+// place is removed first, and the new one is made exclusively.
+func NewTokenFile(path string) (string, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	t := hex.EncodeToString(b[:])
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("replace the server token: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("write the server token: %w", err)
+	}
+	_, err = f.WriteString(TokenHeader + t + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write the server token: %w", err)
+	}
+	return t, nil
+}
+
+// ReadTokenFile reads the secret from the token file at path.
+func ReadTokenFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the server token: %w", err)
+	}
+	t, ok := strings.CutPrefix(strings.TrimSpace(string(b)), TokenHeader)
+	if !ok || t == "" {
+		return "", fmt.Errorf("read the server token: %s does not hold an %q line", path, strings.TrimSpace(TokenHeader))
+	}
+	return t, nil
 }
