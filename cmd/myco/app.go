@@ -88,7 +88,7 @@ func (a *app) parse() (options, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
 		}
-		return o, fmt.Errorf("%w%s (see myco --help)", err, didYouMean(fs, err))
+		return o, fmt.Errorf("%w%s (see myco --help)", err, cli.DidYouMean(fs, err))
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (quote the prompt: myco -p %q)", fs.Arg(0), strings.Join(fs.Args(), " "))
@@ -123,45 +123,6 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 	fs.BoolVar(&o.noDaemon, "no-daemon", false, "with --mode host: serve in this process, without the host daemon (processes end when the connection does)")
 	fs.StringVar(&o.logLevel, "log-level", "", "the least `LEVEL` logged: debug, info, warn or error (default $MYCO_LOG_LEVEL, else info; warn for --mode host)")
 	fs.StringVar(&o.logFormat, "log-format", "", "the log's `FORMAT`: text or json, one object a line (default $MYCO_LOG_FORMAT, else text). The server and --mode host log to stderr, -p and the chat to the profile's myco.log")
-}
-
-// didYouMean names the flag that an unknown one was probably meant to be, or "".
-func didYouMean(fs *flag.FlagSet, err error) string {
-	_, name, ok := strings.Cut(err.Error(), "flag provided but not defined: -")
-	if !ok {
-		return ""
-	}
-	best, bestDist := "", 3 // at most two edits away
-	fs.VisitAll(func(f *flag.Flag) {
-		if d := editDistance(name, f.Name); d < bestDist {
-			best, bestDist = f.Name, d
-		}
-	})
-	if best == "" {
-		return ""
-	}
-	return "; did you mean --" + best + "?"
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // runs names the ways myco runs that a user picks, and the flags that mean something in
