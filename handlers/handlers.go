@@ -14,6 +14,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -88,6 +89,8 @@ type Deps struct {
 	// Worker marks a profile worker, whose connections the supervisor may hand over: a
 	// request on one of them for another profile is sent back through the supervisor.
 	Worker bool
+	// Pprof serves net/http/pprof at the profile's /debug/pprof/, behind the same checks.
+	Pprof bool
 	// Ping is the interval of the page event streams' ping event; 0 means 5 s. APIPing
 	// is the API event stream's; 0 means 15 s.
 	Ping    time.Duration
@@ -164,6 +167,9 @@ func (s *server) router() chi.Router {
 				r.Post("/title", s.handle(s.rename))
 			})
 		})
+		if s.Pprof {
+			r.Handle("/debug/pprof/*", http.StripPrefix(s.base, http.HandlerFunc(pprofHandler)))
+		}
 		r.Route("/api", func(r chi.Router) {
 			r.Get("/sessions", s.api(s.apiList))
 			r.Get("/sessions/{id}", s.api(s.apiSnapshot))
@@ -203,4 +209,20 @@ func (s *server) apiOrigin(next http.Handler) http.Handler {
 	return web.OriginGuard(s.Port, func(w http.ResponseWriter, msg string) {
 		web.WriteError(w, web.NewError(http.StatusForbidden, "forbidden_origin", msg))
 	})(next)
+}
+
+// pprofHandler serves net/http/pprof's pages: the index and the named profiles.
+func pprofHandler(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/debug/pprof/cmdline":
+		pprof.Cmdline(w, r)
+	case "/debug/pprof/profile":
+		pprof.Profile(w, r)
+	case "/debug/pprof/symbol":
+		pprof.Symbol(w, r)
+	case "/debug/pprof/trace":
+		pprof.Trace(w, r)
+	default:
+		pprof.Index(w, r)
+	}
 }

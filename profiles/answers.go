@@ -14,7 +14,15 @@ type StatusAnswer struct {
 	EventStreams int             `json:"event_streams"`
 }
 
-// ProfileStatus is one profile worker's state in a [StatusAnswer].
+// HealthAnswer is GET /healthz: the server answers, with its build and each profile
+// worker's state.
+type HealthAnswer struct {
+	Status   string          `json:"status"` // "ok"
+	Version  string          `json:"version"`
+	Profiles []ProfileStatus `json:"profiles"`
+}
+
+// ProfileStatus is one profile worker's state in a [StatusAnswer] or [HealthAnswer].
 type ProfileStatus struct {
 	Profile string `json:"profile"`
 	Running bool   `json:"running"`

@@ -31,10 +31,12 @@ type ServeOptions struct {
 	Auth string
 	// Worker returns the command line and environment of profile name's worker, whose
 	// instance URL is url; tokenFile, in token mode, is the file its tools send.
-	Worker func(name, url, tokenFile string) (argv, env []string)
-	Stdout io.Writer // the URL to open is its first line
-	Stderr io.Writer // the workers' stderr
-	Log    *slog.Logger
+	Worker  func(name, url, tokenFile string) (argv, env []string)
+	Version string    // the build, for /healthz
+	Pprof   bool      // serve net/http/pprof at /debug/pprof/ (and each worker's under its profile)
+	Stdout  io.Writer // the URL to open is its first line
+	Stderr  io.Writer // the workers' stderr
+	Log     *slog.Logger
 }
 
 // CheckAddr refuses an address that is not a loopback one: the server drives an agent
@@ -110,7 +112,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 			st, err := os.Stat(filepath.Join(o.Home, "profiles", name))
 			return err == nil && st.IsDir()
 		},
-		Port: port, UID: os.Getuid(), Token: token, Log: log,
+		Port: port, UID: os.Getuid(), Token: token, Log: log, Version: o.Version, Pprof: o.Pprof,
 	})
 	srv := web.NewServer(sup, log)
 	startCtx, cancelStart := context.WithTimeout(ctx, 60*time.Second)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/http/pprof"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ type SupervisorOptions struct {
 	UID     int
 	Token   string
 	Log     *slog.Logger // nil means slog.Default()
+	Version string       // the build, for /healthz
+	// Pprof serves net/http/pprof at /debug/pprof/, behind the same checks as every page.
+	Pprof bool
 }
 
 // supervisor is the server that owns the port: it checks every request (Host, the socket's
@@ -92,6 +96,14 @@ func (s *supervisor) router() chi.Router {
 		r.Get("/static/*", s.Assets.ServeHTTP)
 		r.Head("/static/*", s.Assets.ServeHTTP)
 		r.Get("/status", s.status)
+		r.Get("/healthz", s.health)
+		if s.Pprof {
+			r.HandleFunc("/debug/pprof/*", pprof.Index)
+			r.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			r.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			r.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		r.With(s.origin).Get("/events", s.mergedEvents)
 		r.With(s.origin).Post("/events/{stream}", s.subscribe)
 	})
@@ -250,6 +262,18 @@ func (s *supervisor) fail(w http.ResponseWriter, r *http.Request, e *web.Error) 
 func (s *supervisor) status(w http.ResponseWriter, r *http.Request) {
 	states := s.Workers.States()
 	out := StatusAnswer{Profiles: make([]ProfileStatus, 0, len(states)), EventStreams: s.streams.count()}
+	for _, st := range states {
+		out.Profiles = append(out.Profiles, ProfileStatus{Profile: st.Profile, Running: st.Running, Crashes: st.Crashes,
+			PID: st.PID, RetryAt: st.Retry, Error: st.Error})
+	}
+	web.WriteJSON(w, http.StatusOK, out)
+}
+
+// health answers 200 while the server runs, with its build and each profile worker's
+// state, for a service manager or a monitor.
+func (s *supervisor) health(w http.ResponseWriter, r *http.Request) {
+	states := s.Workers.States()
+	out := HealthAnswer{Status: "ok", Version: s.Version, Profiles: make([]ProfileStatus, 0, len(states))}
 	for _, st := range states {
 		out.Profiles = append(out.Profiles, ProfileStatus{Profile: st.Profile, Running: st.Running, Crashes: st.Crashes,
 			PID: st.PID, RetryAt: st.Retry, Error: st.Error})

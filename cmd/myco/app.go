@@ -49,6 +49,7 @@ type options struct {
 	compact    string
 	addr       string
 	auth       string
+	pprof      bool
 	logLevel   string
 	logFormat  string
 	set        []string // the flags given, by name
@@ -111,6 +112,7 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
 	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
 	fs.StringVar(&o.addr, "addr", "", "the server's loopback `ADDRESS` (default "+profiles.DefaultAddr+"; port 0 picks one)")
+	fs.BoolVar(&o.pprof, "pprof", false, "the server: serve Go's profiler (net/http/pprof) at /debug/pprof/ and at each profile's /profiles/NAME/debug/pprof/, behind the same checks as every page")
 	fs.StringVar(&o.auth, "auth", "", "how the server tells its user: `HOW` is owner (the connecting socket's user id; the default where the system tells it) or token (a secret in a cookie; see docs/security.md)")
 	fs.StringVar(&o.resume, "resume", "", "with -p or --mode cli: continue the saved session `ID` (live tools are not restored)")
 	fs.StringVar(&o.compact, "compact", "", "compact the saved session `ID` into a successor thread and exit")
@@ -133,7 +135,7 @@ var runs = []struct {
 }{
 	{"-p", []string{"p", "model", "profile", "config", "json", "resume", "log-level", "log-format"}},
 	{"--compact", []string{"compact", "model", "profile", "config", "log-level", "log-format"}},
-	{"the server", []string{"mode", "addr", "auth", "model", "profile", "config", "log-level", "log-format"}},
+	{"the server", []string{"mode", "addr", "auth", "pprof", "model", "profile", "config", "log-level", "log-format"}},
 	{"--mode cli", []string{"mode", "model", "profile", "config", "resume", "log-level", "log-format"}},
 	{"--mode host", []string{"mode", "max-image-base64-bytes", "host-grace", "host-idle", "host-dir", "no-daemon", "log-level", "log-format"}},
 }

@@ -50,6 +50,7 @@ func (a *app) serve(o options) int {
 		Worker: func(name, url, tokenFile string) ([]string, []string) {
 			return a.workerCommand(exe, o, paths, name, url, tokenFile)
 		},
+		Version: buildInfo().String(), Pprof: o.pprof,
 		Stdout: a.stdout, Stderr: a.stderr, Log: a.log,
 	})
 	if err != nil {
@@ -65,6 +66,9 @@ func (a *app) serve(o options) int {
 // MYCO_CONFIG, which names one file, too.
 func (a *app) workerCommand(exe string, o options, paths config.Paths, name, url, tokenFile string) ([]string, []string) {
 	argv := append([]string{exe, "--mode", "profile-worker", "--profile", name}, logArgs(o)...)
+	if o.pprof {
+		argv = append(argv, "--pprof")
+	}
 	launch := name == paths.Profile
 	if launch && o.model != "" {
 		argv = append(argv, "--model", o.model)

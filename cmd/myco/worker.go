@@ -74,7 +74,7 @@ func (a *app) profileWorker(o options) int {
 		Workspace: files, WorkspaceDir: p.paths.WorkspaceDir(), Dir: wd, Home: p.home,
 		Hosts: func() []handlers.HostState { return hostStates(e.harness) }, Assets: static.New("/static/"),
 		Profiles: func() []string { return profiles.List(p.paths.Home) },
-		Port:     u.Port(), UID: os.Getuid(), Token: token, Worker: true, Log: log,
+		Port:     u.Port(), UID: os.Getuid(), Token: token, Worker: true, Pprof: o.pprof, Log: log,
 	}
 	srv := web.NewServer(handlers.New(d), log)
 	served := make(chan error, 1)
