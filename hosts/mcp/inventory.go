@@ -13,10 +13,11 @@ const maxWhy = 300
 
 var _ tools.Inventorier = (*Set)(nil)
 
-// Inventory adds owner's MCP servers to r, in name order (it makes the Set a
-// [tools.Inventorier]): each server owner started, running or not (and why not), and
-// each server whose tools could not be listed, which is unavailable to every owner. A
-// server owner never called is left out.
+// Inventory adds the MCP servers owner started to r, in name order (it makes the Set a
+// [tools.Inventorier]): running, or unavailable and why (how its instance ended, or why
+// its last start failed). A server owner never called is left out, and so is one whose
+// tools could not be listed, which is the Set's state rather than the owner's
+// ([Set.Statuses], [UnlistedInfo]).
 func (s *Set) Inventory(owner string, r *tools.Resources) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -28,11 +29,14 @@ func (s *Set) Inventory(owner string, r *tools.Resources) {
 			r.MCP = append(r.MCP, tools.MCPServerInfo{Server: name, State: tools.MCPRunning, PID: sl.inst.pid})
 		case sl != nil && sl.why != "":
 			r.MCP = append(r.MCP, tools.MCPServerInfo{Server: name, State: tools.MCPUnavailable, Why: OneLine(sl.why, maxWhy)})
-		case !srv.listed && srv.err != "":
-			r.MCP = append(r.MCP, tools.MCPServerInfo{Server: name, State: tools.MCPUnavailable,
-				Why: OneLine("its tools could not be listed: "+srv.err, maxWhy)})
 		}
 	}
+}
+
+// UnlistedInfo is the inventory entry of a server whose tools could not be listed, for
+// why: unavailable to every owner.
+func UnlistedInfo(server, why string) tools.MCPServerInfo {
+	return tools.MCPServerInfo{Server: server, State: tools.MCPUnavailable, Why: OneLine("its tools could not be listed: "+why, maxWhy)}
 }
 
 // OneLine returns s on one line (its lines joined by " / ", blanks squeezed), cut to at

@@ -10,8 +10,9 @@ import (
 	"myco.dev/hosts/tools"
 )
 
-// The inventory lists the servers an owner started, running or ended (and how), and the
-// servers whose tools could not be listed; a server it never called is left out.
+// The inventory lists the servers an owner started, running or ended (and how); a server
+// it never called is left out, and so are the servers whose tools could not be listed
+// (the Set's state, in Statuses).
 func TestInventory(t *testing.T) {
 	dir := t.TempDir()
 	clk := newClock()
@@ -26,10 +27,7 @@ func TestInventory(t *testing.T) {
 		s.Inventory(owner, &r)
 		return r.MCP
 	}
-	unavailable := []tools.MCPServerInfo{
-		{Server: "locked", State: tools.MCPUnavailable, Why: "its tools could not be listed: env GITHUB_TOKEN: the variable GITHUB_TOKEN is not set"},
-		{Server: "nope", State: tools.MCPUnavailable},
-	}
+	var unavailable []tools.MCPServerInfo
 	check := func(what string, got, want []tools.MCPServerInfo) {
 		t.Helper()
 		ok := len(got) == len(want)
@@ -64,6 +62,13 @@ func TestInventory(t *testing.T) {
 	}
 	s.Release("o1")
 	check("after Release", inv("o1"), unavailable)
+}
+
+func TestUnlistedInfo(t *testing.T) {
+	got := UnlistedInfo("db", "it did not start:\n  \"x\" is not found")
+	if got.Server != "db" || got.State != tools.MCPUnavailable || got.Why != `its tools could not be listed: it did not start: / "x" is not found` {
+		t.Errorf("UnlistedInfo = %+v", got)
+	}
 }
 
 func TestOneLine(t *testing.T) {
