@@ -93,7 +93,7 @@ func NewHarness(o Options) (*Harness, error) {
 		case slices.ContainsFunc(h.rmcp, func(s *remoteMCPServer) bool { return s.cfg.Name == rm.Server.Name }):
 			return nil, fmt.Errorf("hosts: mcp server %q configured twice", rm.Server.Name)
 		}
-		h.rmcp = append(h.rmcp, &remoteMCPServer{r: r, cfg: rm.Server})
+		h.rmcp = append(h.rmcp, &remoteMCPServer{r: r, cfg: rm.Server, unavailable: rm.Unavailable != "", err: remoteText(rm.Unavailable)})
 		h.mcpListing[rm.Host] = make(chan struct{}, 1)
 	}
 	slices.SortFunc(h.rmcp, func(a, b *remoteMCPServer) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })

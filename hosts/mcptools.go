@@ -23,6 +23,9 @@ import (
 type RemoteMCP struct {
 	Host   string // one of the harness's remotes
 	Server proto.MCPServer
+	// Unavailable, when set, says why the server cannot be started at all (a credential
+	// that could not be looked up): it is never listed, and its status says why.
+	Unavailable string
 }
 
 // MCPState is the state of a configured MCP server, as [Harness.MCPStatuses] tells it.
@@ -52,8 +55,9 @@ type MCPStatus struct {
 
 // remoteMCPServer is an MCP server on a remote host and what the harness learnt of it.
 type remoteMCPServer struct {
-	r   *Remote
-	cfg proto.MCPServer
+	r           *Remote
+	cfg         proto.MCPServer
+	unavailable bool // it cannot start (err says why): never listed
 
 	// guarded by Harness.mcpMu:
 	listed   bool
@@ -133,7 +137,7 @@ func (h *Harness) discoverRemote(ctx context.Context, r *Remote, servers []*remo
 	var longest time.Duration
 	h.mcpMu.Lock()
 	for _, s := range servers {
-		if !s.listed && !now.Before(s.retryAt) {
+		if !s.listed && !now.Before(s.retryAt) && !s.unavailable {
 			want = append(want, s)
 			cfgs = append(cfgs, s.cfg)
 			longest = max(longest, time.Duration(cmp.Or(s.cfg.StartupTimeoutMS, int64(mcp.DefaultStartupTimeout/time.Millisecond)))*time.Millisecond)
