@@ -245,3 +245,24 @@ func TestHarnessMCPRemoteToolsChecked(t *testing.T) {
 		t.Errorf("remoteTools = %q, want %q", names, want)
 	}
 }
+
+// A remote server that cannot start at all (a credential that could not be looked up) is
+// failed from the start, with its reason, and its host is not attached to list it.
+func TestHarnessMCPRemoteUnavailable(t *testing.T) {
+	h, err := NewHarness(Options{Remotes: []RemoteSpec{{Alias: "devbox", Command: []string{"false"}}}, Remote: testRemoteOptions(t), Log: testLog(t),
+		RemoteMCP: []RemoteMCP{{Host: "devbox", Server: proto.MCPServer{Name: "db", Command: "pg-mcp"}, Unavailable: "env PGPASSWORD: not set"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	h.Discover(t.Context())
+	if st := h.MCPStatuses(); len(st) != 1 || st[0].State != MCPFailed || st[0].Err != "env PGPASSWORD: not set" {
+		t.Errorf("MCPStatuses = %+v", st)
+	}
+	if st := h.Remote("devbox").Status(); st.State != StateLazy {
+		t.Errorf("devbox = %+v, want it never attached", st)
+	}
+	if _, err := NewHarness(Options{RemoteMCP: []RemoteMCP{{Host: "nohost", Server: proto.MCPServer{Name: "db"}}}}); err == nil || !strings.Contains(err.Error(), `unknown host "nohost"`) {
+		t.Errorf("NewHarness with a server on an unknown host = %v", err)
+	}
+}
