@@ -69,6 +69,13 @@ func (s *Set) discover(ctx context.Context, srv *server) {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return // the caller gave up: not the server's failure
+	case err != nil && srv.cfg.Unavailable != "":
+		// Nothing was started and nothing will change: no backoff, and one log line.
+		if srv.err == "" {
+			s.log.Warn("mcp server unavailable", "server", srv.cfg.Name, "err", err)
+		}
+		srv.err = err.Error()
+		return
 	case err != nil:
 		srv.failures++
 		srv.retryAt = s.o.Now().Add(s.backoff(srv.failures))

@@ -41,7 +41,7 @@ func TestInventory(t *testing.T) {
 	}
 	check("before any call", inv("o1"), unavailable)
 	st := s.Statuses()
-	if len(st) != 3 || st[1].Server != "locked" || st[1].Listed || !strings.Contains(st[1].Err, "GITHUB_TOKEN is not set") {
+	if len(st) != 3 || st[1].Server != "locked" || st[1].Listed || !strings.Contains(st[1].Err, "GITHUB_TOKEN is not set") || !st[1].RetryAt.IsZero() {
 		t.Errorf("Statuses() = %+v, want locked not listed, saying why", st)
 	}
 

@@ -44,7 +44,7 @@ type Server struct {
 
 	// Unavailable, when set, says why the server cannot be started at all (a credential
 	// of its env or headers that could not be looked up): [Set.Discover] reports it as
-	// the server's failure and starts nothing.
+	// the server's failure, with no time to try again, and starts nothing.
 	Unavailable string
 }
 

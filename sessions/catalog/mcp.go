@@ -43,7 +43,8 @@ func MCP(o MCPOptions) MCPServers {
 		unavailable := ""
 		env, headers, err := s.Values(o.Env.Lookup, o.Home)
 		if err != nil {
-			unavailable = fmt.Sprintf("a credential of its configuration could not be looked up (%v); myco reads credentials once, when it starts", err)
+			why := strings.TrimPrefix(err.Error(), "mcp server "+name+": ")
+			unavailable = fmt.Sprintf("a credential could not be looked up (%s); myco looks credentials up when it starts", why)
 		}
 		if s.Host != "" && s.Host != hosts.Local {
 			out.Remote = append(out.Remote, hosts.RemoteMCP{Host: s.Host, Unavailable: unavailable, Server: proto.MCPServer{
