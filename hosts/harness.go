@@ -274,7 +274,13 @@ func (e *Executor) call(ctx context.Context, call model.ToolCall) tools.Result {
 	t, ok := e.h.tools[call.Name]
 	if !ok {
 		if res, ok := e.h.mcpUnavailable(call.Name); ok {
-			return res
+			// A server that failed is started again on its next use, after its backoff.
+			if t := e.h.mcpRetry(ctx, call.Name); t != nil {
+				return capImages(ctx, t.Call(ctx, e.owner, input), "", input)
+			}
+			if res, ok = e.h.mcpUnavailable(call.Name); ok {
+				return res
+			}
 		}
 		return tools.Errorf("unknown tool %q; the tools are: %s", call.Name, strings.Join(e.h.order, ", "))
 	}

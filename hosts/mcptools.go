@@ -268,6 +268,23 @@ func (h *Harness) mcpUnavailable(name string) (res tools.Result, ok bool) {
 	return tools.Result{}, false
 }
 
+// mcpRetry lists the tools again when name is a tool of a server whose tools could not be
+// listed and whose backoff has passed, so that a server that failed is started again on
+// its next use, and returns the tool if it is now listed.
+func (h *Harness) mcpRetry(ctx context.Context, name string) tools.Tool {
+	due := false
+	for _, st := range h.MCPStatuses() {
+		if strings.HasPrefix(name, "mcp__"+st.Server+"__") && st.State == MCPFailed && !st.RetryAt.IsZero() && !time.Now().Before(st.RetryAt) {
+			due = true
+		}
+	}
+	if !due {
+		return nil
+	}
+	h.Discover(ctx)
+	return h.mcpTool(name)
+}
+
 // MCPStatuses returns the state of every configured MCP server, in name order.
 func (h *Harness) MCPStatuses() []MCPStatus {
 	var out []MCPStatus

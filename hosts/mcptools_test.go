@@ -266,3 +266,42 @@ func TestHarnessMCPRemoteUnavailable(t *testing.T) {
 		t.Errorf("NewHarness with a server on an unknown host = %v", err)
 	}
 }
+
+// A server whose tools could not be listed is started again on the next use of one of its
+// tools once its backoff has passed: the call lists it and runs.
+func TestHarnessMCPRetryOnUse(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	set, err := mcp.New(mcp.Options{Log: testLog(t), InitialBackoff: 50 * time.Millisecond, Servers: []mcp.Server{
+		{Name: "late", Command: "fake-mcp", Env: map[string]string{"PATH": bin, mcptest.FakeEnv: "1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	h, err := NewHarness(Options{MCP: set, Log: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	h.Discover(t.Context())
+	st := h.MCPStatuses()
+	if st[0].State != MCPFailed {
+		t.Fatalf("MCPStatuses = %+v, want late failed", st)
+	}
+	if res := xcall(t, h.For("rt1"), "mcp__late__echo", `{"text":"x"}`); !res.IsError || !strings.Contains(res.Text, "not available") {
+		t.Errorf("a call during the backoff = %+v", res)
+	}
+	if err := os.Symlink(exe, filepath.Join(bin, "fake-mcp")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the backoff passed", func() bool { return time.Now().After(h.MCPStatuses()[0].RetryAt) })
+	if res := xcall(t, h.For("rt1"), "mcp__late__echo", `{"text":"started on use"}`); res.IsError || res.Text != "started on use" {
+		t.Errorf("a call after the backoff = %+v, want the server started and its answer", res)
+	}
+	if st := h.MCPStatuses(); st[0].State != MCPListed || !slices.Contains(specNames(h.Specs()), "mcp__late__echo") {
+		t.Errorf("after the call: %+v, specs %v", st, specNames(h.Specs()))
+	}
+}
