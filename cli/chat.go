@@ -28,7 +28,8 @@ step is saved as in myco -p, so a session can be continued later with --resume I
 Commands:
   /help              this text
   /model [KEY]       list the catalog's models, or use KEY from the next turn on
-  /status            the session, its model, the context meter, busy or idle, the hosts
+  /status            the session, its model, the context meter, busy or idle, the hosts,
+                     the MCP servers
   /compact           summarise the conversation into a successor thread (tools stay)
   /new               start a new session with the next message (releases this one's tools)
   /resume ID         switch to a saved session (an earlier process's tools are gone)
@@ -66,6 +67,7 @@ func Chat(ctx context.Context, svc Sessions, std IO, o Options) int {
 	t := newTerminal(svc, std, false, true)
 	defer t.close()
 	t.chat = true
+	t.out.mcp = o.MCP
 	c := &chatSession{t: t, o: o, model: o.Model}
 	defer c.close()
 	if o.Resume != "" {

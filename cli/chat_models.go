@@ -98,7 +98,7 @@ func (c *chatSession) modelCmd(ctx context.Context, key string) {
 }
 
 // status runs /status: the session, its model and context meter, what it is doing, the
-// hosts.
+// hosts and the MCP servers.
 func (c *chatSession) status(ctx context.Context) {
 	out := c.t.out
 	if c.id == "" {
@@ -141,4 +141,7 @@ func (c *chatSession) status(ctx context.Context) {
 		hostsLine = append(hostsLine, s)
 	}
 	out.note("hosts: %s", strings.Join(hostsLine, " · "))
+	if line := mcpStatusLine(c.o.MCP); line != "" {
+		out.note("%s", line)
+	}
 }

@@ -64,6 +64,9 @@ type Options struct {
 	History string
 	// Hosts tells the remote hosts' states for /status; nil means local only.
 	Hosts Hosts
+	// MCP tells the MCP servers' states for /status and names an MCP tool's server in
+	// the tool lines; nil means none is configured.
+	MCP MCPServers
 }
 
 // Exit statuses.
@@ -102,6 +105,7 @@ func PromptText(arg string, stdin io.Reader) (string, error) {
 func Prompt(ctx context.Context, svc Sessions, std IO, prompt string, o Options) int {
 	t := newTerminal(svc, std, o.JSON, false)
 	defer t.close()
+	t.out.mcp = o.MCP
 	id, err := t.open(ctx, o.Resume, o.Model)
 	if err != nil {
 		return t.fail(err)

@@ -44,6 +44,9 @@ type printer struct {
 	// compactResult sends the line of a compaction to stdout, as myco --compact's result,
 	// rather than to stderr as a note.
 	compactResult bool
+	// mcp tells which MCP server a tool belongs to and where it runs, for the tool lines
+	// ("mcp SERVER/TOOL"); nil reads the server from the tool's name alone.
+	mcp MCPServers
 }
 
 // The SGR sequences of the stderr lines' styles.
@@ -218,7 +221,7 @@ func (p *printer) update(u sessions.Update) {
 			p.text(u.Text)
 		}
 	case sessions.UpdateToolStarted:
-		head := "→ " + u.Tool + p.at(u.Host) + " "
+		head := "→ " + p.toolLabel(u) + " "
 		n := 100
 		if p.stream {
 			n = max(20, p.columns()-len([]rune(head))-1) // one line on the chat's terminal
@@ -232,7 +235,11 @@ func (p *printer) update(u sessions.Update) {
 		case u.IsError:
 			status, style = "error: "+summarize(u.Text, 100), styleError
 		}
-		p.styled(style, "← %s %s (%s)", u.Tool, status, (time.Duration(u.Duration * float64(time.Second))).Round(time.Millisecond))
+		tool := u.Tool
+		if label, _, ok := mcpCall(p.mcp, u.Tool); ok {
+			tool = label
+		}
+		p.styled(style, "← %s %s (%s)", tool, status, (time.Duration(u.Duration * float64(time.Second))).Round(time.Millisecond))
 		p.working() // the model's next step
 	case sessions.UpdateNotice:
 		p.styled(styleWarn, "! %s", u.Text)
@@ -249,6 +256,16 @@ func (p *printer) update(u sessions.Update) {
 	case sessions.UpdateHost:
 		p.hostState(u)
 	}
+}
+
+// toolLabel names a tool call in its first line: the tool and, in the chat, its host;
+// an MCP tool as "mcp SERVER/TOOL" and the host its server runs on (an MCP call has no
+// host field: its server's configuration says where it runs).
+func (p *printer) toolLabel(u sessions.Update) string {
+	if label, host, ok := mcpCall(p.mcp, u.Tool); ok {
+		return label + p.at(host)
+	}
+	return u.Tool + p.at(u.Host)
 }
 
 // at names a tool call's host in the chat's header of the call (" @local"); myco -p's

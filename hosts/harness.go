@@ -1,6 +1,7 @@
 package hosts
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/hosts/mcp"
 	"myco.dev/hosts/tools"
 )
 
@@ -29,7 +31,17 @@ type Options struct {
 	// [Remote] controller configured by Remote.
 	Remotes []RemoteSpec
 	Remote  RemoteOptions
-	Log     *slog.Logger // nil means slog.Default()
+	// MCP is the local host's MCP servers; nil means none. Their tools are offered
+	// without the host field (a server runs where its configuration says), after the
+	// other tools, in name order, once [Harness.Discover] listed them. The caller closes
+	// the Set after the harness.
+	MCP *mcp.Set
+	// RemoteMCP are the MCP servers that run on remote hosts, each on one of Remotes.
+	RemoteMCP []RemoteMCP
+	// MCPDisabled names the configured MCP servers that are disabled, for
+	// [Harness.MCPStatuses].
+	MCPDisabled []string
+	Log         *slog.Logger // nil means slog.Default()
 }
 
 // Harness routes tool calls by host. It is safe for concurrent use; the caller must Close
@@ -41,6 +53,12 @@ type Harness struct {
 	remotes map[string]*Remote
 	hosts   []string // local, then the remotes in config order
 	log     *slog.Logger
+
+	mcp         *mcp.Set
+	rmcp        []*remoteMCPServer       // in name order
+	mcpListing  map[string]chan struct{} // per remote: one listing at a time
+	mcpDisabled []string
+	mcpMu       sync.Mutex // guards the listing state of rmcp's servers and tools
 }
 
 // NewHarness returns a harness over the local worker's tools.
@@ -66,6 +84,19 @@ func NewHarness(o Options) (*Harness, error) {
 		h.remotes[spec.Alias] = NewRemote(spec, o.Remote)
 		h.hosts = append(h.hosts, spec.Alias)
 	}
+	h.mcp, h.mcpDisabled, h.mcpListing = o.MCP, slices.Sorted(slices.Values(o.MCPDisabled)), map[string]chan struct{}{}
+	for _, rm := range o.RemoteMCP {
+		r, ok := h.remotes[rm.Host]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("hosts: mcp server %s: unknown host %q", rm.Server.Name, rm.Host)
+		case slices.ContainsFunc(h.rmcp, func(s *remoteMCPServer) bool { return s.cfg.Name == rm.Server.Name }):
+			return nil, fmt.Errorf("hosts: mcp server %q configured twice", rm.Server.Name)
+		}
+		h.rmcp = append(h.rmcp, &remoteMCPServer{r: r, cfg: rm.Server, unavailable: rm.Unavailable != "", err: remoteText(rm.Unavailable)})
+		h.mcpListing[rm.Host] = make(chan struct{}, 1)
+	}
+	slices.SortFunc(h.rmcp, func(a, b *remoteMCPServer) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
 	for _, t := range o.Tools {
 		if _, dup := h.tools[t.Name()]; dup {
 			return nil, fmt.Errorf("hosts: tool %q installed twice", t.Name())
@@ -112,7 +143,8 @@ func (h *Harness) Close() {
 }
 
 // Specs returns the tool specifications the model sees: routed tools carry an optional
-// `host` field listing the known hosts.
+// `host` field listing the known hosts; the tools of the MCP servers listed so far follow,
+// in name order, as their servers describe them.
 func (h *Harness) Specs() []model.ToolSpec {
 	var out []model.ToolSpec
 	for _, name := range h.order {
@@ -121,6 +153,9 @@ func (h *Harness) Specs() []model.ToolSpec {
 		} else {
 			out = append(out, h.root[name].Spec())
 		}
+	}
+	for _, t := range h.mcpTools() {
+		out = append(out, t.Spec())
 	}
 	return out
 }
@@ -161,6 +196,9 @@ func (h *Harness) Release(owner string) {
 			r.Release(owner)
 		}
 	}
+	if h.mcp != nil {
+		h.mcp.Release(owner)
+	}
 	var wg sync.WaitGroup
 	for _, r := range h.remotes {
 		wg.Go(func() { r.Release(context.Background(), owner) })
@@ -180,11 +218,17 @@ func (h *Harness) Inventory(ctx context.Context, owner string) []Inventory {
 		}
 	}
 	out[0] = Inventory{Host: Local, Resources: tools.Inventory(localTools, owner), Observed: time.Now()}
+	if h.mcp != nil {
+		h.mcp.Inventory(owner, &out[0].Resources)
+	}
 	var wg sync.WaitGroup
 	for i, name := range h.hosts[1:] {
 		wg.Go(func() { out[i+1] = h.remotes[name].Inventory(ctx, owner) })
 	}
 	wg.Wait()
+	for i := range out {
+		h.mcpInventory(&out[i])
+	}
 	return out
 }
 
@@ -223,8 +267,21 @@ func (e *Executor) call(ctx context.Context, call model.ToolCall) tools.Result {
 		}
 		return capImages(ctx, t.Call(ctx, e.owner, input), "", input)
 	}
+	if t := e.h.mcpTool(call.Name); t != nil {
+		// An MCP server runs where its configuration says: the input goes to it as it is.
+		return capImages(ctx, t.Call(ctx, e.owner, input), "", input)
+	}
 	t, ok := e.h.tools[call.Name]
 	if !ok {
+		if res, ok := e.h.mcpUnavailable(call.Name); ok {
+			// A server that failed is started again on its next use, after its backoff.
+			if t := e.h.mcpRetry(ctx, call.Name); t != nil {
+				return capImages(ctx, t.Call(ctx, e.owner, input), "", input)
+			}
+			if res, ok = e.h.mcpUnavailable(call.Name); ok {
+				return res
+			}
+		}
 		return tools.Errorf("unknown tool %q; the tools are: %s", call.Name, strings.Join(e.h.order, ", "))
 	}
 	host, rest, err := splitHost(input)

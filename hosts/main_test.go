@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"myco.dev/hosts/mcp/mcptest"
 	"myco.dev/internal/sshdtest"
 )
 
@@ -17,6 +18,9 @@ import (
 var mycoBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(mcptest.FakeEnv) != "" {
+		os.Exit(mcptest.Serve()) // a test started this binary as an MCP server
+	}
 	dir, err := os.MkdirTemp("", "myco-hosts-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -87,7 +87,7 @@ exec cat >/dev/null`, first, mycoBin, dir, proto.Version)
 		t.Fatalf("Status after the drop = %+v, want dropped", st)
 	}
 	start, _ := json.Marshal(map[string]any{"action": "start", "command": "cat"})
-	if res := r.answer(c, "o1", "bash", start, proto.Msg{Result: &tools.Result{Text: "session_id: b7\n"}}); res.IsError {
+	if res := r.answer(c, &proto.Call{Owner: "o1", Tool: "bash", Input: start}, proto.Msg{Result: &tools.Result{Text: "session_id: b7\n"}}); res.IsError {
 		t.Fatalf("answer = %+v", res)
 	}
 	text, isErr := rcall(t, r, "o1", map[string]any{"command": "echo ran"})

@@ -37,7 +37,7 @@ fi
 exec "$@"
 `
 
-func fakeSSHPath(t *testing.T) string {
+func fakeSSHPath(t testing.TB) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "ssh")
 	if err := os.WriteFile(p, []byte(fakeSSH), 0o755); err != nil {

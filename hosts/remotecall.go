@@ -24,6 +24,19 @@ import (
 // carries a progress reporter (see [tools.WithProgress]), the host sends the call's newest
 // output while it runs and Call passes it on, never after Call returned.
 func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMessage) tools.Result {
+	return r.call(ctx, &proto.Call{Owner: owner, Tool: tool, Input: input})
+}
+
+// CallMCP calls the tool named tool (its exposed name) of the MCP server s runs on the
+// host, for owner, on the owner's own instance there; otherwise as [Remote.Call]. A
+// server that ended during the call gives an unknown outcome.
+func (r *Remote) CallMCP(ctx context.Context, owner string, s proto.MCPServer, tool string, input json.RawMessage) tools.Result {
+	return r.call(ctx, &proto.Call{Owner: owner, Tool: tool, Input: input, MCP: &s})
+}
+
+// call sends call, with a fresh key, and returns its result.
+func (r *Remote) call(ctx context.Context, call *proto.Call) tools.Result {
+	owner, tool := call.Owner, call.Tool
 	var offer func(string)
 	if report := tools.ProgressFrom(ctx); report != nil {
 		relay := startRelay(report)
@@ -38,7 +51,7 @@ func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMes
 		return tools.Errorf("%v", err)
 	}
 	key := newCallKey()
-	call := &proto.Call{Owner: owner, Tool: tool, Input: input, Key: key, Progress: offer != nil}
+	call.Key, call.Progress = key, offer != nil
 	m, err := c.requestProgress(ctx, proto.Msg{Call: call}, offer)
 	if errors.Is(err, errNotSent) {
 		// The connection ended before the call went out, so it never ran: send it once
@@ -58,13 +71,13 @@ func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMes
 	case errors.Is(err, errNotSent):
 		res = tools.Errorf("host %s: the connection ended twice before this call was sent; it did not run", r.spec.Alias)
 	case errors.Is(err, errConnEnded):
-		res = r.recoverCall(ctx, c, owner, tool, input, key)
+		res = r.recoverCall(ctx, c, call)
 	case err != nil && ctx.Err() != nil:
 		res = tools.Errorf("host %s: cancelled; the call may still be running there (calls over the host pipe cannot be cancelled mid-flight)", r.spec.Alias)
 	case err != nil:
 		res = tools.Errorf("host %s: %v", r.spec.Alias, err)
 	default:
-		res = r.answer(c, owner, tool, input, m)
+		res = r.answer(c, call, m)
 	}
 	if notice != "" {
 		res.Text = notice + res.Text
@@ -73,7 +86,7 @@ func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMes
 }
 
 // answer turns the host's response to a call into the call's result.
-func (r *Remote) answer(c *conn, owner, tool string, input json.RawMessage, m proto.Msg) tools.Result {
+func (r *Remote) answer(c *conn, call *proto.Call, m proto.Msg) tools.Result {
 	switch {
 	case m.Err != nil:
 		return tools.Errorf("host %s: %s", r.spec.Alias, m.Err.Message)
@@ -81,9 +94,13 @@ func (r *Remote) answer(c *conn, owner, tool string, input json.RawMessage, m pr
 		return tools.Errorf("host %s: the host answered the call with a frame that is not a result", r.spec.Alias)
 	}
 	res := *m.Result
-	res.Unknown = false // only this side decides that
-	r.noteCall(c, owner, tool, action(input), res)
-	if res.IsError {
+	if call.MCP == nil {
+		// Only this side decides that a host tool's outcome is unknown; an MCP server's
+		// end during the call is seen by the host, which runs it.
+		res.Unknown = false
+	}
+	r.noteCall(c, call.Owner, call.Tool, action(call.Input), res)
+	if res.IsError || res.Unknown {
 		res.Text = "host " + r.spec.Alias + ": " + res.Text // the per-host tool error, say where
 	}
 	return res
@@ -92,7 +109,8 @@ func (r *Remote) answer(c *conn, owner, tool string, input json.RawMessage, m pr
 // recoverCall learns the outcome of a call whose connection c ended while it was in
 // flight: it re-attaches and, when the same host daemon answers, fetches the result by
 // key. Anything else is an unknown outcome.
-func (r *Remote) recoverCall(ctx context.Context, c *conn, owner, tool string, input json.RawMessage, key string) tools.Result {
+func (r *Remote) recoverCall(ctx context.Context, c *conn, call *proto.Call) tools.Result {
+	owner, key := call.Owner, call.Key
 	dropped := c.endErr()
 	instance := c.hostHello().Instance
 	unknown := func(why string) tools.Result {
@@ -118,7 +136,7 @@ func (r *Remote) recoverCall(ctx context.Context, c *conn, owner, tool string, i
 		case m.Err != nil:
 			res = unknown(fmt.Sprintf("; the host daemon no longer holds its result: %s", m.Err.Message))
 		default:
-			res = r.answer(nc, owner, tool, input, m)
+			res = r.answer(nc, call, m)
 			res.Text = fmt.Sprintf("[myco: the connection to host %s dropped while this call ran (%v); myco re-attached to the same host daemon, which kept the call running. This is its result.]\n", r.spec.Alias, dropped) + res.Text
 			notice = "" // said already
 		}
@@ -233,9 +251,9 @@ func (r *Remote) takeLost(owner, instance string) string {
 			r.spec.Alias, n.at.Format(time.TimeOnly), n.err)
 	}
 	delete(r.held, owner)
-	what := "its editor read stamps are gone (view files again before editing them)"
+	what := "its editor read stamps and MCP server instances are gone (view files again before editing them)"
 	if len(n.sessions) > 0 {
-		what = fmt.Sprintf("bash sessions %s started there are gone, and so are its editor read stamps", strings.Join(n.sessions, ", "))
+		what = fmt.Sprintf("bash sessions %s started there are gone, and so are its editor read stamps and MCP server instances", strings.Join(n.sessions, ", "))
 	}
 	return fmt.Sprintf("[myco: the earlier connection to host %s ended at %s (%v); %s. This call re-attached to a new host process.]\n",
 		r.spec.Alias, n.at.Format(time.TimeOnly), n.err, what)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/hosts/mcp/mcptest"
 	"myco.dev/hosts/proto"
 	"myco.dev/internal/sshdtest"
 )
@@ -340,4 +341,48 @@ func TestSSHCheckAttachTimeout(t *testing.T) {
 	if d := time.Since(start); d > 8*time.Second {
 		t.Errorf("check took %s", d)
 	}
+}
+
+// TestSSHRemoteMCP runs @modelcontextprotocol/server-everything over stdio on a host
+// reached through a real sshd: its tools are listed there, over the host protocol, and
+// its echo answers through the harness; the owner's inventory of the host lists it, and
+// releasing the owner ends it there.
+func TestSSHRemoteMCP(t *testing.T) {
+	w := startSSHD(t)
+	bin := mcptest.NPMServer(t, "mcp-server-everything") // the remote is this machine
+	h, err := NewHarness(Options{Remotes: []RemoteSpec{w.spec(t, "devbox")}, Remote: sshOptions(t), Log: testLog(t),
+		RemoteMCP: []RemoteMCP{{Host: "devbox", Server: proto.MCPServer{Name: "everything", Command: bin, Args: []string{"stdio"}, StartupTimeoutMS: 30000}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	h.Discover(t.Context())
+	if st := h.MCPStatuses(); len(st) != 1 || st[0].State != MCPListed || st[0].Host != "devbox" {
+		t.Fatalf("MCPStatuses = %+v", st)
+	}
+	var echo model.ToolSpec
+	for _, s := range h.Specs() {
+		if s.Name == "mcp__everything__echo" {
+			echo = s
+		}
+	}
+	if !strings.Contains(echo.Description, "Echoes") || !strings.Contains(string(echo.Schema), `"message"`) {
+		t.Errorf("echo's spec = %+v, want the server's description and schema", echo)
+	}
+	ex := h.For("rt1")
+	res := ex.Call(t.Context(), model.ToolCall{ID: "c", Name: "mcp__everything__echo", Input: json.RawMessage(`{"message":"over ssh"}`)})
+	if res.IsError || res.Text != "Echo: over ssh" {
+		t.Fatalf("echo = %+v", res)
+	}
+	var pid int
+	for _, inv := range h.Inventory(t.Context(), "rt1") {
+		if inv.Host == "devbox" && len(inv.Resources.MCP) == 1 && inv.Resources.MCP[0].State == "running" {
+			pid = inv.Resources.MCP[0].PID
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("inventory = %+v, want everything running on devbox", h.Inventory(t.Context(), "rt1"))
+	}
+	h.Release("rt1")
+	waitFor(t, 10*time.Second, "the server on devbox ended after the release", func() bool { return sshdtest.Gone(pid) })
 }

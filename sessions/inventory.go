@@ -28,6 +28,8 @@ type HostHandles struct {
 	Host   string
 	Bash   []tools.BashSessionInfo
 	Stamps []tools.Fingerprint // the editor's read stamps
+	// MCP is the owner's MCP servers on the host: running, or unavailable and why.
+	MCP []tools.MCPServerInfo
 	// LastKnown marks handles the host reported earlier, not now: it is not attached, or it
 	// did not answer. Err says why.
 	LastKnown bool
@@ -47,6 +49,16 @@ func (inv Inventory) lines() []string {
 		}
 		for _, fp := range h.Stamps {
 			out = append(out, fmt.Sprintf("%s editor read stamp %s (%d bytes, sha256 %.12s)%s", h.Host, fp.Path, fp.Size, fp.SHA256, known))
+		}
+		for _, m := range h.MCP {
+			switch {
+			case m.State == tools.MCPRunning && m.PID != 0:
+				out = append(out, fmt.Sprintf("%s mcp server %s (running, pid %d)%s", h.Host, m.Server, m.PID, known))
+			case m.Why != "":
+				out = append(out, fmt.Sprintf("%s mcp server %s (%s: %s; its tools answer an error until it starts)%s", h.Host, m.Server, m.State, m.Why, known))
+			default:
+				out = append(out, fmt.Sprintf("%s mcp server %s (%s)%s", h.Host, m.Server, m.State, known))
+			}
 		}
 	}
 	sort.Strings(out)

@@ -74,6 +74,7 @@ Usage:
   myco --mode cli [--resume ID]           terminal chat on a durable session (myco --help cli)
   myco --mode host                        remote host runtime (NDJSON on stdin/stdout)
   myco hosts [check|install ALIAS]        the remote hosts of ~/.ssh/config; check one, or copy myco there
+  myco mcp list [--profile NAME]          the MCP servers of the config: started, their state and tools (myco --help mcp)
   myco --version
   myco --help [TOPIC]                     this text, or a page of the manual (topics below)
 
@@ -196,6 +197,13 @@ func (a *app) main() int {
 			return exitUsage
 		}
 		return a.hostsCmd(a.args[1:])
+	}
+	if len(a.args) > 0 && a.args[0] == "mcp" {
+		// The listing says why a server failed; the log would say it again.
+		if !a.startLog(options{}, slog.LevelError) {
+			return exitUsage
+		}
+		return a.mcpCmd(a.args[1:])
 	}
 	if len(a.args) > 0 && isHelp(a.args[0]) {
 		return a.help(a.args[1:])

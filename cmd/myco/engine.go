@@ -10,6 +10,7 @@ import (
 
 	"myco.dev/docs"
 	"myco.dev/hosts"
+	"myco.dev/hosts/mcp"
 	"myco.dev/hosts/tools"
 	"myco.dev/internal/reaper"
 	"myco.dev/sessions"
@@ -25,6 +26,7 @@ type engine struct {
 	mgr     *sessions.Manager
 	harness *hosts.Harness
 	std     []tools.Tool
+	mcp     *mcp.Set // the local MCP servers
 	reaper  *reaper.Reaper
 }
 
@@ -37,6 +39,8 @@ func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 		ServerURL: p.serverURL, TokenFile: p.tokenFile})
 	remotes, ro, err := p.remotes()
 	if err != nil {
+		closeTools(std)
+		rp.Close()
 		return nil, err
 	}
 	e := &engine{std: std, reaper: rp}
@@ -46,9 +50,16 @@ func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 		}
 	}
 	prelude := preludetool.New(&workspace.Prelude{Dir: p.paths.PreludeDir(), Max: p.cfg.MaxPreludeBytes})
-	e.harness, err = hosts.NewHarness(hosts.Options{Tools: std, Root: []tools.Tool{sessions.NewHistoryTool(reg), sessions.NewMetaTool(reg), prelude},
-		Remotes: remotes, Remote: ro, Log: a.log})
+	mo, err := a.mcpOptions(p, remotes, rp)
 	if err != nil {
+		e.closeTools()
+		return nil, err
+	}
+	mo.Tools, mo.Root = std, []tools.Tool{sessions.NewHistoryTool(reg), sessions.NewMetaTool(reg), prelude}
+	mo.Remotes, mo.Remote = remotes, ro
+	e.mcp = mo.MCP
+	if e.harness, err = hosts.NewHarness(mo); err != nil {
+		e.closeTools()
 		return nil, fmt.Errorf("build the harness: %w", err)
 	}
 	wd, _ := os.Getwd()
@@ -60,13 +71,34 @@ func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 		Wait:     wait,
 		Log:      a.log,
 		Prompt: catalog.Prompt(catalog.PromptOptions{Paths: p.paths, MaxPreludeBytes: p.cfg.MaxPreludeBytes, Manual: docs.FS,
-			Dir: wd, Warn: a.warn}),
+			Dir: wd, Warn: a.warn, Config: p.cfg, Tools: e.harness}),
 	})
 	if err != nil {
 		e.harness.Close()
+		e.closeTools()
 		return nil, err
 	}
 	return e, nil
+}
+
+// mcpOptions checks that every MCP server's host is one of remotes (an unknown host is a
+// startup error naming the file, the line and the key) and returns the harness options
+// of the profile's MCP servers: the local ones in a Set whose processes die with rp's
+// process, the remote ones, the disabled ones. The caller closes the Set.
+func (a *app) mcpOptions(p *profile, remotes []hosts.RemoteSpec, rp tools.Reaper) (hosts.Options, error) {
+	var aliases []string
+	for _, r := range remotes {
+		aliases = append(aliases, r.Alias)
+	}
+	if err := p.cfg.CheckMCPHosts(aliases); err != nil {
+		return hosts.Options{}, err
+	}
+	servers := catalog.MCP(catalog.MCPOptions{Config: p.cfg, Env: p.env, Home: p.home})
+	set, err := mcp.New(mcp.Options{Servers: servers.Local, LookupEnv: os.LookupEnv, Reaper: rp, Version: version, Log: a.log})
+	if err != nil {
+		return hosts.Options{}, err
+	}
+	return hosts.Options{MCP: set, RemoteMCP: servers.Remote, MCPDisabled: servers.Disabled, Log: a.log}, nil
 }
 
 // close stops every job (turns end cancelled and checkpointed), releases every session's
@@ -74,12 +106,25 @@ func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 func (e *engine) close() {
 	e.mgr.Close()
 	e.harness.Close()
-	for _, t := range e.std {
+	e.closeTools()
+}
+
+// closeTools ends the local tools' processes, the local MCP servers and the reaper.
+func (e *engine) closeTools() {
+	closeTools(e.std)
+	if e.mcp != nil {
+		e.mcp.Close()
+	}
+	e.reaper.Close()
+}
+
+// closeTools closes the tools of ts that keep processes.
+func closeTools(ts []tools.Tool) {
+	for _, t := range ts {
 		if c, ok := t.(interface{ Close() }); ok {
 			c.Close()
 		}
 	}
-	e.reaper.Close()
 }
 
 // newReaper returns this process's reaper: myco itself in its reaper mode, started before
@@ -118,13 +163,14 @@ var (
 func (t toolHost) Tools(owner string) sessions.Tools { return t.h.For(owner) }
 func (t toolHost) Release(owner string)              { t.h.Release(owner) }
 
-// Inventory lists owner's bash sessions and editor read stamps on every host. A remote
+// Inventory lists owner's bash sessions, editor read stamps and MCP servers on every host. A remote
 // that is not attached, or does not answer, is listed with its last-known handles, marked
 // as such; it is never connected for this.
 func (t toolHost) Inventory(ctx context.Context, owner string) (sessions.Inventory, error) {
 	var out sessions.Inventory
 	for _, inv := range t.h.Inventory(ctx, owner) {
-		out = append(out, sessions.HostHandles{Host: inv.Host, Bash: inv.Resources.Bash, Stamps: inv.Resources.Editor, LastKnown: inv.LastKnown, Err: inv.Err})
+		out = append(out, sessions.HostHandles{Host: inv.Host, Bash: inv.Resources.Bash, Stamps: inv.Resources.Editor, MCP: inv.Resources.MCP,
+			LastKnown: inv.LastKnown, Err: inv.Err})
 	}
 	return out, nil
 }

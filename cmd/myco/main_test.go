@@ -10,11 +10,18 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"myco.dev/hosts/mcp/mcptest"
 	"myco.dev/internal/fakemodel"
 )
 
+// TestMain makes the test binary the commands of the scripts, on the PATH of every test:
+// myco, and fakemcp, the fake MCP server of mcptest.Serve (a stdio server that can crash
+// in the middle of a call).
 func TestMain(m *testing.M) {
-	testscript.Main(cleanup{m}, map[string]func(){"myco": func() { os.Exit(run()) }})
+	testscript.Main(cleanup{m}, map[string]func(){
+		"myco":    func() { os.Exit(run()) },
+		"fakemcp": func() { os.Exit(mcptest.Serve()) },
+	})
 }
 
 // cleanup runs the tests and then removes the binary that [binary] built for them.

@@ -31,7 +31,7 @@ func (a *app) terminal(o options, f func(ctx context.Context, svc cli.Sessions, 
 	return f(context.Background(), e.mgr, a.std(), cli.Options{
 		Model: o.model, Resume: o.resume, JSON: o.json,
 		Term: a.getenv("TERM"), NoColor: a.getenv("NO_COLOR") != "",
-		History: filepath.Join(p.paths.ProfileDir, "cli-history"), Hosts: e.harness,
+		History: filepath.Join(p.paths.ProfileDir, "cli-history"), Hosts: e.harness, MCP: e.harness,
 	})
 }
 

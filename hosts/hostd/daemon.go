@@ -47,7 +47,9 @@ type Options struct {
 	// ended the tools' processes (default 5 s): a call that ignores its ctx does not keep
 	// the daemon from exiting.
 	CloseTimeout time.Duration
-	Log          *slog.Logger // nil means slog.Default()
+	// MCP configures the MCP servers controllers run here ([proto.MCPServer]).
+	MCP MCPOptions
+	Log *slog.Logger // nil means slog.Default()
 }
 
 // Daemon is the per-user host daemon: it owns the tool services and every owner's
@@ -65,6 +67,7 @@ type Daemon struct {
 	cancel   context.CancelFunc
 	calls    sync.WaitGroup // calls in flight
 	inFlight atomic.Int64   // how many
+	mcp      *mcpHost       // the MCP servers, one set per configuration
 
 	mu        sync.Mutex // guards the fields below
 	owners    map[string]*owner
@@ -124,7 +127,7 @@ func NewDaemon(o Options) *Daemon {
 	hello.PID = os.Getpid()
 	hello.GraceSecs = int(o.Grace / time.Second)
 	d := &Daemon{o: o, hello: hello, log: log, byName: map[string]tools.Tool{},
-		owners: map[string]*owner{}, connTools: map[int][]tools.Tool{}, idle: time.Now()}
+		owners: map[string]*owner{}, connTools: map[int][]tools.Tool{}, idle: time.Now(), mcp: newMCPHost(o.MCP, log)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	for _, t := range o.Tools {
 		d.byName[t.Name()] = t
@@ -200,6 +203,7 @@ func (d *Daemon) release(name string) {
 	}
 	d.mu.Unlock()
 	tools.Release(d.o.Tools, name)
+	d.mcp.release(name)
 }
 
 // housekeep drops expired results, releases owners whose grace has passed, and reports
@@ -268,6 +272,7 @@ func (d *Daemon) reap(name string, now time.Time) {
 	delete(d.owners, name) // no connection holds it
 	d.mu.Unlock()
 	tools.Release(d.o.Tools, name)
+	d.mcp.release(name)
 }
 
 // Run accepts connections on l, a Unix socket listener, until ctx ends or the daemon has
@@ -380,8 +385,8 @@ func (d *Daemon) refuse(c net.Conn) {
 	proto.NewReaderSize(c, 4<<10).Read(context.Background())
 }
 
-// Close ends every call in flight and every process the tools started, and waits for the
-// calls, at most CloseTimeout: a call that ignores its ctx is left behind (the process is
+// Close ends every call in flight and every process the tools and MCP servers started,
+// and waits for the calls, at most CloseTimeout: a call that ignores its ctx is left behind (the process is
 // about to exit). Calls after Close fail.
 func (d *Daemon) Close() {
 	d.mu.Lock()
@@ -401,6 +406,7 @@ func (d *Daemon) Close() {
 				c.Close()
 			}
 		}
+		d.mcp.close()
 		d.calls.Wait()
 	}()
 	select {

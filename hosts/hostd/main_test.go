@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"myco.dev/hosts/mcp/mcptest"
 	"myco.dev/internal/sshdtest"
 )
 
@@ -18,6 +19,9 @@ import (
 var mycoBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(mcptest.FakeEnv) != "" {
+		os.Exit(mcptest.Serve()) // a daemon under test started this binary as an MCP server
+	}
 	dir, err := os.MkdirTemp("", "myco-hostd-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

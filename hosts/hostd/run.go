@@ -170,7 +170,8 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 }
 
 // newDaemon builds the host daemon's tools: bash and the editor shared by every
-// connection, view_image per connection with its controller's image cap. noDaemon, when
+// connection, view_image per connection with its controller's image cap, and the MCP
+// servers controllers run here. noDaemon, when
 // set, is why the host serves in this process instead of its daemon: the hello tells the
 // controller.
 func newDaemon(h Host, log *slog.Logger, noDaemon string) *Daemon {
@@ -183,6 +184,7 @@ func newDaemon(h Host, log *slog.Logger, noDaemon string) *Daemon {
 		},
 		Hello: proto.Hello{Version: h.Version, OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: h.Shell, Dir: dir, NoDaemon: noDaemon},
 		Grace: h.Grace, IdleExit: h.IdleExit,
+		MCP: MCPOptions{Env: h.Env, Reaper: h.Reaper, Version: h.Version},
 		Log: log,
 	})
 }

@@ -40,7 +40,7 @@ type frame struct {
 // blocked in its read until in is closed or the process exits.
 func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *proto.Proxy) error {
 	ctx, cancel := context.WithCancel(ctx)
-	var fetches sync.WaitGroup
+	var fetches sync.WaitGroup // fetches and listings waiting to answer
 	cs := &connState{owners: map[string]bool{}}
 	d.mu.Lock()
 	if d.exiting {
@@ -162,6 +162,17 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 			continue
 		}
 		switch {
+		case m.Call != nil && m.Call.MCP != nil:
+			if err := d.call(cs, w, m.ID, d.mcp.tool(*m.Call.MCP, m.Call.Tool), *m.Call, withoutEnv); err != nil {
+				fail(m.ID, "%v", err)
+			}
+		case m.MCPList != nil:
+			fetches.Go(func() {
+				listed := d.mcp.list(ctx, m.MCPList.Servers)
+				if ctx.Err() == nil {
+					w.Write(proto.Msg{ID: m.ID, MCPTools: &proto.MCPTools{Servers: listed}})
+				}
+			})
 		case m.Call != nil:
 			t, ok := byName[m.Call.Tool]
 			if !ok {
@@ -189,7 +200,9 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 		case m.Ping != nil:
 			w.Write(proto.Msg{ID: m.ID, Pong: &struct{}{}})
 		case m.Inventory != nil:
-			raw, err := json.Marshal(tools.Inventory(ts, m.Inventory.Owner))
+			res := tools.Inventory(ts, m.Inventory.Owner)
+			d.mcp.inventory(m.Inventory.Owner, &res)
+			raw, err := json.Marshal(res)
 			if err != nil {
 				fail(m.ID, "encode the inventory: %v", err)
 				continue
@@ -200,7 +213,7 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 			d.release(m.Release.Owner)
 			w.Write(proto.Msg{ID: m.ID, Released: &struct{}{}})
 		default:
-			fail(m.ID, "a host accepts call, fetch, ping, inventory and release frames")
+			fail(m.ID, "a host accepts call, fetch, ping, inventory, release and mcp_list frames")
 		}
 	}
 }

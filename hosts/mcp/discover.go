@@ -3,6 +3,7 @@ package mcp
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -44,8 +45,14 @@ func (s *Set) discover(ctx context.Context, srv *server) {
 
 	startCtx, cancel := context.WithTimeoutCause(ctx, srv.cfg.StartupTimeout, errStartTimeout)
 	defer cancel()
-	inst, err := s.connect(startCtx, srv)
-	err = startError(startCtx, err)
+	var inst *instance
+	var err error
+	if srv.cfg.Unavailable != "" {
+		err = errors.New(srv.cfg.Unavailable)
+	} else {
+		inst, err = s.connect(startCtx, srv)
+		err = startError(startCtx, err)
+	}
 	var list []*mcp.Tool
 	if err == nil {
 		list, err = listTools(startCtx, inst)
@@ -62,6 +69,13 @@ func (s *Set) discover(ctx context.Context, srv *server) {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return // the caller gave up: not the server's failure
+	case err != nil && srv.cfg.Unavailable != "":
+		// Nothing was started and nothing will change: no backoff, and one log line.
+		if srv.err == "" {
+			s.log.Warn("mcp server unavailable", "server", srv.cfg.Name, "err", err)
+		}
+		srv.err = err.Error()
+		return
 	case err != nil:
 		srv.failures++
 		srv.retryAt = s.o.Now().Add(s.backoff(srv.failures))

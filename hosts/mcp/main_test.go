@@ -1,31 +1,23 @@
 package mcp
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"myco.dev/hosts/mcp/mcptest"
 	"myco.dev/hosts/tools"
-	"myco.dev/internal/needs"
 )
 
-// TestMain runs the test binary as the fake MCP server of fake_test.go when the Set
-// starts it with MCPTEST_FAKE in its environment.
+// TestMain runs the test binary as the fake MCP server (see [mcptest.Serve]) when the
+// Set starts it with MCPTEST_FAKE in its environment.
 func TestMain(m *testing.M) {
-	if os.Getenv("MCPTEST_FAKE") != "" {
-		os.Exit(fakeServer())
+	if os.Getenv(mcptest.FakeEnv) != "" {
+		os.Exit(mcptest.Serve())
 	}
 	os.Exit(m.Run())
 }
@@ -115,120 +107,16 @@ func wantError(t testing.TB, what string, res tools.Result, want ...string) {
 	}
 }
 
-// npmServer returns the path of an MCP server that npm ci installed into node_modules,
-// with node to run it: the tests need both, and fail where CI is set without them.
+// npmServer returns the path of an MCP server that npm ci installed (see
+// [mcptest.NPMServer]).
 func npmServer(t testing.TB, bin string) string {
 	t.Helper()
-	needs.Program(t, "node", "install Node.js 20 or later")
-	p, err := filepath.Abs(filepath.Join("..", "..", "node_modules", ".bin", bin))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		needs.Missing(t, "%s is not installed: run npm ci (make assets) in the repository", bin)
-	}
-	return p
+	return mcptest.NPMServer(t, bin)
 }
 
-// everythingHTTP starts server-everything's streamable HTTP mode on a free loopback port
-// and returns its endpoint. The server is killed when the test ends.
+// everythingHTTP starts server-everything's streamable HTTP mode (see
+// [mcptest.EverythingHTTP]).
 func everythingHTTP(t testing.TB) string {
 	t.Helper()
-	bin := npmServer(t, "mcp-server-everything")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "streamableHttp")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		ok := false
-		for sc.Scan() {
-			if !ok && strings.Contains(sc.Text(), "listening on port") {
-				ok = true
-				ready <- true
-			}
-		}
-		if !ok {
-			ready <- false
-		}
-	}()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatal("server-everything streamableHttp exited before it listened")
-		}
-	case <-ctx.Done():
-		t.Fatal("server-everything streamableHttp did not listen within 30 s")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-}
-
-// fakeServer is the fake MCP server: the test binary speaking MCP over stdio with the
-// SDK's server. Its tools do what the failure tests need.
-func fakeServer() int {
-	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
-	object := map[string]any{"type": "object"}
-	text := func(s string) *mcp.CallToolResult {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
-	}
-	args := func(req *mcp.CallToolRequest) map[string]string {
-		var m map[string]string
-		json.Unmarshal(req.Params.Arguments, &m)
-		return m
-	}
-	add := func(name, desc string, h mcp.ToolHandler) {
-		s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: object}, h)
-	}
-	add("echo", "Echoes text.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return text(args(req)["text"]), nil
-	})
-	add("weird.name/x", "A name the providers refuse.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return text("weird"), nil
-	})
-	add("pid", "Says the server's process id.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return text(fmt.Sprint(os.Getpid())), nil
-	})
-	add("env", "Lists the server's environment.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return text(strings.Join(os.Environ(), "\n")), nil
-	})
-	add("crash", "Writes the marker file, then exits with status 3 in the middle of the call.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		os.WriteFile(args(req)["marker"], []byte("ran"), 0o600)
-		fmt.Fprintln(os.Stderr, "fake: crashing on purpose")
-		os.Exit(3)
-		return nil, nil
-	})
-	add("block", "Blocks until cancelled, then records the cancellation in $MCPTEST_DIR/cancelled.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		<-ctx.Done()
-		os.WriteFile(filepath.Join(os.Getenv("MCPTEST_DIR"), "cancelled"), []byte("cancelled: "+context.Cause(ctx).Error()), 0o600)
-		return nil, ctx.Err()
-	})
-	add("big", "Returns 300 KiB of text.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return text(strings.Repeat("0123456789abcdef", 300<<10/16)), nil
-	})
-	add("structured", "Returns structured content only.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: map[string]any{"temperature": 21.5, "sky": "clear"}}, nil
-	})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		fmt.Fprintln(os.Stderr, "fake:", err)
-		return 1
-	}
-	return 0
+	return mcptest.EverythingHTTP(t)
 }

@@ -38,6 +38,10 @@ func ExposedName(server, tool string) (name string, mapped bool) {
 	return name + suffix, true
 }
 
+// ValidName reports whether s fits the providers' rule for a tool name,
+// ^[a-zA-Z0-9_-]{1,64}$.
+func ValidName(s string) bool { return validName(s) }
+
 func validName(s string) bool {
 	if s == "" || len(s) > MaxNameLen {
 		return false

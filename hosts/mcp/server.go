@@ -41,6 +41,11 @@ type Server struct {
 
 	StartupTimeout time.Duration // bounds the start and the tool listing; default 10 s
 	ToolTimeout    time.Duration // bounds one call, which is then cancelled; default 120 s
+
+	// Unavailable, when set, says why the server cannot be started at all (a credential
+	// of its env or headers that could not be looked up): [Set.Discover] reports it as
+	// the server's failure, with no time to try again, and starts nothing.
+	Unavailable string
 }
 
 // Transport returns "stdio" or "http".

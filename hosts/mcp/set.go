@@ -141,12 +141,20 @@ func (s *Set) Tools() []*Tool {
 // Status is the state of one server, for the runtime notes and `myco mcp list`.
 type Status struct {
 	Server    string
-	Transport string    // "stdio" or "http"
-	Listed    bool      // its tools are known
-	Tools     []string  // their exposed names, in order
-	Err       string    // why the last discovery failed; "" once listed
-	RetryAt   time.Time // when a Discover tries again, after a failure
-	Running   int       // instances running, across owners (the spare included)
+	Transport string     // "stdio" or "http"
+	Listed    bool       // its tools are known
+	Tools     []ToolName // its tools, in order
+	Err       string     // why the last discovery failed; "" once listed
+	RetryAt   time.Time  // when a Discover tries again, after a failure
+	Running   int        // instances running, across owners (the spare included)
+}
+
+// ToolName is a tool's exposed name and the name its server knows it by: they differ
+// when Mapped (see [ExposedName]).
+type ToolName struct {
+	Name   string `json:"name"`
+	Remote string `json:"remote"`
+	Mapped bool   `json:"mapped,omitempty"`
 }
 
 // Statuses returns the state of every server, in name order.
@@ -157,7 +165,7 @@ func (s *Set) Statuses() []Status {
 	for _, srv := range s.servers {
 		st := Status{Server: srv.cfg.Name, Transport: srv.cfg.Transport(), Listed: srv.listed, Err: srv.err, RetryAt: srv.retryAt}
 		for _, t := range srv.tools {
-			st.Tools = append(st.Tools, t.name)
+			st.Tools = append(st.Tools, ToolName{Name: t.name, Remote: t.remote, Mapped: t.mapped})
 		}
 		if srv.spare != nil {
 			st.Running++

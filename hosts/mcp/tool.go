@@ -19,8 +19,8 @@ import (
 	"myco.dev/hosts/tools"
 )
 
-// maxDescription caps a tool's description, which every model request carries.
-const maxDescription = 8 << 10
+// MaxDescription caps a tool's description, which every model request carries.
+const MaxDescription = 8 << 10
 
 // Tool is one tool of an MCP server as a host tool (it satisfies myco.dev/hosts/tools.Tool).
 // Safe for concurrent use.
@@ -78,8 +78,8 @@ func (s *Set) newTools(srv *server, list []*mcp.Tool) []*Tool {
 // capped, and the tool's name on the server when the exposed name had to differ.
 func description(server string, mt *mcp.Tool, mapped bool) string {
 	d := cmp.Or(mt.Description, mt.Title, "A tool of the MCP server "+server+".")
-	if len(d) > maxDescription {
-		cut := maxDescription
+	if len(d) > MaxDescription {
+		cut := MaxDescription
 		for cut > 0 && !utf8.RuneStart(d[cut]) {
 			cut--
 		}

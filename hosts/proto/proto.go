@@ -29,7 +29,11 @@ import (
 //	4: hello.without_env (variables the host's tool processes must not get) and
 //	   hello.no_daemon (the host serves without its daemon, and why); error.fatal; a
 //	   controller-to-host line is at most MaxRequestLine.
-const Version = 4
+//	5: MCP servers on the host: mcp_list and mcp_tools (list the tools of the servers
+//	   the controller configures, starting them), call.mcp (call one by its exposed name),
+//	   resources.mcp (an owner's servers), result.unknown for a call of a server that
+//	   ended while it ran.
+const Version = 5
 
 // MaxLine bounds one host-to-controller line, its newline included: a result can carry an
 // image of the controller's max_image_base64_bytes and more.
@@ -58,6 +62,8 @@ type Msg struct {
 	Fetch     *Fetch           `json:"fetch,omitempty"`
 	Proxy     *Proxy           `json:"proxy,omitempty"`
 	Progress  *Progress        `json:"progress,omitempty"`
+	MCPList   *MCPList         `json:"mcp_list,omitempty"`
+	MCPTools  *MCPTools        `json:"mcp_tools,omitempty"`
 }
 
 // Hello is the first frame each way.
@@ -96,6 +102,56 @@ type Call struct {
 	Key   string          `json:"key,omitempty"`
 	// Progress asks for [Progress] frames while the call runs.
 	Progress bool `json:"progress,omitempty"`
+	// MCP, when set, makes this a call of the MCP server it configures, run on the host:
+	// Tool is then the tool's exposed name (mcp__SERVER__TOOL, as [MCPTools] listed it)
+	// and Input its arguments. The host starts the owner's instance of the server when it
+	// has none.
+	MCP *MCPServer `json:"mcp,omitempty"`
+}
+
+// MCPServer is an MCP server the controller's configuration runs on the host, over
+// stdio: the host starts Command with Args in Dir (empty: the host daemon's directory; a
+// leading ~/ is the host's home) and gives it PATH, HOME and LANG of its own environment
+// and Env. Its timeouts are in milliseconds; zero means the defaults (10 s to start and
+// list its tools, 120 s for a call). The host keeps one set of servers per distinct
+// configuration, shared by the controllers that send the same one.
+type MCPServer struct {
+	Name             string            `json:"name"`
+	Command          string            `json:"command"`
+	Args             []string          `json:"args,omitempty"`
+	Env              map[string]string `json:"env,omitempty"`
+	Dir              string            `json:"dir,omitempty"`
+	StartupTimeoutMS int64             `json:"startup_timeout_ms,omitempty"`
+	ToolTimeoutMS    int64             `json:"tool_timeout_ms,omitempty"`
+}
+
+// MCPList asks the host for the tools of Servers: it starts each one whose tools it does
+// not know yet (in parallel, each bounded by its startup timeout) and answers with
+// [MCPTools].
+type MCPList struct {
+	Servers []MCPServer `json:"servers"`
+}
+
+// MCPTools answers an [MCPList]: one entry per server, in the order asked.
+type MCPTools struct {
+	Servers []MCPListed `json:"servers"`
+}
+
+// MCPListed is one server's tools, in name order, or why they could not be listed.
+type MCPListed struct {
+	Name  string    `json:"name"`
+	Tools []MCPTool `json:"tools,omitempty"`
+	Err   string    `json:"error,omitempty"`
+}
+
+// MCPTool is one tool of an MCP server as the model sees it: its exposed name, the name
+// its server knows it by (they differ when Mapped), its description and input schema.
+type MCPTool struct {
+	Name        string          `json:"name"`
+	Remote      string          `json:"remote"`
+	Mapped      bool            `json:"mapped,omitempty"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
 }
 
 // Progress is the newest output of a running call (at most [tools.ProgressBytes], cut at a
@@ -262,7 +318,7 @@ func (m Msg) payloads() int {
 	n := 0
 	for _, set := range []bool{m.Hello != nil, m.Call != nil, m.Result != nil, m.Err != nil, m.Ping != nil,
 		m.Pong != nil, m.Inventory != nil, m.Resources != nil, m.Release != nil, m.Released != nil,
-		m.Fetch != nil, m.Proxy != nil, m.Progress != nil} {
+		m.Fetch != nil, m.Proxy != nil, m.Progress != nil, m.MCPList != nil, m.MCPTools != nil} {
 		if set {
 			n++
 		}

@@ -35,6 +35,12 @@ func TestRoundTrip(t *testing.T) {
 		{Hello: &Hello{Protocol: Version, NoDaemon: "the daemon's directory is a file"}},
 		{Hello: &Hello{Protocol: Version, WithoutEnv: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}}},
 		{Err: &Error{Message: "host protocol mismatch", Fatal: true}},
+		{ID: 9, MCPList: &MCPList{Servers: []MCPServer{{Name: "db", Command: "postgres-mcp", Args: []string{"--ro"}, Env: map[string]string{"PGHOST": "h"},
+			Dir: "~/srv", StartupTimeoutMS: 10000, ToolTimeoutMS: 120000}}}},
+		{ID: 9, MCPTools: &MCPTools{Servers: []MCPListed{{Name: "db", Tools: []MCPTool{{Name: "mcp__db__query", Remote: "query",
+			Description: "Runs a query.", Schema: json.RawMessage(`{"type":"object"}`)}}}, {Name: "gone", Err: "it did not start"}}}},
+		{ID: 10, Call: &Call{Owner: "rt1", Tool: "mcp__db__query", Input: in, Key: "k3", MCP: &MCPServer{Name: "db", Command: "postgres-mcp"}}},
+		{ID: 10, Result: &tools.Result{Text: "the server ended", Unknown: true}},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)

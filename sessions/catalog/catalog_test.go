@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,8 +101,9 @@ func TestToolEnv(t *testing.T) {
 	}
 }
 
-// TestPrompt: the blocks are the manual's index, project guidance, the prelude and the
-// workspace listing, in that order.
+// TestPrompt: the blocks are the MCP servers, the manual's index, project guidance, the
+// prelude and the workspace listing, in that order; the MCP servers' tools are listed
+// before the blocks are read.
 func TestPrompt(t *testing.T) {
 	home := t.TempDir()
 	paths, err := config.ResolvePaths(config.PathOptions{Getenv: func(k string) string {
@@ -121,13 +123,22 @@ func TestPrompt(t *testing.T) {
 	writeFile(t, filepath.Join(paths.PreludeDir(), "note.md"), "remember this\n")
 	manual := fstest.MapFS{"cli.md": {Data: []byte("# myco -p: one-shot prompts\n")}}
 	var warned []string
-	read := Prompt(PromptOptions{Paths: paths, MaxPreludeBytes: 1 << 20, Manual: manual, Dir: dir, Warn: func(s string) { warned = append(warned, s) }})
+	cfg, err := config.Parse("config.toml", []byte(testConfig+"[mcp_servers.gh]\ncommand = \"gh-mcp\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var discovered discoverCount
+	read := Prompt(PromptOptions{Paths: paths, MaxPreludeBytes: 1 << 20, Manual: manual, Dir: dir, Warn: func(s string) { warned = append(warned, s) },
+		Config: cfg, Tools: &discovered})
 	blocks, watcher, err := read()
 	if err != nil || watcher == nil {
 		t.Fatalf("Prompt() = %v, %v", watcher, err)
 	}
-	if len(blocks) != 4 || !strings.Contains(blocks[1], "Use tabs.") || !strings.Contains(blocks[2], "remember this") {
-		t.Errorf("blocks = %q, want the manual's index, the guidance, the prelude, the listing", blocks)
+	if len(blocks) != 5 || !strings.Contains(blocks[0], "gh (on local)") || !strings.Contains(blocks[2], "Use tabs.") || !strings.Contains(blocks[3], "remember this") {
+		t.Errorf("blocks = %q, want the MCP servers, the manual's index, the guidance, the prelude, the listing", blocks)
+	}
+	if discovered != 1 {
+		t.Errorf("Discover ran %d times, want once", discovered)
 	}
 	if len(warned) != 0 {
 		t.Errorf("warned %q, want nothing", warned)
@@ -143,3 +154,7 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+type discoverCount int
+
+func (d *discoverCount) Discover(context.Context) { *d++ }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,15 +20,33 @@ type PromptOptions struct {
 	// Warn is told of each project guidance file that was skipped, and why; nil means
 	// nobody is.
 	Warn func(string)
+	// Config is the profile's config, whose MCP servers the prompt names; nil means none.
+	Config *config.Config
+	// Tools lists the tools of the MCP servers before the blocks are read, so that a
+	// session's first model request has them; nil means nothing to list.
+	Tools Discoverer
+}
+
+// Discoverer lists the tools of the MCP servers not listed yet; *hosts.Harness satisfies
+// it. Discover bounds each server's start by its own timeout.
+type Discoverer interface {
+	Discover(ctx context.Context)
 }
 
 // Prompt returns the reader of a session's system prompt blocks, for
-// [sessions.ManagerOptions].Prompt: the manual's index, project guidance, the prelude and
-// the workspace listing, least to most volatile, and a prelude watcher relative to them.
+// [sessions.ManagerOptions].Prompt: the MCP servers of the config, the manual's index,
+// project guidance, the prelude and the workspace listing, least to most volatile, and a prelude watcher relative to them.
 // They are read when a session's model is built, so the prompt's bytes stay fixed for its
-// life.
+// life. Before that, the MCP servers whose tools are not listed yet are started and
+// listed (o.Tools), so that the tools are known before the session's first model
+// request; the wait is bounded by the servers' startup timeouts (and a remote's attach
+// timeout), and a server that fails is only left out.
 func Prompt(o PromptOptions) func() ([]string, sessions.PreludeWatcher, error) {
 	return func() ([]string, sessions.PreludeWatcher, error) {
+		if o.Tools != nil {
+			// The caller gives no context: each server bounds its own start.
+			o.Tools.Discover(context.Background())
+		}
 		watcher := (&workspace.Prelude{Dir: o.Paths.PreludeDir(), Max: o.MaxPreludeBytes}).Watcher()
 		snap, err := watcher.Prompt()
 		if err != nil {
@@ -46,6 +65,7 @@ func blocks(o PromptOptions, snap workspace.Snapshot) []string {
 		}
 	}
 	return []string{
+		mcpBlock(o.Config),
 		workspace.ManualBlock(o.Manual, o.Paths.ManualDir()),
 		g.Block,
 		workspace.PreludeBlock(o.Paths.PreludeDir(), snap),
