@@ -233,6 +233,11 @@ func toolView(base, sess, thread string, c model.ToolCall) views.ToolView {
 	case "view_image":
 		t.Summary = str("path")
 	default:
+		if rest, ok := strings.CutPrefix(c.Name, "mcp__"); ok {
+			if server, tool, ok := strings.Cut(rest, "__"); ok {
+				t.Name = "mcp " + server + "/" + tool // a tool of an MCP server
+			}
+		}
 		t.Summary = compactJSON(c.Input)
 	}
 	t.Summary = oneLine(t.Summary, 160)

@@ -48,3 +48,11 @@ func TestToolCardsAreHonest(t *testing.T) {
 		t.Errorf("bash command = %q", v.Command)
 	}
 }
+
+// TestMCPToolCard: an MCP server's tool reads as its server and tool, not the exposed name.
+func TestMCPToolCard(t *testing.T) {
+	v := toolView("/b", "s", "t", model.ToolCall{ID: "c1", Name: "mcp__everything__echo", Input: []byte(`{"message":"hi"}`)})
+	if v.Name != "mcp everything/echo" || v.Summary != `{"message":"hi"}` {
+		t.Errorf("card = %q %q", v.Name, v.Summary)
+	}
+}
