@@ -145,7 +145,7 @@ func TestAPICreateIdempotent(t *testing.T) {
 	if code != 201 || first["created"] != true || first["session_id"] == "" {
 		t.Fatalf("create = %d %v", code, first)
 	}
-	code, again := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "r1", "title": "again"})
+	code, again := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "r1", "title": "first"})
 	if code != 200 || again["session_id"] != first["session_id"] || again["created"] != false {
 		t.Errorf("retried create = %d %v, want the same session", code, again)
 	}
@@ -154,7 +154,7 @@ func TestAPICreateIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer restarted.Close()
-	id, created, err := restarted.CreateRequest(t.Context(), "r1", sessions.CreateOptions{})
+	id, created, err := restarted.CreateRequest(t.Context(), "r1", sessions.CreateOptions{Title: "first"})
 	if err != nil || created || id != first["session_id"] {
 		t.Errorf("after a restart: %q %v %v, want the same session", id, created, err)
 	}
@@ -498,5 +498,39 @@ func TestAPIEmptyListsAreArrays(t *testing.T) {
 	_, list := ts.call(t, "GET", "/sessions?archived=true", nil)
 	if l, ok := list["sessions"].([]any); !ok || len(l) != 0 {
 		t.Errorf("an empty listing = %#v, want []", list["sessions"])
+	}
+}
+
+// TestAPIRequestIDConflict: a request id reused with a different body answers 409
+// request_id_conflict and does nothing (an archive reusing a set_title's id once answered
+// "repeat" and did not archive); the same body again is a repeat.
+func TestAPIRequestIDConflict(t *testing.T) {
+	ts := newTestServer(t)
+	code, out := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c", "title": "one"})
+	if code != 201 {
+		t.Fatalf("create = %d %v", code, out)
+	}
+	id := out["session_id"].(string)
+	if code, out := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c", "title": "two"}); code != 409 || errCode(out) != "request_id_conflict" {
+		t.Errorf("create again with another title = %d %v, want 409 request_id_conflict", code, out)
+	}
+	act := func(body map[string]any) (int, map[string]any) {
+		return ts.call(t, "POST", "/sessions/"+id+"/actions", body)
+	}
+	if code, out := act(map[string]any{"request_id": "t", "action": "set_title", "title": "Named"}); code != 200 {
+		t.Fatalf("set_title = %d %v", code, out)
+	}
+	if code, out := act(map[string]any{"request_id": "t", "action": "set_title", "title": "Named"}); code != 200 || out["repeat"] != true {
+		t.Errorf("set_title again = %d %v, want a repeat", code, out)
+	}
+	code, out = act(map[string]any{"request_id": "t", "action": "archive"})
+	if code != 409 || errCode(out) != "request_id_conflict" || !strings.Contains(out["error"].(map[string]any)["message"].(string), "set_title") {
+		t.Errorf("archive reusing set_title's request id = %d %v, want 409 request_id_conflict naming set_title", code, out)
+	}
+	if _, snap := ts.call(t, "GET", "/sessions/"+id, nil); snap["archived"] != false {
+		t.Errorf("the refused archive archived the session: %v", snap)
+	}
+	if code, out := act(map[string]any{"request_id": "t", "action": "submit", "text": "hi"}); code != 409 || errCode(out) != "request_id_conflict" {
+		t.Errorf("submit reusing set_title's request id = %d %v, want 409 request_id_conflict", code, out)
 	}
 }

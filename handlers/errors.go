@@ -25,6 +25,8 @@ func sessionError(err error) *web.Error {
 	switch {
 	case errors.As(err, &busy):
 		return &web.Error{Status: http.StatusConflict, Code: "busy", Message: busy.Error() + "; nothing was queued", Err: err}
+	case errors.Is(err, sessions.ErrRequestConflict):
+		return &web.Error{Status: http.StatusConflict, Code: "request_id_conflict", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrParentNotFound):
 		return &web.Error{Status: http.StatusNotFound, Code: "parent_not_found", Message: "the parent_session does not exist", Err: err}
 	case errors.Is(err, sessions.ErrNotFound):
@@ -32,7 +34,7 @@ func sessionError(err error) *web.Error {
 	case errors.Is(err, fs.ErrNotExist):
 		return &web.Error{Status: http.StatusNotFound, Code: "not_found", Message: errNotFound.Message, Err: err}
 	case errors.Is(err, sessions.ErrUnknownAction):
-		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: strings.TrimPrefix(err.Error(), "sessions: "), Err: err}
+		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrShutdown):
 		// Expected: no cause, so nothing is logged.
 		return web.NewError(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; send it again once it is back")
@@ -64,3 +66,6 @@ func (s *server) serveError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	views.ErrorPage(views.ErrorView{Chrome: s.chrome("Error", ""), Code: e.Status, Message: e.Message}).Render(r.Context(), w)
 }
+
+// unprefixed is the sentence of a session service error, without its package prefix.
+func unprefixed(err error) string { return strings.TrimPrefix(err.Error(), "sessions: ") }

@@ -41,6 +41,7 @@ type metaRec struct {
 	Hidden     bool           `json:"hidden,omitempty"`
 	Selected   string         `json:"selected_model,omitempty"`
 	RequestID  string         `json:"request_id,omitempty"`
+	RequestSum string         `json:"request_sum,omitempty"`
 	Actions    []ActionRecord `json:"actions,omitempty"`
 }
 
@@ -104,14 +105,14 @@ type turnRec struct {
 func metaOf(s *Session) *metaRec {
 	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
 		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Selected: s.Selected,
-		RequestID: s.RequestID, Actions: s.Actions}
+		RequestID: s.RequestID, RequestSum: s.RequestSum, Actions: s.Actions}
 }
 
 // setMeta sets the session's metadata from a metadata record.
 func (s *Session) setMeta(m *metaRec) {
 	s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
 	s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
-	s.RequestID, s.Actions = m.RequestID, m.Actions
+	s.RequestID, s.RequestSum, s.Actions = m.RequestID, m.RequestSum, m.Actions
 }
 
 // wholeRecords returns the records of a fresh version 5 log that holds sess: its metadata,

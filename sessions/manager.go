@@ -147,7 +147,7 @@ type CreateOptions struct {
 	// inherited: the child has its own.
 	Fork bool
 
-	requestID string // the API request that creates it (CreateRequest)
+	request request // the API request that creates it (CreateRequest)
 }
 
 // Create makes a new session and returns its id: empty, or a fork of its parent. The
@@ -187,7 +187,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	}
 	now := time.Now().UTC()
 	sess := &Session{ID: NewID(now), Created: now, Model: key, Title: Title(o.Title), Parent: o.Parent, Hidden: o.Hidden,
-		RequestID: o.requestID}
+		RequestID: o.request.id, RequestSum: o.request.sum}
 	if seed != nil {
 		seed.Created, seed.Base = now, len(seed.Entries)
 		sess.Threads = []*Thread{seed}
@@ -211,9 +211,9 @@ func (m *Manager) usable() error {
 type Job struct {
 	Session string
 	Kind    string // JobTurn or JobCompact
-	// requestID is the API request a turn was submitted for ("" for none): a retry of
+	// request is the API request a turn was submitted for (no id for none): a retry of
 	// that request while its input is not durable yet waits for this job's acceptance.
-	requestID string
+	request request
 
 	cancel   context.CancelCauseFunc
 	accepted chan struct{} // closed when a turn's input is durable
@@ -273,15 +273,15 @@ func (j *Job) Wait(ctx context.Context) (JobResult, error) {
 // session after it. It refuses with a [BusyError] while the session runs a job; it never
 // queues. The turn runs until it ends or [Manager.Stop]: ctx bounds only the start.
 func (m *Manager) Submit(ctx context.Context, id string, input ...model.Part) (*Job, error) {
-	return m.submit(ctx, id, "", input)
+	return m.submit(ctx, id, request{}, input)
 }
 
-func (m *Manager) submit(ctx context.Context, id, requestID string, input []model.Part) (*Job, error) {
+func (m *Manager) submit(ctx context.Context, id string, req request, input []model.Part) (*Job, error) {
 	if len(input) == 0 || strings.TrimSpace(model.Message{Parts: input}.Text()) == "" && !hasImage(input) {
 		return nil, errors.New("sessions: the input is empty")
 	}
 	text := model.Message{Parts: input}.Text()
-	return m.startOn(ctx, id, JobTurn, requestID, func(l *live) jobFunc {
+	return m.startOn(ctx, id, JobTurn, req, func(l *live) jobFunc {
 		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
 			var untitled bool
 			l.rt.View(func(s *Session) { untitled = s.Title == "" })
@@ -290,7 +290,7 @@ func (m *Manager) submit(ctx context.Context, id, requestID string, input []mode
 					return JobResult{}, err
 				}
 			}
-			res, err := r.SubmitRequest(ctx, requestID, input...)
+			res, err := r.SubmitRequest(ctx, req, input...)
 			if errors.Is(err, ErrRewound) {
 				err = fmt.Errorf("%w; the session was rewound to its last completed turn", err)
 			}
@@ -309,13 +309,13 @@ var errLiveClosed = errors.New("sessions: the live session was closed")
 // startOn opens session id and starts the job work(l) on it. A live session closed
 // between the open and the start is opened again, so that no job runs on a runtime whose
 // tools were released.
-func (m *Manager) startOn(ctx context.Context, id, kind, requestID string, work func(l *live) jobFunc) (*Job, error) {
+func (m *Manager) startOn(ctx context.Context, id, kind string, req request, work func(l *live) jobFunc) (*Job, error) {
 	for {
 		l, err := m.open(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		j, err := m.start(l, kind, requestID, work(l))
+		j, err := m.start(l, kind, req, work(l))
 		if !errors.Is(err, errLiveClosed) {
 			return j, err
 		}
@@ -333,7 +333,7 @@ func hasImage(parts []model.Part) bool {
 
 // Compact starts a compaction of session id's active thread into a successor thread.
 func (m *Manager) Compact(ctx context.Context, id string) (*Job, error) {
-	return m.startOn(ctx, id, JobCompact, "", func(l *live) jobFunc {
+	return m.startOn(ctx, id, JobCompact, request{}, func(l *live) jobFunc {
 		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
 			c, err := r.Compact(ctx)
 			return JobResult{Compaction: c}, err
@@ -367,7 +367,7 @@ func (m *Manager) job(id string) *Job {
 }
 
 // start runs f as session l's job.
-func (m *Manager) start(l *live, kind, requestID string, f jobFunc) (*Job, error) {
+func (m *Manager) start(l *live, kind string, req request, f jobFunc) (*Job, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -392,7 +392,7 @@ func (m *Manager) start(l *live, kind, requestID string, f jobFunc) (*Job, error
 	m.jobs.Add(1)
 	m.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(m.base)
-	j := &Job{Session: l.id, Kind: kind, requestID: requestID, cancel: cancel, accepted: make(chan struct{}), done: make(chan struct{})}
+	j := &Job{Session: l.id, Kind: kind, request: req, cancel: cancel, accepted: make(chan struct{}), done: make(chan struct{})}
 	l.job = j
 	r := l.runner
 	busy := true

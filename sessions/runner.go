@@ -109,12 +109,12 @@ func (r *runner) waiting(holder string) {
 // [ErrRewound] together with the cause. After a completed answer above the auto-compaction
 // threshold the runner compacts once and continues with a # Resumption message.
 func (r *runner) Submit(ctx context.Context, input ...model.Part) (agent.Result, error) {
-	return r.SubmitRequest(ctx, "", input...)
+	return r.SubmitRequest(ctx, request{}, input...)
 }
 
-// SubmitRequest is Submit for input an API request brought: requestID is saved
+// SubmitRequest is Submit for input an API request brought: its id and digest are saved
 // with the input, so that a retried request finds it accepted.
-func (r *runner) SubmitRequest(ctx context.Context, requestID string, input ...model.Part) (agent.Result, error) {
+func (r *runner) SubmitRequest(ctx context.Context, req request, input ...model.Part) (agent.Result, error) {
 	if len(input) == 0 {
 		return agent.Result{}, errors.New("sessions: empty input")
 	}
@@ -129,7 +129,7 @@ func (r *runner) SubmitRequest(ctx context.Context, requestID string, input ...m
 	doc := r.rt.doc
 	th := doc.latest()
 	now := r.rt.now().UTC()
-	entry := Entry{Message: model.Message{Role: model.User}, AcceptedAt: &now, RequestID: requestID}
+	entry := Entry{Message: model.Message{Role: model.User}, AcceptedAt: &now, RequestID: req.id, RequestSum: req.sum}
 	facts := r.rt.observe(ctx, cfg)
 	var prev *Facts
 	doc.view(func(*Session) { prev = th.Facts() })

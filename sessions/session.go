@@ -28,6 +28,9 @@ type Session struct {
 	Selected string `json:"selected_model,omitempty"`
 	// RequestID is the API request that created the session: a retried request finds it.
 	RequestID string `json:"request_id,omitempty"`
+	// RequestSum is a digest of what that request asked (see [requestSum]), so that the same
+	// id sent with a different body is told apart from a retry.
+	RequestSum string `json:"request_sum,omitempty"`
 	// Actions are the newest API actions done on the session, by request id, so that a
 	// retried action is not done twice (at most [maxActions]).
 	Actions []ActionRecord `json:"actions,omitempty"`
@@ -63,6 +66,8 @@ type ActionRecord struct {
 	Action    string    `json:"action"`
 	At        time.Time `json:"at"`
 	Result    string    `json:"result,omitempty"`
+	// Sum is a digest of what the request asked; empty in records saved before it was kept.
+	Sum string `json:"sum,omitempty"`
 }
 
 // Action returns the record of request id, if the session keeps one.
@@ -232,8 +237,9 @@ type Entry struct {
 	// without results.
 	Recovered bool `json:"recovered,omitempty"`
 	// RequestID is the API request that submitted this user turn: a retried request finds
-	// it instead of submitting again.
-	RequestID string `json:"request_id,omitempty"`
+	// it instead of submitting again. RequestSum is a digest of what the request asked.
+	RequestID  string `json:"request_id,omitempty"`
+	RequestSum string `json:"request_sum,omitempty"`
 }
 
 // Facts describe the runtime a thread's work happens in: who owns the live tool handles,

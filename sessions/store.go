@@ -225,8 +225,9 @@ type Summary struct {
 	Hidden   bool
 	Archived bool
 	Parent   string
-	// RequestID is the API request that created the session, if any.
-	RequestID string
+	// RequestID is the API request that created the session, if any, and RequestSum the
+	// digest of what it asked.
+	RequestID, RequestSum string
 }
 
 // List returns the sessions in the store, newest first. Files that cannot be read are
@@ -252,7 +253,7 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 		if model == "" {
 			model = meta.Model
 		}
-		sum := Summary{ID: meta.ID, Title: meta.Title, Model: model, Created: meta.Created, Hidden: meta.Hidden, Archived: meta.Archived, Parent: meta.Parent, RequestID: meta.RequestID}
+		sum := Summary{ID: meta.ID, Title: meta.Title, Model: model, Created: meta.Created, Hidden: meta.Hidden, Archived: meta.Archived, Parent: meta.Parent, RequestID: meta.RequestID, RequestSum: meta.RequestSum}
 		if info != nil {
 			sum.Modified = info.ModTime()
 		}
