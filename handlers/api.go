@@ -169,9 +169,12 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 	used := th.ContextUsed()
 	out := SnapshotAnswer{
 		SessionID: id, Title: sess.Title, Created: sess.Created, Model: st.Model,
-		Busy: st.Busy, BusyElsewhere: st.Elsewhere, ActiveThread: th.ID, LastTurn: th.LastTurn(), Archived: sess.Archived, Hidden: sess.Hidden,
+		Busy: st.Busy, BusyElsewhere: st.Elsewhere, ActiveThread: th.ID, LastTurn: st.LastTurn.Status, Archived: sess.Archived, Hidden: sess.Hidden,
 		Usage:    SnapshotUsage{User: fmt.Sprintf("USER %d/%d", used, window), PromptTokens: used, ContextWindow: window, Spent: sess.Spent()},
-		Messages: msgs, Answer: lastAnswer(th), EventID: cursor, ParentSession: sess.Parent,
+		Messages: msgs, Answer: st.LastTurn.Answer, EventID: cursor, ParentSession: sess.Parent,
+	}
+	if st.LastTurn.Code != "" {
+		out.LastError = &LastError{Code: st.LastTurn.Code, Message: st.LastTurn.Error}
 	}
 	if st.Busy {
 		out.Job = st.Job
@@ -209,24 +212,11 @@ func intParam(v string, def, lo, hi int, name string) (int, error) {
 	return n, nil
 }
 
-// lastAnswer is the text of the thread's last assistant message: a child's result.
-func lastAnswer(th *sessions.Thread) string {
-	for i := len(th.Entries) - 1; i >= 0; i-- {
-		if m := th.Entries[i].Message; m.Role == model.Assistant {
-			return m.Text()
-		}
-		if th.Entries[i].AcceptedAt != nil {
-			return "" // the newest turn has no answer yet
-		}
-	}
-	return ""
-}
-
 // apiMessage renders entry i for the API, or reports false for one that is only tool
 // results (they show in their calls).
 func (p *projector) apiMessage(i int) (SnapshotMessage, bool) {
 	e := p.thread.Entries[i]
-	m := SnapshotMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text()}
+	m := SnapshotMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text(), Rejected: e.Rejected}
 	for _, part := range e.Message.Parts {
 		switch {
 		case part.Kind == model.KindImage:

@@ -290,7 +290,7 @@ func TestAPICancel(t *testing.T) {
 		t.Fatalf("cancel = %d %v", code, out)
 	}
 	snap := ts.waitAPIIdle(t, id)
-	if snap["last_turn"] != "cancelled" {
+	if le, _ := snap["last_error"].(map[string]any); snap["last_turn"] != "stopped" || le["code"] != "stopped" {
 		t.Errorf("after cancel: %v", snap)
 	}
 	if code, out := ts.call(t, "POST", "/sessions/"+id+"/cancel", map[string]any{"request_id": "x"}); code != 200 || out["stopped"] != false {
@@ -314,8 +314,8 @@ func TestAPICancelRetryWait(t *testing.T) {
 		t.Fatalf("cancel = %d %v", code, out)
 	}
 	snap := ts.waitAPIIdle(t, id)
-	if d := time.Since(start); d > 5*time.Second || snap["last_turn"] != "cancelled" {
-		t.Errorf("the retry wait ended after %v as %v, want at once and cancelled", d, snap["last_turn"])
+	if d := time.Since(start); d > 5*time.Second || snap["last_turn"] != "stopped" {
+		t.Errorf("the retry wait ended after %v as %v, want at once and stopped", d, snap["last_turn"])
 	}
 }
 
@@ -532,5 +532,37 @@ func TestAPIRequestIDConflict(t *testing.T) {
 	}
 	if code, out := act(map[string]any{"request_id": "t", "action": "submit", "text": "hi"}); code != 409 || errCode(out) != "request_id_conflict" {
 		t.Errorf("submit reusing set_title's request id = %d %v, want 409 request_id_conflict", code, out)
+	}
+}
+
+// TestRejectedTurnAfterReload (issue 20): a turn the provider rejects is rewound, and both
+// the snapshot and a freshly loaded page show it as it happened: the user's message, marked
+// as rejected, with the reason; last_turn rejected with last_error; no earlier answer given
+// as the result; the context meter of the turns that stay.
+func TestRejectedTurnAfterReload(t *testing.T) {
+	ts := newTestServer(t,
+		fakemodel.Turn{Text: "first answer", Usage: fakemodel.Usage{Input: 1234}},
+		fakemodel.Turn{Status: 400, ErrorBody: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215021 tokens > 200000 maximum"}}`})
+	_, c := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c"})
+	id := c["session_id"].(string)
+	ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "s1", "action": "submit", "text": "hello"})
+	ts.waitAPIIdle(t, id)
+	ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "s2", "action": "submit", "text": "the message that does not fit"})
+	snap := ts.waitAPIIdle(t, id)
+	le, _ := snap["last_error"].(map[string]any)
+	if snap["last_turn"] != "rejected" || le["code"] != "context_overflow" || !strings.Contains(le["message"].(string), "prompt is too long") || snap["answer"] != "" {
+		t.Errorf("snapshot: last_turn %v, last_error %v, answer %q; want rejected, context_overflow with the provider's words, no answer", snap["last_turn"], le, snap["answer"])
+	}
+	msgs := snap["messages"].([]any)
+	last := msgs[len(msgs)-1].(map[string]any)
+	if last["text"] != "the message that does not fit" || last["rejected"] != true {
+		t.Errorf("the last message = %v, want the rejected input, marked", last)
+	}
+	if u := snap["usage"].(map[string]any); u["prompt_tokens"] != float64(1234) {
+		t.Errorf("usage = %v, want the kept turn's 1234 prompt tokens", u)
+	}
+	_, page := ts.do(t, "GET", "/profiles/default/s/"+id+"/", nil, nil)
+	if !strings.Contains(page, "the message that does not fit") || !strings.Contains(page, "The request was rejected: the model refused the request") {
+		t.Errorf("the page after a reload does not show the rejected message and why:\n%s", page)
 	}
 }

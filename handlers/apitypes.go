@@ -72,17 +72,24 @@ type SnapshotAnswer struct {
 	// BusyElsewhere names another process that works on the session, if one does.
 	BusyElsewhere string `json:"busy_elsewhere,omitempty"`
 	// Stopped is the save error that stopped the session's work, if one did.
-	Stopped      string            `json:"stopped,omitempty"`
-	ActiveThread string            `json:"active_thread"`
-	LastTurn     string            `json:"last_turn"` // how the last turn ended: done, cancelled, failed, rejected, or ""
-	Archived     bool              `json:"archived"`
-	Hidden       bool              `json:"hidden"`
-	Usage        SnapshotUsage     `json:"usage"`
-	Messages     []SnapshotMessage `json:"messages"`
+	Stopped      string `json:"stopped,omitempty"`
+	ActiveThread string `json:"active_thread"`
+	// LastTurn is how the latest turn stands: none (no turn yet), running, done, stopped,
+	// failed, rejected (the request was refused and the turn rewound), or interrupted (the
+	// process running it stopped). LastError says why for stopped, failed, rejected and
+	// interrupted.
+	LastTurn  string            `json:"last_turn"`
+	LastError *LastError        `json:"last_error,omitempty"`
+	Archived  bool              `json:"archived"`
+	Hidden    bool              `json:"hidden"`
+	Usage     SnapshotUsage     `json:"usage"`
+	Messages  []SnapshotMessage `json:"messages"`
 	// NextBefore is there when older messages are left: ?before= it pages back.
-	NextBefore int    `json:"next_before,omitempty"`
-	Answer     string `json:"answer"` // the text of the last assistant message of the newest turn
-	EventID    string `json:"event_id"`
+	NextBefore int `json:"next_before,omitempty"`
+	// Answer is the latest turn's final answer, empty when it has none (it failed, was
+	// stopped before answering, or still runs): never an earlier turn's.
+	Answer  string `json:"answer"`
+	EventID string `json:"event_id"`
 	// ParentSession is there for a child; RootSession and Depth (0 for a root) for every
 	// session whose lineage could be read.
 	ParentSession string         `json:"parent_session,omitempty"`
@@ -90,6 +97,13 @@ type SnapshotAnswer struct {
 	Depth         *int           `json:"depth,omitempty"`
 	Children      []ChildSession `json:"children"`
 	Tree          TreeTotals     `json:"tree"`
+}
+
+// LastError is why a turn ended without an answer: a stable code (see docs/browser.md) and
+// a sentence that says what happened and what to do.
+type LastError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // SnapshotUsage is the context use of a [SnapshotAnswer]'s active thread and the tokens
@@ -111,6 +125,9 @@ type SnapshotMessage struct {
 	Text       string             `json:"text,omitempty"`
 	ToolCalls  []SnapshotToolCall `json:"tool_calls,omitempty"`
 	Images     int                `json:"images,omitempty"`
+	// Rejected marks a user message whose request was rejected: it is shown where it was
+	// sent, but the model never got it (the next message does not carry it).
+	Rejected bool `json:"rejected,omitempty"`
 }
 
 // SnapshotToolCall is one tool call of a [SnapshotMessage].
@@ -128,7 +145,7 @@ type ChildSession struct {
 	Title     string `json:"title"`
 	Model     string `json:"model"`
 	Busy      bool   `json:"busy"`
-	LastTurn  string `json:"last_turn"`
+	LastTurn  string `json:"last_turn"` // as the snapshot's last_turn
 }
 
 // TreeTotals rolls up a session and all its descendants.

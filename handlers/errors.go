@@ -25,6 +25,8 @@ func sessionError(err error) *web.Error {
 	switch {
 	case errors.As(err, &busy):
 		return &web.Error{Status: http.StatusConflict, Code: "busy", Message: busy.Error() + "; nothing was queued", Err: err}
+	case errors.Is(err, sessions.ErrUnknownModel):
+		return &web.Error{Status: http.StatusConflict, Code: "unknown_model", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrRequestConflict):
 		return &web.Error{Status: http.StatusConflict, Code: "request_id_conflict", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrParentNotFound):
@@ -39,7 +41,8 @@ func sessionError(err error) *web.Error {
 		// Expected: no cause, so nothing is logged.
 		return web.NewError(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; send it again once it is back")
 	case errors.Is(err, sessions.ErrSaveFailed):
-		return &web.Error{Status: http.StatusInternalServerError, Code: "save_failed", Message: "the session could not be saved, so its work is stopped: " + err.Error(), Err: err}
+		return &web.Error{Status: http.StatusInsufficientStorage, Code: "save_failed", Message: "the session could not be saved (" + saveCause(err) +
+			"), so nothing more was done; once the disk has room again (or what failed is fixed), send it again", Err: err}
 	}
 	return nil
 }
@@ -69,3 +72,12 @@ func (s *server) serveError(w http.ResponseWriter, r *http.Request, err error) {
 
 // unprefixed is the sentence of a session service error, without its package prefix.
 func unprefixed(err error) string { return strings.TrimPrefix(err.Error(), "sessions: ") }
+
+// saveCause is what failed of a save: the file operation and its error, when the chain has
+// one ("write PATH: no space left on device").
+func saveCause(err error) string {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Error()
+	}
+	return strings.ReplaceAll(err.Error(), "sessions: ", "")
+}

@@ -34,7 +34,9 @@ func TestOneErrorMapping(t *testing.T) {
 		{"no file", fmt.Errorf("open a.md: %w", fs.ErrNotExist), 404, "not_found", false},
 		{"unknown action", fmt.Errorf("%w \"explode\"", sessions.ErrUnknownAction), 400, "unknown_action", false},
 		{"shutting down", fmt.Errorf("submit: %w", sessions.ErrShutdown), 503, "shutting_down", false},
-		{"save failed", fmt.Errorf("session s1: %w: %w", sessions.ErrSaveFailed, errors.New("disk full")), 500, "save_failed", true},
+		{"save failed", fmt.Errorf("session s1: %w: %w", sessions.ErrSaveFailed, errors.New("disk full")), 507, "save_failed", true},
+		{"model gone", fmt.Errorf("submit: %w", &sessions.UnknownModelError{Session: "s1", Key: "old", Known: []string{"a", "b"}}), 409, "unknown_model", false},
+		{"request id reused", &sessions.RequestConflictError{RequestID: "r", Before: "the action archive"}, 409, "request_id_conflict", false},
 		{"refused", httpError(http.StatusBadRequest, "The filter must be active."), 400, "bad_request", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -223,8 +223,15 @@ func (s *server) status(sess *sessions.Session, st sessions.Status) views.Status
 }
 
 func (s *server) composer(sess *sessions.Session, st sessions.Status, readOnly bool) views.ComposerView {
-	return views.ComposerView{Action: s.sessionURL(sess.ID) + "submit", ModelURL: s.sessionURL(sess.ID) + "model",
+	c := views.ComposerView{Action: s.sessionURL(sess.ID) + "submit", ModelURL: s.sessionURL(sess.ID) + "model",
 		Models: s.modelKeys(), Model: st.Model, Disabled: readOnly}
+	if !readOnly && !s.known(st.Model) && len(s.Models) > 0 {
+		// The session's model left the catalog: the picker offers it first, as it is, and the
+		// catalog's models to choose from.
+		c.Models = append([]string{st.Model}, c.Models...)
+		c.Error = "This session's model " + quote(st.Model) + " is no longer in the catalog: choose another model to go on."
+	}
+	return c
 }
 
 // earlier renders a page of older messages of a thread (?thread=, ?before=).
@@ -327,7 +334,7 @@ func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 			switch {
 			case c.Busy:
 				state = "working"
-			case state == "":
+			case state == "" || state == sessions.TurnNone:
 				state = "not started"
 			}
 			v.Rows = append(v.Rows, views.TreeRow{Title: orUntitled(c.Title, c.ID), URL: s.sessionURL(c.ID), Model: c.Model,

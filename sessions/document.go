@@ -216,15 +216,13 @@ func (d *document) amend(ctx context.Context, th *Thread, parts []model.Part) er
 }
 
 // endTurn durably records how the current turn of thread th ended: one of [TurnDone],
-// [TurnCancelled], [TurnFailed], [TurnRejected] or [TurnCompacted]. Entries recovery made
-// are written first.
-func (d *document) endTurn(ctx context.Context, th *Thread, status string, cause error) error {
+// [TurnCancelled], [TurnFailed], [TurnRejected] or [TurnCompacted], with, for an end that
+// is not an answer, its code and what a person is told. Entries recovery made are written
+// first.
+func (d *document) endTurn(ctx context.Context, th *Thread, status, code, msg string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	rec := &turnRec{Thread: th.ID, Status: status, At: time.Now().UTC()}
-	if cause != nil {
-		rec.Error = cause.Error()
-	}
+	rec := &turnRec{Thread: th.ID, Status: status, At: time.Now().UTC(), Code: code, Error: msg}
 	if err := d.checkpointLocked(th, nil, nil); err != nil {
 		return err
 	}
@@ -232,15 +230,15 @@ func (d *document) endTurn(ctx context.Context, th *Thread, status string, cause
 		return err
 	}
 	th.open, th.end = false, status
-	th.ends = append(th.ends, TurnEnd{After: len(th.Entries), Status: status, Error: rec.Error, At: rec.At})
+	th.ends = append(th.ends, TurnEnd{After: len(th.Entries), Status: status, Error: rec.Error, Code: rec.Code, At: rec.At})
 	return nil
 }
 
 // startThread durably starts thread nt as the successor of the latest thread. nt.Entries
 // are its first messages; inherit, when positive, says that they begin with that many
-// leading entries of the predecessor, which are then not written again. nt's bookkeeping
-// must be set: readers may see it as soon as it is in the document, which owns it from
-// then on.
+// leading entries of the predecessor, which are then not written again. nt.Usage, when set,
+// is carried over (its context use, not spent again). nt's bookkeeping must be set: readers
+// may see it as soon as it is in the document, which owns it from then on.
 func (d *document) startThread(ctx context.Context, nt *Thread, inherit int) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -274,7 +272,7 @@ func (d *document) startThread(ctx context.Context, nt *Thread, inherit int) err
 		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: nt.ID, Index: i, Entry: nt.Entries[i]}})
 	}
 	if nt.Usage != (model.Usage{}) {
-		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: nt.ID, Usage: nt.Usage}})
+		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: nt.ID, Usage: nt.Usage, Carried: true}})
 	}
 	if err := d.write(recs...); err != nil {
 		return err
@@ -357,6 +355,20 @@ func (d *document) reload(ctx context.Context) error {
 	defer d.mu.Unlock()
 	fresh, file, err := d.store.reload(ctx, d.id, d.file)
 	if err != nil || fresh == nil {
+		return err
+	}
+	d.sess, d.file = fresh, file
+	return nil
+}
+
+// reopen reads the document again from its file, whatever this document holds, cutting
+// off a torn last write: after a failed save, the file is the truth. Call it with the
+// session's writer gate held, and with no thread handle kept.
+func (d *document) reopen(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fresh, file, err := d.store.reload(ctx, d.id, fileState{})
+	if err != nil {
 		return err
 	}
 	d.sess, d.file = fresh, file

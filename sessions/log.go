@@ -64,9 +64,12 @@ type msgRec struct {
 	Entry
 }
 
+// usageRec is a usage report. A carried one (a rewound thread's, which starts from an
+// earlier context) sets the thread's context use without counting as spent again.
 type usageRec struct {
-	Thread string      `json:"thread"`
-	Usage  model.Usage `json:"usage"`
+	Thread  string      `json:"thread"`
+	Usage   model.Usage `json:"usage"`
+	Carried bool        `json:"carried,omitempty"`
 }
 
 // intentRec is written before a tool call runs.
@@ -93,12 +96,14 @@ type progressRec struct {
 	At     time.Time `json:"at"`
 }
 
-// turnRec ends a turn.
+// turnRec ends a turn. Error is what a person is told of a turn that did not end with
+// an answer, and Code its kind (see [TurnCodes]).
 type turnRec struct {
 	Thread string    `json:"thread"`
 	Status string    `json:"status"`
 	At     time.Time `json:"at"`
 	Error  string    `json:"error,omitempty"`
+	Code   string    `json:"code,omitempty"`
 }
 
 // metaOf returns the metadata record of s.
@@ -336,7 +341,9 @@ func apply(sp **Session, rec record) error {
 			return fmt.Errorf("usage for unknown thread %q", u.Thread)
 		}
 		t.Usage = u.Usage
-		t.spent = t.spent.Add(u.Usage)
+		if !u.Carried {
+			t.spent = t.spent.Add(u.Usage)
+		}
 	case "intent":
 		in := rec.Intent
 		if in == nil {
@@ -388,7 +395,7 @@ func apply(sp **Session, rec record) error {
 			return fmt.Errorf("turn end for unknown thread %q", tr.Thread)
 		}
 		t.open, t.end = false, tr.Status
-		t.ends = append(t.ends, TurnEnd{After: len(t.Entries), Status: tr.Status, Error: tr.Error, At: tr.At})
+		t.ends = append(t.ends, TurnEnd{After: len(t.Entries), Status: tr.Status, Error: tr.Error, Code: tr.Code, At: tr.At})
 	default:
 		// A record kind from a newer minor revision: skip it rather than refuse the file.
 	}
@@ -397,7 +404,7 @@ func apply(sp **Session, rec record) error {
 
 // noteEntry updates the thread's turn and tool-call bookkeeping for an appended entry.
 func (t *Thread) noteEntry(e Entry) {
-	if e.AcceptedAt != nil || e.Continuation {
+	if (e.AcceptedAt != nil || e.Continuation) && !e.Rejected {
 		t.open = true
 	}
 	if e.Message.Role == model.User {

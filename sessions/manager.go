@@ -193,7 +193,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		sess.Threads = []*Thread{seed}
 	}
 	if err := m.o.Store.Create(ctx, sess); err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: %w", ErrSaveFailed, err)
 	}
 	return sess.ID, nil
 }

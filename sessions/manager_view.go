@@ -45,6 +45,9 @@ type Status struct {
 	Stopped error
 	// Model is the catalog key the next turn uses.
 	Model string
+	// LastTurn is how the latest turn stands: running, or as the document records it, or,
+	// when this process could not record it (a save failed), as it ended here.
+	LastTurn TurnState
 }
 
 // Snapshot returns a copy of session id's document that is safe to read while its work
@@ -55,11 +58,13 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 	l := m.live[id]
 	m.mu.Unlock()
 	var st Status
+	var failed *TurnState
 	if l != nil {
 		l.mu.Lock()
 		if l.job != nil {
 			st.Busy, st.Job = true, l.job.Kind
 		}
+		failed = l.failed
 		l.mu.Unlock()
 		st.Stopped = l.rt.Err()
 		if st.Busy || !l.rt.doc.changedOnDisk() {
@@ -68,6 +73,7 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 				st.Elsewhere, _ = m.o.Store.Holder(id)
 			}
 			st.Model = m.modelOf(cp)
+			st.LastTurn = lastTurn(cp, st, failed)
 			return cp, st, nil
 		}
 		// Another process wrote to it since this runtime last did: show what it wrote. The
@@ -81,7 +87,21 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 		st.Elsewhere, _ = m.o.Store.Holder(id)
 	}
 	st.Model = m.modelOf(sess)
+	st.LastTurn = lastTurn(sess, st, failed)
 	return sess.clone(), st, nil
+}
+
+// lastTurn is how session s's latest turn stands, given what it is doing now (st) and how
+// its last turn job ended here when the document could not say (failed).
+func lastTurn(s *Session, st Status, failed *TurnState) TurnState {
+	t := s.LastTurn()
+	switch {
+	case st.Busy && st.Job == JobTurn || st.Elsewhere != "" && t.Status == TurnInterrupted:
+		return TurnState{Status: TurnRunning, Thread: s.Latest().ID}
+	case failed != nil && (t.At.IsZero() || failed.At.After(t.At)):
+		return *failed
+	}
+	return t
 }
 
 func (m *Manager) modelOf(s *Session) string {

@@ -129,7 +129,8 @@ type CallInfo struct {
 type TurnEnd struct {
 	After  int
 	Status string
-	Error  string
+	Error  string // what a person is told, for a turn that did not end with an answer
+	Code   string // its kind, one of [TurnCodes]; empty in records saved before codes were kept
 	At     time.Time
 }
 
@@ -158,14 +159,16 @@ func (s *Session) Spent() model.Usage {
 }
 
 // WorkTime returns the time the session's turns took, from each input's acceptance to
-// its turn's end; a turn still running counts until now.
+// its turn's end; a turn still running counts until now. The entries a thread started with
+// (kept or retained from its predecessor, or a fork's parent) and rejected copies are
+// counted where they ran.
 func (s *Session) WorkTime(now time.Time) time.Duration {
 	var d time.Duration
 	for _, t := range s.Threads {
 		ends := t.ends
 		k := 0
 		for i, e := range t.Entries {
-			if e.AcceptedAt == nil {
+			if e.AcceptedAt == nil || e.Rejected || i < t.Base {
 				continue
 			}
 			for k < len(ends) && ends[k].After <= i {
@@ -240,6 +243,10 @@ type Entry struct {
 	// it instead of submitting again. RequestSum is a digest of what the request asked.
 	RequestID  string `json:"request_id,omitempty"`
 	RequestSum string `json:"request_sum,omitempty"`
+	// Rejected marks the copy of a rejected turn's input that a rewound thread shows after
+	// the turns it kept: it is part of the transcript but never of the model's input (the
+	// predecessor thread keeps the original).
+	Rejected bool `json:"rejected,omitempty"`
 }
 
 // Facts describe the runtime a thread's work happens in: who owns the live tool handles,
@@ -313,21 +320,23 @@ func (t *Thread) Interrupted() bool { return t.open }
 // [TurnFailed], [TurnRejected]), or "" when none was recorded.
 func (t *Thread) LastTurn() string { return t.end }
 
-// Facts returns the latest runtime facts recorded in the thread, or nil.
+// Facts returns the latest runtime facts recorded in the thread (the model saw them), or
+// nil.
 func (t *Thread) Facts() *Facts {
 	for i := len(t.Entries) - 1; i >= 0; i-- {
-		if f := t.Entries[i].Facts; f != nil {
+		if f := t.Entries[i].Facts; f != nil && !t.Entries[i].Rejected {
 			return f
 		}
 	}
 	return nil
 }
 
-// History returns the thread as model input: consecutive user messages (an input after a
-// turn that stopped before its answer) merged into one, and malformed tool call/result pairs
-// repaired by [agent.RepairHistory]. Stored entries are never changed.
+// History returns the thread as model input: rejected inputs left out, consecutive user
+// messages (an input after a turn that stopped before its answer) merged into one, and
+// malformed tool call/result pairs repaired by [agent.RepairHistory]. Stored entries are
+// never changed.
 func (t *Thread) History() []model.Message {
-	h := merged(t.Messages())
+	h := merged(t.input())
 	if fixed, changed := agent.RepairHistory(h); changed {
 		return fixed
 	}
@@ -338,10 +347,21 @@ func (t *Thread) History() []model.Message {
 // are: a tool call without its result, a result without its call, or results out of order.
 // Such a thread stays readable; [Thread.History] repairs it before use.
 func (t *Thread) Executable() error {
-	if _, changed := agent.RepairHistory(merged(t.Messages())); changed {
+	if _, changed := agent.RepairHistory(merged(t.input())); changed {
 		return fmt.Errorf("thread %s: malformed tool call/result pairs; the history must be repaired before use", t.ID)
 	}
 	return nil
+}
+
+// input returns the messages of the thread that are model input: all but rejected inputs.
+func (t *Thread) input() []model.Message {
+	out := make([]model.Message, 0, len(t.Entries))
+	for _, e := range t.Entries {
+		if !e.Rejected {
+			out = append(out, e.Message)
+		}
+	}
+	return out
 }
 
 // merged joins consecutive user messages, which the providers reject.

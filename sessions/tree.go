@@ -17,7 +17,7 @@ type TreeNode struct {
 	Depth                    int // 0 for the session the tree was asked of
 	Busy                     bool
 	Job                      string
-	LastTurn                 string // how its last turn ended: done, cancelled, failed, rejected, or ""
+	LastTurn                 string // how its latest turn stands: a [TurnState] status
 	Spent                    model.Usage
 	Work                     time.Duration
 	OpenCalls                int
@@ -95,7 +95,7 @@ func (m *Manager) Tree(ctx context.Context, id string) (*TreeNode, error) {
 		}
 		visited++
 		n := &TreeNode{ID: id, Title: sess.Title, Model: st.Model, Parent: sess.Parent, Depth: depth, Busy: st.Busy, Job: st.Job,
-			LastTurn: sess.Latest().LastTurn(), Spent: sess.Spent(), Work: sess.WorkTime(now), OpenCalls: sess.OpenCalls()}
+			LastTurn: st.LastTurn.Status, Spent: sess.Spent(), Work: sess.WorkTime(now), OpenCalls: sess.OpenCalls()}
 		for _, k := range kids[id] {
 			if visited >= maxTree {
 				break
