@@ -126,7 +126,7 @@ func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 	out := ListAnswer{Sessions: make([]ListedSession, 0, len(list))}
 	for _, l := range list {
 		out.Sessions = append(out.Sessions, ListedSession{SessionID: l.ID, Title: l.Title, Model: l.Model, Created: l.Created,
-			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, ParentSession: l.Parent})
+			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, ParentSession: l.Parent, Problem: l.Problem})
 	}
 	return out, nil
 }

@@ -56,6 +56,9 @@ type ListedSession struct {
 	Archived      bool      `json:"archived"`
 	Hidden        bool      `json:"hidden"`
 	ParentSession string    `json:"parent_session,omitempty"` // a child's parent
+	// Problem is there for a session this myco cannot open: "needs a newer myco (…)" or
+	// "damaged: FILE:LINE: …". Opening it answers unsupported_schema or damaged.
+	Problem string `json:"problem,omitempty"`
 }
 
 // SnapshotAnswer answers GET /api/sessions/ID: the session's state, its active thread's

@@ -25,6 +25,15 @@ func sessionError(err error) *web.Error {
 	switch {
 	case errors.As(err, &busy):
 		return &web.Error{Status: http.StatusConflict, Code: "busy", Message: busy.Error() + "; nothing was queued", Err: err}
+	case errors.Is(err, sessions.ErrUnsupportedSchema) || errors.Is(err, sessions.ErrDamaged):
+		le, _ := errors.AsType[*sessions.LoadError](err)
+		if le == nil {
+			break
+		}
+		if le.Newer > 0 {
+			return &web.Error{Status: http.StatusConflict, Code: "unsupported_schema", Message: "this session " + le.Problem() + "; its file is left as it is", Err: err}
+		}
+		return &web.Error{Status: http.StatusConflict, Code: "damaged", Message: "this session's file is damaged (" + le.Error() + "); it is left as it is for you to inspect", Err: err}
 	case errors.Is(err, sessions.ErrUnknownModel):
 		return &web.Error{Status: http.StatusConflict, Code: "unknown_model", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrRequestConflict):

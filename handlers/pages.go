@@ -78,6 +78,9 @@ func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 func (s *server) rows(list []sessions.Listed, current string) []views.SessionRow {
 	out := make([]views.SessionRow, 0, len(list))
 	for _, l := range list {
+		if l.Problem != "" {
+			l.Title = l.ID + ": " + l.Problem // a file this myco cannot open, listed rather than hidden
+		}
 		out = append(out, views.SessionRow{ID: l.ID, URL: s.sessionURL(l.ID), Title: l.Title, Model: l.Model,
 			Activity: ago(l.Modified), ISOTime: l.Modified.Format(time.RFC3339), Busy: l.Busy, Archived: l.Archived,
 			Current: l.ID == current})

@@ -154,11 +154,22 @@ func encode(recs ...record) ([]byte, error) {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// LoadError is a session file that cannot be read as a session. The file is left as it was.
+// Errors of session files that cannot be loaded, which a [LoadError] matches.
+var (
+	// ErrUnsupportedSchema reports a session file of a newer schema than this myco reads.
+	ErrUnsupportedSchema = errors.New("sessions: the session file needs a newer myco")
+	// ErrDamaged reports a session file that is not a valid session.
+	ErrDamaged = errors.New("sessions: the session file is damaged")
+)
+
+// LoadError is a session file that cannot be read as a session. The file is left as it
+// was; nothing rewrites it. It matches [ErrUnsupportedSchema] when Newer is set, else
+// [ErrDamaged].
 type LoadError struct {
-	Path string
-	Line int // 0 when the problem is not on one line
-	Msg  string
+	Path  string
+	Line  int // 0 when the problem is not on one line
+	Msg   string
+	Newer int // the file's schema version, when it is newer than this myco reads
 }
 
 func (e *LoadError) Error() string {
@@ -166,6 +177,38 @@ func (e *LoadError) Error() string {
 		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+}
+
+func (e *LoadError) Unwrap() error {
+	if e.Newer > 0 {
+		return ErrUnsupportedSchema
+	}
+	return ErrDamaged
+}
+
+// Problem says in a few words why the file cannot be used, for a listing: "needs a newer
+// myco (…)" or "damaged: FILE:LINE: …".
+func (e *LoadError) Problem() string {
+	if e.Newer > 0 {
+		return fmt.Sprintf("needs a newer myco (session schema version %d; this myco reads versions 2 to %d)", e.Newer, Version)
+	}
+	return "damaged: " + e.Error()
+}
+
+// newerSchemaError is a session of a schema version newer than this binary's.
+type newerSchemaError struct{ version int }
+
+func (e *newerSchemaError) Error() string {
+	return fmt.Sprintf("session schema version %d is newer than this myco understands (version %d); upgrade myco", e.version, Version)
+}
+
+// loadError is the [LoadError] of err on line of path (0 for none).
+func loadError(path string, line int, err error) *LoadError {
+	le := &LoadError{Path: path, Line: line, Msg: err.Error()}
+	if n, ok := errors.AsType[*newerSchemaError](err); ok {
+		le.Newer = n.version
+	}
+	return le
 }
 
 // Decode parses a session file: a version 5 log, or a document of schema 2, 3 or 4, which
@@ -183,7 +226,7 @@ func decode(path string, data []byte) (*Session, int64, error) {
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 		sess, err := decodeLegacy(data)
 		if err != nil {
-			return nil, 0, &LoadError{Path: path, Msg: err.Error()}
+			return nil, 0, loadError(path, 0, err)
 		}
 		if err := check(sess); err != nil {
 			return nil, 0, &LoadError{Path: path, Msg: err.Error()}
@@ -212,7 +255,7 @@ func decode(path string, data []byte) (*Session, int64, error) {
 			if last && sess != nil {
 				break // a torn or garbled last write
 			}
-			return nil, 0, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
+			return nil, 0, loadError(path, lineNo, err)
 		}
 		valid += nl + 1
 		if sess == nil {
@@ -221,7 +264,7 @@ func decode(path string, data []byte) (*Session, int64, error) {
 			}
 		}
 		if err := apply(&sess, rec); err != nil {
-			return nil, 0, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
+			return nil, 0, loadError(path, lineNo, err)
 		}
 	}
 	if sess == nil {
@@ -282,7 +325,7 @@ func apply(sp **Session, rec record) error {
 			return errors.New("session record without metadata")
 		}
 		if m.Version > Version {
-			return fmt.Errorf("session schema version %d is newer than this myco understands (version %d); upgrade myco", m.Version, Version)
+			return &newerSchemaError{m.Version}
 		}
 		if m.Version < Version {
 			return fmt.Errorf("session record of schema version %d inside a version %d log", m.Version, Version)

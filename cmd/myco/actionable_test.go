@@ -1,16 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"myco.dev/agent/model"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/needs"
+	"myco.dev/sessions"
 )
 
 // TestModelLeftTheCatalog (issue 20): a session whose model was removed from the config
@@ -111,6 +117,70 @@ func fill(t *testing.T, path string) {
 				t.Fatal(err)
 			}
 			return
+		}
+	}
+}
+
+// TestUnreadableSessionsListed (issue 20): a session file of a newer schema, or a damaged
+// one, is listed with its problem, not hidden; opening it answers 409 unsupported_schema or
+// damaged with that message, on the page and in the API; nothing rewrites it.
+func TestUnreadableSessionsListed(t *testing.T) {
+	home := profileHome(t, "anthropic-messages", fakemodel.New(t).URL, "")
+	dir := filepath.Join(home, "profiles", "default", "session")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "future.session"), []byte(`{"version":6,"id":"future","created":"2027-01-01T00:00:00Z","threads":[]}`), 0o600)
+	now := time.Now().UTC()
+	at := now
+	store := sessions.NewStore(dir)
+	if err := store.Create(t.Context(), &sessions.Session{ID: "broken", Created: now, Title: "was fine", Threads: []*sessions.Thread{{ID: "t1", Created: now,
+		Entries: []sessions.Entry{{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart("hello")}}, AcceptedAt: &at}, {Message: model.Message{Role: model.Assistant, Parts: []model.Part{model.TextPart("hi")}}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(store.Path("broken"))
+	os.WriteFile(store.Path("broken"), bytes.Replace(data, []byte(`"hello"`), []byte(`"jello"`), 1), 0o600) // line 3's checksum fails
+	before := map[string][]byte{}
+	for _, id := range []string{"future", "broken"} {
+		before[id], _ = os.ReadFile(store.Path(id))
+	}
+	_, u, _ := startServer(t, home)
+	c := apiClient{t, strings.TrimSuffix(u, "/") + "/api"}
+	_, list := c.get("/sessions")
+	problems := map[string]string{}
+	for _, s := range list["sessions"].([]any) {
+		m := s.(map[string]any)
+		p, _ := m["problem"].(string)
+		problems[m["session_id"].(string)] = p
+	}
+	if !strings.HasPrefix(problems["future"], "needs a newer myco") || !strings.HasPrefix(problems["broken"], "damaged: "+store.Path("broken")+":3:") {
+		t.Errorf("the listing = %v, want both files listed with their problems", problems)
+	}
+	for _, tt := range []struct{ id, code, says string }{
+		{"future", "unsupported_schema", "needs a newer myco"},
+		{"broken", "damaged", store.Path("broken") + ":3"},
+	} {
+		code, out := c.get("/sessions/" + tt.id)
+		if ec, msg := apiErr(out); code != 409 || ec != tt.code || !strings.Contains(msg, tt.says) {
+			t.Errorf("GET %s = %d %v, want 409 %s saying %q", tt.id, code, out, tt.code, tt.says)
+		}
+		resp, err := http.Get(u + "s/" + tt.id + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 409 || !strings.Contains(string(b), tt.says) {
+			t.Errorf("the page of %s = %d, want 409 saying %q", tt.id, resp.StatusCode, tt.says)
+		}
+		if code, _ := c.post("/sessions/"+tt.id+"/actions", `{"request_id":"a","action":"archive"}`); code != 409 {
+			t.Errorf("archive %s = %d, want 409", tt.id, code)
+		}
+	}
+	if html := page(t, u); !strings.Contains(html, "future: needs a newer myco") {
+		t.Errorf("the sessions page does not list the newer session")
+	}
+	for id, b := range before {
+		if after, _ := os.ReadFile(store.Path(id)); !bytes.Equal(b, after) {
+			t.Errorf("%s was rewritten", id)
 		}
 	}
 }
