@@ -150,13 +150,18 @@ func (s *server) refusal(r *http.Request, err error, refuse func(int, string) er
 	return refuse(e.Status, e.Message)
 }
 
-// stop stops the session's running turn or compaction, including a retry wait.
+// stop stops the session's running turn or compaction, including a retry wait: the job
+// of form field job when the page sends it (a stop sent for a turn that has ended since
+// then does not stop the next one), else whatever runs.
 func (s *server) stop(w http.ResponseWriter, r *http.Request) error {
+	if err := form(w, r); err != nil {
+		return err
+	}
 	id := chi.URLParam(r, "id")
 	if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
 		return err
 	}
-	s.Sessions.Stop(id)
+	s.Sessions.Cancel(id, r.PostForm.Get("job"))
 	return done(w, r, s.sessionURL(id))
 }
 

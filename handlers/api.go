@@ -177,7 +177,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		out.LastError = &LastError{Code: st.LastTurn.Code, Message: st.LastTurn.Error}
 	}
 	if st.Busy {
-		out.Job = st.Job
+		out.Job, out.JobID = st.Job, st.JobID
 	}
 	if st.Stopped != nil {
 		out.Stopped = st.Stopped.Error()
@@ -285,7 +285,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		if err != nil {
 			return nil, err
 		}
-		out := SubmitAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, AcceptedAt: acc.At, Thread: acc.Thread, Repeat: acc.Repeat}
+		out := SubmitAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, AcceptedAt: acc.At, Thread: acc.Thread, Repeat: acc.Repeat, JobID: acc.JobID}
 		if !acc.Repeat {
 			out.EventID = cursor
 		}
@@ -309,12 +309,13 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 	return ActionAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, At: rec.At, Repeat: repeat, Result: rec.Result}, nil
 }
 
-// apiCancel stops the session's running turn or compaction, retry waits included. The
-// answer names the session, so the caller can submit to it again.
+// apiCancel stops the session's running turn or compaction, retry waits included: the job
+// job_id names (a no-op when that one has ended), else whatever runs. The answer names the
+// session, so the caller can submit to it again.
 func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := chi.URLParam(r, "id")
+	var req CancelRequest
 	if r.ContentLength != 0 {
-		var req CancelRequest
 		if err := decode(w, r, &req); err != nil {
 			return nil, err
 		}
@@ -322,7 +323,7 @@ func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) 
 	if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
 		return nil, err
 	}
-	stopped := s.Sessions.Stop(id)
+	stopped := s.Sessions.Cancel(id, req.JobID)
 	return CancelAnswer{SessionID: id, Stopped: stopped, APIURL: s.base + "/api/sessions/" + id}, nil
 }
 

@@ -70,8 +70,10 @@ type SnapshotAnswer struct {
 	Model     string    `json:"model"`
 	// Busy is false once all accepted work has ended.
 	Busy bool `json:"busy"`
-	// Job is the running job, "turn" or "compact", when Busy.
-	Job string `json:"job,omitempty"`
+	// Job is the running job, "turn" or "compact", and JobID its id (for a cancel), when
+	// Busy.
+	Job   string `json:"job,omitempty"`
+	JobID string `json:"job_id,omitempty"`
 	// BusyElsewhere names another process that works on the session, if one does.
 	BusyElsewhere string `json:"busy_elsewhere,omitempty"`
 	// Stopped is the save error that stopped the session's work, if one did.
@@ -184,6 +186,9 @@ type SubmitAnswer struct {
 	// EventID is the cursor from just before the submission, for /api/events?after=; a
 	// repeat has none (its turn began before).
 	EventID string `json:"event_id,omitempty"`
+	// JobID is the turn's job, for a cancel that stops this turn and no later one; a repeat
+	// of a turn that has ended has none.
+	JobID string `json:"job_id,omitempty"`
 }
 
 // ActionAnswer answers POST /api/sessions/ID/actions with every action but submit:
@@ -198,9 +203,13 @@ type ActionAnswer struct {
 	Result string `json:"result,omitempty"`
 }
 
-// CancelRequest is the optional body of POST /api/sessions/ID/cancel.
+// CancelRequest is the optional body of POST /api/sessions/ID/cancel. JobID names the job
+// to stop (a submit's answer, the snapshot and the state events give it): when that job has
+// ended, the cancel does nothing, so that it cannot stop a later turn. Without it, the cancel
+// stops whatever runs.
 type CancelRequest struct {
 	RequestID string `json:"request_id"`
+	JobID     string `json:"job_id"`
 }
 
 // CancelAnswer answers POST /api/sessions/ID/cancel. Stopped is false when nothing ran.

@@ -46,6 +46,9 @@ func sessionError(err error) *web.Error {
 		return &web.Error{Status: http.StatusNotFound, Code: "not_found", Message: errNotFound.Message, Err: err}
 	case errors.Is(err, sessions.ErrUnknownAction):
 		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: unprefixed(err), Err: err}
+	case errors.Is(err, sessions.ErrStopped):
+		// A job stopped before it started (a cancel raced it): nothing was done.
+		return &web.Error{Status: http.StatusConflict, Code: "busy", Message: "a cancel stopped this before it started; nothing was done or queued: send it again", Err: err}
 	case errors.Is(err, sessions.ErrShutdown):
 		// Expected: no cause, so nothing is logged.
 		return web.NewError(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; send it again once it is back")

@@ -97,6 +97,9 @@ func (l *live) sink(ev event) {
 			default:
 				j.acceptedAt, j.thread = a.At, a.Thread
 				close(j.accepted)
+				if j.stopAccepted {
+					j.cancel(ErrStopped)
+				}
 			}
 		}
 		l.mu.Unlock()
@@ -190,7 +193,7 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	}
 	l.publishLocked(end)
 	idle := false
-	l.publishLocked(Update{Type: UpdateState, Busy: &idle, Job: j.Kind})
+	l.publishLocked(Update{Type: UpdateState, Busy: &idle, Job: j.Kind, JobID: j.ID})
 	l.mu.Unlock()
 	close(j.done)
 }

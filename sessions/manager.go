@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,6 +100,7 @@ type Manager struct {
 	bus      *bus
 	registry *Registry
 	owners   atomic.Int64 // runtimes made, for unique owner names
+	jobIDs   atomic.Int64 // jobs started, for their ids
 	requests requests
 
 	base   context.Context // the parent of every job; Close cancels it with ErrShutdown
@@ -211,6 +213,9 @@ func (m *Manager) usable() error {
 type Job struct {
 	Session string
 	Kind    string // JobTurn or JobCompact
+	// ID names this job among every job of the service, across restarts: a cancel that
+	// names it stops it and no other (see [Manager.Cancel]).
+	ID string
 	// request is the API request a turn was submitted for (no id for none): a retry of
 	// that request while its input is not durable yet waits for this job's acceptance.
 	request request
@@ -218,6 +223,9 @@ type Job struct {
 	cancel   context.CancelCauseFunc
 	accepted chan struct{} // closed when a turn's input is durable
 	done     chan struct{} // closed when the job ended
+	// stopAccepted asks for the job to be stopped as soon as its input is durable (a cancel
+	// that came before); guarded by the live session's mu.
+	stopAccepted bool
 
 	// Set before accepted is closed.
 	acceptedAt time.Time
@@ -392,11 +400,12 @@ func (m *Manager) start(l *live, kind string, req request, f jobFunc) (*Job, err
 	m.jobs.Add(1)
 	m.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(m.base)
-	j := &Job{Session: l.id, Kind: kind, request: req, cancel: cancel, accepted: make(chan struct{}), done: make(chan struct{})}
+	j := &Job{Session: l.id, Kind: kind, ID: m.bus.boot + "-" + strconv.FormatInt(m.jobIDs.Add(1), 10), request: req, cancel: cancel,
+		accepted: make(chan struct{}), done: make(chan struct{})}
 	l.job = j
 	r := l.runner
 	busy := true
-	l.publishLocked(Update{Type: UpdateState, Busy: &busy, Job: kind})
+	l.publishLocked(Update{Type: UpdateState, Busy: &busy, Job: kind, JobID: j.ID})
 	go func() {
 		defer m.jobs.Done()
 		defer cancel(nil)

@@ -37,8 +37,9 @@ func (m *Manager) Publish(u Update) {
 
 // Status is what a session is doing now.
 type Status struct {
-	Busy bool
-	Job  string // the running job's kind, when Busy
+	Busy  bool
+	Job   string // the running job's kind, when Busy
+	JobID string // and its id, which a cancel may name
 	// Elsewhere names another process that works on the session now, if one does.
 	Elsewhere string
 	// Stopped is the save error that stopped the session's work in this process, if any.
@@ -62,7 +63,7 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 	if l != nil {
 		l.mu.Lock()
 		if l.job != nil {
-			st.Busy, st.Job = true, l.job.Kind
+			st.Busy, st.Job, st.JobID = true, l.job.Kind, l.job.ID
 		}
 		failed = l.failed
 		l.mu.Unlock()

@@ -181,6 +181,9 @@ func (m *Manager) CreateRequest(ctx context.Context, requestID string, o CreateO
 type Acceptance struct {
 	At     time.Time
 	Thread string
+	// JobID is the turn's job, while it runs (see [Manager.Cancel]); a repeat of a request
+	// whose turn ended has none.
+	JobID string
 	// Repeat reports that the request was accepted before: this is the first answer again.
 	Repeat bool
 }
@@ -206,7 +209,7 @@ func (m *Manager) SubmitRequest(ctx context.Context, id, requestID string, input
 		if err != nil {
 			return Acceptance{}, err
 		}
-		return Acceptance{At: at, Thread: j.thread, Repeat: true}, nil
+		return Acceptance{At: at, Thread: j.thread, JobID: j.ID, Repeat: true}, nil
 	}
 	sess, _, err := m.Snapshot(ctx, id)
 	if err != nil {
@@ -229,7 +232,7 @@ func (m *Manager) SubmitRequest(ctx context.Context, id, requestID string, input
 	if err != nil {
 		return Acceptance{}, err
 	}
-	return Acceptance{At: at, Thread: j.thread}, nil
+	return Acceptance{At: at, Thread: j.thread, JobID: j.ID}, nil
 }
 
 // Actions of [Manager.Act].

@@ -26,7 +26,7 @@ const (
 	UpdateDone          = "done"           // a turn ended with an answer: Text, Stop, Usage, Steps
 	UpdateError         = "error"          // a turn or compaction failed: Error, Code
 	UpdateCancelled     = "cancelled"      // a turn or compaction was stopped: Error says why
-	UpdateState         = "state"          // Busy and Job: work started or ended
+	UpdateState         = "state"          // Busy, Job and JobID: work started or ended
 	UpdateMeta          = "meta"           // the metadata changed: Title, Archived, Model
 	UpdateHost          = "host"           // a remote host's state changed (profile-wide): Host, State, Error, Attaches
 	UpdateReset         = "reset"          // the subscriber missed events it can no longer get: reload the snapshot
@@ -67,6 +67,7 @@ type Update struct {
 	Count      int             `json:"count,omitempty"`
 	Busy       *bool           `json:"busy,omitempty"`
 	Job        string          `json:"job,omitempty"`
+	JobID      string          `json:"job_id,omitempty"`
 	Title      *string         `json:"title,omitempty"`
 	Archived   *bool           `json:"archived,omitempty"`
 	Model      string          `json:"model,omitempty"`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -67,5 +68,63 @@ func TestStrictRequests(t *testing.T) {
 	}
 	if code, out := c.post("/sessions/"+id+"/actions", `{"request_id": "t", "action": "set_title", "title": "Named"}`); code != 200 || out["repeat"] != true {
 		t.Errorf("the same set_title again = %d %v, want a repeat", code, out)
+	}
+}
+
+// TestCancelTargetsItsTurn (issue 20): a submit racing a cancel either runs or is refused
+// with 409 busy, never 500; a cancel that names the job of a turn that has ended does not
+// stop the next turn.
+func TestCancelTargetsItsTurn(t *testing.T) {
+	fake := fakemodel.New(t)
+	fake.Loop()
+	fake.Script(fakemodel.Turn{Text: "quick"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	_, u, _ := startServer(t, home)
+	c := apiClient{t, strings.TrimSuffix(u, "/") + "/api"}
+	_, out := c.post("/sessions", `{"request_id":"r"}`)
+	id := out["session_id"].(string)
+	for i := range 20 {
+		codes := make(chan int, 2)
+		go func() {
+			code, _ := c.post("/sessions/"+id+"/actions", fmt.Sprintf(`{"request_id":"s%d","action":"submit","text":"go %d"}`, i, i))
+			codes <- code
+		}()
+		go func() {
+			code, _ := c.post("/sessions/"+id+"/cancel", "")
+			codes <- code
+		}()
+		for range 2 {
+			if code := <-codes; code != 200 && code != 409 {
+				t.Fatalf("round %d: an answer %d; a submit racing a cancel runs or is refused busy", i, code)
+			}
+		}
+		c.wait(id)
+	}
+}
+
+// TestLateCancelIsANoOp (issue 20): a cancel that names the job of a turn that has ended
+// does not stop the next turn.
+func TestLateCancelIsANoOp(t *testing.T) {
+	fake := fakemodel.New(t, fakemodel.Turn{Text: "one"}, fakemodel.Turn{Text: "a slow second answer", DelayMs: 30, ChunkSize: 1})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	_, u, _ := startServer(t, home)
+	c := apiClient{t, strings.TrimSuffix(u, "/") + "/api"}
+	_, out := c.post("/sessions", `{"request_id":"r"}`)
+	id := out["session_id"].(string)
+	_, first := c.post("/sessions/"+id+"/actions", `{"request_id":"late-1","action":"submit","text":"one"}`)
+	c.wait(id)
+	code, second := c.post("/sessions/"+id+"/actions", `{"request_id":"late-2","action":"submit","text":"two"}`)
+	if code != 200 || second["job_id"] == first["job_id"] || first["job_id"] == nil {
+		t.Fatalf("submits = %v, %v; want two job ids", first, second)
+	}
+	_, cancel := c.post("/sessions/"+id+"/cancel", `{"job_id":"`+first["job_id"].(string)+`"}`)
+	if cancel["stopped"] != false {
+		t.Errorf("a cancel of the ended turn = %v, want stopped false", cancel)
+	}
+	if _, snap := c.get("/sessions/" + id); snap["busy"] != true {
+		t.Errorf("the second turn ended before the late cancel came: the test proves nothing (%v)", snap)
+	}
+	if snap := c.wait(id); snap["last_turn"] != "done" || snap["answer"] != "a slow second answer" {
+		t.Errorf("the second turn after a late cancel: %v, want done", snap)
 	}
 }
