@@ -355,6 +355,8 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, nil
 	}
+	web.SmallSendBuffer(r)
+	sse.Timeout = s.StreamWriteTimeout
 	ctx := r.Context()
 	ping := s.APIPing
 	for {
@@ -373,9 +375,14 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 			return nil, nil
 		}
 		for _, u := range us {
-			if sse.SendJSON(sub.IDOf(u.Seq), u) != nil {
+			b, err := u.JSON()
+			if err != nil {
 				return nil, nil
 			}
+			sse.AppendJSON(sub.IDOf(u.Seq), b)
+		}
+		if sse.Flush() != nil {
+			return nil, nil // the client is gone, or stopped reading
 		}
 	}
 }

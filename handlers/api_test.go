@@ -3,15 +3,25 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"myco.dev/agent"
 	"myco.dev/agent/model"
+	"myco.dev/agent/model/anthropic"
 	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
+	"myco.dev/static"
 )
 
 // call sends a JSON request to the API and decodes the answer.
@@ -564,5 +574,73 @@ func TestRejectedTurnAfterReload(t *testing.T) {
 	_, page := ts.do(t, "GET", "/profiles/default/s/"+id+"/", nil, nil)
 	if !strings.Contains(page, "the message that does not fit") || !strings.Contains(page, "The request was rejected: the model refused the request") {
 		t.Errorf("the page after a reload does not show the rejected message and why:\n%s", page)
+	}
+}
+
+// TestAPIEventsDropsAClientThatDoesNotRead (issue 20): a client of /api/events that never
+// reads is cut off once a write waited StreamWriteTimeout (it no longer holds a goroutine
+// and buffers, nor slows the others); when it comes back with its cursor after its
+// session's events were let go (the session closed when idle), it gets a reset for it.
+func TestAPIEventsDropsAClientThatDoesNotRead(t *testing.T) {
+	fake := fakemodel.New(t)
+	fake.Loop()
+	fake.Script(fakemodel.Turn{Text: strings.Repeat("a long answer to fill the stream's buffers ", 100), ChunkSize: 8000})
+	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: fake.URL, Key: func() (string, error) { return "k", nil }, Retry: model.RetryPolicy{MaxAttempts: 1}}
+	mgr, err := sessions.NewManager(sessions.ManagerOptions{Store: sessions.NewStore(t.TempDir()), IdleClose: time.Hour, IdleKeep: 1, Log: slog.New(slog.NewTextHandler(t.Output(), nil)),
+		Models: testModels{cfg: sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", MaxOutputTokens: 1000}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mgr.Close)
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.ConnContext = web.ConnContext
+	u, _ := url.Parse("http://" + srv.Listener.Addr().String())
+	srv.Config.Handler = New(Deps{Profile: "default", Sessions: mgr, Default: "fake", Models: []ModelInfo{{Key: "fake", ContextWindow: 100000}},
+		Assets: static.New("/static/"), Port: u.Port(), UID: os.Getuid(), StreamWriteTimeout: 300 * time.Millisecond, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ts := &testServer{Server: srv, mgr: mgr}
+	_, out := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c"})
+	id := out["session_id"].(string)
+	_, snap := ts.call(t, "GET", "/sessions/"+id, nil)
+	cursor := snap["event_id"].(string)
+
+	idle, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	fmt.Fprintf(idle, "GET /profiles/default/api/events?session=%s HTTP/1.1\r\nHost: %s\r\n\r\n", id, u.Host)
+	// Turns until far more than the client's buffers hold has been sent to it.
+	for i := range 60 {
+		ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": fmt.Sprintf("s%d", i), "action": "submit", "text": "go"})
+		ts.waitAPIIdle(t, id)
+	}
+	// The server gave up on it: reading what it buffered ends, the connection closed.
+	idle.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.Copy(io.Discard, idle); err != nil {
+		t.Errorf("the client that never read was not cut off: %v", err)
+	}
+	// Its session closes when idle (another one is used after it), and its events go.
+	other, _ := mgr.Create(t.Context(), sessions.CreateOptions{})
+	ts.call(t, "POST", "/sessions/"+other+"/actions", map[string]any{"request_id": "o", "action": "submit", "text": "go"})
+	ts.waitAPIIdle(t, other)
+	for deadline := time.Now().Add(10 * time.Second); mgr.Owner(id) != ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session was not closed")
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/profiles/default/api/events?session="+id, nil)
+	req.Header.Set("Last-Event-ID", cursor)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"type":"reset"`) || strings.Contains(string(body), `"type":"accepted"`) {
+		t.Errorf("reconnecting with its cursor after its session closed: want a reset, not the old events:\n%.300s", body)
 	}
 }

@@ -90,7 +90,10 @@ type Deps struct {
 	// is the API event stream's; 0 means 15 s.
 	Ping    time.Duration
 	APIPing time.Duration
-	Log     *slog.Logger // nil means slog.Default()
+	// StreamWriteTimeout cuts off an event stream whose client stops reading, after a
+	// write waited this long; 0 means web.StreamWriteTimeout.
+	StreamWriteTimeout time.Duration
+	Log                *slog.Logger // nil means slog.Default()
 }
 
 // server holds the handlers' shared state.
@@ -125,6 +128,9 @@ func newServer(d Deps) *server {
 	}
 	if d.APIPing <= 0 {
 		d.APIPing = apiPing
+	}
+	if d.StreamWriteTimeout <= 0 {
+		d.StreamWriteTimeout = web.StreamWriteTimeout
 	}
 	return &server{Deps: d, base: "/profiles/" + d.Profile, md: newMDCache(64 << 20),
 		errors: web.Errors{Domain: sessionError, Log: d.Log}}

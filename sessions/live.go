@@ -28,6 +28,7 @@ type live struct {
 	// failed) or it ended before its input was durable; nil otherwise. The next turn job
 	// clears it.
 	failed *TurnState
+	used   time.Time // when it was last opened, or its last job ended
 	// Delta coalescing: deltas published less than DeltaEvery after the last one wait in
 	// pending, and a timer publishes them.
 	pending   *Update
@@ -188,6 +189,7 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	}
 	l.mu.Lock()
 	l.job = nil
+	l.used = time.Now()
 	if j.Kind == JobTurn {
 		l.failed = failed
 	}
@@ -196,6 +198,7 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	l.publishLocked(Update{Type: UpdateState, Busy: &idle, Job: j.Kind, JobID: j.ID})
 	l.mu.Unlock()
 	close(j.done)
+	l.m.idleCheck()
 }
 
 // logEnd leaves one log line, with the session id, for a job that failed or whose save

@@ -86,7 +86,14 @@ type ManagerOptions struct {
 	// DeltaEvery is the least time between two published deltas of one session; the text
 	// in between is coalesced. 0 means 40 ms.
 	DeltaEvery time.Duration
-	Log        *slog.Logger // nil means slog.Default()
+	// IdleClose is how long a session with no job, no subscription of its own and no live
+	// tool handle stays open (its document, runtime and event ring in memory) after its
+	// last use; it reopens from disk when next used. 0 means 3 minutes; negative, never.
+	// IdleKeep bounds how many such idle sessions stay open at once: beyond it the least
+	// recently used are closed at once; 0 means 32.
+	IdleClose time.Duration
+	IdleKeep  int
+	Log       *slog.Logger // nil means slog.Default()
 }
 
 // Manager is the session service of one profile, the one thing every front end calls: it
@@ -106,6 +113,8 @@ type Manager struct {
 	base   context.Context // the parent of every job; Close cancels it with ErrShutdown
 	cancel context.CancelCauseFunc
 	jobs   sync.WaitGroup
+	idle   sync.WaitGroup // the goroutine that closes idle sessions
+	kick   chan struct{}  // asks it to look now
 
 	mu   sync.Mutex // guards the fields below
 	live map[string]*live
@@ -123,7 +132,13 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 	if o.DeltaEvery <= 0 {
 		o.DeltaEvery = 40 * time.Millisecond
 	}
-	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry,
+	if o.IdleClose == 0 {
+		o.IdleClose = 3 * time.Minute
+	}
+	if o.IdleKeep <= 0 {
+		o.IdleKeep = 32
+	}
+	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry, kick: make(chan struct{}, 1),
 		live: map[string]*live{}, loading: map[string]chan struct{}{}, cache: map[string]loaded{}}
 	if m.log == nil {
 		m.log = slog.Default()
@@ -132,6 +147,9 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		m.registry = &Registry{}
 	}
 	m.base, m.cancel = context.WithCancelCause(context.Background())
+	if o.IdleClose > 0 {
+		m.idle.Go(func() { m.closeIdleEvery(m.base, min(o.IdleClose/2, time.Minute)) })
+	}
 	return m, nil
 }
 
@@ -429,6 +447,7 @@ func (m *Manager) Close() {
 	m.closed = true
 	m.mu.Unlock()
 	m.cancel(ErrShutdown)
+	m.idle.Wait()
 	m.jobs.Wait()
 	m.mu.Lock()
 	lives := m.live
@@ -473,6 +492,7 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 		}
 		if l := m.live[id]; l != nil {
 			m.mu.Unlock()
+			l.touch()
 			return l, nil
 		}
 		loading := m.loading[id]
@@ -504,6 +524,7 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 	}
 	delete(m.cache, id)
 	m.live[id] = l
+	l.used = time.Now()
 	return l, nil
 }
 

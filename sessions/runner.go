@@ -490,6 +490,7 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: " + err.Error()}
 	}
 	th := rc.tn.th // set between batches only
+	rt.usedTool()
 	in := &intentRec{Thread: th.ID, Call: call, Host: hostOf(call.Input), Started: rt.now().UTC()}
 	if err := rt.save(rt.doc.recordIntent(th, in)); err != nil {
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: its start could not be saved, so the session stopped: " + err.Error()}

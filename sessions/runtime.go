@@ -66,6 +66,9 @@ type runtime struct {
 	failed      error
 	autoOff     bool     // auto-compaction is disabled until a manual compaction succeeds
 	lastHandles []string // the last inventory taken, reported when a later one fails
+	// toolCall is when the last tool call started; heldAt when an inventory last found
+	// handles (holdsTools asks again once a call came after it, or a while passed).
+	toolCall, heldAt time.Time
 }
 
 // newRuntime returns the runtime of the session of o.Doc.
@@ -343,4 +346,38 @@ func hostOf(input json.RawMessage) string {
 		return v.Host
 	}
 	return "local"
+}
+
+// holdsTools reports whether the runtime may hold live tool handles (bash sessions, editor
+// read stamps), which closing it would end: it made tool calls and the inventory lists
+// handles, or cannot say. A finding of handles stands for a minute unless a call is made.
+func (rt *runtime) holdsTools(ctx context.Context) bool {
+	rt.mu.Lock()
+	call, held := rt.toolCall, rt.heldAt
+	rt.mu.Unlock()
+	switch {
+	case call.IsZero():
+		return false
+	case !held.IsZero() && held.After(call) && time.Since(held) < time.Minute:
+		return true
+	case rt.inventory == nil:
+		return rt.tools != nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	inv, err := rt.inventory(ctx)
+	if err == nil && len(inv.lines()) == 0 {
+		return false
+	}
+	rt.mu.Lock()
+	rt.heldAt = time.Now()
+	rt.mu.Unlock()
+	return true
+}
+
+// usedTool records that a tool call is made through the runtime.
+func (rt *runtime) usedTool() {
+	rt.mu.Lock()
+	rt.toolCall = time.Now()
+	rt.mu.Unlock()
 }

@@ -40,6 +40,7 @@ type Store struct {
 	// openLog opens a session file for appending; tests replace it to fail writes.
 	openLog func(path string) (logFile, error)
 
+	family   family   // who is whose parent; see family.go
 	metas    sync.Map // session id -> metaCache; see readMeta
 	failures sync.Map // session id -> failure: the last load of its file failed; see noteLoad
 	gates    sync.Map // session id -> chan struct{}: the in-process writer gate; see lockSession
@@ -104,6 +105,7 @@ func (s *Store) Create(ctx context.Context, sess *Session) error {
 	if _, err := s.rewrite(sess.ID, wholeRecords(sess)); err != nil {
 		return fmt.Errorf("create session %s: %w", sess.ID, err)
 	}
+	s.created(sess.ID, sess.Parent)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"sync"
 	"time"
 
 	"myco.dev/agent"
@@ -73,6 +74,34 @@ type Update struct {
 	Model      string          `json:"model,omitempty"`
 	State      string          `json:"state,omitempty"`
 	Attaches   int             `json:"attaches,omitempty"`
+
+	// enc is the update's JSON, made once for every subscriber that sends it ([Update.JSON]):
+	// set when it is published, shared by the copies subscribers get.
+	enc *encoding
+}
+
+// encoding is an update's JSON, made on first use.
+type encoding struct {
+	once sync.Once
+	b    []byte
+}
+
+// JSON returns u encoded, as json.Marshal does: once per published update, however many
+// subscribers send it.
+func (u Update) JSON() ([]byte, error) {
+	if u.enc == nil {
+		return json.Marshal(u)
+	}
+	var err error
+	u.enc.once.Do(func() {
+		cp := u
+		cp.enc = nil
+		u.enc.b, err = json.Marshal(cp)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u.enc.b, nil
 }
 
 // Terminal reports whether u ends a job: a turn's answer, failure or stop.
