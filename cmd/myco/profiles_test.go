@@ -333,3 +333,32 @@ func TestSupervisorStopCleansUp(t *testing.T) {
 		t.Errorf("the turn ended %q, want cancelled", sess.Latest().LastTurn())
 	}
 }
+
+// TestSupervisorKilled (issue 20): when the supervisor dies by SIGKILL during a turn, its
+// worker notices (its stdin closes), is not killed by SIGPIPE writing its log to the dead
+// supervisor's pipe, saves the running turn as cancelled, ends its tool and exits.
+func TestSupervisorKilled(t *testing.T) {
+	dir := t.TempDir()
+	slow := fakemodel.New(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "bash", Args: `{"command":"echo $$ > ` + dir + `/pid; sleep 300"}`}}})
+	home := profileHome(t, "anthropic-messages", slow.URL, "")
+	cmd, u, _ := startServer(t, home)
+	root := strings.TrimSuffix(u, "/profiles/default/")
+	c := apiClient{t, root + "/profiles/default/api"}
+	_, out := c.post("/sessions", `{"request_id":"s"}`)
+	id := out["session_id"].(string)
+	c.post("/sessions/"+id+"/actions", `{"request_id":"s-s","action":"submit","text":"sleep"}`)
+	tool := waitPID(t, filepath.Join(dir, "pid"), time.Now().Add(20*time.Second))
+	worker := workerPID(t, root, "default")
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	waitEnded(t, "after the supervisor was killed", time.Now().Add(15*time.Second), worker, tool)
+	sess, err := sessions.NewStore(filepath.Join(home, "profiles", "default", "session")).Load(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th := sess.Latest(); th.LastTurn() != sessions.TurnCancelled {
+		t.Errorf("the running turn ended %q (interrupted: %v), want cancelled: the worker died before it saved", th.LastTurn(), th.Interrupted())
+	}
+}

@@ -27,9 +27,13 @@ import (
 // served over the channel its supervisor (the server that owns the port) passes it as
 // descriptor 3, which hands it connections and dials it (see package handoff). It prints "ready" on stdout once it serves. When its stdin closes
 // (the supervisor stops it, or died) or on SIGTERM, it stops its sessions' work, saves it,
-// releases the tools and exits. A profile whose config cannot be loaded fails before
+// releases the tools and exits; SIGPIPE is ignored, so that its log to a supervisor that
+// died cannot kill it first. A profile whose config cannot be loaded fails before
 // "ready", with the error on stderr, which the supervisor shows on the profile's pages.
 func (a *app) profileWorker(o options) int {
+	// The log goes to the supervisor's pipe: when the supervisor died, a write there must
+	// be an error (EPIPE), not a SIGPIPE that kills this process before it saved its turns.
+	signal.Ignore(syscall.SIGPIPE)
 	// The supervisor's end of the channel: inherited, with no name to connect to. It is
 	// checked to come from the process that started this one, as it must.
 	ch, err := handoff.Inherit(profiles.WorkerFD)
