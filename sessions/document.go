@@ -1,7 +1,9 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -124,15 +126,59 @@ func (d *document) checkpoint(ctx context.Context, th *Thread, entries []Entry, 
 	return len(th.Entries), err
 }
 
-func (d *document) checkpointLocked(th *Thread, entries []Entry, usage *model.Usage) error {
+// checkpointMeta is checkpoint of one entry, and of the metadata change meta makes (nil
+// for none; it gets a copy of the session and may leave it as it is), in one write.
+func (d *document) checkpointMeta(ctx context.Context, th *Thread, e Entry, meta func(*Session)) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var rec *metaRec
+	if meta != nil {
+		cp := *d.sess
+		cp.Links, cp.Actions = slices.Clone(cp.Links), slices.Clone(cp.Actions)
+		meta(&cp)
+		if m := metaOf(&cp); !sameMeta(m, metaOf(d.sess)) {
+			rec = m
+		}
+	}
+	if rec == nil {
+		err := d.checkpointLocked(th, []Entry{e}, nil)
+		return len(th.Entries), err
+	}
+	before := metaOf(d.sess)
+	if d.sess.Upgraded != 0 {
+		d.sess.setMeta(rec)
+		if err := d.upgrade(th, []Entry{e}, nil); err != nil {
+			d.sess.setMeta(before)
+			return len(th.Entries), err
+		}
+		return len(th.Entries), nil
+	}
+	err := d.checkpointLocked(th, []Entry{e}, nil, record{Kind: "session", Session: rec})
+	if err == nil {
+		d.sess.setMeta(rec)
+	}
+	return len(th.Entries), err
+}
+
+// sameMeta reports whether two metadata records say the same.
+func sameMeta(a, b *metaRec) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// checkpointLocked writes the entries recovery made, entries and usage to th, after the
+// records pre, in one write. Call it with d.mu held.
+func (d *document) checkpointLocked(th *Thread, entries []Entry, usage *model.Usage, pre ...record) error {
 	if d.sess.Upgraded != 0 {
 		return d.upgrade(th, entries, usage)
 	}
 	pending := th.Entries[th.saved:]
-	if len(pending)+len(entries) == 0 && usage == nil {
+	if len(pending)+len(entries)+len(pre) == 0 && usage == nil {
 		return nil
 	}
-	recs := make([]record, 0, len(pending)+len(entries)+1)
+	recs := make([]record, 0, len(pre)+len(pending)+len(entries)+1)
+	recs = append(recs, pre...)
 	for i, e := range pending {
 		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: th.ID, Index: th.saved + i, Entry: e}})
 	}

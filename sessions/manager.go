@@ -309,14 +309,8 @@ func (m *Manager) submit(ctx context.Context, id string, req request, input []mo
 	text := model.Message{Parts: input}.Text()
 	return m.startOn(ctx, id, JobTurn, req, func(l *live) jobFunc {
 		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
-			var untitled bool
-			l.rt.View(func(s *Session) { untitled = s.Title == "" })
-			if untitled {
-				if err := l.rt.Update(ctx, func(s *Session) { s.Title = Title(text) }); err != nil {
-					return JobResult{}, err
-				}
-			}
-			res, err := r.SubmitRequest(ctx, req, input...)
+			// An untitled session is titled after its first message, in the write that saves it.
+			res, err := r.submit(ctx, req, Title(text), input)
 			if errors.Is(err, ErrRewound) {
 				err = fmt.Errorf("%w; the session was rewound to its last completed turn", err)
 			}

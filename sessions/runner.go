@@ -118,9 +118,17 @@ func (r *runner) Submit(ctx context.Context, input ...model.Part) (agent.Result,
 // SubmitRequest is Submit for input an API request brought: its id and digest are saved
 // with the input, so that a retried request finds it accepted.
 func (r *runner) SubmitRequest(ctx context.Context, req request, input ...model.Part) (agent.Result, error) {
+	return r.submit(ctx, req, "", input)
+}
+
+// submit is SubmitRequest that also titles the session title when it has no title yet, in
+// the write that saves the input (a write of its own cost a start-up an fsync).
+func (r *runner) submit(ctx context.Context, req request, title string, input []model.Part) (agent.Result, error) {
 	if len(input) == 0 {
 		return agent.Result{}, errors.New("sessions: empty input")
 	}
+	cfg := r.agent()
+	defer r.warm(ctx, cfg)()
 	if err := r.rt.acquire(ctx, r.waiting); err != nil {
 		return agent.Result{}, err
 	}
@@ -128,7 +136,6 @@ func (r *runner) SubmitRequest(ctx context.Context, req request, input ...model.
 	if err := r.rt.recover(ctx); err != nil {
 		return agent.Result{}, err
 	}
-	cfg := r.agent()
 	doc := r.rt.doc
 	th := doc.latest()
 	now := r.rt.now().UTC()
@@ -141,9 +148,21 @@ func (r *runner) SubmitRequest(ctx context.Context, req request, input ...model.
 		entry.Facts = facts
 	}
 	entry.Message.Parts = append(entry.Message.Parts, input...)
-	n, err := r.append(ctx, th, entry)
-	if err != nil {
+	titled := false
+	var meta func(*Session)
+	if title != "" {
+		meta = func(s *Session) {
+			if s.Title == "" {
+				s.Title, titled = title, true
+			}
+		}
+	}
+	n, err := doc.checkpointMeta(ctx, th, entry, meta)
+	if err := r.rt.save(err); err != nil {
 		return agent.Result{}, err
+	}
+	if titled && r.rt.onMeta != nil {
+		r.rt.onMeta()
 	}
 	start := n - 1
 	r.rt.emit(accepted{Thread: th.ID, Index: start, At: now, Text: model.Message{Parts: input}.Text()})
@@ -155,6 +174,23 @@ func (r *runner) SubmitRequest(ctx context.Context, req request, input ...model.
 		return res, err
 	}
 	return r.maybeAutoCompact(ctx, cfg, res)
+}
+
+// warm opens the model's connection (its TLS handshake included) while the turn's input is
+// made durable, when the model can ([model.Warmer]): the request itself goes out only once
+// the input is saved, but need not wait for the dial. It returns the wait for it.
+func (r *runner) warm(ctx context.Context, cfg AgentConfig) (wait func()) {
+	w, ok := cfg.Options.Model.(model.Warmer)
+	if !ok {
+		return func() {}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Warm(ctx) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // overflowed reports a turn that was rewound because the model's context window does not
