@@ -48,6 +48,9 @@ func (s *server) newSession(w http.ResponseWriter, r *http.Request) error {
 	if err := form(w, r); err != nil {
 		return err
 	}
+	if err := s.configured(); err != nil {
+		return err
+	}
 	key := r.PostForm.Get("model")
 	if key != "" && !s.known(key) {
 		return httpError(http.StatusBadRequest, "There is no model "+quote(key)+" in the catalog.")
@@ -104,6 +107,9 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	if sess.Latest() == nil {
 		return errNotFound
+	}
+	if err := s.configured(); err != nil {
+		return s.refusal(r, err, refuse)
 	}
 	switch cmd := strings.TrimSpace(text); {
 	case cmd == "":
@@ -167,6 +173,9 @@ func (s *server) stop(w http.ResponseWriter, r *http.Request) error {
 
 // compact starts a compaction (the /compact button and command).
 func (s *server) compact(w http.ResponseWriter, r *http.Request) error {
+	if err := s.configured(); err != nil {
+		return err
+	}
 	id := chi.URLParam(r, "id")
 	if _, err := s.Sessions.Compact(r.Context(), id); err != nil {
 		return err
@@ -204,6 +213,9 @@ func (s *server) archive(archived bool) func(http.ResponseWriter, *http.Request)
 // selectModel makes form field model the session's model for its next turns.
 func (s *server) selectModel(w http.ResponseWriter, r *http.Request) error {
 	if err := form(w, r); err != nil {
+		return err
+	}
+	if err := s.configured(); err != nil {
 		return err
 	}
 	id := chi.URLParam(r, "id")

@@ -79,6 +79,9 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 	if strings.TrimSpace(req.RequestID) == "" {
 		return nil, missing("request_id")
 	}
+	if err := s.configured(); err != nil {
+		return nil, err
+	}
 	if req.Fork && req.ParentSession == "" {
 		return nil, apiError(http.StatusBadRequest, "invalid_field", "fork: true needs parent_session")
 	}
@@ -267,6 +270,12 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 	_, st, err := s.Sessions.Snapshot(r.Context(), id)
 	if err != nil {
 		return nil, err
+	}
+	switch req.Action {
+	case "submit", sessions.ActCompact, sessions.ActSelectModel:
+		if err := s.configured(); err != nil {
+			return nil, err
+		}
 	}
 	switch req.Action {
 	case "submit":

@@ -93,3 +93,17 @@ func saveCause(err error) string {
 	}
 	return strings.ReplaceAll(err.Error(), "sessions: ", "")
 }
+
+// configMessage says that the profile's config is invalid, and what still works.
+func configMessage(err string) string {
+	return "This profile's config is invalid, so no model can run: " + err +
+		". Fix it and reload; the sessions and the workspace stay readable meanwhile."
+}
+
+// configured refuses what needs a model while the profile's config is invalid.
+func (s *server) configured() error {
+	if s.ConfigError == "" {
+		return nil
+	}
+	return web.NewError(http.StatusServiceUnavailable, "config_invalid", configMessage(s.ConfigError))
+}

@@ -93,7 +93,11 @@ type Deps struct {
 	// StreamWriteTimeout cuts off an event stream whose client stops reading, after a
 	// write waited this long; 0 means web.StreamWriteTimeout.
 	StreamWriteTimeout time.Duration
-	Log                *slog.Logger // nil means slog.Default()
+	// ConfigError, when set, is why the profile's config could not be loaded: the pages
+	// show it, the sessions and the workspace stay readable, and what needs a model (a
+	// create, a submit, a compaction, a model choice) is refused with config_invalid.
+	ConfigError string
+	Log         *slog.Logger // nil means slog.Default()
 }
 
 // server holds the handlers' shared state.

@@ -34,6 +34,9 @@ func (s *server) chrome(title, nav string) views.Chrome {
 		}
 	}
 	c.MissingAssets = s.Assets.Missing(static.HTMX, static.SSE)
+	if s.ConfigError != "" {
+		c.Warning = configMessage(s.ConfigError)
+	}
 	c.EventsWorker = s.Assets.URL(static.EventsWorker)
 	if s.Profiles != nil {
 		c.Profiles = s.Profiles()
