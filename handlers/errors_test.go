@@ -9,6 +9,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -98,5 +101,29 @@ func TestOneErrorMapping(t *testing.T) {
 func TestNilLogIsDefault(t *testing.T) {
 	if s := newServer(Deps{}); s.Log != slog.Default() || s.errors.Log != slog.Default() {
 		t.Errorf("Deps without a Log: the server logs to %v, want slog.Default()", s.Log)
+	}
+}
+
+// TestEveryErrorCodeDocumented (issue 20): every code the API can answer, in this package
+// and in the shared web plumbing, is in docs/browser.md.
+func TestEveryErrorCodeDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/browser.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := regexp.MustCompile(`(?:Code: |apiError\([^,]+, |NewError\([^,]+, )"([a-z_]+)"`)
+	for _, glob := range []string{"*.go", "../internal/web/*.go"} {
+		files, _ := filepath.Glob(glob)
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, _ := os.ReadFile(f)
+			for _, m := range codes.FindAllStringSubmatch(string(src), -1) {
+				if !strings.Contains(string(doc), "`"+m[1]+"`") {
+					t.Errorf("%s answers code %s, which docs/browser.md does not list", f, m[1])
+				}
+			}
+		}
 	}
 }

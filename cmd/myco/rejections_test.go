@@ -187,3 +187,39 @@ func readEvents(t *testing.T, url string, d time.Duration) []string {
 	}
 	return out
 }
+
+// TestFailedTurnsAfterReload (issue 20): a turn rejected by max_request_bytes no longer
+// vanishes on reload (the page shows the message and why, the meter keeps the kept turns'
+// tokens, the snapshot says rejected with request_too_large and gives no earlier answer),
+// and a turn that failed (a 401) carries its reason in the snapshot, not only in the events.
+func TestFailedTurnsAfterReload(t *testing.T) {
+	fake := fakemodel.New(t,
+		fakemodel.Turn{Text: "first answer", Usage: fakemodel.Usage{Input: 777}},
+		fakemodel.Turn{Status: 401, ErrorBody: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`},
+		fakemodel.Turn{Text: "third"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "max_request_bytes = 20000\n")
+	_, u, _ := startServer(t, home)
+	c := apiClient{t, strings.TrimSuffix(u, "/") + "/api"}
+	id, _ := c.run("r", "hello")
+	big := strings.Repeat("too big ", 3000)
+	snap := c.submitWait(id, "r-2", big)
+	le, _ := snap["last_error"].(map[string]any)
+	if snap["last_turn"] != "rejected" || le["code"] != "request_too_large" || !strings.Contains(le["message"].(string), "max_request_bytes") || snap["answer"] != "" {
+		t.Errorf("after the byte cap: last_turn %v, last_error %v, answer %q; want rejected, request_too_large, no answer", snap["last_turn"], le, snap["answer"])
+	}
+	if u := snap["usage"].(map[string]any); u["prompt_tokens"] != float64(777) {
+		t.Errorf("the meter after the byte cap = %v, want the kept turn's 777", u)
+	}
+	html := page(t, u+"s/"+id+"/")
+	if !strings.Contains(html, "too big too big") || !strings.Contains(html, "max_request_bytes") {
+		t.Error("the page after a reload does not show the rejected message and why")
+	}
+	snap = c.submitWait(id, "r-3", "small")
+	le, _ = snap["last_error"].(map[string]any)
+	if snap["last_turn"] != "failed" || le["code"] != "model_error" || !strings.Contains(le["message"].(string), "invalid x-api-key") || snap["answer"] != "" {
+		t.Errorf("after a 401: last_turn %v, last_error %v, answer %q; want failed, model_error with the provider's words, no answer", snap["last_turn"], le, snap["answer"])
+	}
+	if html := page(t, u+"s/"+id+"/"); !strings.Contains(html, "invalid x-api-key") {
+		t.Error("the page after a reload does not show why the turn failed")
+	}
+}
