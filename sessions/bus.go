@@ -31,8 +31,10 @@ const maxTombstones = 4096
 type bus struct {
 	boot string // this process's bus instance: cursors of another boot are unknown
 
-	mu    sync.Mutex // guards the fields below
-	seq   uint64     // the last sequence number handed out
+	// mu guards the fields below: subscribers read them under RLock, at once (a profile
+	// may have hundreds of streams, woken by every update), and writers take Lock.
+	mu    sync.RWMutex
+	seq   uint64 // the last sequence number handed out
 	rings map[string]*ring
 	// newest and oldest are the ends of the list of rings in the order of their last
 	// update, newest first.
@@ -173,8 +175,8 @@ func (b *bus) forget(id string) {
 
 // watchers returns how many subscriptions name session id.
 func (b *bus) watchers(id string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	return b.watched[id]
 }
 
@@ -192,8 +194,8 @@ func (b *bus) cursor(id string) (seq uint64, known bool) {
 	if err != nil {
 		return 0, false
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if seq > b.seq {
 		return 0, false
 	}
@@ -239,10 +241,12 @@ func (s *Subscription) Next(ctx context.Context) ([]Update, error) {
 	}
 }
 
+// take returns the updates after the cursor and advances it. It only reads the bus (the
+// cursor and reset flag are the subscription's own, which one goroutine uses).
 func (s *Subscription) take() []Update {
 	b := s.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if s.cursor >= b.seq && !s.reset {
 		return nil
 	}

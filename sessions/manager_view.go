@@ -20,8 +20,8 @@ func (m *Manager) Subscribe(sessions []string, after string) *Subscription {
 // EventID returns the id of the newest update so far: a page rendered now subscribes
 // after it to miss nothing that happens later.
 func (m *Manager) EventID() string {
-	m.bus.mu.Lock()
-	defer m.bus.mu.Unlock()
+	m.bus.mu.RLock()
+	defer m.bus.mu.RUnlock()
 	return m.bus.id(m.bus.seq)
 }
 

@@ -192,6 +192,13 @@ func soak(b *testing.B, idlers int) soakResult {
 	mu.Lock()
 	p := slices.Clone(lat)
 	mu.Unlock()
+	if testing.Verbose() {
+		for q := range 10 {
+			part := slices.Clone(p[q*len(p)/10 : (q+1)*len(p)/10])
+			slices.Sort(part)
+			b.Logf("idlers %d: p99 of the events %d0-%d0%%: %v", idlers, q, q+1, part[len(part)*99/100])
+		}
+	}
 	slices.Sort(p)
 	n := len(done)
 	return soakResult{
