@@ -185,7 +185,7 @@ func (c *Config) Resolve(key string) (Model, error) {
 		if len(c.Models) == 0 {
 			return Model{}, &EmptyCatalogError{File: c.File}
 		}
-		return Model{}, fmt.Errorf("%s: unknown model %q; configured models: %s", c.File, key, c.modelKeys())
+		return Model{}, &UnknownModelError{File: c.File, Key: key, Known: c.ModelKeys()}
 	}
 	return m, nil
 }

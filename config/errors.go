@@ -66,6 +66,22 @@ func (e *EmptyCatalogError) Error() string {
 	return fmt.Sprintf("%s: no models are configured; myco ships none. Add a gateway and a model, for example:\n\n%s", e.File, ExampleEntry)
 }
 
+// UnknownModelError is returned by [Config.Resolve] for a key the catalog does not have,
+// with the keys it has.
+type UnknownModelError struct {
+	File  string
+	Key   string
+	Known []string // sorted
+}
+
+func (e *UnknownModelError) Error() string {
+	return fmt.Sprintf("%s: unknown model %q; configured models: %s", e.File, e.Key, strings.Join(e.Known, ", "))
+}
+
+// UnknownModel returns the key and the keys the catalog has, so that packages that do not
+// import config can tell this error apart.
+func (e *UnknownModelError) UnknownModel() (key string, known []string) { return e.Key, e.Known }
+
 // ExampleEntry is the catalog entry [EmptyCatalogError] suggests: one gateway and one
 // model that uses it.
 const ExampleEntry = `[gateways.anthropic]

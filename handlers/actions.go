@@ -111,6 +111,9 @@ func (s *server) newSession(w http.ResponseWriter, r *http.Request) error {
 	if err := form(w, r); err != nil {
 		return err
 	}
+	if err := s.configured(); err != nil {
+		return err
+	}
 	key := r.PostForm.Get("model")
 	if key != "" && !s.known(key) {
 		return httpError(http.StatusBadRequest, "There is no model "+quote(key)+" in the catalog.")
@@ -167,6 +170,9 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	if sess.Latest() == nil {
 		return errNotFound
+	}
+	if err := s.configured(); err != nil {
+		return s.refusal(r, err, refuse)
 	}
 	if len(text) > maxForm {
 		return refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("The message is %d bytes, over the %d a message may have; attach long text as a file.", len(text), maxForm))
@@ -232,18 +238,26 @@ func (s *server) refusal(r *http.Request, err error, refuse func(int, string) er
 	return refuse(e.Status, e.Message)
 }
 
-// stop stops the session's running turn or compaction, including a retry wait.
+// stop stops the session's running turn or compaction, including a retry wait: the job
+// of form field job when the page sends it (a stop sent for a turn that has ended since
+// then does not stop the next one), else whatever runs.
 func (s *server) stop(w http.ResponseWriter, r *http.Request) error {
+	if err := form(w, r); err != nil {
+		return err
+	}
 	id := chi.URLParam(r, "id")
 	if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
 		return err
 	}
-	s.Sessions.Stop(id)
+	s.Sessions.Cancel(id, r.PostForm.Get("job"))
 	return done(w, r, s.sessionURL(id))
 }
 
 // compact starts a compaction (the /compact button and command).
 func (s *server) compact(w http.ResponseWriter, r *http.Request) error {
+	if err := s.configured(); err != nil {
+		return err
+	}
 	id := chi.URLParam(r, "id")
 	if _, err := s.Sessions.Compact(r.Context(), id); err != nil {
 		return err
@@ -281,6 +295,9 @@ func (s *server) archive(archived bool) func(http.ResponseWriter, *http.Request)
 // selectModel makes form field model the session's model for its next turns.
 func (s *server) selectModel(w http.ResponseWriter, r *http.Request) error {
 	if err := form(w, r); err != nil {
+		return err
+	}
+	if err := s.configured(); err != nil {
 		return err
 	}
 	id := chi.URLParam(r, "id")

@@ -79,6 +79,9 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 	if strings.TrimSpace(req.RequestID) == "" {
 		return nil, missing("request_id")
 	}
+	if err := s.configured(); err != nil {
+		return nil, err
+	}
 	if req.Fork && req.ParentSession == "" {
 		return nil, apiError(http.StatusBadRequest, "invalid_field", "fork: true needs parent_session")
 	}
@@ -126,7 +129,7 @@ func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 	out := ListAnswer{Sessions: make([]ListedSession, 0, len(list))}
 	for _, l := range list {
 		out.Sessions = append(out.Sessions, ListedSession{SessionID: l.ID, Title: l.Title, Model: l.Model, Created: l.Created,
-			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, ParentSession: l.Parent})
+			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, ParentSession: l.Parent, Problem: l.Problem})
 	}
 	return out, nil
 }
@@ -169,12 +172,15 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 	used := th.ContextUsed()
 	out := SnapshotAnswer{
 		SessionID: id, Title: sess.Title, Created: sess.Created, Model: st.Model,
-		Busy: st.Busy, BusyElsewhere: st.Elsewhere, ActiveThread: th.ID, LastTurn: th.LastTurn(), Archived: sess.Archived, Hidden: sess.Hidden,
+		Busy: st.Busy, BusyElsewhere: st.Elsewhere, ActiveThread: th.ID, LastTurn: st.LastTurn.Status, Archived: sess.Archived, Hidden: sess.Hidden,
 		Usage:    SnapshotUsage{User: fmt.Sprintf("USER %d/%d", used, window), PromptTokens: used, ContextWindow: window, Spent: sess.Spent()},
-		Messages: msgs, Answer: lastAnswer(th), EventID: cursor, ParentSession: sess.Parent,
+		Messages: msgs, Answer: st.LastTurn.Answer, EventID: cursor, ParentSession: sess.Parent,
+	}
+	if st.LastTurn.Code != "" {
+		out.LastError = &LastError{Code: st.LastTurn.Code, Message: st.LastTurn.Error}
 	}
 	if st.Busy {
-		out.Job = st.Job
+		out.Job, out.JobID = st.Job, st.JobID
 	}
 	if st.Stopped != nil {
 		out.Stopped = st.Stopped.Error()
@@ -209,24 +215,11 @@ func intParam(v string, def, lo, hi int, name string) (int, error) {
 	return n, nil
 }
 
-// lastAnswer is the text of the thread's last assistant message: a child's result.
-func lastAnswer(th *sessions.Thread) string {
-	for i := len(th.Entries) - 1; i >= 0; i-- {
-		if m := th.Entries[i].Message; m.Role == model.Assistant {
-			return m.Text()
-		}
-		if th.Entries[i].AcceptedAt != nil {
-			return "" // the newest turn has no answer yet
-		}
-	}
-	return ""
-}
-
 // apiMessage renders entry i for the API, or reports false for one that is only tool
 // results (they show in their calls).
 func (p *projector) apiMessage(i int) (SnapshotMessage, bool) {
 	e := p.thread.Entries[i]
-	m := SnapshotMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text()}
+	m := SnapshotMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text(), Rejected: e.Rejected}
 	for _, part := range e.Message.Parts {
 		switch {
 		case part.Kind == model.KindImage:
@@ -279,6 +272,12 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	switch req.Action {
+	case "submit", sessions.ActCompact, sessions.ActSelectModel:
+		if err := s.configured(); err != nil {
+			return nil, err
+		}
+	}
+	switch req.Action {
 	case "submit":
 		if strings.TrimSpace(req.Text) == "" {
 			return nil, missing("text")
@@ -295,7 +294,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		if err != nil {
 			return nil, err
 		}
-		out := SubmitAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, AcceptedAt: acc.At, Thread: acc.Thread, Repeat: acc.Repeat}
+		out := SubmitAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, AcceptedAt: acc.At, Thread: acc.Thread, Repeat: acc.Repeat, JobID: acc.JobID}
 		if !acc.Repeat {
 			out.EventID = cursor
 		}
@@ -319,12 +318,13 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 	return ActionAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, At: rec.At, Repeat: repeat, Result: rec.Result}, nil
 }
 
-// apiCancel stops the session's running turn or compaction, retry waits included. The
-// answer names the session, so the caller can submit to it again.
+// apiCancel stops the session's running turn or compaction, retry waits included: the job
+// job_id names (a no-op when that one has ended), else whatever runs. The answer names the
+// session, so the caller can submit to it again.
 func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := chi.URLParam(r, "id")
+	var req CancelRequest
 	if r.ContentLength != 0 {
-		var req CancelRequest
 		if err := decode(w, r, &req); err != nil {
 			return nil, err
 		}
@@ -332,7 +332,7 @@ func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) 
 	if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
 		return nil, err
 	}
-	stopped := s.Sessions.Stop(id)
+	stopped := s.Sessions.Cancel(id, req.JobID)
 	return CancelAnswer{SessionID: id, Stopped: stopped, APIURL: s.base + "/api/sessions/" + id}, nil
 }
 
@@ -364,6 +364,8 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, nil
 	}
+	web.SmallSendBuffer(r)
+	sse.Timeout = s.StreamWriteTimeout
 	ctx := r.Context()
 	ping := s.APIPing
 	for {
@@ -382,9 +384,14 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 			return nil, nil
 		}
 		for _, u := range us {
-			if sse.SendJSON(sub.IDOf(u.Seq), u) != nil {
+			b, err := u.JSON()
+			if err != nil {
 				return nil, nil
 			}
+			sse.AppendJSON(sub.IDOf(u.Seq), b)
+		}
+		if sse.Flush() != nil {
+			return nil, nil // the client is gone, or stopped reading
 		}
 	}
 }

@@ -3,15 +3,25 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"myco.dev/agent"
 	"myco.dev/agent/model"
+	"myco.dev/agent/model/anthropic"
 	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
+	"myco.dev/static"
 )
 
 // call sends a JSON request to the API and decodes the answer.
@@ -83,6 +93,10 @@ func TestAPIErrors(t *testing.T) {
 		{"bad json", "POST", "/sessions", `{"request_id": `, "", 400, "invalid_json"},
 		{"two values", "POST", "/sessions", `{"request_id":"a"}{}`, "", 400, "invalid_json"},
 		{"wrong type", "POST", "/sessions", `{"request_id": 7}`, "", 400, "invalid_field"},
+		{"field name case", "POST", "/sessions", `{"Request_ID": "r9"}`, "", 400, "unknown_field"},
+		{"duplicate field", "POST", "/sessions", `{"request_id": "r9", "request_id": "r10"}`, "", 400, "duplicate_field"},
+		{"request id not utf-8", "POST", "/sessions", "{\"request_id\": \"r\xff\"}", "", 400, "invalid_field"},
+		{"action duplicate", "POST", "/sessions/" + id + "/actions", `{"request_id": "r", "action": "archive", "action": "restore"}`, "", 400, "duplicate_field"},
 		{"not json", "POST", "/sessions", `request_id=r`, "application/x-www-form-urlencoded", 415, "unsupported_media_type"},
 		{"too large", "POST", "/sessions", `{"request_id":"` + strings.Repeat("x", 2<<20) + `"}`, "", 413, "too_large"},
 		{"unknown model", "POST", "/sessions", map[string]any{"request_id": "r1", "model": "nope"}, "", 400, "unknown_model"},
@@ -141,7 +155,7 @@ func TestAPICreateIdempotent(t *testing.T) {
 	if code != 201 || first["created"] != true || first["session_id"] == "" {
 		t.Fatalf("create = %d %v", code, first)
 	}
-	code, again := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "r1", "title": "again"})
+	code, again := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "r1", "title": "first"})
 	if code != 200 || again["session_id"] != first["session_id"] || again["created"] != false {
 		t.Errorf("retried create = %d %v, want the same session", code, again)
 	}
@@ -150,7 +164,7 @@ func TestAPICreateIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer restarted.Close()
-	id, created, err := restarted.CreateRequest(t.Context(), "r1", sessions.CreateOptions{})
+	id, created, err := restarted.CreateRequest(t.Context(), "r1", sessions.CreateOptions{Title: "first"})
 	if err != nil || created || id != first["session_id"] {
 		t.Errorf("after a restart: %q %v %v, want the same session", id, created, err)
 	}
@@ -286,7 +300,7 @@ func TestAPICancel(t *testing.T) {
 		t.Fatalf("cancel = %d %v", code, out)
 	}
 	snap := ts.waitAPIIdle(t, id)
-	if snap["last_turn"] != "cancelled" {
+	if le, _ := snap["last_error"].(map[string]any); snap["last_turn"] != "stopped" || le["code"] != "stopped" {
 		t.Errorf("after cancel: %v", snap)
 	}
 	if code, out := ts.call(t, "POST", "/sessions/"+id+"/cancel", map[string]any{"request_id": "x"}); code != 200 || out["stopped"] != false {
@@ -310,8 +324,8 @@ func TestAPICancelRetryWait(t *testing.T) {
 		t.Fatalf("cancel = %d %v", code, out)
 	}
 	snap := ts.waitAPIIdle(t, id)
-	if d := time.Since(start); d > 5*time.Second || snap["last_turn"] != "cancelled" {
-		t.Errorf("the retry wait ended after %v as %v, want at once and cancelled", d, snap["last_turn"])
+	if d := time.Since(start); d > 5*time.Second || snap["last_turn"] != "stopped" {
+		t.Errorf("the retry wait ended after %v as %v, want at once and stopped", d, snap["last_turn"])
 	}
 }
 
@@ -494,5 +508,139 @@ func TestAPIEmptyListsAreArrays(t *testing.T) {
 	_, list := ts.call(t, "GET", "/sessions?archived=true", nil)
 	if l, ok := list["sessions"].([]any); !ok || len(l) != 0 {
 		t.Errorf("an empty listing = %#v, want []", list["sessions"])
+	}
+}
+
+// TestAPIRequestIDConflict: a request id reused with a different body answers 409
+// request_id_conflict and does nothing (an archive reusing a set_title's id once answered
+// "repeat" and did not archive); the same body again is a repeat.
+func TestAPIRequestIDConflict(t *testing.T) {
+	ts := newTestServer(t)
+	code, out := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c", "title": "one"})
+	if code != 201 {
+		t.Fatalf("create = %d %v", code, out)
+	}
+	id := out["session_id"].(string)
+	if code, out := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c", "title": "two"}); code != 409 || errCode(out) != "request_id_conflict" {
+		t.Errorf("create again with another title = %d %v, want 409 request_id_conflict", code, out)
+	}
+	act := func(body map[string]any) (int, map[string]any) {
+		return ts.call(t, "POST", "/sessions/"+id+"/actions", body)
+	}
+	if code, out := act(map[string]any{"request_id": "t", "action": "set_title", "title": "Named"}); code != 200 {
+		t.Fatalf("set_title = %d %v", code, out)
+	}
+	if code, out := act(map[string]any{"request_id": "t", "action": "set_title", "title": "Named"}); code != 200 || out["repeat"] != true {
+		t.Errorf("set_title again = %d %v, want a repeat", code, out)
+	}
+	code, out = act(map[string]any{"request_id": "t", "action": "archive"})
+	if code != 409 || errCode(out) != "request_id_conflict" || !strings.Contains(out["error"].(map[string]any)["message"].(string), "set_title") {
+		t.Errorf("archive reusing set_title's request id = %d %v, want 409 request_id_conflict naming set_title", code, out)
+	}
+	if _, snap := ts.call(t, "GET", "/sessions/"+id, nil); snap["archived"] != false {
+		t.Errorf("the refused archive archived the session: %v", snap)
+	}
+	if code, out := act(map[string]any{"request_id": "t", "action": "submit", "text": "hi"}); code != 409 || errCode(out) != "request_id_conflict" {
+		t.Errorf("submit reusing set_title's request id = %d %v, want 409 request_id_conflict", code, out)
+	}
+}
+
+// TestRejectedTurnAfterReload (issue 20): a turn the provider rejects is rewound, and both
+// the snapshot and a freshly loaded page show it as it happened: the user's message, marked
+// as rejected, with the reason; last_turn rejected with last_error; no earlier answer given
+// as the result; the context meter of the turns that stay.
+func TestRejectedTurnAfterReload(t *testing.T) {
+	ts := newTestServer(t,
+		fakemodel.Turn{Text: "first answer", Usage: fakemodel.Usage{Input: 1234}},
+		fakemodel.Turn{Status: 400, ErrorBody: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215021 tokens > 200000 maximum"}}`})
+	_, c := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c"})
+	id := c["session_id"].(string)
+	ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "s1", "action": "submit", "text": "hello"})
+	ts.waitAPIIdle(t, id)
+	ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "s2", "action": "submit", "text": "the message that does not fit"})
+	snap := ts.waitAPIIdle(t, id)
+	le, _ := snap["last_error"].(map[string]any)
+	if snap["last_turn"] != "rejected" || le["code"] != "context_overflow" || !strings.Contains(le["message"].(string), "prompt is too long") || snap["answer"] != "" {
+		t.Errorf("snapshot: last_turn %v, last_error %v, answer %q; want rejected, context_overflow with the provider's words, no answer", snap["last_turn"], le, snap["answer"])
+	}
+	msgs := snap["messages"].([]any)
+	last := msgs[len(msgs)-1].(map[string]any)
+	if last["text"] != "the message that does not fit" || last["rejected"] != true {
+		t.Errorf("the last message = %v, want the rejected input, marked", last)
+	}
+	if u := snap["usage"].(map[string]any); u["prompt_tokens"] != float64(1234) {
+		t.Errorf("usage = %v, want the kept turn's 1234 prompt tokens", u)
+	}
+	_, page := ts.do(t, "GET", "/profiles/default/s/"+id+"/", nil, nil)
+	if !strings.Contains(page, "the message that does not fit") || !strings.Contains(page, "The request was rejected: the model refused the request") {
+		t.Errorf("the page after a reload does not show the rejected message and why:\n%s", page)
+	}
+}
+
+// TestAPIEventsDropsAClientThatDoesNotRead (issue 20): a client of /api/events that never
+// reads is cut off once a write waited StreamWriteTimeout (it no longer holds a goroutine
+// and buffers, nor slows the others); when it comes back with its cursor after its
+// session's events were let go (the session closed when idle), it gets a reset for it.
+func TestAPIEventsDropsAClientThatDoesNotRead(t *testing.T) {
+	fake := fakemodel.New(t)
+	fake.Loop()
+	fake.Script(fakemodel.Turn{Text: strings.Repeat("a long answer to fill the stream's buffers ", 100), ChunkSize: 8000})
+	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: fake.URL, Key: func() (string, error) { return "k", nil }, Retry: model.RetryPolicy{MaxAttempts: 1}}
+	mgr, err := sessions.NewManager(sessions.ManagerOptions{Store: sessions.NewStore(t.TempDir()), IdleClose: time.Hour, IdleKeep: 1, Log: slog.New(slog.NewTextHandler(t.Output(), nil)),
+		Models: testModels{cfg: sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", MaxOutputTokens: 1000}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mgr.Close)
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.ConnContext = web.ConnContext
+	u, _ := url.Parse("http://" + srv.Listener.Addr().String())
+	srv.Config.Handler = New(Deps{Profile: "default", Sessions: mgr, Default: "fake", Models: []ModelInfo{{Key: "fake", ContextWindow: 100000}},
+		Assets: static.New("/static/"), Port: u.Port(), UID: os.Getuid(), StreamWriteTimeout: 300 * time.Millisecond, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ts := &testServer{Server: srv, mgr: mgr}
+	_, out := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c"})
+	id := out["session_id"].(string)
+	_, snap := ts.call(t, "GET", "/sessions/"+id, nil)
+	cursor := snap["event_id"].(string)
+
+	idle, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	fmt.Fprintf(idle, "GET /profiles/default/api/events?session=%s HTTP/1.1\r\nHost: %s\r\n\r\n", id, u.Host)
+	// Turns until far more than the client's buffers hold has been sent to it.
+	for i := range 60 {
+		ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": fmt.Sprintf("s%d", i), "action": "submit", "text": "go"})
+		ts.waitAPIIdle(t, id)
+	}
+	// The server gave up on it: reading what it buffered ends, the connection closed.
+	idle.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.Copy(io.Discard, idle); err != nil {
+		t.Errorf("the client that never read was not cut off: %v", err)
+	}
+	// Its session closes when idle (another one is used after it), and its events go.
+	other, _ := mgr.Create(t.Context(), sessions.CreateOptions{})
+	ts.call(t, "POST", "/sessions/"+other+"/actions", map[string]any{"request_id": "o", "action": "submit", "text": "go"})
+	ts.waitAPIIdle(t, other)
+	for deadline := time.Now().Add(10 * time.Second); mgr.Owner(id) != ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session was not closed")
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/profiles/default/api/events?session="+id, nil)
+	req.Header.Set("Last-Event-ID", cursor)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"type":"reset"`) || strings.Contains(string(body), `"type":"accepted"`) {
+		t.Errorf("reconnecting with its cursor after its session closed: want a reset, not the old events:\n%.300s", body)
 	}
 }

@@ -56,6 +56,9 @@ type ListedSession struct {
 	Archived      bool      `json:"archived"`
 	Hidden        bool      `json:"hidden"`
 	ParentSession string    `json:"parent_session,omitempty"` // a child's parent
+	// Problem is there for a session this myco cannot open: "needs a newer myco (…)" or
+	// "damaged: FILE:LINE: …". Opening it answers unsupported_schema or damaged.
+	Problem string `json:"problem,omitempty"`
 }
 
 // SnapshotAnswer answers GET /api/sessions/ID: the session's state, its active thread's
@@ -67,22 +70,31 @@ type SnapshotAnswer struct {
 	Model     string    `json:"model"`
 	// Busy is false once all accepted work has ended.
 	Busy bool `json:"busy"`
-	// Job is the running job, "turn" or "compact", when Busy.
-	Job string `json:"job,omitempty"`
+	// Job is the running job, "turn" or "compact", and JobID its id (for a cancel), when
+	// Busy.
+	Job   string `json:"job,omitempty"`
+	JobID string `json:"job_id,omitempty"`
 	// BusyElsewhere names another process that works on the session, if one does.
 	BusyElsewhere string `json:"busy_elsewhere,omitempty"`
 	// Stopped is the save error that stopped the session's work, if one did.
-	Stopped      string            `json:"stopped,omitempty"`
-	ActiveThread string            `json:"active_thread"`
-	LastTurn     string            `json:"last_turn"` // how the last turn ended: done, cancelled, failed, rejected, or ""
-	Archived     bool              `json:"archived"`
-	Hidden       bool              `json:"hidden"`
-	Usage        SnapshotUsage     `json:"usage"`
-	Messages     []SnapshotMessage `json:"messages"`
+	Stopped      string `json:"stopped,omitempty"`
+	ActiveThread string `json:"active_thread"`
+	// LastTurn is how the latest turn stands: none (no turn yet), running, done, stopped,
+	// failed, rejected (the request was refused and the turn rewound), or interrupted (the
+	// process running it stopped). LastError says why for stopped, failed, rejected and
+	// interrupted.
+	LastTurn  string            `json:"last_turn"`
+	LastError *LastError        `json:"last_error,omitempty"`
+	Archived  bool              `json:"archived"`
+	Hidden    bool              `json:"hidden"`
+	Usage     SnapshotUsage     `json:"usage"`
+	Messages  []SnapshotMessage `json:"messages"`
 	// NextBefore is there when older messages are left: ?before= it pages back.
-	NextBefore int    `json:"next_before,omitempty"`
-	Answer     string `json:"answer"` // the text of the last assistant message of the newest turn
-	EventID    string `json:"event_id"`
+	NextBefore int `json:"next_before,omitempty"`
+	// Answer is the latest turn's final answer, empty when it has none (it failed, was
+	// stopped before answering, or still runs): never an earlier turn's.
+	Answer  string `json:"answer"`
+	EventID string `json:"event_id"`
 	// ParentSession is there for a child; RootSession and Depth (0 for a root) for every
 	// session whose lineage could be read.
 	ParentSession string         `json:"parent_session,omitempty"`
@@ -90,6 +102,13 @@ type SnapshotAnswer struct {
 	Depth         *int           `json:"depth,omitempty"`
 	Children      []ChildSession `json:"children"`
 	Tree          TreeTotals     `json:"tree"`
+}
+
+// LastError is why a turn ended without an answer: a stable code (see docs/browser.md) and
+// a sentence that says what happened and what to do.
+type LastError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // SnapshotUsage is the context use of a [SnapshotAnswer]'s active thread and the tokens
@@ -111,6 +130,9 @@ type SnapshotMessage struct {
 	Text       string             `json:"text,omitempty"`
 	ToolCalls  []SnapshotToolCall `json:"tool_calls,omitempty"`
 	Images     int                `json:"images,omitempty"`
+	// Rejected marks a user message whose request was rejected: it is shown where it was
+	// sent, but the model never got it (the next message does not carry it).
+	Rejected bool `json:"rejected,omitempty"`
 }
 
 // SnapshotToolCall is one tool call of a [SnapshotMessage].
@@ -128,7 +150,7 @@ type ChildSession struct {
 	Title     string `json:"title"`
 	Model     string `json:"model"`
 	Busy      bool   `json:"busy"`
-	LastTurn  string `json:"last_turn"`
+	LastTurn  string `json:"last_turn"` // as the snapshot's last_turn
 }
 
 // TreeTotals rolls up a session and all its descendants.
@@ -164,6 +186,9 @@ type SubmitAnswer struct {
 	// EventID is the cursor from just before the submission, for /api/events?after=; a
 	// repeat has none (its turn began before).
 	EventID string `json:"event_id,omitempty"`
+	// JobID is the turn's job, for a cancel that stops this turn and no later one; a repeat
+	// of a turn that has ended has none.
+	JobID string `json:"job_id,omitempty"`
 }
 
 // ActionAnswer answers POST /api/sessions/ID/actions with every action but submit:
@@ -178,9 +203,13 @@ type ActionAnswer struct {
 	Result string `json:"result,omitempty"`
 }
 
-// CancelRequest is the optional body of POST /api/sessions/ID/cancel.
+// CancelRequest is the optional body of POST /api/sessions/ID/cancel. JobID names the job
+// to stop (a submit's answer, the snapshot and the state events give it): when that job has
+// ended, the cancel does nothing, so that it cannot stop a later turn. Without it, the cancel
+// stops whatever runs.
 type CancelRequest struct {
 	RequestID string `json:"request_id"`
+	JobID     string `json:"job_id"`
 }
 
 // CancelAnswer answers POST /api/sessions/ID/cancel. Stopped is false when nothing ran.

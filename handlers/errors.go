@@ -25,6 +25,19 @@ func sessionError(err error) *web.Error {
 	switch {
 	case errors.As(err, &busy):
 		return &web.Error{Status: http.StatusConflict, Code: "busy", Message: busy.Error() + "; nothing was queued", Err: err}
+	case errors.Is(err, sessions.ErrUnsupportedSchema) || errors.Is(err, sessions.ErrDamaged):
+		le, _ := errors.AsType[*sessions.LoadError](err)
+		if le == nil {
+			break
+		}
+		if le.Newer > 0 {
+			return &web.Error{Status: http.StatusConflict, Code: "unsupported_schema", Message: "this session " + le.Problem() + "; its file is left as it is", Err: err}
+		}
+		return &web.Error{Status: http.StatusConflict, Code: "damaged", Message: "this session's file is damaged (" + le.Error() + "); it is left as it is for you to inspect", Err: err}
+	case errors.Is(err, sessions.ErrUnknownModel):
+		return &web.Error{Status: http.StatusConflict, Code: "unknown_model", Message: unprefixed(err), Err: err}
+	case errors.Is(err, sessions.ErrRequestConflict):
+		return &web.Error{Status: http.StatusConflict, Code: "request_id_conflict", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrParentNotFound):
 		return &web.Error{Status: http.StatusNotFound, Code: "parent_not_found", Message: "the parent_session does not exist", Err: err}
 	case errors.Is(err, sessions.ErrNotFound):
@@ -32,12 +45,16 @@ func sessionError(err error) *web.Error {
 	case errors.Is(err, fs.ErrNotExist):
 		return &web.Error{Status: http.StatusNotFound, Code: "not_found", Message: errNotFound.Message, Err: err}
 	case errors.Is(err, sessions.ErrUnknownAction):
-		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: strings.TrimPrefix(err.Error(), "sessions: "), Err: err}
+		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: unprefixed(err), Err: err}
+	case errors.Is(err, sessions.ErrStopped):
+		// A job stopped before it started (a cancel raced it): nothing was done.
+		return &web.Error{Status: http.StatusConflict, Code: "busy", Message: "a cancel stopped this before it started; nothing was done or queued: send it again", Err: err}
 	case errors.Is(err, sessions.ErrShutdown):
 		// Expected: no cause, so nothing is logged.
 		return web.NewError(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; send it again once it is back")
 	case errors.Is(err, sessions.ErrSaveFailed):
-		return &web.Error{Status: http.StatusInternalServerError, Code: "save_failed", Message: "the session could not be saved, so its work is stopped: " + err.Error(), Err: err}
+		return &web.Error{Status: http.StatusInsufficientStorage, Code: "save_failed", Message: "the session could not be saved (" + saveCause(err) +
+			"), so nothing more was done; once the disk has room again (or what failed is fixed), send it again", Err: err}
 	}
 	return nil
 }
@@ -63,4 +80,30 @@ func (s *server) serveError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	views.ErrorPage(views.ErrorView{Chrome: s.chrome("Error", ""), Code: e.Status, Message: e.Message}).Render(r.Context(), w)
+}
+
+// unprefixed is the sentence of a session service error, without its package prefix.
+func unprefixed(err error) string { return strings.TrimPrefix(err.Error(), "sessions: ") }
+
+// saveCause is what failed of a save: the file operation and its error, when the chain has
+// one ("write PATH: no space left on device").
+func saveCause(err error) string {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Error()
+	}
+	return strings.ReplaceAll(err.Error(), "sessions: ", "")
+}
+
+// configMessage says that the profile's config is invalid, and what still works.
+func configMessage(err string) string {
+	return "This profile's config is invalid, so no model can run: " + err +
+		". Fix it and reload; the sessions and the workspace stay readable meanwhile."
+}
+
+// configured refuses what needs a model while the profile's config is invalid.
+func (s *server) configured() error {
+	if s.ConfigError == "" {
+		return nil
+	}
+	return web.NewError(http.StatusServiceUnavailable, "config_invalid", configMessage(s.ConfigError))
 }

@@ -9,6 +9,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -34,7 +37,9 @@ func TestOneErrorMapping(t *testing.T) {
 		{"no file", fmt.Errorf("open a.md: %w", fs.ErrNotExist), 404, "not_found", false},
 		{"unknown action", fmt.Errorf("%w \"explode\"", sessions.ErrUnknownAction), 400, "unknown_action", false},
 		{"shutting down", fmt.Errorf("submit: %w", sessions.ErrShutdown), 503, "shutting_down", false},
-		{"save failed", fmt.Errorf("session s1: %w: %w", sessions.ErrSaveFailed, errors.New("disk full")), 500, "save_failed", true},
+		{"save failed", fmt.Errorf("session s1: %w: %w", sessions.ErrSaveFailed, errors.New("disk full")), 507, "save_failed", true},
+		{"model gone", fmt.Errorf("submit: %w", &sessions.UnknownModelError{Session: "s1", Key: "old", Known: []string{"a", "b"}}), 409, "unknown_model", false},
+		{"request id reused", &sessions.RequestConflictError{RequestID: "r", Before: "the action archive"}, 409, "request_id_conflict", false},
 		{"refused", httpError(http.StatusBadRequest, "The filter must be active."), 400, "bad_request", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,5 +101,29 @@ func TestOneErrorMapping(t *testing.T) {
 func TestNilLogIsDefault(t *testing.T) {
 	if s := newServer(Deps{}); s.Log != slog.Default() || s.errors.Log != slog.Default() {
 		t.Errorf("Deps without a Log: the server logs to %v, want slog.Default()", s.Log)
+	}
+}
+
+// TestEveryErrorCodeDocumented (issue 20): every code the API can answer, in this package
+// and in the shared web plumbing, is in docs/browser.md.
+func TestEveryErrorCodeDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/browser.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := regexp.MustCompile(`(?:Code: |apiError\([^,]+, |NewError\([^,]+, )"([a-z_]+)"`)
+	for _, glob := range []string{"*.go", "../internal/web/*.go"} {
+		files, _ := filepath.Glob(glob)
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, _ := os.ReadFile(f)
+			for _, m := range codes.FindAllStringSubmatch(string(src), -1) {
+				if !strings.Contains(string(doc), "`"+m[1]+"`") {
+					t.Errorf("%s answers code %s, which docs/browser.md does not list", f, m[1])
+				}
+			}
+		}
 	}
 }

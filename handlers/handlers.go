@@ -32,7 +32,7 @@ type Sessions interface {
 	Create(ctx context.Context, o sessions.CreateOptions) (string, error)
 	Submit(ctx context.Context, id string, input ...model.Part) (*sessions.Job, error)
 	Compact(ctx context.Context, id string) (*sessions.Job, error)
-	Stop(id string) bool
+	Cancel(id, jobID string) bool
 	Snapshot(ctx context.Context, id string) (*sessions.Session, sessions.Status, error)
 	List(ctx context.Context, o sessions.ListOptions) ([]sessions.Listed, error)
 	SetArchived(ctx context.Context, id string, archived bool) error
@@ -95,7 +95,14 @@ type Deps struct {
 	// is the API event stream's; 0 means 15 s.
 	Ping    time.Duration
 	APIPing time.Duration
-	Log     *slog.Logger // nil means slog.Default()
+	// StreamWriteTimeout cuts off an event stream whose client stops reading, after a
+	// write waited this long; 0 means web.StreamWriteTimeout.
+	StreamWriteTimeout time.Duration
+	// ConfigError, when set, is why the profile's config could not be loaded: the pages
+	// show it, the sessions and the workspace stay readable, and what needs a model (a
+	// create, a submit, a compaction, a model choice) is refused with config_invalid.
+	ConfigError string
+	Log         *slog.Logger // nil means slog.Default()
 }
 
 // server holds the handlers' shared state.
@@ -130,6 +137,9 @@ func newServer(d Deps) *server {
 	}
 	if d.APIPing <= 0 {
 		d.APIPing = apiPing
+	}
+	if d.StreamWriteTimeout <= 0 {
+		d.StreamWriteTimeout = web.StreamWriteTimeout
 	}
 	return &server{Deps: d, base: "/profiles/" + d.Profile, md: newMDCache(64 << 20),
 		errors: web.Errors{Domain: sessionError, Log: d.Log}}

@@ -142,12 +142,12 @@ func runLoad(t testing.TB, children, clients int) loadResult {
 		if id == "" {
 			continue
 		}
-		sess, st, err := ts.mgr.Snapshot(context.Background(), id)
+		_, st, err := ts.mgr.Snapshot(context.Background(), id)
 		switch {
 		case err != nil:
 			res.failures = append(res.failures, err.Error())
-		case st.Busy || sess.Latest().LastTurn() != "done" || !strings.Contains(lastAnswer(sess.Latest()), "streamed words"):
-			res.failures = append(res.failures, fmt.Sprintf("session %s ended %q busy=%v", id, sess.Latest().LastTurn(), st.Busy))
+		case st.Busy || st.LastTurn.Status != "done" || !strings.Contains(st.LastTurn.Answer, "streamed words"):
+			res.failures = append(res.failures, fmt.Sprintf("session %s ended %q busy=%v", id, st.LastTurn.Status, st.Busy))
 		default:
 			res.turns++
 		}

@@ -35,6 +35,9 @@ func (s *server) chrome(title, nav string) views.Chrome {
 	}
 	c.MissingAssets = s.Assets.Missing(static.HTMX, static.SSE)
 	c.ThemeJS = s.Assets.URL(static.ThemeJS)
+	if s.ConfigError != "" {
+		c.Warning = configMessage(s.ConfigError)
+	}
 	c.EventsWorker = s.Assets.URL(static.EventsWorker)
 	if s.Profiles != nil {
 		c.Profiles = s.Profiles()
@@ -79,6 +82,9 @@ func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 func (s *server) rows(list []sessions.Listed, current string) []views.SessionRow {
 	out := make([]views.SessionRow, 0, len(list))
 	for _, l := range list {
+		if l.Problem != "" {
+			l.Title = l.ID + ": " + l.Problem // a file this myco cannot open, listed rather than hidden
+		}
 		out = append(out, views.SessionRow{ID: l.ID, URL: s.sessionURL(l.ID), Title: l.Title, Model: l.Model,
 			Activity: ago(l.Modified), ISOTime: l.Modified.Format(time.RFC3339), Busy: l.Busy, Archived: l.Archived,
 			Current: l.ID == current})
@@ -226,8 +232,15 @@ func (s *server) status(sess *sessions.Session, st sessions.Status) views.Status
 }
 
 func (s *server) composer(sess *sessions.Session, st sessions.Status, readOnly bool) views.ComposerView {
-	return views.ComposerView{Action: s.sessionURL(sess.ID) + "submit", ModelURL: s.sessionURL(sess.ID) + "model",
+	c := views.ComposerView{Action: s.sessionURL(sess.ID) + "submit", ModelURL: s.sessionURL(sess.ID) + "model",
 		Models: s.modelKeys(), Model: st.Model, Disabled: readOnly}
+	if !readOnly && !s.known(st.Model) && len(s.Models) > 0 {
+		// The session's model left the catalog: the picker offers it first, as it is, and the
+		// catalog's models to choose from.
+		c.Models = append([]string{st.Model}, c.Models...)
+		c.Error = "This session's model " + quote(st.Model) + " is no longer in the catalog: choose another model to go on."
+	}
+	return c
 }
 
 // earlier renders a page of older messages of a thread (?thread=, ?before=).
@@ -330,7 +343,7 @@ func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 			switch {
 			case c.Busy:
 				state = "working"
-			case state == "":
+			case state == "" || state == sessions.TurnNone:
 				state = "not started"
 			}
 			v.Rows = append(v.Rows, views.TreeRow{Title: orUntitled(c.Title, c.ID), URL: s.sessionURL(c.ID), Model: c.Model,

@@ -153,7 +153,11 @@ func (p *projector) end(k int, e sessions.TurnEnd) (views.MessageView, bool) {
 	case sessions.TurnFailed:
 		m.Blocks = []views.Block{{Note: "The turn failed" + reason(e.Error), NoteKind: "error"}}
 	case sessions.TurnRejected:
-		m.Blocks = []views.Block{{Note: "The request was refused before it was sent, so the turn was rewound to the last completed one" + reason(e.Error), NoteKind: "error"}}
+		msg := "The request was rejected, so the turn was rewound to the last completed one and the message above is not in the model's context"
+		if e.Error != "" {
+			msg = "The request was rejected: " + e.Error + "; the message above is not in the model's context"
+		}
+		m.Blocks = []views.Block{{Note: msg, NoteKind: "error"}}
 	default:
 		return m, false
 	}

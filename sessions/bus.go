@@ -16,27 +16,47 @@ import (
 // a good minute of a busy turn.
 const ringSize = 1024
 
+// maxTombstones bounds the rings of closed sessions that are kept empty, to tell their
+// subscribers that they missed events; beyond it the oldest go, and a subscriber from before
+// them gets a reset for a session it cannot tell about.
+const maxTombstones = 4096
+
 // bus fans the updates of one [Manager] out to its subscribers. Each session keeps its newest
 // updates in a bounded ring; a subscriber reads from the rings at its own pace, so the
 // publisher never waits for one. A subscriber whose cursor fell out of a session's ring
-// gets one reset update for that session instead of the events it missed.
+// gets one reset update for that session instead of the events it missed. The rings are
+// kept in the order of their newest update, so that a subscriber's read costs the sessions
+// that changed since its cursor, not every session ever opened; a closed session's ring is
+// emptied (forget) and its place kept as a tombstone.
 type bus struct {
 	boot string // this process's bus instance: cursors of another boot are unknown
 
-	mu    sync.Mutex // guards the fields below
-	seq   uint64     // the last sequence number handed out
+	// mu guards the fields below: subscribers read them under RLock, at once (a profile
+	// may have hundreds of streams, woken by every update), and writers take Lock.
+	mu    sync.RWMutex
+	seq   uint64 // the last sequence number handed out
 	rings map[string]*ring
-	subs  map[*Subscription]struct{}
+	// newest and oldest are the ends of the list of rings in the order of their last
+	// update, newest first.
+	newest, oldest *ring
+	tombstones     int    // emptied rings still in rings
+	floor          uint64 // the highest last update of the tombstones dropped
+	subs           map[*Subscription]struct{}
+	watched        map[string]int // session -> subscriptions to it by name
 }
 
 // ring is the newest updates of one session (or of the profile, under ""), oldest first.
 type ring struct {
-	buf     []Update
-	head    int    // index of the oldest update in buf once it is full
-	dropped uint64 // the highest sequence number evicted, 0 for none
+	session    string
+	buf        []Update
+	head       int    // index of the oldest update in buf once it is full
+	dropped    uint64 // the highest sequence number evicted, 0 for none
+	lastSeq    uint64 // the newest update's sequence number, also once emptied
+	prev, next *ring  // neighbours in the bus's recency list (prev is newer)
 }
 
 func (r *ring) add(u Update) {
+	r.lastSeq = u.Seq
 	if len(r.buf) < ringSize {
 		r.buf = append(r.buf, u)
 		return
@@ -50,12 +70,7 @@ func (r *ring) add(u Update) {
 func (r *ring) at(i int) Update { return r.buf[(r.head+i)%len(r.buf)] }
 
 // last returns the newest update's sequence number, 0 for none.
-func (r *ring) last() uint64 {
-	if len(r.buf) == 0 {
-		return 0
-	}
-	return r.at(len(r.buf) - 1).Seq
-}
+func (r *ring) last() uint64 { return r.lastSeq }
 
 // after appends the updates with a sequence number above seq to out, in order. The ring is
 // in sequence order, so it finds the first by binary search.
@@ -71,7 +86,38 @@ func (r *ring) after(seq uint64, out []Update) []Update {
 func newBus() *bus {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &bus{boot: hex.EncodeToString(b[:]), rings: map[string]*ring{}, subs: map[*Subscription]struct{}{}}
+	return &bus{boot: hex.EncodeToString(b[:]), rings: map[string]*ring{}, subs: map[*Subscription]struct{}{}, watched: map[string]int{}}
+}
+
+// unlink takes r out of the recency list; call with b.mu held.
+func (b *bus) unlink(r *ring) {
+	if r.prev != nil {
+		r.prev.next = r.next
+	} else if b.newest == r {
+		b.newest = r.next
+	}
+	if r.next != nil {
+		r.next.prev = r.prev
+	} else if b.oldest == r {
+		b.oldest = r.prev
+	}
+	r.prev, r.next = nil, nil
+}
+
+// front puts r first in the recency list; call with b.mu held.
+func (b *bus) front(r *ring) {
+	if b.newest == r {
+		return
+	}
+	b.unlink(r)
+	r.next = b.newest
+	if b.newest != nil {
+		b.newest.prev = r
+	}
+	b.newest = r
+	if b.oldest == nil {
+		b.oldest = r
+	}
 }
 
 // publish gives u the next sequence number, keeps it in its session's ring and wakes the
@@ -81,12 +127,17 @@ func (b *bus) publish(u Update) Update {
 	defer b.mu.Unlock()
 	b.seq++
 	u.Seq = b.seq
+	u.enc = &encoding{}
 	r := b.rings[u.Session]
-	if r == nil {
-		r = &ring{}
+	switch {
+	case r == nil:
+		r = &ring{session: u.Session}
 		b.rings[u.Session] = r
+	case len(r.buf) == 0 && r.dropped > 0:
+		b.tombstones-- // a closed session's ring in use again
 	}
 	r.add(u)
+	b.front(r)
 	for s := range b.subs {
 		if s.wants(u.Session) {
 			select {
@@ -96,6 +147,37 @@ func (b *bus) publish(u Update) Update {
 		}
 	}
 	return u
+}
+
+// forget empties the ring of session id, which was closed: its updates are let go, and a
+// tombstone tells a subscriber that has not read them that it missed them (a reset). A
+// session with a subscription of its own is not forgotten.
+func (b *bus) forget(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.rings[id]
+	if r == nil || id == "" || len(r.buf) == 0 || b.watched[id] > 0 {
+		return
+	}
+	r.buf, r.head, r.dropped = nil, 0, r.lastSeq
+	b.tombstones++
+	for t := b.oldest; b.tombstones > maxTombstones && t != nil; {
+		prev := t.prev
+		if len(t.buf) == 0 && t.dropped > 0 {
+			b.floor = max(b.floor, t.lastSeq)
+			b.unlink(t)
+			delete(b.rings, t.session)
+			b.tombstones--
+		}
+		t = prev
+	}
+}
+
+// watchers returns how many subscriptions name session id.
+func (b *bus) watchers(id string) int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.watched[id]
 }
 
 // ID returns the event id of update seq: "<boot>-<seq>".
@@ -112,8 +194,8 @@ func (b *bus) cursor(id string) (seq uint64, known bool) {
 	if err != nil {
 		return 0, false
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if seq > b.seq {
 		return 0, false
 	}
@@ -159,15 +241,17 @@ func (s *Subscription) Next(ctx context.Context) ([]Update, error) {
 	}
 }
 
+// take returns the updates after the cursor and advances it. It only reads the bus (the
+// cursor and reset flag are the subscription's own, which one goroutine uses).
 func (s *Subscription) take() []Update {
 	b := s.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if s.cursor >= b.seq && !s.reset {
 		return nil
 	}
 	var out []Update
-	if s.reset {
+	if s.reset || s.sessions == nil && s.cursor < b.floor {
 		s.reset = false
 		for _, id := range s.sessions {
 			out = append(out, Update{Type: UpdateReset, Session: id, Seq: b.seq})
@@ -178,15 +262,29 @@ func (s *Subscription) take() []Update {
 		s.cursor = b.seq
 		return out
 	}
-	for id, r := range b.rings {
-		if !s.wants(id) || r.last() <= s.cursor {
-			continue
-		}
-		if r.dropped > s.cursor && id != "" {
+	read := func(id string, r *ring) {
+		switch {
+		case r == nil:
+			if s.cursor < b.floor && id != "" {
+				// Its ring may have been a tombstone dropped since: it cannot be told.
+				out = append(out, Update{Type: UpdateReset, Session: id, Seq: b.seq})
+			}
+		case r.last() <= s.cursor:
+		case r.dropped > s.cursor && id != "":
 			out = append(out, Update{Type: UpdateReset, Session: id, Seq: r.last()})
-			continue
+		default:
+			out = r.after(s.cursor, out)
 		}
-		out = r.after(s.cursor, out)
+	}
+	if s.sessions == nil {
+		for r := b.newest; r != nil && r.last() > s.cursor; r = r.next {
+			read(r.session, r)
+		}
+	} else {
+		for _, id := range s.sessions {
+			read(id, b.rings[id])
+		}
+		read("", b.rings[""])
 	}
 	s.cursor = b.seq
 	slices.SortFunc(out, func(x, y Update) int { return cmpSeq(x.Seq, y.Seq) })
@@ -213,6 +311,7 @@ func coalesce(us []Update) []Update {
 		if n := len(out); n > 0 && u.delta() && out[n-1].Type == u.Type && out[n-1].Session == u.Session {
 			out[n-1].Text += u.Text
 			out[n-1].Seq = u.Seq
+			out[n-1].enc = nil // no longer the published update
 			continue
 		}
 		out = append(out, u)
@@ -231,12 +330,23 @@ func (s *Subscription) Exact() *Subscription {
 func (s *Subscription) Close() {
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()
+	if _, ok := s.b.subs[s]; !ok {
+		return
+	}
 	delete(s.b.subs, s)
+	for _, id := range s.sessions {
+		if s.b.watched[id]--; s.b.watched[id] <= 0 {
+			delete(s.b.watched, id)
+		}
+	}
 }
 
 // subscribe starts a subscription to sessions (nil for all) after the event id after: ""
 // starts at the newest update; an id the bus does not know starts with a reset.
 func (b *bus) subscribe(sessions []string, after string) *Subscription {
+	if sessions != nil {
+		sessions = slices.Compact(slices.Sorted(slices.Values(sessions)))
+	}
 	s := &Subscription{b: b, sessions: sessions, notify: make(chan struct{}, 1)}
 	if after != "" {
 		seq, known := b.cursor(after)
@@ -248,6 +358,9 @@ func (b *bus) subscribe(sessions []string, after string) *Subscription {
 		s.cursor = b.seq
 	}
 	b.subs[s] = struct{}{}
+	for _, id := range sessions {
+		b.watched[id]++
+	}
 	return s
 }
 

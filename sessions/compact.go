@@ -12,8 +12,9 @@ import (
 )
 
 // ErrCompactionLoop reports a compaction refused by the guard rails: the successor would
-// start above half the context window, or the thread was compacted only a few steps ago.
-// Compacting again would loop; the user has to decide what to drop.
+// start above half the context window, or the thread was compacted only a few steps ago (by
+// the same turn, for auto-compaction between tool rounds; at all, for /compact). Compacting
+// again would loop; the user has to decide what to drop.
 var ErrCompactionLoop = errors.New("sessions: compaction would loop")
 
 // compactionLoopError is a compaction the guard rails refused, in words that say why and
@@ -24,15 +25,16 @@ func (e *compactionLoopError) Error() string { return e.msg }
 func (e *compactionLoopError) Unwrap() error { return ErrCompactionLoop }
 
 // tooSoon is the refusal to compact thread id again n model steps after its compaction:
-// asked for (auto false), or because the context filled up again (auto).
+// asked for (auto false), or because the context filled up again within the same turn
+// (auto), which stops the run.
 func tooSoon(id string, n int, auto bool) error {
 	ago := "just now, before any model step"
 	if n > 0 {
 		ago = fmt.Sprintf("only %d model step%s ago", n, plural(n))
 	}
 	if auto {
-		return &compactionLoopError{fmt.Sprintf("thread %s was compacted %s and is near the context window again; "+
-			"compacting it again would loop, so the run stops here. Split the work: start a new session for the rest, "+
+		return &compactionLoopError{fmt.Sprintf("thread %s was compacted %s, in this turn, and its context is near the window again; "+
+			"compacting it again would loop, so the turn stops here. Split the work: start a new session for the rest, "+
 			"or switch to a model with a larger context window", id, ago)}
 	}
 	return &compactionLoopError{fmt.Sprintf("thread %s was compacted %s; compacting it again now would only summarise "+
@@ -110,10 +112,10 @@ func (r *runner) Compact(ctx context.Context) (*Compaction, error) {
 		return nil, err
 	}
 	defer r.rt.release()
-	if err := r.rt.stopped(); err != nil {
+	if err := r.rt.recover(ctx); err != nil {
 		return nil, err
 	}
-	c, err := r.compact(ctx, r.agent(), false)
+	c, err := r.compact(ctx, r.agent(), false, true)
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +123,16 @@ func (r *runner) Compact(ctx context.Context) (*Compaction, error) {
 	return c, nil
 }
 
-func (r *runner) compact(ctx context.Context, cfg AgentConfig, auto bool) (*Compaction, error) {
+// compact compacts the latest thread: asked for (auto false) or on its own. guard refuses
+// a thread compacted fewer than compactGuardSteps model steps ago: always for /compact,
+// which would only summarise a summary, and between tool rounds when the same turn
+// compacted it (a loop); not after an answer or an overflow, which compact once per
+// submission.
+func (r *runner) compact(ctx context.Context, cfg AgentConfig, auto, guard bool) (*Compaction, error) {
 	// A copy: the thread is read while the model summarises, and only this runner (holding
 	// the writer gate) changes it.
 	th := r.rt.doc.copyOf(r.rt.doc.latest())
-	if n := steps(th.Entries[min(th.Base, len(th.Entries)):]); th.Reason == "compaction" && n < compactGuardSteps {
+	if n := steps(th.Entries[min(th.Base, len(th.Entries)):]); guard && th.Reason == "compaction" && n < compactGuardSteps {
 		return nil, tooSoon(th.ID, n, auto)
 	}
 	view := th.History()
@@ -194,7 +201,7 @@ func turnStart(e Entry) bool { return e.AcceptedAt != nil || e.Continuation }
 func recentEntries(th *Thread, window int) []Entry {
 	var starts []int
 	for i, e := range th.Entries {
-		if turnStart(e) {
+		if turnStart(e) && !e.Rejected {
 			starts = append(starts, i)
 		}
 	}
@@ -206,6 +213,9 @@ func recentEntries(th *Thread, window int) []Entry {
 	}
 	var out []Entry
 	for _, e := range th.Entries[starts[0]:] {
+		if e.Rejected {
+			continue // never model input
+		}
 		var parts []model.Part
 		for _, p := range e.Message.Parts {
 			if p.Kind == model.KindSystem && p.System == "runtime" {
@@ -400,8 +410,10 @@ func startsWithResult(m model.Message) bool {
 }
 
 // maybeAutoCompact compacts after a completed answer whose prompt reached the threshold,
-// then continues once with a # Resumption message. A failure, or a prompt still above the
-// threshold afterwards, turns auto-compaction off until a manual compaction succeeds.
+// then continues once with a # Resumption message. It compacts also a thread compacted a
+// few steps ago (the spec's one compact-and-continue cycle per submission; the step guard
+// is for loops within a turn). A failure, or a prompt still above the threshold afterwards,
+// turns auto-compaction off until a manual compaction succeeds.
 func (r *runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agent.Result) (agent.Result, error) {
 	if cfg.AutoCompactAt <= 0 || cfg.ContextWindow <= 0 || res.CapReached || res.Stop != model.StopEnd {
 		return res, nil
@@ -413,7 +425,7 @@ func (r *runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 	if r.rt.autoCompactOff() {
 		return res, nil
 	}
-	if _, err := r.compact(ctx, cfg, true); err != nil {
+	if _, err := r.compact(ctx, cfg, true, false); err != nil {
 		r.disableAuto(err.Error())
 		if errors.Is(err, ErrSaveFailed) {
 			return res, err
@@ -425,7 +437,7 @@ func (r *runner) maybeAutoCompact(ctx context.Context, cfg AgentConfig, res agen
 	if err != nil {
 		return res, err
 	}
-	next, err := r.run(ctx, cfg, th, n-1)
+	next, err := r.run(ctx, cfg, th, n-1, runAfter{compacted: true})
 	next.Usage = next.Usage.Add(res.Usage)
 	next.Steps += res.Steps
 	next.TruncatedResumes += res.TruncatedResumes
@@ -447,15 +459,16 @@ func (r *runner) disableAuto(why string) {
 // # Resumption continuation starts the turn in the successor (so a crash leaves it
 // resumable and a rewind keeps the summary), and the same agent run goes on from the
 // successor's history with the same live tools. A failed summary turns auto-compaction off
-// and the run goes on uncompacted; the loop guard ([ErrCompactionLoop]) also turns it off
-// and stops the run, so the user decides what to drop.
+// and the run goes on uncompacted; the loop guard ([ErrCompactionLoop]: this submission
+// compacted the thread fewer than compactGuardSteps model steps ago) also turns it off and
+// stops the run, so the user decides what to drop.
 func (tn *turn) afterBatch(ctx context.Context, _ []model.Message, last model.Usage) ([]model.Message, error) {
 	r, cfg := tn.r, tn.cfg
 	if cfg.AutoCompactAt <= 0 || cfg.ContextWindow <= 0 || float64(last.Input) < cfg.AutoCompactAt*float64(cfg.ContextWindow) || r.rt.autoCompactOff() {
 		return nil, nil
 	}
 	pred := tn.th
-	if _, err := r.compact(ctx, cfg, true); err != nil {
+	if _, err := r.compact(ctx, cfg, true, tn.compacted); err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrSaveFailed) {
 			return nil, err
 		}
@@ -475,5 +488,6 @@ func (tn *turn) afterBatch(ctx context.Context, _ []model.Message, last model.Us
 	}
 	view := r.rt.doc.history(nt)
 	tn.th, tn.start, tn.saved, tn.lastParts = nt, n-1, len(view), partsOfLast(view)
+	tn.before, tn.compacted = model.Usage{}, true
 	return view, nil
 }

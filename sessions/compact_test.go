@@ -348,7 +348,7 @@ func TestAutoCompactionBetweenToolRounds(t *testing.T) {
 		)
 		f.cfg.ContextWindow, f.cfg.AutoCompactAt = 1000, 0.8
 		_, err := f.submit(t, "do a long job")
-		if !errors.Is(err, ErrCompactionLoop) || !strings.Contains(err.Error(), "is near the context window again; compacting it again would loop, so the run stops here") {
+		if !errors.Is(err, ErrCompactionLoop) || !strings.Contains(err.Error(), "in this turn, and its context is near the window again; compacting it again would loop, so the turn stops here") {
 			t.Fatalf("Submit = %v, want ErrCompactionLoop saying the run stops", err)
 		}
 		if f.srv.Served() != 3 || f.tools.count() != 2 || len(f.session().Threads) != 2 || !f.rt.autoCompactOff() {

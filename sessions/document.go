@@ -1,7 +1,9 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -124,15 +126,59 @@ func (d *document) checkpoint(ctx context.Context, th *Thread, entries []Entry, 
 	return len(th.Entries), err
 }
 
-func (d *document) checkpointLocked(th *Thread, entries []Entry, usage *model.Usage) error {
+// checkpointMeta is checkpoint of one entry, and of the metadata change meta makes (nil
+// for none; it gets a copy of the session and may leave it as it is), in one write.
+func (d *document) checkpointMeta(ctx context.Context, th *Thread, e Entry, meta func(*Session)) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var rec *metaRec
+	if meta != nil {
+		cp := *d.sess
+		cp.Links, cp.Actions = slices.Clone(cp.Links), slices.Clone(cp.Actions)
+		meta(&cp)
+		if m := metaOf(&cp); !sameMeta(m, metaOf(d.sess)) {
+			rec = m
+		}
+	}
+	if rec == nil {
+		err := d.checkpointLocked(th, []Entry{e}, nil)
+		return len(th.Entries), err
+	}
+	before := metaOf(d.sess)
+	if d.sess.Upgraded != 0 {
+		d.sess.setMeta(rec)
+		if err := d.upgrade(th, []Entry{e}, nil); err != nil {
+			d.sess.setMeta(before)
+			return len(th.Entries), err
+		}
+		return len(th.Entries), nil
+	}
+	err := d.checkpointLocked(th, []Entry{e}, nil, record{Kind: "session", Session: rec})
+	if err == nil {
+		d.sess.setMeta(rec)
+	}
+	return len(th.Entries), err
+}
+
+// sameMeta reports whether two metadata records say the same.
+func sameMeta(a, b *metaRec) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// checkpointLocked writes the entries recovery made, entries and usage to th, after the
+// records pre, in one write. Call it with d.mu held.
+func (d *document) checkpointLocked(th *Thread, entries []Entry, usage *model.Usage, pre ...record) error {
 	if d.sess.Upgraded != 0 {
 		return d.upgrade(th, entries, usage)
 	}
 	pending := th.Entries[th.saved:]
-	if len(pending)+len(entries) == 0 && usage == nil {
+	if len(pending)+len(entries)+len(pre) == 0 && usage == nil {
 		return nil
 	}
-	recs := make([]record, 0, len(pending)+len(entries)+1)
+	recs := make([]record, 0, len(pre)+len(pending)+len(entries)+1)
+	recs = append(recs, pre...)
 	for i, e := range pending {
 		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: th.ID, Index: th.saved + i, Entry: e}})
 	}
@@ -216,15 +262,13 @@ func (d *document) amend(ctx context.Context, th *Thread, parts []model.Part) er
 }
 
 // endTurn durably records how the current turn of thread th ended: one of [TurnDone],
-// [TurnCancelled], [TurnFailed], [TurnRejected] or [TurnCompacted]. Entries recovery made
-// are written first.
-func (d *document) endTurn(ctx context.Context, th *Thread, status string, cause error) error {
+// [TurnCancelled], [TurnFailed], [TurnRejected] or [TurnCompacted], with, for an end that
+// is not an answer, its code and what a person is told. Entries recovery made are written
+// first.
+func (d *document) endTurn(ctx context.Context, th *Thread, status, code, msg string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	rec := &turnRec{Thread: th.ID, Status: status, At: time.Now().UTC()}
-	if cause != nil {
-		rec.Error = cause.Error()
-	}
+	rec := &turnRec{Thread: th.ID, Status: status, At: time.Now().UTC(), Code: code, Error: msg}
 	if err := d.checkpointLocked(th, nil, nil); err != nil {
 		return err
 	}
@@ -232,15 +276,15 @@ func (d *document) endTurn(ctx context.Context, th *Thread, status string, cause
 		return err
 	}
 	th.open, th.end = false, status
-	th.ends = append(th.ends, TurnEnd{After: len(th.Entries), Status: status, Error: rec.Error, At: rec.At})
+	th.ends = append(th.ends, TurnEnd{After: len(th.Entries), Status: status, Error: rec.Error, Code: rec.Code, At: rec.At})
 	return nil
 }
 
 // startThread durably starts thread nt as the successor of the latest thread. nt.Entries
 // are its first messages; inherit, when positive, says that they begin with that many
-// leading entries of the predecessor, which are then not written again. nt's bookkeeping
-// must be set: readers may see it as soon as it is in the document, which owns it from
-// then on.
+// leading entries of the predecessor, which are then not written again. nt.Usage, when set,
+// is carried over (its context use, not spent again). nt's bookkeeping must be set: readers
+// may see it as soon as it is in the document, which owns it from then on.
 func (d *document) startThread(ctx context.Context, nt *Thread, inherit int) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -274,7 +318,7 @@ func (d *document) startThread(ctx context.Context, nt *Thread, inherit int) err
 		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: nt.ID, Index: i, Entry: nt.Entries[i]}})
 	}
 	if nt.Usage != (model.Usage{}) {
-		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: nt.ID, Usage: nt.Usage}})
+		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: nt.ID, Usage: nt.Usage, Carried: true}})
 	}
 	if err := d.write(recs...); err != nil {
 		return err
@@ -357,6 +401,20 @@ func (d *document) reload(ctx context.Context) error {
 	defer d.mu.Unlock()
 	fresh, file, err := d.store.reload(ctx, d.id, d.file)
 	if err != nil || fresh == nil {
+		return err
+	}
+	d.sess, d.file = fresh, file
+	return nil
+}
+
+// reopen reads the document again from its file, whatever this document holds, cutting
+// off a torn last write: after a failed save, the file is the truth. Call it with the
+// session's writer gate held, and with no thread handle kept.
+func (d *document) reopen(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fresh, file, err := d.store.reload(ctx, d.id, fileState{})
+	if err != nil {
 		return err
 	}
 	d.sess, d.file = fresh, file

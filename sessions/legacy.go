@@ -56,7 +56,7 @@ func decodeLegacy(data []byte) (*Session, error) {
 	}
 	switch {
 	case d.Version > Version:
-		return nil, fmt.Errorf("session schema version %d is newer than this myco understands (version %d); upgrade myco", d.Version, Version)
+		return nil, &newerSchemaError{d.Version}
 	case d.Version == Version:
 		return nil, fmt.Errorf("a schema version %d session must be a checksummed log, not a JSON document", Version)
 	case d.Version < 2:

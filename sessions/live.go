@@ -24,6 +24,11 @@ type live struct {
 	cfg    AgentConfig // its agent configuration
 	job    *Job
 	closed bool // CloseSession took it out: a job must not start on it
+	// failed is how the last turn job ended when the document could not record it (a save
+	// failed) or it ended before its input was durable; nil otherwise. The next turn job
+	// clears it.
+	failed *TurnState
+	used   time.Time // when it was last opened, or its last job ended
 	// Delta coalescing: deltas published less than DeltaEvery after the last one wait in
 	// pending, and a timer publishes them.
 	pending   *Update
@@ -54,6 +59,10 @@ func (l *live) prepare() error {
 	}
 	cfg, err := l.m.o.Models.Agent(key, blocks)
 	if err != nil {
+		if u, ok := errors.AsType[unknownModel](err); ok {
+			k, known := u.UnknownModel()
+			return &UnknownModelError{Session: l.id, Key: k, Known: known}
+		}
 		return fmt.Errorf("session %s: %w", l.id, err)
 	}
 	r, err := newRunner(runnerOptions{Runtime: l.rt, Agent: l.agentConfig, Prelude: watcher, Log: l.m.log})
@@ -62,6 +71,13 @@ func (l *live) prepare() error {
 	}
 	l.runner, l.model, l.cfg = r, key, cfg
 	return nil
+}
+
+// unknownModel is an error of a model catalog (config's UnknownModelError) that reports a
+// key it does not have, with the keys it has.
+type unknownModel interface {
+	error
+	UnknownModel() (key string, known []string)
 }
 
 func (l *live) agentConfig() AgentConfig {
@@ -84,6 +100,9 @@ func (l *live) sink(ev event) {
 			default:
 				j.acceptedAt, j.thread = a.At, a.Thread
 				close(j.accepted)
+				if j.stopAccepted {
+					j.cancel(ErrStopped)
+				}
 			}
 		}
 		l.mu.Unlock()
@@ -164,18 +183,29 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 		u := res.Usage
 		end.Type, end.Text, end.Stop, end.Usage, end.Steps, end.CapReached = UpdateDone, res.Answer, string(res.Stop), &u, res.Steps, res.CapReached
 	case errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown):
-		end.Type, end.Error = UpdateCancelled, err.Error()
+		end.Type = UpdateCancelled
+		end.Code, end.Error = describe(err)
 	default:
-		end.Type, end.Error, end.Code = UpdateError, err.Error(), ErrorCode(err)
+		end.Type = UpdateError
+		end.Code, end.Error = describe(err)
 	}
 	l.logEnd(j, err)
+	var failed *TurnState
+	if j.Kind == JobTurn && err != nil && (errors.Is(err, ErrSaveFailed) || !isClosed(j.accepted)) {
+		failed = &TurnState{Status: TurnFailed, Code: end.Code, Error: end.Error, Thread: j.thread, At: time.Now().UTC()}
+	}
 	l.mu.Lock()
 	l.job = nil
+	l.used = time.Now()
+	if j.Kind == JobTurn {
+		l.failed = failed
+	}
 	l.publishLocked(end)
 	idle := false
-	l.publishLocked(Update{Type: UpdateState, Busy: &idle, Job: j.Kind})
+	l.publishLocked(Update{Type: UpdateState, Busy: &idle, Job: j.Kind, JobID: j.ID})
 	l.mu.Unlock()
 	close(j.done)
+	l.m.idleCheck()
 }
 
 // logEnd leaves one log line, with the session id, for a job that failed or whose save
@@ -192,25 +222,21 @@ func (l *live) logEnd(j *Job, err error) {
 	}
 }
 
-// ErrorCode names the kind of a job's error for front ends and the API: "save_failed",
-// "rewound", "compaction_loop", "busy", "stopped", "shutdown", else "failed".
+// ErrorCode names the kind of a job's error for front ends and the API: one of
+// [TurnCodes], or "busy".
 func ErrorCode(err error) string {
-	var busy *BusyError
-	switch {
-	case errors.Is(err, ErrSaveFailed):
-		return "save_failed"
-	case errors.Is(err, ErrRewound):
-		return "rewound"
-	case errors.Is(err, ErrCompactionLoop):
-		return "compaction_loop"
-	case errors.As(err, &busy):
-		return "busy"
-	case errors.Is(err, ErrStopped):
-		return "stopped"
-	case errors.Is(err, ErrShutdown):
-		return "shutdown"
+	code, _ := describe(err)
+	return code
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
-	return "failed"
 }
 
 // publishMeta publishes the session's metadata.

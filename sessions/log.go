@@ -41,6 +41,7 @@ type metaRec struct {
 	Hidden     bool           `json:"hidden,omitempty"`
 	Selected   string         `json:"selected_model,omitempty"`
 	RequestID  string         `json:"request_id,omitempty"`
+	RequestSum string         `json:"request_sum,omitempty"`
 	Actions    []ActionRecord `json:"actions,omitempty"`
 }
 
@@ -63,9 +64,12 @@ type msgRec struct {
 	Entry
 }
 
+// usageRec is a usage report. A carried one (a rewound thread's, which starts from an
+// earlier context) sets the thread's context use without counting as spent again.
 type usageRec struct {
-	Thread string      `json:"thread"`
-	Usage  model.Usage `json:"usage"`
+	Thread  string      `json:"thread"`
+	Usage   model.Usage `json:"usage"`
+	Carried bool        `json:"carried,omitempty"`
 }
 
 // intentRec is written before a tool call runs.
@@ -92,26 +96,28 @@ type progressRec struct {
 	At     time.Time `json:"at"`
 }
 
-// turnRec ends a turn.
+// turnRec ends a turn. Error is what a person is told of a turn that did not end with
+// an answer, and Code its kind (see [TurnCodes]).
 type turnRec struct {
 	Thread string    `json:"thread"`
 	Status string    `json:"status"`
 	At     time.Time `json:"at"`
 	Error  string    `json:"error,omitempty"`
+	Code   string    `json:"code,omitempty"`
 }
 
 // metaOf returns the metadata record of s.
 func metaOf(s *Session) *metaRec {
 	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
 		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Selected: s.Selected,
-		RequestID: s.RequestID, Actions: s.Actions}
+		RequestID: s.RequestID, RequestSum: s.RequestSum, Actions: s.Actions}
 }
 
 // setMeta sets the session's metadata from a metadata record.
 func (s *Session) setMeta(m *metaRec) {
 	s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
 	s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
-	s.RequestID, s.Actions = m.RequestID, m.Actions
+	s.RequestID, s.RequestSum, s.Actions = m.RequestID, m.RequestSum, m.Actions
 }
 
 // wholeRecords returns the records of a fresh version 5 log that holds sess: its metadata,
@@ -148,11 +154,22 @@ func encode(recs ...record) ([]byte, error) {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// LoadError is a session file that cannot be read as a session. The file is left as it was.
+// Errors of session files that cannot be loaded, which a [LoadError] matches.
+var (
+	// ErrUnsupportedSchema reports a session file of a newer schema than this myco reads.
+	ErrUnsupportedSchema = errors.New("sessions: the session file needs a newer myco")
+	// ErrDamaged reports a session file that is not a valid session.
+	ErrDamaged = errors.New("sessions: the session file is damaged")
+)
+
+// LoadError is a session file that cannot be read as a session. The file is left as it
+// was; nothing rewrites it. It matches [ErrUnsupportedSchema] when Newer is set, else
+// [ErrDamaged].
 type LoadError struct {
-	Path string
-	Line int // 0 when the problem is not on one line
-	Msg  string
+	Path  string
+	Line  int // 0 when the problem is not on one line
+	Msg   string
+	Newer int // the file's schema version, when it is newer than this myco reads
 }
 
 func (e *LoadError) Error() string {
@@ -160,6 +177,38 @@ func (e *LoadError) Error() string {
 		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+}
+
+func (e *LoadError) Unwrap() error {
+	if e.Newer > 0 {
+		return ErrUnsupportedSchema
+	}
+	return ErrDamaged
+}
+
+// Problem says in a few words why the file cannot be used, for a listing: "needs a newer
+// myco (…)" or "damaged: FILE:LINE: …".
+func (e *LoadError) Problem() string {
+	if e.Newer > 0 {
+		return fmt.Sprintf("needs a newer myco (session schema version %d; this myco reads versions 2 to %d)", e.Newer, Version)
+	}
+	return "damaged: " + e.Error()
+}
+
+// newerSchemaError is a session of a schema version newer than this binary's.
+type newerSchemaError struct{ version int }
+
+func (e *newerSchemaError) Error() string {
+	return fmt.Sprintf("session schema version %d is newer than this myco understands (version %d); upgrade myco", e.version, Version)
+}
+
+// loadError is the [LoadError] of err on line of path (0 for none).
+func loadError(path string, line int, err error) *LoadError {
+	le := &LoadError{Path: path, Line: line, Msg: err.Error()}
+	if n, ok := errors.AsType[*newerSchemaError](err); ok {
+		le.Newer = n.version
+	}
+	return le
 }
 
 // Decode parses a session file: a version 5 log, or a document of schema 2, 3 or 4, which
@@ -177,7 +226,7 @@ func decode(path string, data []byte) (*Session, int64, error) {
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 		sess, err := decodeLegacy(data)
 		if err != nil {
-			return nil, 0, &LoadError{Path: path, Msg: err.Error()}
+			return nil, 0, loadError(path, 0, err)
 		}
 		if err := check(sess); err != nil {
 			return nil, 0, &LoadError{Path: path, Msg: err.Error()}
@@ -206,7 +255,7 @@ func decode(path string, data []byte) (*Session, int64, error) {
 			if last && sess != nil {
 				break // a torn or garbled last write
 			}
-			return nil, 0, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
+			return nil, 0, loadError(path, lineNo, err)
 		}
 		valid += nl + 1
 		if sess == nil {
@@ -215,7 +264,7 @@ func decode(path string, data []byte) (*Session, int64, error) {
 			}
 		}
 		if err := apply(&sess, rec); err != nil {
-			return nil, 0, &LoadError{Path: path, Line: lineNo, Msg: err.Error()}
+			return nil, 0, loadError(path, lineNo, err)
 		}
 	}
 	if sess == nil {
@@ -276,7 +325,7 @@ func apply(sp **Session, rec record) error {
 			return errors.New("session record without metadata")
 		}
 		if m.Version > Version {
-			return fmt.Errorf("session schema version %d is newer than this myco understands (version %d); upgrade myco", m.Version, Version)
+			return &newerSchemaError{m.Version}
 		}
 		if m.Version < Version {
 			return fmt.Errorf("session record of schema version %d inside a version %d log", m.Version, Version)
@@ -335,7 +384,9 @@ func apply(sp **Session, rec record) error {
 			return fmt.Errorf("usage for unknown thread %q", u.Thread)
 		}
 		t.Usage = u.Usage
-		t.spent = t.spent.Add(u.Usage)
+		if !u.Carried {
+			t.spent = t.spent.Add(u.Usage)
+		}
 	case "intent":
 		in := rec.Intent
 		if in == nil {
@@ -387,7 +438,7 @@ func apply(sp **Session, rec record) error {
 			return fmt.Errorf("turn end for unknown thread %q", tr.Thread)
 		}
 		t.open, t.end = false, tr.Status
-		t.ends = append(t.ends, TurnEnd{After: len(t.Entries), Status: tr.Status, Error: tr.Error, At: tr.At})
+		t.ends = append(t.ends, TurnEnd{After: len(t.Entries), Status: tr.Status, Error: tr.Error, Code: tr.Code, At: tr.At})
 	default:
 		// A record kind from a newer minor revision: skip it rather than refuse the file.
 	}
@@ -396,7 +447,7 @@ func apply(sp **Session, rec record) error {
 
 // noteEntry updates the thread's turn and tool-call bookkeeping for an appended entry.
 func (t *Thread) noteEntry(e Entry) {
-	if e.AcceptedAt != nil || e.Continuation {
+	if (e.AcceptedAt != nil || e.Continuation) && !e.Rejected {
 		t.open = true
 	}
 	if e.Message.Role == model.User {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,7 +86,14 @@ type ManagerOptions struct {
 	// DeltaEvery is the least time between two published deltas of one session; the text
 	// in between is coalesced. 0 means 40 ms.
 	DeltaEvery time.Duration
-	Log        *slog.Logger // nil means slog.Default()
+	// IdleClose is how long a session with no job, no subscription of its own and no live
+	// tool handle stays open (its document, runtime and event ring in memory) after its
+	// last use; it reopens from disk when next used. 0 means 3 minutes; negative, never.
+	// IdleKeep bounds how many such idle sessions stay open at once: beyond it the least
+	// recently used are closed at once; 0 means 32.
+	IdleClose time.Duration
+	IdleKeep  int
+	Log       *slog.Logger // nil means slog.Default()
 }
 
 // Manager is the session service of one profile, the one thing every front end calls: it
@@ -99,11 +107,14 @@ type Manager struct {
 	bus      *bus
 	registry *Registry
 	owners   atomic.Int64 // runtimes made, for unique owner names
+	jobIDs   atomic.Int64 // jobs started, for their ids
 	requests requests
 
 	base   context.Context // the parent of every job; Close cancels it with ErrShutdown
 	cancel context.CancelCauseFunc
 	jobs   sync.WaitGroup
+	idle   sync.WaitGroup // the goroutine that closes idle sessions
+	kick   chan struct{}  // asks it to look now
 
 	mu   sync.Mutex // guards the fields below
 	live map[string]*live
@@ -121,7 +132,13 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 	if o.DeltaEvery <= 0 {
 		o.DeltaEvery = 40 * time.Millisecond
 	}
-	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry,
+	if o.IdleClose == 0 {
+		o.IdleClose = 3 * time.Minute
+	}
+	if o.IdleKeep <= 0 {
+		o.IdleKeep = 32
+	}
+	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry, kick: make(chan struct{}, 1),
 		live: map[string]*live{}, loading: map[string]chan struct{}{}, cache: map[string]loaded{}}
 	if m.log == nil {
 		m.log = slog.Default()
@@ -130,6 +147,9 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		m.registry = &Registry{}
 	}
 	m.base, m.cancel = context.WithCancelCause(context.Background())
+	if o.IdleClose > 0 {
+		m.idle.Go(func() { m.closeIdleEvery(m.base, min(o.IdleClose/2, time.Minute)) })
+	}
 	return m, nil
 }
 
@@ -147,7 +167,7 @@ type CreateOptions struct {
 	// inherited: the child has its own.
 	Fork bool
 
-	requestID string // the API request that creates it (CreateRequest)
+	request request // the API request that creates it (CreateRequest)
 }
 
 // Create makes a new session and returns its id: empty, or a fork of its parent. The
@@ -187,13 +207,13 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	}
 	now := time.Now().UTC()
 	sess := &Session{ID: NewID(now), Created: now, Model: key, Title: Title(o.Title), Parent: o.Parent, Hidden: o.Hidden,
-		RequestID: o.requestID}
+		RequestID: o.request.id, RequestSum: o.request.sum}
 	if seed != nil {
 		seed.Created, seed.Base = now, len(seed.Entries)
 		sess.Threads = []*Thread{seed}
 	}
 	if err := m.o.Store.Create(ctx, sess); err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: %w", ErrSaveFailed, err)
 	}
 	return sess.ID, nil
 }
@@ -211,13 +231,19 @@ func (m *Manager) usable() error {
 type Job struct {
 	Session string
 	Kind    string // JobTurn or JobCompact
-	// requestID is the API request a turn was submitted for ("" for none): a retry of
+	// ID names this job among every job of the service, across restarts: a cancel that
+	// names it stops it and no other (see [Manager.Cancel]).
+	ID string
+	// request is the API request a turn was submitted for (no id for none): a retry of
 	// that request while its input is not durable yet waits for this job's acceptance.
-	requestID string
+	request request
 
 	cancel   context.CancelCauseFunc
 	accepted chan struct{} // closed when a turn's input is durable
 	done     chan struct{} // closed when the job ended
+	// stopAccepted asks for the job to be stopped as soon as its input is durable (a cancel
+	// that came before); guarded by the live session's mu.
+	stopAccepted bool
 
 	// Set before accepted is closed.
 	acceptedAt time.Time
@@ -273,24 +299,18 @@ func (j *Job) Wait(ctx context.Context) (JobResult, error) {
 // session after it. It refuses with a [BusyError] while the session runs a job; it never
 // queues. The turn runs until it ends or [Manager.Stop]: ctx bounds only the start.
 func (m *Manager) Submit(ctx context.Context, id string, input ...model.Part) (*Job, error) {
-	return m.submit(ctx, id, "", input)
+	return m.submit(ctx, id, request{}, input)
 }
 
-func (m *Manager) submit(ctx context.Context, id, requestID string, input []model.Part) (*Job, error) {
+func (m *Manager) submit(ctx context.Context, id string, req request, input []model.Part) (*Job, error) {
 	if len(input) == 0 || strings.TrimSpace(model.Message{Parts: input}.Text()) == "" && !hasImage(input) {
 		return nil, errors.New("sessions: the input is empty")
 	}
 	text := model.Message{Parts: input}.Text()
-	return m.startOn(ctx, id, JobTurn, requestID, func(l *live) jobFunc {
+	return m.startOn(ctx, id, JobTurn, req, func(l *live) jobFunc {
 		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
-			var untitled bool
-			l.rt.View(func(s *Session) { untitled = s.Title == "" })
-			if untitled {
-				if err := l.rt.Update(ctx, func(s *Session) { s.Title = Title(text) }); err != nil {
-					return JobResult{}, err
-				}
-			}
-			res, err := r.SubmitRequest(ctx, requestID, input...)
+			// An untitled session is titled after its first message, in the write that saves it.
+			res, err := r.submit(ctx, req, Title(text), input)
 			if errors.Is(err, ErrRewound) {
 				err = fmt.Errorf("%w; the session was rewound to its last completed turn", err)
 			}
@@ -309,13 +329,13 @@ var errLiveClosed = errors.New("sessions: the live session was closed")
 // startOn opens session id and starts the job work(l) on it. A live session closed
 // between the open and the start is opened again, so that no job runs on a runtime whose
 // tools were released.
-func (m *Manager) startOn(ctx context.Context, id, kind, requestID string, work func(l *live) jobFunc) (*Job, error) {
+func (m *Manager) startOn(ctx context.Context, id, kind string, req request, work func(l *live) jobFunc) (*Job, error) {
 	for {
 		l, err := m.open(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		j, err := m.start(l, kind, requestID, work(l))
+		j, err := m.start(l, kind, req, work(l))
 		if !errors.Is(err, errLiveClosed) {
 			return j, err
 		}
@@ -333,7 +353,7 @@ func hasImage(parts []model.Part) bool {
 
 // Compact starts a compaction of session id's active thread into a successor thread.
 func (m *Manager) Compact(ctx context.Context, id string) (*Job, error) {
-	return m.startOn(ctx, id, JobCompact, "", func(l *live) jobFunc {
+	return m.startOn(ctx, id, JobCompact, request{}, func(l *live) jobFunc {
 		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
 			c, err := r.Compact(ctx)
 			return JobResult{Compaction: c}, err
@@ -367,7 +387,7 @@ func (m *Manager) job(id string) *Job {
 }
 
 // start runs f as session l's job.
-func (m *Manager) start(l *live, kind, requestID string, f jobFunc) (*Job, error) {
+func (m *Manager) start(l *live, kind string, req request, f jobFunc) (*Job, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -392,11 +412,12 @@ func (m *Manager) start(l *live, kind, requestID string, f jobFunc) (*Job, error
 	m.jobs.Add(1)
 	m.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(m.base)
-	j := &Job{Session: l.id, Kind: kind, requestID: requestID, cancel: cancel, accepted: make(chan struct{}), done: make(chan struct{})}
+	j := &Job{Session: l.id, Kind: kind, ID: m.bus.boot + "-" + strconv.FormatInt(m.jobIDs.Add(1), 10), request: req, cancel: cancel,
+		accepted: make(chan struct{}), done: make(chan struct{})}
 	l.job = j
 	r := l.runner
 	busy := true
-	l.publishLocked(Update{Type: UpdateState, Busy: &busy, Job: kind})
+	l.publishLocked(Update{Type: UpdateState, Busy: &busy, Job: kind, JobID: j.ID})
 	go func() {
 		defer m.jobs.Done()
 		defer cancel(nil)
@@ -420,6 +441,7 @@ func (m *Manager) Close() {
 	m.closed = true
 	m.mu.Unlock()
 	m.cancel(ErrShutdown)
+	m.idle.Wait()
 	m.jobs.Wait()
 	m.mu.Lock()
 	lives := m.live
@@ -464,6 +486,7 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 		}
 		if l := m.live[id]; l != nil {
 			m.mu.Unlock()
+			l.touch()
 			return l, nil
 		}
 		loading := m.loading[id]
@@ -495,6 +518,7 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 	}
 	delete(m.cache, id)
 	m.live[id] = l
+	l.used = time.Now()
 	return l, nil
 }
 

@@ -498,3 +498,43 @@ func waitIdleJob(t *testing.T, m *Manager, id string) bool {
 	t.Fatal("the session stayed busy")
 	return false
 }
+
+// TestBusForget (issue 20): a closed session's ring is let go; a subscriber that had not
+// read it gets a reset for that session, one that comes later nothing; a subscription that
+// names the session keeps it; a read costs the sessions that changed, in order.
+func TestBusForget(t *testing.T) {
+	b := newBus()
+	before := b.subscribe(nil, "")
+	for _, id := range []string{"a", "b", "a"} {
+		b.publish(Update{Type: UpdateNotice, Session: id, Text: id})
+	}
+	watching := b.subscribe([]string{"b"}, b.id(0))
+	b.forget("a")
+	b.forget("b") // watched: kept
+	after := b.subscribe(nil, b.id(b.seq))
+	b.publish(Update{Type: UpdateNotice, Session: "c", Text: "c"})
+	got := before.take()
+	if len(got) != 3 || got[0].Text != "b" || got[1].Type != UpdateReset || got[1].Session != "a" || got[2].Text != "c" {
+		t.Errorf("a subscriber from before the forget read %+v, want b's update, a reset for a (at a's last update), c's", got)
+	}
+	if got := watching.take(); len(got) != 1 || got[0].Text != "b" {
+		t.Errorf("the subscriber of b read %+v, want b's update", got)
+	}
+	if got := after.take(); len(got) != 1 || got[0].Text != "c" {
+		t.Errorf("a later subscriber read %+v, want c's update only", got)
+	}
+	// Beyond maxTombstones, the oldest tombstones go and a subscriber from before them gets
+	// a reset of everything.
+	old := b.subscribe(nil, b.id(b.seq))
+	for i := range maxTombstones + 10 {
+		id := fmt.Sprintf("s%d", i)
+		b.publish(Update{Type: UpdateNotice, Session: id})
+		b.forget(id)
+	}
+	if len(b.rings) > maxTombstones+5 {
+		t.Errorf("%d rings kept, want at most about %d", len(b.rings), maxTombstones)
+	}
+	if got := old.take(); len(got) != 1 || got[0].Type != UpdateReset || got[0].Session != "" {
+		t.Errorf("a subscriber from before the dropped tombstones read %d updates, want one reset of everything", len(got))
+	}
+}

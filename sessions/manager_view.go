@@ -20,8 +20,8 @@ func (m *Manager) Subscribe(sessions []string, after string) *Subscription {
 // EventID returns the id of the newest update so far: a page rendered now subscribes
 // after it to miss nothing that happens later.
 func (m *Manager) EventID() string {
-	m.bus.mu.Lock()
-	defer m.bus.mu.Unlock()
+	m.bus.mu.RLock()
+	defer m.bus.mu.RUnlock()
 	return m.bus.id(m.bus.seq)
 }
 
@@ -37,14 +37,18 @@ func (m *Manager) Publish(u Update) {
 
 // Status is what a session is doing now.
 type Status struct {
-	Busy bool
-	Job  string // the running job's kind, when Busy
+	Busy  bool
+	Job   string // the running job's kind, when Busy
+	JobID string // and its id, which a cancel may name
 	// Elsewhere names another process that works on the session now, if one does.
 	Elsewhere string
 	// Stopped is the save error that stopped the session's work in this process, if any.
 	Stopped error
 	// Model is the catalog key the next turn uses.
 	Model string
+	// LastTurn is how the latest turn stands: running, or as the document records it, or,
+	// when this process could not record it (a save failed), as it ended here.
+	LastTurn TurnState
 }
 
 // Snapshot returns a copy of session id's document that is safe to read while its work
@@ -55,11 +59,13 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 	l := m.live[id]
 	m.mu.Unlock()
 	var st Status
+	var failed *TurnState
 	if l != nil {
 		l.mu.Lock()
 		if l.job != nil {
-			st.Busy, st.Job = true, l.job.Kind
+			st.Busy, st.Job, st.JobID = true, l.job.Kind, l.job.ID
 		}
+		failed = l.failed
 		l.mu.Unlock()
 		st.Stopped = l.rt.Err()
 		if st.Busy || !l.rt.doc.changedOnDisk() {
@@ -68,6 +74,7 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 				st.Elsewhere, _ = m.o.Store.Holder(id)
 			}
 			st.Model = m.modelOf(cp)
+			st.LastTurn = lastTurn(cp, st, failed)
 			return cp, st, nil
 		}
 		// Another process wrote to it since this runtime last did: show what it wrote. The
@@ -81,7 +88,21 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 		st.Elsewhere, _ = m.o.Store.Holder(id)
 	}
 	st.Model = m.modelOf(sess)
+	st.LastTurn = lastTurn(sess, st, failed)
 	return sess.clone(), st, nil
+}
+
+// lastTurn is how session s's latest turn stands, given what it is doing now (st) and how
+// its last turn job ended here when the document could not say (failed).
+func lastTurn(s *Session, st Status, failed *TurnState) TurnState {
+	t := s.LastTurn()
+	switch {
+	case st.Busy && st.Job == JobTurn || st.Elsewhere != "" && t.Status == TurnInterrupted:
+		return TurnState{Status: TurnRunning, Thread: s.Latest().ID}
+	case failed != nil && (t.At.IsZero() || failed.At.After(t.At)):
+		return *failed
+	}
+	return t
 }
 
 func (m *Manager) modelOf(s *Session) string {

@@ -2,8 +2,11 @@ package sessions
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -13,7 +16,9 @@ import (
 // The idempotent requests of the JSON API: every create, submit and action carries a
 // request id, and the same id answers the same result, also after a restart, because the
 // id is saved with what it did: on the session it created, on the user turn it submitted,
-// or among the session's action records.
+// or among the session's action records. With the id a digest of what the request asked is
+// saved, so that the same id sent with a different body is refused rather than answered
+// with the first result: a client that reuses an id by mistake learns of it.
 
 // Errors of requests.
 var (
@@ -21,13 +26,67 @@ var (
 	ErrUnknownAction = errors.New("sessions: unknown action")
 	// ErrParentNotFound reports a parent session that does not exist.
 	ErrParentNotFound = errors.New("sessions: parent session not found")
+	// ErrRequestConflict reports a request id that was used before for a different request;
+	// see [RequestConflictError].
+	ErrRequestConflict = errors.New("sessions: the request id was used for a different request")
 )
+
+// RequestConflictError reports a request id sent again with a different body: Before says
+// what the first request with that id did.
+type RequestConflictError struct {
+	RequestID string
+	Before    string
+}
+
+func (e *RequestConflictError) Error() string {
+	return fmt.Sprintf("request_id %s was used before for a different request (%s); a retry must send the same body, and a new request a new request_id",
+		strconv.Quote(e.RequestID), e.Before)
+}
+
+func (e *RequestConflictError) Unwrap() error { return ErrRequestConflict }
+
+// request is an API request: its id, and the digest of what it asked (see requestSum).
+type request struct{ id, sum string }
+
+// requestSum is the digest of what a request asked: its kind and its fields, in order.
+// Records saved before digests were kept have none, and match any body.
+func requestSum(kind string, fields ...string) string {
+	h := sha256.New()
+	h.Write([]byte(kind))
+	for _, f := range fields {
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.Quote(f)))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// sameRequest reports whether a saved digest matches: an empty one (saved before digests
+// were kept) matches any.
+func sameRequest(saved, sum string) bool { return saved == "" || saved == sum }
+
+// submitSum is the digest of a submit: the message as typed, which is the first part
+// (attachments follow it, read from files that may have changed since).
+func submitSum(input []model.Part) string {
+	text := ""
+	if len(input) > 0 && input[0].Kind == model.KindText {
+		text = input[0].Text
+	}
+	return requestSum("submit", text)
+}
+
+// createSum is the digest of a create request: the fields a client sends.
+func createSum(o CreateOptions) string {
+	return requestSum("create", o.Parent, strconv.FormatBool(o.Fork), o.Model, o.Title)
+}
+
+// actSum is the digest of an action.
+func actSum(action, arg string) string { return requestSum("act", action, arg) }
 
 // requests serializes requests with the same id and remembers which session each create
 // request made.
 type requests struct {
 	mu      sync.Mutex               // guards the fields below
-	created map[string]string        // create request id -> session id; nil until loaded
+	created map[string]request       // create request id -> the session it made (id) and its digest; nil until loaded
 	running map[string]*requestGuard // "session\x00request" -> the lock of requests with that id
 }
 
@@ -63,9 +122,9 @@ func (q *requests) lock(key string) func() {
 	}
 }
 
-// createdBy returns the session that create request id made, loading the index of
-// request ids from the store on first use.
-func (m *Manager) createdBy(ctx context.Context, id string) (string, error) {
+// createdBy returns the session that create request id made and the request's digest,
+// loading the index of request ids from the store on first use.
+func (m *Manager) createdBy(ctx context.Context, id string) (request, error) {
 	q := &m.requests
 	q.mu.Lock()
 	loaded := q.created != nil
@@ -73,14 +132,14 @@ func (m *Manager) createdBy(ctx context.Context, id string) (string, error) {
 	if !loaded {
 		list, err := m.o.Store.List(ctx)
 		if err != nil {
-			return "", err
+			return request{}, err
 		}
 		q.mu.Lock()
 		if q.created == nil {
-			q.created = map[string]string{}
+			q.created = map[string]request{}
 			for _, s := range list {
 				if s.RequestID != "" {
-					q.created[s.RequestID] = s.ID
+					q.created[s.RequestID] = request{id: s.ID, sum: s.RequestSum}
 				}
 			}
 		}
@@ -92,22 +151,28 @@ func (m *Manager) createdBy(ctx context.Context, id string) (string, error) {
 }
 
 // CreateRequest is [Manager.Create] for an API request: a request id that made a session
-// before answers that session (created is false); otherwise the session is created and
-// the id saved with it.
+// before answers that session (created is false), or, when it asked for something else, a
+// [RequestConflictError]; otherwise the session is created and the id saved with it.
 func (m *Manager) CreateRequest(ctx context.Context, requestID string, o CreateOptions) (id string, created bool, err error) {
 	if requestID == "" {
 		return "", false, errors.New("sessions: a request needs a request id")
 	}
 	defer m.requests.lock("\x00" + requestID)()
-	if id, err := m.createdBy(ctx, requestID); err != nil || id != "" {
-		return id, false, err
+	sum := createSum(o)
+	if before, err := m.createdBy(ctx, requestID); err != nil {
+		return "", false, err
+	} else if before.id != "" {
+		if !sameRequest(before.sum, sum) {
+			return "", false, &RequestConflictError{RequestID: requestID, Before: "creating session " + before.id}
+		}
+		return before.id, false, nil
 	}
-	o.requestID = requestID
+	o.request = request{id: requestID, sum: sum}
 	if id, err = m.Create(ctx, o); err != nil {
 		return "", false, err
 	}
 	m.requests.mu.Lock()
-	m.requests.created[requestID] = id
+	m.requests.created[requestID] = request{id: id, sum: sum}
 	m.requests.mu.Unlock()
 	return id, true, nil
 }
@@ -116,40 +181,50 @@ func (m *Manager) CreateRequest(ctx context.Context, requestID string, o CreateO
 type Acceptance struct {
 	At     time.Time
 	Thread string
+	// JobID is the turn's job, while it runs (see [Manager.Cancel]); a repeat of a request
+	// whose turn ended has none.
+	JobID string
 	// Repeat reports that the request was accepted before: this is the first answer again.
 	Repeat bool
 }
 
 // SubmitRequest submits input to session id for API request requestID and returns once
 // the input is durable. A request id that was accepted before answers its first
-// acceptance and submits nothing. A busy session refuses with a [BusyError].
+// acceptance and submits nothing; one that was used for another message or an action
+// answers a [RequestConflictError]. A busy session refuses with a [BusyError].
 func (m *Manager) SubmitRequest(ctx context.Context, id, requestID string, input ...model.Part) (Acceptance, error) {
 	if requestID == "" {
 		return Acceptance{}, errors.New("sessions: a request needs a request id")
 	}
 	defer m.requests.lock(id + "\x00" + requestID)()
+	req := request{id: requestID, sum: submitSum(input)}
 	// A retry whose first attempt's client gave up before the input was durable waits for
 	// that turn, which goes on. The job is looked at before the document: a job that ends
 	// between the two has its acceptance in the document.
-	if j := m.job(id); j != nil && j.requestID == requestID {
+	if j := m.job(id); j != nil && j.request.id == requestID {
+		if !sameRequest(j.request.sum, req.sum) {
+			return Acceptance{}, &RequestConflictError{RequestID: requestID, Before: "another message, which is running now"}
+		}
 		at, err := j.Accepted(ctx)
 		if err != nil {
 			return Acceptance{}, err
 		}
-		return Acceptance{At: at, Thread: j.thread, Repeat: true}, nil
+		return Acceptance{At: at, Thread: j.thread, JobID: j.ID, Repeat: true}, nil
 	}
 	sess, _, err := m.Snapshot(ctx, id)
 	if err != nil {
 		return Acceptance{}, err
 	}
-	for _, th := range sess.Threads {
-		for _, e := range th.Entries {
-			if e.RequestID == requestID && e.AcceptedAt != nil {
-				return Acceptance{At: *e.AcceptedAt, Thread: th.ID, Repeat: true}, nil
-			}
+	if e, th, ok := sess.submitted(requestID); ok {
+		if !sameRequest(e.RequestSum, req.sum) {
+			return Acceptance{}, &RequestConflictError{RequestID: requestID, Before: "another message, accepted " + e.AcceptedAt.Format(time.RFC3339)}
 		}
+		return Acceptance{At: *e.AcceptedAt, Thread: th, Repeat: true}, nil
 	}
-	j, err := m.submit(ctx, id, requestID, input)
+	if a, ok := sess.Action(requestID); ok {
+		return Acceptance{}, &RequestConflictError{RequestID: requestID, Before: "the action " + a.Action}
+	}
+	j, err := m.submit(ctx, id, req, input)
 	if err != nil {
 		return Acceptance{}, err
 	}
@@ -157,7 +232,7 @@ func (m *Manager) SubmitRequest(ctx context.Context, id, requestID string, input
 	if err != nil {
 		return Acceptance{}, err
 	}
-	return Acceptance{At: at, Thread: j.thread}, nil
+	return Acceptance{At: at, Thread: j.thread, JobID: j.ID}, nil
 }
 
 // Actions of [Manager.Act].
@@ -172,7 +247,8 @@ const (
 // Act does an API action on session id for request requestID: select_model (arg: the
 // catalog key), compact (started; its end shows in the events and the snapshot), archive,
 // restore, or set_title (arg: the title). A request id done before answers its first
-// record and does nothing.
+// record and does nothing; one that was used for another action or a message answers a
+// [RequestConflictError].
 func (m *Manager) Act(ctx context.Context, id, requestID, action, arg string) (rec ActionRecord, repeat bool, err error) {
 	if requestID == "" {
 		return rec, false, errors.New("sessions: a request needs a request id")
@@ -182,10 +258,17 @@ func (m *Manager) Act(ctx context.Context, id, requestID, action, arg string) (r
 	if err != nil {
 		return rec, false, err
 	}
+	sum := actSum(action, arg)
 	if r, ok := sess.Action(requestID); ok {
+		if r.Action != action || !sameRequest(r.Sum, sum) {
+			return rec, false, &RequestConflictError{RequestID: requestID, Before: "the action " + r.Action}
+		}
 		return r, true, nil
 	}
-	rec = ActionRecord{RequestID: requestID, Action: action, At: time.Now().UTC()}
+	if _, _, ok := sess.submitted(requestID); ok {
+		return rec, false, &RequestConflictError{RequestID: requestID, Before: "a message"}
+	}
+	rec = ActionRecord{RequestID: requestID, Action: action, At: time.Now().UTC(), Sum: sum}
 	var change func(*Session) error
 	switch action {
 	case ActSelectModel:
@@ -244,4 +327,16 @@ func forkEntries(parent string, th *Thread) []Entry {
 			Text: fmt.Sprintf("outcome unknown: this call was still running in session %s when this session was forked from it; it is not run again here. Inspect its effects before repeating it.", parent)}})
 	}
 	return append(entries, Entry{Message: model.Message{Role: model.User, Parts: parts}, Recovered: true})
+}
+
+// submitted returns the user turn that request id submitted and its thread, if any.
+func (s *Session) submitted(requestID string) (Entry, string, bool) {
+	for _, th := range s.Threads {
+		for _, e := range th.Entries {
+			if e.RequestID == requestID && e.AcceptedAt != nil {
+				return e, th.ID, true
+			}
+		}
+	}
+	return Entry{}, "", false
 }

@@ -152,7 +152,7 @@ func TestNoJobOnAClosedLiveSession(t *testing.T) {
 	ctx := t.Context()
 	id, l := f.openNew(t, CreateOptions{})
 	f.m.CloseSession(id)
-	if _, err := f.m.start(l, JobTurn, "", func(context.Context, *Job, *runner) (JobResult, error) { return JobResult{}, nil }); !errors.Is(err, errLiveClosed) {
+	if _, err := f.m.start(l, JobTurn, request{}, func(context.Context, *Job, *runner) (JobResult, error) { return JobResult{}, nil }); !errors.Is(err, errLiveClosed) {
 		t.Fatalf("a job on a closed live session: %v, want errLiveClosed", err)
 	}
 	j, err := f.m.Submit(ctx, id, model.TextPart("hi"))
@@ -239,5 +239,56 @@ func TestOpenLoadsWithoutTheManagerLock(t *testing.T) {
 	}
 	if a, b := <-opened, <-opened; a == nil || a != b {
 		t.Errorf("two opens of one session: %p and %p, want the same live session", a, b)
+	}
+}
+
+// TestRequestConflict: a request id sent again with the same body is a retry and answers
+// the first result; with a different body, or for another kind of request, it is refused
+// with a RequestConflictError and does nothing.
+func TestRequestConflict(t *testing.T) {
+	f := newManager(t, ManagerOptions{}, fakemodel.Turn{Text: "hi"})
+	ctx := t.Context()
+	id, created, err := f.m.CreateRequest(ctx, "c1", CreateOptions{Title: "one"})
+	if err != nil || !created {
+		t.Fatalf("create = %v, %v", created, err)
+	}
+	if again, created, err := f.m.CreateRequest(ctx, "c1", CreateOptions{Title: "one"}); err != nil || created || again != id {
+		t.Errorf("the same create again = %s %v %v, want the first session", again, created, err)
+	}
+	if _, _, err := f.m.CreateRequest(ctx, "c1", CreateOptions{Title: "two"}); !errors.Is(err, ErrRequestConflict) {
+		t.Errorf("create c1 with another title = %v, want ErrRequestConflict", err)
+	}
+	if _, _, err := f.m.Act(ctx, id, "a1", ActSetTitle, "Hello"); err != nil {
+		t.Fatal(err)
+	}
+	if _, repeat, err := f.m.Act(ctx, id, "a1", ActSetTitle, "Hello"); err != nil || !repeat {
+		t.Errorf("the same set_title again = %v %v, want a repeat", repeat, err)
+	}
+	for _, tt := range []struct{ action, arg string }{{ActArchive, ""}, {ActSetTitle, "Other"}} {
+		if _, _, err := f.m.Act(ctx, id, "a1", tt.action, tt.arg); !errors.Is(err, ErrRequestConflict) {
+			t.Errorf("%s reusing a set_title's request id = %v, want ErrRequestConflict", tt.action, err)
+		}
+	}
+	sess, _, _ := f.m.Snapshot(ctx, id)
+	if sess.Archived || sess.Title != "Hello" {
+		t.Errorf("after the refused actions: archived %v title %q, want neither done", sess.Archived, sess.Title)
+	}
+	if _, err := f.m.SubmitRequest(ctx, id, "a1", model.TextPart("hi")); !errors.Is(err, ErrRequestConflict) {
+		t.Errorf("a submit reusing an action's request id = %v, want ErrRequestConflict", err)
+	}
+	if _, err := f.m.SubmitRequest(ctx, id, "s1", model.TextPart("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if j := f.m.job(id); j != nil {
+		j.Wait(ctx)
+	}
+	if acc, err := f.m.SubmitRequest(ctx, id, "s1", model.TextPart("hi")); err != nil || !acc.Repeat {
+		t.Errorf("the same submit again = %+v %v, want a repeat", acc, err)
+	}
+	if _, err := f.m.SubmitRequest(ctx, id, "s1", model.TextPart("something else")); !errors.Is(err, ErrRequestConflict) {
+		t.Errorf("a submit with another text = %v, want ErrRequestConflict", err)
+	}
+	if _, _, err := f.m.Act(ctx, id, "s1", ActArchive, ""); !errors.Is(err, ErrRequestConflict) {
+		t.Errorf("an archive reusing a submit's request id = %v, want ErrRequestConflict", err)
 	}
 }

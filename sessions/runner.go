@@ -21,9 +21,10 @@ var (
 	// ErrStaleCheckpoint reports a checkpoint of a history that is behind what is saved,
 	// or of a thread that is no longer the session's latest.
 	ErrStaleCheckpoint = errors.New("sessions: stale checkpoint")
-	// ErrRewound reports a turn whose request was refused before upload: the thread was
-	// rewound to the last completed turn.
-	ErrRewound = errors.New("sessions: the turn was rejected before it was sent and rewound")
+	// ErrRewound reports a turn whose request was rejected, by max_request_bytes before it
+	// was sent or by the model endpoint (a 400, 413 or 422, or a context overflow): the
+	// thread was rewound to the last completed turn.
+	ErrRewound = errors.New("sessions: the request was rejected and the turn rewound")
 	// ErrNotResumable reports a Resume of a thread whose last turn ended (a cancelled turn
 	// is final).
 	ErrNotResumable = errors.New("sessions: no interrupted turn to resume")
@@ -105,31 +106,40 @@ func (r *runner) waiting(holder string) {
 // Submit accepts input as a human user turn and runs the agent on it. The input is durable
 // (with its acceptance time) before the model sees it. A cancelled ctx ends the turn as
 // cancelled, which is final. A save error stops the session's work and returns
-// [ErrSaveFailed]. A request refused before upload rewinds the thread and returns
-// [ErrRewound] together with the cause. After a completed answer above the auto-compaction
+// [ErrSaveFailed]. A request rejected (over max_request_bytes, or refused by the model
+// endpoint for what it holds) rewinds the thread and returns [ErrRewound] together with the
+// cause; with auto-compaction on, a context overflow first compacts the session and runs
+// the turn once more in the successor. After a completed answer above the auto-compaction
 // threshold the runner compacts once and continues with a # Resumption message.
 func (r *runner) Submit(ctx context.Context, input ...model.Part) (agent.Result, error) {
-	return r.SubmitRequest(ctx, "", input...)
+	return r.SubmitRequest(ctx, request{}, input...)
 }
 
-// SubmitRequest is Submit for input an API request brought: requestID is saved
+// SubmitRequest is Submit for input an API request brought: its id and digest are saved
 // with the input, so that a retried request finds it accepted.
-func (r *runner) SubmitRequest(ctx context.Context, requestID string, input ...model.Part) (agent.Result, error) {
+func (r *runner) SubmitRequest(ctx context.Context, req request, input ...model.Part) (agent.Result, error) {
+	return r.submit(ctx, req, "", input)
+}
+
+// submit is SubmitRequest that also titles the session title when it has no title yet, in
+// the write that saves the input (a write of its own cost a start-up an fsync).
+func (r *runner) submit(ctx context.Context, req request, title string, input []model.Part) (agent.Result, error) {
 	if len(input) == 0 {
 		return agent.Result{}, errors.New("sessions: empty input")
 	}
+	cfg := r.agent()
+	defer r.warm(ctx, cfg)()
 	if err := r.rt.acquire(ctx, r.waiting); err != nil {
 		return agent.Result{}, err
 	}
 	defer r.rt.release()
-	if err := r.rt.stopped(); err != nil {
+	if err := r.rt.recover(ctx); err != nil {
 		return agent.Result{}, err
 	}
-	cfg := r.agent()
 	doc := r.rt.doc
 	th := doc.latest()
 	now := r.rt.now().UTC()
-	entry := Entry{Message: model.Message{Role: model.User}, AcceptedAt: &now, RequestID: requestID}
+	entry := Entry{Message: model.Message{Role: model.User}, AcceptedAt: &now, RequestID: req.id, RequestSum: req.sum}
 	facts := r.rt.observe(ctx, cfg)
 	var prev *Facts
 	doc.view(func(*Session) { prev = th.Facts() })
@@ -138,17 +148,92 @@ func (r *runner) SubmitRequest(ctx context.Context, requestID string, input ...m
 		entry.Facts = facts
 	}
 	entry.Message.Parts = append(entry.Message.Parts, input...)
-	n, err := r.append(ctx, th, entry)
-	if err != nil {
+	titled := false
+	var meta func(*Session)
+	if title != "" {
+		meta = func(s *Session) {
+			if s.Title == "" {
+				s.Title, titled = title, true
+			}
+		}
+	}
+	n, err := doc.checkpointMeta(ctx, th, entry, meta)
+	if err := r.rt.save(err); err != nil {
 		return agent.Result{}, err
+	}
+	if titled && r.rt.onMeta != nil {
+		r.rt.onMeta()
 	}
 	start := n - 1
 	r.rt.emit(accepted{Thread: th.ID, Index: start, At: now, Text: model.Message{Parts: input}.Text()})
-	res, err := r.run(ctx, cfg, th, start)
+	res, err := r.run(ctx, cfg, th, start, runAfter{})
+	if err != nil && overflowed(err) && r.autoCompacts(cfg) {
+		return r.retryCompacted(ctx, cfg, entry, input, res, err)
+	}
 	if err != nil {
 		return res, err
 	}
 	return r.maybeAutoCompact(ctx, cfg, res)
+}
+
+// warm opens the model's connection (its TLS handshake included) while the turn's input is
+// made durable, when the model can ([model.Warmer]): the request itself goes out only once
+// the input is saved, but need not wait for the dial. It returns the wait for it.
+func (r *runner) warm(ctx context.Context, cfg AgentConfig) (wait func()) {
+	w, ok := cfg.Options.Model.(model.Warmer)
+	if !ok {
+		return func() {}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Warm(ctx) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// overflowed reports a turn that was rewound because the model's context window does not
+// hold its request.
+func overflowed(err error) bool {
+	pe, ok := errors.AsType[*model.ProviderError](err)
+	return ok && errors.Is(err, ErrRewound) && pe.Overflow()
+}
+
+// autoCompacts reports whether the session compacts on its own: auto_compact_at is set
+// and a failure has not turned it off.
+func (r *runner) autoCompacts(cfg AgentConfig) bool {
+	return cfg.AutoCompactAt > 0 && cfg.ContextWindow > 0 && !r.rt.autoCompactOff()
+}
+
+// retryCompacted runs a turn whose request overflowed the context window (and was rewound)
+// once more: it compacts the session, as /compact does, and submits the same input (the
+// same acceptance, the same request) in the successor. A second overflow is rewound again
+// and ends the turn with a message that says so; a compaction that fails leaves the first
+// rejection standing.
+func (r *runner) retryCompacted(ctx context.Context, cfg AgentConfig, entry Entry, input []model.Part, res agent.Result, overflow error) (agent.Result, error) {
+	r.rt.emit(notice{Text: "the conversation does not fit in the model's context window: compacting the session and sending the message again"})
+	if _, err := r.compact(ctx, cfg, true, false); err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrSaveFailed) {
+			return res, err
+		}
+		r.rt.emit(notice{Text: "the compaction failed, so the message was not sent again: " + cause(err)})
+		return res, overflow
+	}
+	th := r.rt.doc.latest()
+	again := Entry{Message: model.Message{Role: model.User, Parts: input}, AcceptedAt: entry.AcceptedAt, RequestID: entry.RequestID, RequestSum: entry.RequestSum}
+	n, err := r.append(ctx, th, again)
+	if err != nil {
+		return res, err
+	}
+	r.rt.emit(accepted{Thread: th.ID, Index: n - 1, At: *entry.AcceptedAt, Text: model.Message{Parts: input}.Text()})
+	next, err := r.run(ctx, cfg, th, n-1, runAfter{compacted: true, overflowed: true})
+	next.Usage = next.Usage.Add(res.Usage)
+	next.Steps += res.Steps
+	if err != nil {
+		return next, err
+	}
+	return r.maybeAutoCompact(ctx, cfg, next)
 }
 
 // Resume continues the latest thread's interrupted turn (one cut by a crash), without new
@@ -159,7 +244,7 @@ func (r *runner) Resume(ctx context.Context) (agent.Result, error) {
 		return agent.Result{}, err
 	}
 	defer r.rt.release()
-	if err := r.rt.stopped(); err != nil {
+	if err := r.rt.recover(ctx); err != nil {
 		return agent.Result{}, err
 	}
 	th := r.rt.doc.latest()
@@ -181,7 +266,7 @@ func (r *runner) Resume(ctx context.Context) (agent.Result, error) {
 	if _, err := r.append(ctx, th); err != nil { // recovered tool results
 		return agent.Result{}, err
 	}
-	return r.run(ctx, r.agent(), th, start)
+	return r.run(ctx, r.agent(), th, start, runAfter{})
 }
 
 // append saves entries (and anything recovery made) to th, failing the session closed on
@@ -191,11 +276,22 @@ func (r *runner) append(ctx context.Context, th *Thread, entries ...Entry) (int,
 	return n, r.rt.save(err)
 }
 
+// runAfter says what a submission did before a run.
+type runAfter struct {
+	// compacted: this submission compacted the session into the run's thread already (the
+	// loop guard of auto-compaction between tool rounds watches it).
+	compacted bool
+	// overflowed: the run sends again, after a compaction, a message whose request
+	// overflowed the context window (a second overflow says so).
+	overflowed bool
+}
+
 // run runs the agent on th, whose turn began at entry start, and records how it ended.
-func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int) (agent.Result, error) {
+func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int, after runAfter) (agent.Result, error) {
 	view := r.rt.doc.history(th)
 	tn := newTurn(r, th, view)
-	tn.start, tn.cfg = start, cfg
+	tn.start, tn.cfg, tn.compacted = start, cfg, after.compacted
+	r.rt.doc.view(func(*Session) { tn.before = th.Usage })
 	o := cfg.Options
 	o.Tools = nil
 	if r.rt.tools != nil {
@@ -211,14 +307,16 @@ func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	_, res, err := agent.New(o).Run(ctx, view)
 	th, start = tn.th, tn.start // a compaction between tool rounds moved the turn
 	bg := context.WithoutCancel(ctx)
-	var tooLarge *model.RequestTooLargeError
 	switch {
 	case r.rt.Err() != nil:
 		return res, fmt.Errorf("session %s: %w: %w", r.rt.doc.id, ErrSaveFailed, err)
 	case err == nil:
 		return res, r.end(bg, th, TurnDone, nil)
-	case errors.As(err, &tooLarge):
-		if rerr := r.rewind(bg, th, start, err); rerr != nil {
+	case rejected(err):
+		if pe, ok := errors.AsType[*model.ProviderError](err); ok && pe.Overflow() && after.overflowed {
+			err = &overflowAgainError{err}
+		}
+		if rerr := r.rewind(bg, th, start, tn.before, err); rerr != nil {
 			return res, rerr
 		}
 		return res, fmt.Errorf("%w: %w", ErrRewound, err)
@@ -235,24 +333,59 @@ func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	}
 }
 
+// rejected reports a request that sending again would not help: over max_request_bytes,
+// or refused by the model endpoint for what it holds ([model.ProviderError.Rejected]).
+func rejected(err error) bool {
+	if _, ok := errors.AsType[*model.RequestTooLargeError](err); ok {
+		return true
+	}
+	pe, ok := errors.AsType[*model.ProviderError](err)
+	return ok && pe.Rejected()
+}
+
+// end records how th's turn ended; cause, for an end that is not an answer, is described
+// in the record for the person who reads it.
 func (r *runner) end(ctx context.Context, th *Thread, status string, cause error) error {
-	return r.rt.save(r.rt.doc.endTurn(ctx, th, status, cause))
+	code, msg := describe(cause)
+	return r.rt.save(r.rt.doc.endTurn(ctx, th, status, code, msg))
 }
 
 // rewind ends th's turn as rejected and starts a successor that keeps th's entries before
-// start: the completed turns stay active, the rejected turn's observations stay in th.
-func (r *runner) rewind(ctx context.Context, th *Thread, start int, cause error) error {
+// start, with their context use (usage): the completed turns stay active, the rejected
+// turn's observations stay in th. The successor shows the rejected input after them, marked
+// as rejected and never sent again, and ends there as rejected with the reason, so that the
+// transcript and the snapshot show what happened, also after a reload.
+func (r *runner) rewind(ctx context.Context, th *Thread, start int, usage model.Usage, cause error) error {
 	if err := r.end(ctx, th, TurnRejected, cause); err != nil {
 		return err
 	}
-	nt := &Thread{ID: r.rt.doc.nextThreadID(), Created: r.rt.now().UTC(), Reason: "rewind",
-		Entries: r.rt.doc.copyOf(th).Entries[:start]}
+	old := r.rt.doc.copyOf(th).Entries
+	nt := &Thread{ID: r.rt.doc.nextThreadID(), Created: r.rt.now().UTC(), Reason: "rewind", Usage: usage,
+		Entries: append([]Entry(nil), old[:start]...)}
+	if in := old[start]; in.AcceptedAt != nil {
+		nt.Entries = append(nt.Entries, Entry{Message: model.Message{Role: model.User, Parts: visible(in.Message.Parts)},
+			AcceptedAt: in.AcceptedAt, RequestID: in.RequestID, RequestSum: in.RequestSum, Rejected: true})
+	}
 	nt.scan() // before the session shows it: a snapshot may read it at once
 	if err := r.rt.save(r.rt.doc.startThread(ctx, nt, start)); err != nil {
 		return err
 	}
+	if err := r.end(ctx, nt, TurnRejected, cause); err != nil {
+		return err
+	}
 	r.rt.emit(rewound{From: th.ID, To: nt.ID, Err: cause})
 	return nil
+}
+
+// visible returns parts without the hidden system parts.
+func visible(parts []model.Part) []model.Part {
+	out := make([]model.Part, 0, len(parts))
+	for _, p := range parts {
+		if p.Kind != model.KindSystem {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // turn is the checkpoint state of one agent run. Its fields other than usage belong to
@@ -263,7 +396,11 @@ type turn struct {
 	cfg   AgentConfig
 	th    *Thread // the thread the turn is on; compaction between tool rounds replaces it
 	start int     // the entry of th that starts the turn
-	saved int     // messages of the run's history already on disk
+	// before is th's context use when the turn began, which a rewind to before the turn
+	// carries over; compacted says that this submission compacted the session into th.
+	before    model.Usage
+	compacted bool
+	saved     int // messages of the run's history already on disk
 	// lastParts is how many parts of the last saved message are on disk; a hook before a
 	// model step may add more.
 	lastParts int
@@ -389,6 +526,7 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: " + err.Error()}
 	}
 	th := rc.tn.th // set between batches only
+	rt.usedTool()
 	in := &intentRec{Thread: th.ID, Call: call, Host: hostOf(call.Input), Started: rt.now().UTC()}
 	if err := rt.save(rt.doc.recordIntent(th, in)); err != nil {
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: its start could not be saved, so the session stopped: " + err.Error()}

@@ -207,8 +207,14 @@ func TestRequestTooLargeRewinds(t *testing.T) {
 			t.Fatalf("threads = %d, want 2", len(s.Threads))
 		}
 		old, cur := s.Threads[0], s.Threads[1]
-		if cur.Reason != "rewind" || cur.Predecessor != old.ID || len(cur.Entries) != 2 {
-			t.Errorf("rewound thread = %+v, want the first turn only", cur)
+		// The rewound thread keeps the first turn, shows the rejected input after it
+		// (marked, out of the model's input) and ends there as rejected, with the reason.
+		if cur.Reason != "rewind" || cur.Predecessor != old.ID || len(cur.Entries) != 3 || !cur.Entries[2].Rejected || len(cur.History()) != 2 {
+			t.Errorf("rewound thread = %d entries (last rejected: %v), history %d; want the first turn and the rejected input shown",
+				len(cur.Entries), cur.Entries[len(cur.Entries)-1].Rejected, len(cur.History()))
+		}
+		if lt := s.LastTurn(); lt.Status != TurnRejected || lt.Code != "request_too_large" || !strings.Contains(lt.Error, "max_request_bytes") || lt.Answer != "" {
+			t.Errorf("LastTurn = %+v, want rejected, request_too_large, no answer", lt)
 		}
 		if len(old.Entries) != 3 || old.LastTurn() != TurnRejected {
 			t.Errorf("predecessor has %d entries, last turn %q; want the rejected input kept", len(old.Entries), old.LastTurn())
@@ -218,8 +224,15 @@ func TestRequestTooLargeRewinds(t *testing.T) {
 	if _, err := f.submit(t, "short"); err != nil {
 		t.Fatalf("Submit after rewind: %v", err)
 	}
-	if got := loadFresh(t, f.store, f.id).Latest(); len(got.Entries) != 4 {
-		t.Errorf("after rewind and a new turn: %d entries, want 4", len(got.Entries))
+	got := loadFresh(t, f.store, f.id)
+	if th := got.Latest(); len(th.Entries) != 5 || len(th.History()) != 4 {
+		t.Errorf("after rewind and a new turn: %d entries, %d of them model input; want 5 and 4", len(th.Entries), len(th.History()))
+	}
+	if lt := got.LastTurn(); lt.Status != TurnDone || lt.Answer != "fine" {
+		t.Errorf("LastTurn after the next turn = %+v, want done with its answer", lt)
+	}
+	if msgs := requestMessages(t, f.srv, 1); len(msgs) != 3 {
+		t.Errorf("the turn after the rewind sent %d messages, want 3 (the rejected input left out)", len(msgs))
 	}
 }
 

@@ -66,6 +66,9 @@ type runtime struct {
 	failed      error
 	autoOff     bool     // auto-compaction is disabled until a manual compaction succeeds
 	lastHandles []string // the last inventory taken, reported when a later one fails
+	// toolCall is when the last tool call started; heldAt when an inventory last found
+	// handles (holdsTools asks again once a call came after it, or a while passed).
+	toolCall, heldAt time.Time
 }
 
 // newRuntime returns the runtime of the session of o.Doc.
@@ -104,11 +107,17 @@ func (rt *runtime) Update(ctx context.Context, f func(*Session)) error {
 }
 
 func (rt *runtime) update(ctx context.Context, f func(*Session)) error {
-	if err := rt.join(ctx); err != nil {
+	joined, err := rt.join(ctx)
+	if err != nil {
 		return err
 	}
 	defer rt.release()
-	if err := rt.stopped(); err != nil {
+	if joined {
+		err = rt.stopped() // the turn or compaction holding the gate stopped: so does this
+	} else {
+		err = rt.recover(ctx)
+	}
+	if err != nil {
 		return err
 	}
 	return rt.doc.updateMeta(ctx, f)
@@ -162,6 +171,28 @@ func (rt *runtime) setAutoCompactOff(off bool) {
 	rt.autoOff = off
 }
 
+// recover lets the work of a session whose save failed go on, at the start of a job, with
+// the session's writer gate held: the document is read again from its file, which holds
+// what was written (a torn last write is cut off), as after a crash, and the failure is
+// forgotten. A turn the failure cut short is then an interrupted one. When the file cannot
+// be read, the failure stands. Without a failure it does nothing.
+func (rt *runtime) recover(ctx context.Context) error {
+	rt.mu.Lock()
+	failed := rt.failed
+	rt.mu.Unlock()
+	if failed == nil {
+		return nil
+	}
+	if err := rt.doc.reopen(ctx); err != nil {
+		return fmt.Errorf("session %s: %w: %w; reading it again: %w", rt.doc.id, ErrSaveFailed, failed, err)
+	}
+	rt.mu.Lock()
+	rt.failed = nil
+	rt.mu.Unlock()
+	rt.emit(notice{Text: "the session's last save had failed; it was read again from its file and its work goes on"})
+	return nil
+}
+
 func (rt *runtime) stopped() error {
 	if err := rt.Err(); err != nil {
 		return fmt.Errorf("session %s: %w: %w", rt.doc.id, ErrSaveFailed, err)
@@ -191,16 +222,17 @@ func (rt *runtime) acquire(ctx context.Context, waiting func(holder string)) err
 }
 
 // join joins this runtime's hold on the writer gate when it has one (a turn or a
-// compaction runs), and else takes the gate as acquire does. The caller must call release.
-func (rt *runtime) join(ctx context.Context) error {
+// compaction runs; joined is then true), and else takes the gate as acquire does. The
+// caller must call release.
+func (rt *runtime) join(ctx context.Context) (joined bool, err error) {
 	rt.mu.Lock()
 	if rt.holds > 0 {
 		rt.holds++
 		rt.mu.Unlock()
-		return nil
+		return true, nil
 	}
 	rt.mu.Unlock()
-	return rt.acquire(ctx, nil)
+	return false, rt.acquire(ctx, nil)
 }
 
 // release ends one hold on the writer gate; the last one lets the gate go.
@@ -314,4 +346,38 @@ func hostOf(input json.RawMessage) string {
 		return v.Host
 	}
 	return "local"
+}
+
+// holdsTools reports whether the runtime may hold live tool handles (bash sessions, editor
+// read stamps), which closing it would end: it made tool calls and the inventory lists
+// handles, or cannot say. A finding of handles stands for a minute unless a call is made.
+func (rt *runtime) holdsTools(ctx context.Context) bool {
+	rt.mu.Lock()
+	call, held := rt.toolCall, rt.heldAt
+	rt.mu.Unlock()
+	switch {
+	case call.IsZero():
+		return false
+	case !held.IsZero() && held.After(call) && time.Since(held) < time.Minute:
+		return true
+	case rt.inventory == nil:
+		return rt.tools != nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	inv, err := rt.inventory(ctx)
+	if err == nil && len(inv.lines()) == 0 {
+		return false
+	}
+	rt.mu.Lock()
+	rt.heldAt = time.Now()
+	rt.mu.Unlock()
+	return true
+}
+
+// usedTool records that a tool call is made through the runtime.
+func (rt *runtime) usedTool() {
+	rt.mu.Lock()
+	rt.toolCall = time.Now()
+	rt.mu.Unlock()
 }

@@ -28,6 +28,9 @@ type Session struct {
 	Selected string `json:"selected_model,omitempty"`
 	// RequestID is the API request that created the session: a retried request finds it.
 	RequestID string `json:"request_id,omitempty"`
+	// RequestSum is a digest of what that request asked (see [requestSum]), so that the same
+	// id sent with a different body is told apart from a retry.
+	RequestSum string `json:"request_sum,omitempty"`
 	// Actions are the newest API actions done on the session, by request id, so that a
 	// retried action is not done twice (at most [maxActions]).
 	Actions []ActionRecord `json:"actions,omitempty"`
@@ -63,6 +66,8 @@ type ActionRecord struct {
 	Action    string    `json:"action"`
 	At        time.Time `json:"at"`
 	Result    string    `json:"result,omitempty"`
+	// Sum is a digest of what the request asked; empty in records saved before it was kept.
+	Sum string `json:"sum,omitempty"`
 }
 
 // Action returns the record of request id, if the session keeps one.
@@ -124,7 +129,8 @@ type CallInfo struct {
 type TurnEnd struct {
 	After  int
 	Status string
-	Error  string
+	Error  string // what a person is told, for a turn that did not end with an answer
+	Code   string // its kind, one of [TurnCodes]; empty in records saved before codes were kept
 	At     time.Time
 }
 
@@ -153,14 +159,16 @@ func (s *Session) Spent() model.Usage {
 }
 
 // WorkTime returns the time the session's turns took, from each input's acceptance to
-// its turn's end; a turn still running counts until now.
+// its turn's end; a turn still running counts until now. The entries a thread started with
+// (kept or retained from its predecessor, or a fork's parent) and rejected copies are
+// counted where they ran.
 func (s *Session) WorkTime(now time.Time) time.Duration {
 	var d time.Duration
 	for _, t := range s.Threads {
 		ends := t.ends
 		k := 0
 		for i, e := range t.Entries {
-			if e.AcceptedAt == nil {
+			if e.AcceptedAt == nil || e.Rejected || i < t.Base {
 				continue
 			}
 			for k < len(ends) && ends[k].After <= i {
@@ -232,8 +240,13 @@ type Entry struct {
 	// without results.
 	Recovered bool `json:"recovered,omitempty"`
 	// RequestID is the API request that submitted this user turn: a retried request finds
-	// it instead of submitting again.
-	RequestID string `json:"request_id,omitempty"`
+	// it instead of submitting again. RequestSum is a digest of what the request asked.
+	RequestID  string `json:"request_id,omitempty"`
+	RequestSum string `json:"request_sum,omitempty"`
+	// Rejected marks the copy of a rejected turn's input that a rewound thread shows after
+	// the turns it kept: it is part of the transcript but never of the model's input (the
+	// predecessor thread keeps the original).
+	Rejected bool `json:"rejected,omitempty"`
 }
 
 // Facts describe the runtime a thread's work happens in: who owns the live tool handles,
@@ -307,21 +320,23 @@ func (t *Thread) Interrupted() bool { return t.open }
 // [TurnFailed], [TurnRejected]), or "" when none was recorded.
 func (t *Thread) LastTurn() string { return t.end }
 
-// Facts returns the latest runtime facts recorded in the thread, or nil.
+// Facts returns the latest runtime facts recorded in the thread (the model saw them), or
+// nil.
 func (t *Thread) Facts() *Facts {
 	for i := len(t.Entries) - 1; i >= 0; i-- {
-		if f := t.Entries[i].Facts; f != nil {
+		if f := t.Entries[i].Facts; f != nil && !t.Entries[i].Rejected {
 			return f
 		}
 	}
 	return nil
 }
 
-// History returns the thread as model input: consecutive user messages (an input after a
-// turn that stopped before its answer) merged into one, and malformed tool call/result pairs
-// repaired by [agent.RepairHistory]. Stored entries are never changed.
+// History returns the thread as model input: rejected inputs left out, consecutive user
+// messages (an input after a turn that stopped before its answer) merged into one, and
+// malformed tool call/result pairs repaired by [agent.RepairHistory]. Stored entries are
+// never changed.
 func (t *Thread) History() []model.Message {
-	h := merged(t.Messages())
+	h := merged(t.input())
 	if fixed, changed := agent.RepairHistory(h); changed {
 		return fixed
 	}
@@ -332,10 +347,21 @@ func (t *Thread) History() []model.Message {
 // are: a tool call without its result, a result without its call, or results out of order.
 // Such a thread stays readable; [Thread.History] repairs it before use.
 func (t *Thread) Executable() error {
-	if _, changed := agent.RepairHistory(merged(t.Messages())); changed {
+	if _, changed := agent.RepairHistory(merged(t.input())); changed {
 		return fmt.Errorf("thread %s: malformed tool call/result pairs; the history must be repaired before use", t.ID)
 	}
 	return nil
+}
+
+// input returns the messages of the thread that are model input: all but rejected inputs.
+func (t *Thread) input() []model.Message {
+	out := make([]model.Message, 0, len(t.Entries))
+	for _, e := range t.Entries {
+		if !e.Rejected {
+			out = append(out, e.Message)
+		}
+	}
+	return out
 }
 
 // merged joins consecutive user messages, which the providers reject.

@@ -9,12 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,9 +40,11 @@ type Store struct {
 	// openLog opens a session file for appending; tests replace it to fail writes.
 	openLog func(path string) (logFile, error)
 
-	metas sync.Map // session id -> metaCache; see readMeta
-	gates sync.Map // session id -> chan struct{}: the in-process writer gate; see lockSession
-	held  sync.Map // session id -> struct{}: this store holds the session's file lock now
+	family   family   // who is whose parent; see family.go
+	metas    sync.Map // session id -> metaCache; see readMeta
+	failures sync.Map // session id -> failure: the last load of its file failed; see noteLoad
+	gates    sync.Map // session id -> chan struct{}: the in-process writer gate; see lockSession
+	held     sync.Map // session id -> struct{}: this store holds the session's file lock now
 }
 
 // logFile is what an append needs of an open file.
@@ -101,6 +105,7 @@ func (s *Store) Create(ctx context.Context, sess *Session) error {
 	if _, err := s.rewrite(sess.ID, wholeRecords(sess)); err != nil {
 		return fmt.Errorf("create session %s: %w", sess.ID, err)
 	}
+	s.created(sess.ID, sess.Parent)
 	return nil
 }
 
@@ -191,11 +196,12 @@ func (s *Store) load(ctx context.Context, id string) (*Session, fileState, error
 		return nil, fileState{}, fmt.Errorf("load session %s: %w", id, err)
 	}
 	sess, valid, err := decode(path, data)
+	if err == nil && sess.ID != id {
+		err = &LoadError{Path: path, Msg: fmt.Sprintf("the file holds session %q", sess.ID)}
+	}
+	s.noteLoad(id, info, err)
 	if err != nil {
 		return nil, fileState{}, fmt.Errorf("load session %s: %w", id, err)
-	}
-	if sess.ID != id {
-		return nil, fileState{}, fmt.Errorf("load session %s: %w", id, &LoadError{Path: path, Msg: fmt.Sprintf("the file holds session %q", sess.ID)})
 	}
 	return sess, fileState{info: info, size: valid}, nil
 }
@@ -225,12 +231,17 @@ type Summary struct {
 	Hidden   bool
 	Archived bool
 	Parent   string
-	// RequestID is the API request that created the session, if any.
-	RequestID string
+	// RequestID is the API request that created the session, if any, and RequestSum the
+	// digest of what it asked.
+	RequestID, RequestSum string
+	// Problem says why the session's file cannot be used, for one that this myco cannot
+	// load ([LoadError.Problem]): "needs a newer myco (…)" or "damaged: FILE:LINE: …". Only
+	// ID, Created (the file's time) and Modified are set then.
+	Problem string
 }
 
-// List returns the sessions in the store, newest first. Files that cannot be read are
-// skipped.
+// List returns the sessions in the store, newest first. A file that cannot be loaded as a
+// session (a newer schema, damage) is listed with its Problem rather than left out.
 func (s *Store) List(ctx context.Context) ([]Summary, error) {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -243,18 +254,26 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 			continue
 		}
 		id := strings.TrimSuffix(name, fileExt)
-		meta, err := s.readMeta(id)
-		if err != nil {
+		if !idPattern.MatchString(id) {
 			continue
 		}
-		info, _ := e.Info()
+		meta, info, err := s.readMeta(id)
+		var le *LoadError
+		switch {
+		case errors.As(err, &le):
+			out = append(out, Summary{ID: id, Created: info.ModTime(), Modified: info.ModTime(), Problem: le.Problem()})
+			continue
+		case err != nil:
+			continue // gone, or unreadable: nothing to show
+		}
 		model := meta.Selected
 		if model == "" {
 			model = meta.Model
 		}
-		sum := Summary{ID: meta.ID, Title: meta.Title, Model: model, Created: meta.Created, Hidden: meta.Hidden, Archived: meta.Archived, Parent: meta.Parent, RequestID: meta.RequestID}
-		if info != nil {
-			sum.Modified = info.ModTime()
+		sum := Summary{ID: meta.ID, Title: meta.Title, Model: model, Created: meta.Created, Hidden: meta.Hidden, Archived: meta.Archived, Parent: meta.Parent, RequestID: meta.RequestID, RequestSum: meta.RequestSum,
+			Modified: info.ModTime()}
+		if le := s.loadFailure(id, info); le != nil {
+			sum.Problem = le.Problem()
 		}
 		out = append(out, sum)
 	}
@@ -262,25 +281,62 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 	return out, nil
 }
 
+// failure is a load of a session file that failed, and the file it failed on.
+type failure struct {
+	info os.FileInfo
+	err  *LoadError
+}
+
+// noteLoad remembers how loading session id from the file info ended: a [LoadError] is
+// kept for listings (readMeta sees only the metadata), anything else forgets it.
+func (s *Store) noteLoad(id string, info os.FileInfo, err error) {
+	if le, ok := errors.AsType[*LoadError](err); ok && info != nil {
+		s.failures.Store(id, failure{info: info, err: le})
+		return
+	}
+	s.failures.Delete(id)
+}
+
+// loadFailure returns the LoadError of the last load of session id when it was of the file
+// as it is now (info).
+func (s *Store) loadFailure(id string, info os.FileInfo) *LoadError {
+	v, ok := s.failures.Load(id)
+	if !ok {
+		return nil
+	}
+	f := v.(failure)
+	if !os.SameFile(f.info, info) || f.info.Size() != info.Size() || !f.info.ModTime().Equal(info.ModTime()) {
+		return nil
+	}
+	return f.err
+}
+
 // metaCache remembers what readMeta read of a session file: the file's identity, how far
-// it read, and the metadata it found. A log only grows, so the next read starts there.
+// it read (bytes and lines), and the metadata it found. A log only grows, so the next read
+// starts there.
 type metaCache struct {
 	file   os.FileInfo
 	offset int64
+	lines  int
 	meta   *metaRec
 }
 
 // readMeta reads the session's metadata without decoding messages: every "session" record
 // (the last wins), reading only what was appended since the last call for the same file.
-func (s *Store) readMeta(id string) (*metaRec, error) {
-	f, err := os.Open(s.Path(id))
+// Every line's checksum is checked on the way (cheap next to the read), so damage is found
+// without a full load; like a load, it takes a bad last line for a torn write, which it
+// reads again next time. A file that is no session this myco can read is a [*LoadError].
+// It returns the file's state too.
+func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
+	path := s.Path(id)
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var c metaCache
 	if v, ok := s.metas.Load(id); ok {
@@ -290,47 +346,77 @@ func (s *Store) readMeta(id string) (*metaRec, error) {
 		}
 	}
 	if c.meta != nil && info.Size() == c.offset {
-		return c.meta, nil
+		return c.meta, info, nil
 	}
 	if _, err := f.Seek(c.offset, io.SeekStart); err != nil {
-		return nil, err
+		return nil, info, err
 	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	if c.offset == 0 {
 		if b, err := r.Peek(1); err == nil && b[0] == '{' {
 			data, err := io.ReadAll(r)
 			if err != nil {
-				return nil, err
+				return nil, info, err
 			}
 			var d legacyDoc
-			if err := json.Unmarshal(data, &d); err != nil || d.Version < 2 || d.Version >= Version {
-				return nil, errors.New("not a session document")
+			if err := json.Unmarshal(data, &d); err != nil {
+				return nil, info, &LoadError{Path: path, Msg: "not a session document: " + err.Error()}
+			}
+			switch {
+			case d.Version > Version:
+				return nil, info, loadError(path, 0, &newerSchemaError{d.Version})
+			case d.Version < 2 || d.Version == Version:
+				return nil, info, &LoadError{Path: path, Msg: fmt.Sprintf("not a session document of a schema this myco reads (version %d)", d.Version)}
 			}
 			return &metaRec{Version: d.Version, ID: d.ID, Created: d.Created, Model: d.Model, Title: d.Title,
-				Links: d.Links, Scratchpad: d.Scratchpad, Parent: d.Parent, Hidden: d.Hidden}, nil
+				Links: d.Links, Scratchpad: d.Scratchpad, Parent: d.Parent, Hidden: d.Hidden}, info, nil
 		}
 	}
-	meta, offset := c.meta, c.offset
+	meta, offset, lines := c.meta, c.offset, c.lines
 	for {
 		line, err := r.ReadBytes('\n')
 		if err == io.EOF {
 			break // a torn last line is read again next time
 		}
 		if err != nil {
-			return nil, err
+			return nil, info, err
+		}
+		body := bytes.TrimSuffix(line, []byte("\n"))
+		if !checksummed(body) {
+			if _, err := r.Peek(1); err == io.EOF {
+				break // a garbled last write: read again next time
+			}
+			return nil, info, &LoadError{Path: path, Line: lines + 1, Msg: "checksum mismatch: the record is damaged"}
 		}
 		offset += int64(len(line))
-		if !bytes.Contains(line, []byte(`{"kind":"session"`)) {
+		lines++
+		if lines == 1 && !bytes.Contains(body, []byte(`{"kind":"session"`)) {
+			return nil, info, &LoadError{Path: path, Line: 1, Msg: "first record is not a session header"}
+		}
+		if !bytes.Contains(body, []byte(`{"kind":"session"`)) {
 			continue
 		}
-		rec, derr := decodeLine(bytes.TrimSuffix(line, []byte("\n")))
-		if derr == nil && rec.Session != nil {
-			meta = rec.Session
+		rec, derr := decodeLine(body)
+		if derr != nil || rec.Session == nil {
+			return nil, info, &LoadError{Path: path, Line: lines, Msg: "bad session record"}
 		}
+		if rec.Session.Version > Version {
+			return nil, info, loadError(path, lines, &newerSchemaError{rec.Session.Version})
+		}
+		meta = rec.Session
 	}
 	if meta == nil {
-		return nil, errors.New("no session header")
+		return nil, info, &LoadError{Path: path, Msg: "empty session file"}
 	}
-	s.metas.Store(id, metaCache{file: info, offset: offset, meta: meta})
-	return meta, nil
+	s.metas.Store(id, metaCache{file: info, offset: offset, lines: lines, meta: meta})
+	return meta, info, nil
+}
+
+// checksummed reports whether line is a record whose checksum matches its JSON.
+func checksummed(line []byte) bool {
+	if len(line) < 10 || line[8] != ' ' {
+		return false
+	}
+	sum, err := strconv.ParseUint(string(line[:8]), 16, 32)
+	return err == nil && crc32.Checksum(line[9:], castagnoli) == uint32(sum)
 }

@@ -156,3 +156,78 @@ func TestStoreAppendFailureLeavesMemory(t *testing.T) {
 		t.Error("a failed append changed the in-memory thread")
 	}
 }
+
+// TestListUnreadable (issue 20): files this myco cannot load are listed with their problem
+// rather than left out (a newer schema, as a document or a log; damage mid-file, found by
+// the checksums or only by a full load), opening one is ErrUnsupportedSchema or
+// ErrDamaged, and nothing rewrites them. A torn last write is no problem.
+func TestListUnreadable(t *testing.T) {
+	st := NewStore(t.TempDir())
+	good := newDoc(t, st)
+	add(t, good, user("hello"), user("again"))
+	torn := newDoc(t, st)
+	f, _ := os.OpenFile(st.Path(torn.id), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`0badc0de {"kind":"mess`)
+	f.Close()
+	newerLog, _ := encode(record{Kind: "session", Session: &metaRec{Version: 6, ID: "future-log", Created: time.Now()}})
+	os.WriteFile(st.Path("future-log"), newerLog, 0o600)
+	os.WriteFile(st.Path("future-doc"), []byte(`{"version":6,"id":"future-doc","threads":[]}`), 0o600)
+	for _, id := range []string{"damaged", "orphan"} {
+		if err := st.Create(t.Context(), &Session{ID: id, Created: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := openDocument(t.Context(), st, id)
+		add(t, d, user("hello"), user("again"))
+	}
+	data, _ := os.ReadFile(st.Path("damaged"))
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	lines[2] = bytes.Replace(lines[2], []byte("hello"), []byte("jello"), 1) // the checksum no longer matches
+	os.WriteFile(st.Path("damaged"), bytes.Join(lines, nil), 0o600)
+	// Damage only a full load finds: a record of a thread that does not exist, with its
+	// checksum right.
+	orphan, _ := encode(record{Kind: "message", Message: &msgRec{Thread: "t9", Entry: user("x")}})
+	f, _ = os.OpenFile(st.Path("orphan"), os.O_WRONLY|os.O_APPEND, 0)
+	f.Write(orphan)
+	f.Write(orphan) // not the last line, so not taken for a torn write
+	f.Close()
+	before := map[string][]byte{}
+	for _, id := range []string{"future-log", "future-doc", "damaged", "orphan"} {
+		before[id], _ = os.ReadFile(st.Path(id))
+	}
+
+	for _, tt := range []struct {
+		id   string
+		want error
+		says string
+	}{
+		{"future-log", ErrUnsupportedSchema, "needs a newer myco (session schema version 6"},
+		{"future-doc", ErrUnsupportedSchema, "needs a newer myco (session schema version 6"},
+		{"damaged", ErrDamaged, "damaged: " + st.Path("damaged") + ":3: checksum mismatch"},
+		{"orphan", ErrDamaged, "damaged: " + st.Path("orphan") + ":"},
+	} {
+		_, err := st.Load(t.Context(), tt.id)
+		le, ok := errors.AsType[*LoadError](err)
+		if !errors.Is(err, tt.want) || !ok || !strings.HasPrefix(le.Problem(), tt.says) {
+			t.Errorf("Load(%s) = %v, want %v saying %q", tt.id, err, tt.want, tt.says)
+		}
+	}
+	list, err := st.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := map[string]string{}
+	for _, s := range list {
+		problems[s.ID] = s.Problem
+	}
+	if len(list) != 6 || problems[good.id] != "" || problems[torn.id] != "" {
+		t.Errorf("List = %d sessions %v, want all 6, the good and the torn one without a problem", len(list), problems)
+	}
+	for _, id := range []string{"future-log", "future-doc", "damaged", "orphan"} {
+		if problems[id] == "" {
+			t.Errorf("%s is listed without its problem", id)
+		}
+		if after, _ := os.ReadFile(st.Path(id)); !bytes.Equal(before[id], after) {
+			t.Errorf("%s was rewritten", id)
+		}
+	}
+}

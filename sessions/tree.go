@@ -17,7 +17,7 @@ type TreeNode struct {
 	Depth                    int // 0 for the session the tree was asked of
 	Busy                     bool
 	Job                      string
-	LastTurn                 string // how its last turn ended: done, cancelled, failed, rejected, or ""
+	LastTurn                 string // how its latest turn stands: a [TurnState] status
 	Spent                    model.Usage
 	Work                     time.Duration
 	OpenCalls                int
@@ -48,43 +48,31 @@ func (n *TreeNode) Totals() Totals {
 	return t
 }
 
-// Lineage returns the root of session id's tree and its depth in it (0 for a root).
+// Lineage returns the root of session id's tree and its depth in it (0 for a root). It
+// reads the store's index of parents, not a listing: its cost is the depth.
 func (m *Manager) Lineage(ctx context.Context, id string) (root string, depth int, err error) {
-	list, err := m.o.Store.List(ctx)
+	parent, err := m.o.Store.parentOf(ctx, id)
 	if err != nil {
 		return "", 0, err
 	}
-	parents := map[string]string{}
-	for _, s := range list {
-		parents[s.ID] = s.Parent
-	}
-	if _, ok := parents[id]; !ok {
-		return "", 0, ErrNotFound
-	}
 	root = id
-	for parents[root] != "" && depth < 1000 {
-		if _, ok := parents[parents[root]]; !ok {
+	for parent != "" && depth < 1000 {
+		up, err := m.o.Store.parentOf(ctx, parent)
+		if errors.Is(err, ErrNotFound) {
 			break // the parent's file is gone: this is as far up as it goes
 		}
-		root = parents[root]
+		if err != nil {
+			return "", 0, err
+		}
+		root, parent = parent, up
 		depth++
 	}
 	return root, depth, nil
 }
 
 // Tree returns session id with its descendants, each with what it is doing and what it
-// cost. It visits at most maxTree sessions.
+// cost. It visits at most maxTree sessions, found through the store's index of parents.
 func (m *Manager) Tree(ctx context.Context, id string) (*TreeNode, error) {
-	list, err := m.o.Store.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	kids := map[string][]string{}
-	for i := len(list) - 1; i >= 0; i-- { // oldest first
-		if p := list[i].Parent; p != "" {
-			kids[p] = append(kids[p], list[i].ID)
-		}
-	}
 	visited := 0
 	now := time.Now()
 	var walk func(id string, depth int) (*TreeNode, error)
@@ -95,13 +83,17 @@ func (m *Manager) Tree(ctx context.Context, id string) (*TreeNode, error) {
 		}
 		visited++
 		n := &TreeNode{ID: id, Title: sess.Title, Model: st.Model, Parent: sess.Parent, Depth: depth, Busy: st.Busy, Job: st.Job,
-			LastTurn: sess.Latest().LastTurn(), Spent: sess.Spent(), Work: sess.WorkTime(now), OpenCalls: sess.OpenCalls()}
-		for _, k := range kids[id] {
+			LastTurn: st.LastTurn.Status, Spent: sess.Spent(), Work: sess.WorkTime(now), OpenCalls: sess.OpenCalls()}
+		kids, err := m.o.Store.childrenOf(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range kids {
 			if visited >= maxTree {
 				break
 			}
 			c, err := walk(k, depth+1)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrDamaged) || errors.Is(err, ErrUnsupportedSchema) {
 				continue
 			}
 			if err != nil {

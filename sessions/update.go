@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"sync"
 	"time"
 
 	"myco.dev/agent"
@@ -26,7 +27,7 @@ const (
 	UpdateDone          = "done"           // a turn ended with an answer: Text, Stop, Usage, Steps
 	UpdateError         = "error"          // a turn or compaction failed: Error, Code
 	UpdateCancelled     = "cancelled"      // a turn or compaction was stopped: Error says why
-	UpdateState         = "state"          // Busy and Job: work started or ended
+	UpdateState         = "state"          // Busy, Job and JobID: work started or ended
 	UpdateMeta          = "meta"           // the metadata changed: Title, Archived, Model
 	UpdateHost          = "host"           // a remote host's state changed (profile-wide): Host, State, Error, Attaches
 	UpdateReset         = "reset"          // the subscriber missed events it can no longer get: reload the snapshot
@@ -67,11 +68,40 @@ type Update struct {
 	Count      int             `json:"count,omitempty"`
 	Busy       *bool           `json:"busy,omitempty"`
 	Job        string          `json:"job,omitempty"`
+	JobID      string          `json:"job_id,omitempty"`
 	Title      *string         `json:"title,omitempty"`
 	Archived   *bool           `json:"archived,omitempty"`
 	Model      string          `json:"model,omitempty"`
 	State      string          `json:"state,omitempty"`
 	Attaches   int             `json:"attaches,omitempty"`
+
+	// enc is the update's JSON, made once for every subscriber that sends it ([Update.JSON]):
+	// set when it is published, shared by the copies subscribers get.
+	enc *encoding
+}
+
+// encoding is an update's JSON, made on first use.
+type encoding struct {
+	once sync.Once
+	b    []byte
+}
+
+// JSON returns u encoded, as json.Marshal does: once per published update, however many
+// subscribers send it.
+func (u Update) JSON() ([]byte, error) {
+	if u.enc == nil {
+		return json.Marshal(u)
+	}
+	var err error
+	u.enc.once.Do(func() {
+		cp := u
+		cp.enc = nil
+		u.enc.b, err = json.Marshal(cp)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u.enc.b, nil
 }
 
 // Terminal reports whether u ends a job: a turn's answer, failure or stop.

@@ -22,6 +22,8 @@ type Chrome struct {
 	// EventsWorker is the URL of the SharedWorker that holds the browser's one event
 	// connection; "" means each page streams on its own.
 	EventsWorker string
+	// Warning is shown on every page of the profile: its config is invalid, say.
+	Warning string
 }
 
 // SessionsView is the sessions page.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -88,6 +89,11 @@ type Client struct {
 	// MaxEventBytes caps one server-sent event, and so what is buffered while looking for
 	// the end of an event. 0 means [DefaultMaxEventBytes].
 	MaxEventBytes int
+
+	// warm holds the *warmPool of connections opened ahead of a request (see Warm), made on
+	// first use. An atomic.Value, not a struct with a lock, so that a Client that was never
+	// used can be copied, as configurations are.
+	warm atomic.Value
 }
 
 // DefaultMaxResponseBytes is the response cap when neither [Client.MaxResponseBytes] nor
@@ -264,6 +270,8 @@ func (c *Client) attempt(ctx context.Context, to *target, body []byte, yield fun
 		hc = *c.HTTP
 	}
 	hc.CheckRedirect = noRedirect
+	hc.Transport = c.roundTripper() // which may take a connection opened ahead (Warm)
+	c.pool().requested()
 
 	var wait *headerWait
 	if d := c.HeaderTimeout; d > 0 {

@@ -120,7 +120,7 @@ func demoTour(t *testing.T, base string) {
 		t.Fatalf("cancel = %d %v", code, out)
 	}
 	snap = api.wait(id)
-	if snap["last_turn"] != "cancelled" {
+	if snap["last_turn"] != "stopped" {
 		t.Errorf("after Stop: last_turn %v", snap["last_turn"])
 	}
 }

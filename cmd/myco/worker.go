@@ -13,22 +13,30 @@ import (
 	"syscall"
 	"time"
 
+	"myco.dev/config"
 	"myco.dev/handlers"
 	"myco.dev/internal/handoff"
 	"myco.dev/internal/peercred"
 	"myco.dev/internal/web"
 	"myco.dev/profiles"
+	"myco.dev/sessions"
 	"myco.dev/static"
 	"myco.dev/workspace"
 )
 
 // profileWorker runs myco --mode profile-worker: one profile's pages, API and sessions,
 // served over the channel its supervisor (the server that owns the port) passes it as
-// descriptor 3, which hands it connections and dials it (see package handoff). It prints "ready" on stdout once it serves. When its stdin closes
-// (the supervisor stops it, or died) or on SIGTERM, it stops its sessions' work, saves it,
-// releases the tools and exits. A profile whose config cannot be loaded fails before
-// "ready", with the error on stderr, which the supervisor shows on the profile's pages.
+// descriptor 3, which hands it connections and dials it (see package handoff). It prints
+// "ready" on stdout once it serves. When its stdin closes (the supervisor stops it, or
+// died) or on SIGTERM, it stops its sessions' work, saves it, releases the tools and exits;
+// SIGPIPE is ignored, so that its log to a supervisor that died cannot kill it first. A
+// profile whose config cannot be loaded is served without models (see
+// [handlers.Reloader]) until the config is fixed; one whose paths cannot be used fails
+// before "ready", with the error on stderr, which the supervisor shows on its pages.
 func (a *app) profileWorker(o options) int {
+	// The log goes to the supervisor's pipe: when the supervisor died, a write there must
+	// be an error (EPIPE), not a SIGPIPE that kills this process before it saved its turns.
+	signal.Ignore(syscall.SIGPIPE)
 	// The supervisor's end of the channel: inherited, with no name to connect to. It is
 	// checked to come from the process that started this one, as it must.
 	ch, err := handoff.Inherit(profiles.WorkerFD)
@@ -39,44 +47,76 @@ func (a *app) profileWorker(o options) int {
 		ch.Close()
 		return a.fail(fmt.Errorf("the channel on descriptor %d is not from the server that started this worker: %w", profiles.WorkerFD, err))
 	}
-	p, err := a.setup(o)
-	if err != nil {
-		return a.fail(err)
-	}
 	// The supervisor sets the instance's URL once, for the pages' checks and the tools.
-	p.serverURL, p.tokenFile = a.getenv("MYCO_SERVER_URL"), a.getenv("MYCO_SERVER_TOKEN_FILE")
-	u, err := url.Parse(p.serverURL)
+	serverURL, tokenFile := a.getenv("MYCO_SERVER_URL"), a.getenv("MYCO_SERVER_TOKEN_FILE")
+	u, err := url.Parse(serverURL)
 	if err != nil || u.Port() == "" {
-		return a.fail(fmt.Errorf("MYCO_SERVER_URL %q is not this instance's http://127.0.0.1:PORT/profiles/%s URL", p.serverURL, p.paths.Profile))
+		return a.fail(fmt.Errorf("MYCO_SERVER_URL %q is not this instance's http://127.0.0.1:PORT/profiles/NAME URL", serverURL))
 	}
 	token := ""
-	if p.tokenFile != "" {
-		if token, err = web.ReadTokenFile(p.tokenFile); err != nil {
+	if tokenFile != "" {
+		if token, err = web.ReadTokenFile(tokenFile); err != nil {
 			return a.fail(err)
 		}
 	}
 	log := a.log
-	e, err := a.newEngine(p, false)
+	home, _ := os.UserHomeDir()
+	paths, err := config.ResolvePaths(config.PathOptions{ProfileFlag: o.profile, ProfileSet: o.profileSet, ConfigFlag: o.config,
+		Getenv: a.getenv, UserHome: home})
 	if err != nil {
 		return a.fail(err)
 	}
-	defer e.close()
-	files, err := workspace.OpenFiles(p.paths.WorkspaceDir())
+	files, err := workspace.OpenFiles(paths.WorkspaceDir())
 	if err != nil {
 		return a.fail(err)
 	}
+	wd, _ := os.Getwd()
+	base := handlers.Deps{
+		Profile: paths.Profile, Workspace: files, WorkspaceDir: paths.WorkspaceDir(), Dir: wd, Home: home,
+		Assets:   static.New("/static/"),
+		Profiles: func() []string { return profiles.List(paths.Home) },
+		Port:     u.Port(), UID: os.Getuid(), Token: token, Worker: true, Pprof: o.pprof, Log: log,
+	}
+	h, err := handlers.NewReloader(handlers.ReloaderOptions{
+		Load: func() (handlers.Built, error, error) {
+			p, cfgErr := a.setup(o)
+			if cfgErr != nil {
+				return handlers.Built{}, cfgErr, nil
+			}
+			p.serverURL, p.tokenFile = serverURL, tokenFile
+			e, err := a.newEngine(p, false)
+			if err != nil {
+				return handlers.Built{}, nil, err
+			}
+			d := base
+			d.Sessions, d.Models, d.Default = e.mgr, catalogInfo(p), p.model.Key
+			d.Hosts = func() []handlers.HostState { return hostStates(e.harness) }
+			return handlers.Built{Deps: d, Stop: e.mgr.Close, Close: e.close}, nil, nil
+		},
+		Degraded: func(cfgErr error) (handlers.Built, error) {
+			// The profile's directories, made and checked as for any start: another user's
+			// directory is refused, whatever the config says.
+			if err := paths.Ensure(); err != nil {
+				return handlers.Built{}, err
+			}
+			m, err := sessions.NewManager(sessions.ManagerOptions{Store: sessions.NewStore(paths.SessionDir()), Models: brokenCatalog{cfgErr}, Log: log})
+			if err != nil {
+				return handlers.Built{}, err
+			}
+			d := base
+			d.Sessions = m
+			return handlers.Built{Deps: d, Stop: m.Close}, nil
+		},
+		ConfigFile: paths.ConfigFile, Log: log,
+	})
+	if err != nil {
+		return a.fail(err)
+	}
+	defer h.Close()
 	// The supervisor hands whole connections here (their first request read), so that a
 	// page costs no second hop, and dials over the same channel for what it forwards.
 	handed := handoff.Listen(ch)
-	wd, _ := os.Getwd()
-	d := handlers.Deps{
-		Profile: p.paths.Profile, Sessions: e.mgr, Models: catalogInfo(p), Default: p.model.Key,
-		Workspace: files, WorkspaceDir: p.paths.WorkspaceDir(), Dir: wd, Home: p.home,
-		Hosts: func() []handlers.HostState { return hostStates(e.harness) }, Assets: static.New("/static/"),
-		Profiles: func() []string { return profiles.List(p.paths.Home) },
-		Port:     u.Port(), UID: os.Getuid(), Token: token, Worker: true, Pprof: o.pprof, Log: log,
-	}
-	srv := web.NewServer(handlers.New(d), log)
+	srv := web.NewServer(h, log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(handed) }()
 	fmt.Fprintln(a.stdout, "ready")
@@ -95,8 +135,8 @@ func (a *app) profileWorker(o options) int {
 	case <-eof:
 	case <-handed.Done(): // the supervisor is gone
 	}
-	log.Info("stopping: running turns are cancelled and saved", "profile", p.paths.Profile)
-	e.mgr.Close()
+	log.Info("stopping: running turns are cancelled and saved", "profile", paths.Profile)
+	h.Stop()
 	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil {
@@ -106,4 +146,12 @@ func (a *app) profileWorker(o options) int {
 		log.Warn("serve", "err", err)
 	}
 	return exitOK
+}
+
+// brokenCatalog is the model catalog of a profile whose config is invalid: it has no model.
+type brokenCatalog struct{ err error }
+
+func (brokenCatalog) Default() string { return "" }
+func (c brokenCatalog) Agent(string, []string) (sessions.AgentConfig, error) {
+	return sessions.AgentConfig{}, fmt.Errorf("the profile's config is invalid: %w", c.err)
 }

@@ -99,10 +99,11 @@ type Usage struct {
 
 // Request is a request the server received.
 type Request struct {
-	Path   string
-	Query  string // the raw query, without "?"
-	Header http.Header
-	Body   []byte
+	Path     string
+	Query    string // the raw query, without "?"
+	Header   http.Header
+	Body     []byte
+	Received time.Time // when its headers arrived
 }
 
 // JSON decodes the request body into a generic map.
@@ -195,12 +196,13 @@ type serveFunc func(ctx context.Context, w http.ResponseWriter, body []byte, t T
 
 func (s *Server) handle(serve serveFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		received := time.Now()
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		t, ok := s.next(Request{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
+		t, ok := s.next(Request{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Received: received})
 		if !ok {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "fakemodel: no scripted turn left", Turn{})
 			return

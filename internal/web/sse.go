@@ -9,11 +9,20 @@ import (
 	"time"
 )
 
+// StreamWriteTimeout bounds how long one write of an event stream may wait for its client
+// to read: a client that stops reading (a tab asleep, a script that never reads) is cut off
+// after it, rather than holding a goroutine and its buffers for ever. It reconnects with its
+// cursor and gets what it missed, or a reset.
+const StreamWriteTimeout = 15 * time.Second
+
 // SSE writes server-sent events and flushes each one. It is not safe for concurrent use:
 // one handler writes its stream.
 type SSE struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
+	b  bytes.Buffer // events appended and not yet written
+	// Timeout bounds each write; StartSSE sets it to StreamWriteTimeout.
+	Timeout time.Duration
 }
 
 // StartSSE writes the headers of an event stream and lifts the connection's deadlines: the
@@ -31,7 +40,7 @@ func StartSSE(w http.ResponseWriter) (*SSE, error) {
 	if _, err := w.Write([]byte("retry: 1000\n\n")); err != nil {
 		return nil, err
 	}
-	return &SSE{w: w, rc: rc}, rc.Flush()
+	return &SSE{w: w, rc: rc, Timeout: StreamWriteTimeout}, rc.Flush()
 }
 
 var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
@@ -40,12 +49,19 @@ var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
 // lines. A bare \r (tool output often has one) would end a line for the reader, so every
 // line break is made \n first.
 func (s *SSE) Send(id, event, data string) error {
-	var b bytes.Buffer
+	s.Append(id, event, data)
+	return s.Flush()
+}
+
+// Append adds an event to what the next [SSE.Flush] writes, so that a batch of events costs
+// one write.
+func (s *SSE) Append(id, event, data string) {
+	b := &s.b
 	if id != "" {
-		fmt.Fprintf(&b, "id: %s\n", id)
+		fmt.Fprintf(b, "id: %s\n", id)
 	}
 	if event != "" {
-		fmt.Fprintf(&b, "event: %s\n", event)
+		fmt.Fprintf(b, "event: %s\n", event)
 	}
 	for _, line := range strings.Split(lineBreaks.Replace(data), "\n") {
 		b.WriteString("data: ")
@@ -53,7 +69,27 @@ func (s *SSE) Send(id, event, data string) error {
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
-	if _, err := s.w.Write(b.Bytes()); err != nil {
+}
+
+// AppendJSON adds an unnamed event with id whose data is JSON on one line (json.Marshal's
+// output, which has no line break).
+func (s *SSE) AppendJSON(id string, data []byte) {
+	b := &s.b
+	if id != "" {
+		fmt.Fprintf(b, "id: %s\n", id)
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+}
+
+// Flush writes the events appended since the last flush and sends them on, within
+// Timeout.
+func (s *SSE) Flush() error {
+	s.rc.SetWriteDeadline(time.Now().Add(s.Timeout))
+	_, err := s.w.Write(s.b.Bytes())
+	s.b.Reset()
+	if err != nil {
 		return err
 	}
 	return s.rc.Flush()
@@ -65,5 +101,6 @@ func (s *SSE) SendJSON(id string, v any) error {
 	if err != nil {
 		return err
 	}
-	return s.Send(id, "", string(b))
+	s.AppendJSON(id, b)
+	return s.Flush()
 }

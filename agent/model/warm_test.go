@@ -1,0 +1,69 @@
+package model
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestWarm (issue 20): Warm opens the connection (and does the TLS handshake) before the
+// request, which then takes it: one connection in all, made before the request was sent.
+// Right after a request Warm opens none (the pool has one).
+func TestWarm(t *testing.T) {
+	for _, tls := range []bool{false, true} {
+		name := "http"
+		if tls {
+			name = "https"
+		}
+		t.Run(name, func(t *testing.T) {
+			var mu sync.Mutex // guards opened and arrived
+			var opened, arrived []time.Time
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				arrived = append(arrived, time.Now())
+				mu.Unlock()
+				io.WriteString(w, "data: hi\n\n")
+			}))
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					mu.Lock()
+					opened = append(opened, time.Now())
+					mu.Unlock()
+				}
+			}
+			var client *http.Client
+			if tls {
+				srv.StartTLS()
+				client = &http.Client{Transport: srv.Client().Transport.(*http.Transport).Clone()}
+			} else {
+				srv.Start()
+				client = &http.Client{Transport: http.DefaultTransport}
+			}
+			defer srv.Close()
+			c := &Client{Protocol: lineProtocol{}, BaseURL: srv.URL, HTTP: client, Retry: fastRetry(1)}
+			c.Warm(t.Context())
+			mu.Lock()
+			n := len(opened)
+			mu.Unlock()
+			if n != 1 {
+				t.Fatalf("after Warm: %d connections, want 1", n)
+			}
+			if text, _, err := collect(c, t.Context(), Request{System: "x"}); err != nil || text != "hi" {
+				t.Fatalf("the request after Warm = %q, %v", text, err)
+			}
+			c.Warm(t.Context()) // the pool has the connection: nothing to open
+			if text, _, err := collect(c, t.Context(), Request{System: "x"}); err != nil || text != "hi" {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(opened) != 1 || len(arrived) != 2 || !opened[0].Before(arrived[0]) {
+				t.Errorf("%d connections for %d requests; want one, opened by Warm before the first request", len(opened), len(arrived))
+			}
+		})
+	}
+}

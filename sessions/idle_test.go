@@ -1,0 +1,70 @@
+package sessions
+
+import (
+	"testing"
+	"time"
+
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
+)
+
+// TestIdleSessionsClose (issue 20): a session with no job, no subscription of its own and
+// no live tool handle is closed once idle for IdleClose (its document and event ring let
+// go), and reopens from disk with its history; beyond IdleKeep idle sessions the least
+// recently used close at once. One with a subscriber, or whose tools ran, stays.
+func TestIdleSessionsClose(t *testing.T) {
+	turn := fakemodel.Turn{Text: "ok"}
+	f := newManager(t, ManagerOptions{IdleClose: time.Hour, IdleKeep: 2}, turn, turn, turn, turn, turn,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "x")}}, turn, turn)
+	ctx := t.Context()
+	run := func(id, text string) {
+		t.Helper()
+		j, err := f.m.Submit(ctx, id, model.TextPart(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := j.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	for i := range 4 {
+		id, _ := f.m.Create(ctx, CreateOptions{})
+		run(id, "hello "+string(rune('a'+i)))
+		ids = append(ids, id)
+	}
+	watched, _ := f.m.Create(ctx, CreateOptions{})
+	sub := f.m.Subscribe([]string{watched}, "")
+	defer sub.Close()
+	run(watched, "watched")
+	tooled, _ := f.m.Create(ctx, CreateOptions{})
+	run(tooled, "use a tool")
+	f.m.closeIdle(ctx, time.Now())
+	live := func(id string) bool {
+		f.m.mu.Lock()
+		defer f.m.mu.Unlock()
+		return f.m.live[id] != nil
+	}
+	if live(ids[0]) || live(ids[1]) || !live(ids[2]) || !live(ids[3]) {
+		t.Errorf("open after the IdleKeep check: %v %v %v %v; want the two least recently used closed", live(ids[0]), live(ids[1]), live(ids[2]), live(ids[3]))
+	}
+	f.m.closeIdle(ctx, time.Now().Add(2*time.Hour))
+	if live(ids[2]) || live(ids[3]) {
+		t.Error("sessions idle for longer than IdleClose stayed open")
+	}
+	if !live(watched) || !live(tooled) {
+		t.Errorf("watched open %v, with tools open %v; want both kept", live(watched), live(tooled))
+	}
+	f.m.bus.mu.Lock()
+	ring := f.m.bus.rings[ids[0]]
+	f.m.bus.mu.Unlock()
+	if ring != nil && len(ring.buf) != 0 {
+		t.Errorf("a closed session kept %d events", len(ring.buf))
+	}
+	// It reopens from disk with its history, and works.
+	run(ids[0], "again")
+	sess, st, err := f.m.Snapshot(ctx, ids[0])
+	if err != nil || len(sess.Latest().Entries) != 4 || st.LastTurn.Answer != "ok" {
+		t.Errorf("the reopened session: %v entries, %+v, %v", len(sess.Latest().Entries), st.LastTurn, err)
+	}
+}
