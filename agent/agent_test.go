@@ -358,6 +358,30 @@ func TestCancelDuringTool(t *testing.T) {
 	}
 }
 
+// TestCancelKeepsAToolsOwnUnknownResult: a tool that answers a cancelled call with an
+// Unknown result of its own (what it printed before the cut) keeps that answer.
+func TestCancelKeepsAToolsOwnUnknownResult(t *testing.T) {
+	m := &fakeModel{turns: []turn{doneTurn(model.StopToolUse, call("slow"))}}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	tools := &fakeTools{fn: func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		cancel()
+		<-ctx.Done()
+		return model.ToolResult{Text: "cut off; printed: line 1", Unknown: true, Stopped: true}
+	}}
+	a := newAgent(t, m, tools, nil, Options{})
+	h, _, err := a.Run(ctx, []model.Message{userText("q")})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run error = %v, want context.Canceled", err)
+	}
+	want := "user: text(q)\n" +
+		"assistant: call(slow)\n" +
+		"user: result(slow?=cut off; printed: line 1)\n"
+	if got := dump(h); got != want {
+		t.Errorf("history:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestCancelDuringStreaming(t *testing.T) {
 	m := &fakeModel{
 		turns: []turn{

@@ -18,7 +18,8 @@ const (
 // runTools runs calls concurrently, one goroutine each, and returns their results in call
 // order. It waits for every call, so a cancelled batch is over once every Call has returned.
 // A call that returns after ctx is done gets an Unknown result: whatever it reported was
-// produced by being interrupted, and it may have taken effect.
+// produced by being interrupted, and it may have taken effect. A result the tool itself
+// marked Unknown is kept as it is.
 func (a *Agent) runTools(ctx context.Context, calls []model.ToolCall) []model.ToolResult {
 	results := make([]model.ToolResult, len(calls))
 	var wg sync.WaitGroup
@@ -32,7 +33,9 @@ func (a *Agent) runTools(ctx context.Context, calls []model.ToolCall) []model.To
 			} else {
 				res = a.opts.Tools.Call(ctx, call)
 			}
-			if ctx.Err() != nil {
+			if ctx.Err() != nil && !res.Unknown {
+				// A tool that says its outcome is unknown has said what it can (what it
+				// printed before the cut, say); any other answer is replaced.
 				res = model.ToolResult{Text: cancelledText, Unknown: true}
 			}
 			res.CallID = call.ID

@@ -213,7 +213,7 @@ func recentEntries(th *Thread, window int) []Entry {
 	}
 	var out []Entry
 	for _, e := range th.Entries[starts[0]:] {
-		if e.Rejected {
+		if !e.modelInput() {
 			continue // never model input
 		}
 		var parts []model.Part

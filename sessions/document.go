@@ -366,6 +366,16 @@ func (d *document) recordProgress(rec *progressRec) error {
 	return d.write(record{Kind: "progress", Progress: rec})
 }
 
+// recordPartial durably records what has streamed of the answer being written.
+func (d *document) recordPartial(rec *partialRec) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.sess.Upgraded != 0 {
+		return nil
+	}
+	return d.write(record{Kind: "partial", Partial: rec})
+}
+
 // updateMeta changes the session's metadata with f and saves it. f gets a copy of the
 // session and must change metadata only (title, links, scratchpad, archive status, model
 // choice, action records); what it changed is saved, and then set in the document. On

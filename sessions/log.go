@@ -24,6 +24,7 @@ type record struct {
 	Result   *resultRec   `json:"result,omitempty"`
 	Turn     *turnRec     `json:"turn,omitempty"`
 	Progress *progressRec `json:"progress,omitempty"`
+	Partial  *partialRec  `json:"partial,omitempty"`
 }
 
 // metaRec carries the session's metadata: the first line of every file, and again whenever
@@ -94,6 +95,16 @@ type progressRec struct {
 	CallID string    `json:"call_id"`
 	Output string    `json:"output"`
 	At     time.Time `json:"at"`
+}
+
+// partialRec is what has streamed of the answer a turn is writing, saved now and then
+// while it streams, so that what a person saw of it before myco stopped is not lost (see
+// [Entry.Partial]).
+type partialRec struct {
+	Thread   string    `json:"thread"`
+	Text     string    `json:"text,omitempty"`
+	Thinking string    `json:"thinking,omitempty"`
+	At       time.Time `json:"at"`
 }
 
 // turnRec ends a turn. Error is what a person is told of a turn that did not end with
@@ -277,6 +288,7 @@ func decode(path string, data []byte) (*Session, int64, error) {
 		t.saved = len(t.Entries)
 	}
 	recoverCalls(sess.Latest(), false)
+	recoverPartial(sess.Latest())
 	return sess, int64(valid), nil
 }
 
@@ -428,6 +440,16 @@ func apply(sp **Session, rec record) error {
 			t.progress = map[string]*progressRec{}
 		}
 		t.progress[p.CallID] = p
+	case "partial":
+		p := rec.Partial
+		if p == nil {
+			return errors.New("partial record without partial")
+		}
+		t := (*sp).Thread(p.Thread)
+		if t == nil {
+			return fmt.Errorf("partial answer for unknown thread %q", p.Thread)
+		}
+		t.partial = p
 	case "turn":
 		tr := rec.Turn
 		if tr == nil {
@@ -437,7 +459,7 @@ func apply(sp **Session, rec record) error {
 		if t == nil {
 			return fmt.Errorf("turn end for unknown thread %q", tr.Thread)
 		}
-		t.open, t.end = false, tr.Status
+		t.open, t.end, t.partial = false, tr.Status, nil
 		t.ends = append(t.ends, TurnEnd{After: len(t.Entries), Status: tr.Status, Error: tr.Error, Code: tr.Code, At: tr.At})
 	default:
 		// A record kind from a newer minor revision: skip it rather than refuse the file.
@@ -450,6 +472,7 @@ func (t *Thread) noteEntry(e Entry) {
 	if (e.AcceptedAt != nil || e.Continuation) && !e.Rejected {
 		t.open = true
 	}
+	t.partial = nil // a saved message supersedes what streamed before it
 	if e.Message.Role == model.User {
 		t.intents, t.results, t.progress = nil, nil, nil
 	}
@@ -465,6 +488,28 @@ func (t *Thread) scan() {
 			t.open = false
 		}
 	}
+}
+
+// recoverPartial keeps, in memory, what streamed of the answer a stopped process was
+// writing: an entry a person sees and the model never does ([Entry.Partial]).
+func recoverPartial(t *Thread) {
+	if t == nil || t.partial == nil || !t.open || (t.partial.Text == "" && t.partial.Thinking == "") {
+		return
+	}
+	t.Entries = append(t.Entries, partialEntry(t.partial.Text, t.partial.Thinking, PartialInterrupted))
+	t.partial = nil
+}
+
+// partialEntry is the entry of what streamed of an answer whose turn ended without it.
+func partialEntry(text, thinking, how string) Entry {
+	m := model.Message{Role: model.Assistant}
+	if thinking != "" {
+		m.Parts = append(m.Parts, model.Part{Kind: model.KindThinking, Thinking: &model.Thinking{Text: thinking}})
+	}
+	if text != "" {
+		m.Parts = append(m.Parts, model.TextPart(text))
+	}
+	return Entry{Message: m, Partial: how}
 }
 
 // recoverCalls answers, in memory, the tool calls of a final assistant message that a

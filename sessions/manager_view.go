@@ -157,7 +157,7 @@ func (s *Session) clone() *Session {
 func (t *Thread) clone() *Thread {
 	tc := *t
 	tc.Entries = append([]Entry(nil), t.Entries...)
-	tc.intents, tc.results, tc.progress = nil, nil, nil
+	tc.intents, tc.results, tc.progress, tc.partial = nil, nil, nil, nil
 	tc.calls = maps.Clone(t.calls)
 	tc.ends = slices.Clone(t.ends)
 	return &tc

@@ -93,6 +93,9 @@ func (s *Session) LastTurn() TurnState {
 func (t *Thread) answer(end int) string {
 	for i := min(end, len(t.Entries)) - 1; i >= 0; i-- {
 		e := t.Entries[i]
+		if e.Partial != "" {
+			continue // what streamed of an answer the turn ended without
+		}
 		if e.Rejected || turnStart(e) {
 			return ""
 		}

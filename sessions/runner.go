@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -321,11 +322,17 @@ func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 		}
 		return res, fmt.Errorf("%w: %w", ErrRewound, err)
 	case ctx.Err() != nil:
+		if perr := tn.keepPartial(bg, PartialStopped); perr != nil {
+			return res, perr
+		}
 		if eerr := r.end(bg, th, TurnCancelled, context.Cause(ctx)); eerr != nil {
 			return res, eerr
 		}
 		return res, err
 	default:
+		if perr := tn.keepPartial(bg, PartialFailed); perr != nil {
+			return res, perr
+		}
 		if eerr := r.end(bg, th, TurnFailed, err); eerr != nil {
 			return res, eerr
 		}
@@ -407,7 +414,20 @@ type turn struct {
 
 	mu    sync.Mutex // guards usage
 	usage *model.Usage
+
+	// What has streamed of the step under way (its text and thinking), for the partial
+	// answer a stop or a failure keeps; when it began streaming and was last saved.
+	text, thinking strings.Builder
+	streamStart    time.Time
+	partialSaved   time.Time
 }
+
+// Partial answers: what streamed of a step is saved for a crash once it has streamed for
+// partialEvery, then at most every partialEvery, up to maxPartial bytes.
+const (
+	partialEvery = 2 * time.Second
+	maxPartial   = 256 << 10
+)
 
 // newTurn returns the checkpoint state of a run on th whose history view is on disk.
 func newTurn(r *runner, th *Thread, view []model.Message) *turn {
@@ -415,13 +435,55 @@ func newTurn(r *runner, th *Thread, view []model.Message) *turn {
 }
 
 func (tn *turn) sink(ev agent.Event) {
-	if s, ok := ev.(agent.StepDone); ok {
+	switch ev := ev.(type) {
+	case agent.StepDone:
 		tn.mu.Lock()
-		u := s.Usage
+		u := ev.Usage
 		tn.usage = &u
 		tn.mu.Unlock()
+		tn.text.Reset()
+		tn.thinking.Reset()
+		tn.streamStart = time.Time{}
+	case agent.TextDelta:
+		tn.streamed(&tn.text, ev.Text)
+	case agent.ThinkingDelta:
+		tn.streamed(&tn.thinking, ev.Text)
 	}
 	tn.r.rt.emit(agentEvent{Event: ev})
+}
+
+// streamed follows what streams of the step under way; now and then it saves it, so that
+// a crash loses none of what a person saw (see [Entry.Partial]).
+func (tn *turn) streamed(b *strings.Builder, delta string) {
+	if b.Len()+len(delta) <= maxPartial {
+		b.WriteString(delta)
+	}
+	now := time.Now()
+	if tn.streamStart.IsZero() {
+		tn.streamStart, tn.partialSaved = now, now
+		return
+	}
+	if now.Sub(tn.partialSaved) < partialEvery {
+		return
+	}
+	tn.partialSaved = now
+	rt := tn.r.rt
+	if rt.stopped() == nil {
+		rt.save(rt.doc.recordPartial(&partialRec{Thread: tn.th.ID, Text: tn.text.String(), Thinking: tn.thinking.String(), At: now.UTC()}))
+	}
+}
+
+// keepPartial saves what streamed of the step a stop or a failure cut short, as an entry a
+// person sees and the model never does.
+func (tn *turn) keepPartial(ctx context.Context, how string) error {
+	if tn.text.Len() == 0 && tn.thinking.Len() == 0 {
+		return nil
+	}
+	e := partialEntry(tn.text.String(), tn.thinking.String(), how)
+	tn.text.Reset()
+	tn.thinking.Reset()
+	_, err := tn.r.append(ctx, tn.th, e)
+	return err
 }
 
 // checkpoint appends what the agent added since the last checkpoint, with the latest
@@ -537,7 +599,12 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	pr.Stop(false) // the result supersedes its progress
 	res.CallID = call.ID
 	if ctx.Err() != nil {
-		res = model.ToolResult{CallID: call.ID, Unknown: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}
+		// What it printed until then is kept: the user saw it, and the model needs it.
+		out := res.Text
+		res = model.ToolResult{CallID: call.ID, Unknown: true, Stopped: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}
+		if strings.TrimSpace(out) != "" {
+			res.Text += ". Its output until then:\n" + out
+		}
 	}
 	rt.save(rt.doc.recordResult(th, &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()}))
 	return res

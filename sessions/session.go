@@ -111,6 +111,7 @@ type Thread struct {
 	intents  map[string]*intentRec   // tool calls started since the last user message
 	results  map[string]*resultRec   // tool results recorded since the last user message
 	progress map[string]*progressRec // the newest output of calls still running
+	partial  *partialRec             // what streamed of the answer being written, when saved
 	calls    map[string]CallInfo     // every tool call's host and times, for display
 	spent    model.Usage             // the sum of every usage report: what its responses cost
 	ends     []TurnEnd               // how each turn ended, in order
@@ -247,7 +248,24 @@ type Entry struct {
 	// the turns it kept: it is part of the transcript but never of the model's input (the
 	// predecessor thread keeps the original).
 	Rejected bool `json:"rejected,omitempty"`
+	// Partial marks the part of an answer that streamed before its turn ended without it:
+	// "stopped" (the user stopped the turn), "failed" (the model stream broke, the request
+	// failed) or "interrupted" (myco itself stopped; recovered from its last partial
+	// record). A person sees it, with how it ended; the model never does, so a retry
+	// starts from the turn's input.
+	Partial string `json:"partial,omitempty"`
 }
+
+// The values of [Entry.Partial].
+const (
+	PartialStopped     = "stopped"
+	PartialFailed      = "failed"
+	PartialInterrupted = "interrupted"
+)
+
+// modelInput reports whether e is part of what the model is sent: all but the copies of
+// rejected inputs and the partial answers, which only a person sees.
+func (e Entry) modelInput() bool { return !e.Rejected && e.Partial == "" }
 
 // Facts describe the runtime a thread's work happens in: who owns the live tool handles,
 // and which model ran. They reach the model as a hidden system part.
@@ -324,7 +342,7 @@ func (t *Thread) LastTurn() string { return t.end }
 // nil.
 func (t *Thread) Facts() *Facts {
 	for i := len(t.Entries) - 1; i >= 0; i-- {
-		if f := t.Entries[i].Facts; f != nil && !t.Entries[i].Rejected {
+		if f := t.Entries[i].Facts; f != nil && t.Entries[i].modelInput() {
 			return f
 		}
 	}
@@ -357,7 +375,7 @@ func (t *Thread) Executable() error {
 func (t *Thread) input() []model.Message {
 	out := make([]model.Message, 0, len(t.Entries))
 	for _, e := range t.Entries {
-		if !e.Rejected {
+		if e.modelInput() {
 			out = append(out, e.Message)
 		}
 	}

@@ -78,6 +78,9 @@ type ToolResult struct {
 	// Unknown marks a call whose outcome was never observed (the process died, or the run
 	// was cancelled while it ran): it may or may not have taken effect.
 	Unknown bool `json:"unknown,omitempty"`
+	// Stopped marks a call the user stopped while it ran (its outcome is Unknown too): a
+	// person is shown that, and what it printed until then.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // Image is inline image data, base64-encoded.
