@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -146,8 +147,8 @@ func (s *server) known(key string) bool {
 }
 
 // submit sends the composer's text (form field text) as a turn. /compact compacts, /new
-// starts a new session; @path attaches a file. The answer is a fresh composer, or the same
-// text with what was wrong: a busy session refuses, it never queues.
+// starts a new session; @path attaches a file. A message sent while a turn runs is queued
+// (see [server.send]). The answer is a fresh composer, or the same text with what was wrong.
 func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := uploadForm(w, r); err != nil {
 		return err
@@ -181,15 +182,12 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return refuse(http.StatusBadRequest, err.Error())
 	}
+	queued := false
 	switch cmd := strings.TrimSpace(text); {
 	case cmd == "" && len(files) == 0:
 		return refuse(http.StatusBadRequest, "The message is empty.")
 	case cmd == "":
-		j, err := s.Sessions.Submit(r.Context(), id, files...)
-		if err != nil {
-			return s.refusal(r, err, refuse)
-		}
-		if _, err := j.Accepted(r.Context()); err != nil && !errors.Is(err, r.Context().Err()) {
+		if queued, err = s.send(r, id, files); err != nil {
 			return s.refusal(r, err, refuse)
 		}
 	case cmd == "/new":
@@ -209,12 +207,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return refuse(http.StatusBadRequest, err.Error())
 		}
-		j, err := s.Sessions.Submit(r.Context(), id, append(parts, files...)...)
-		if err != nil {
-			return s.refusal(r, err, refuse)
-		}
-		// Answer once the input is durable, so a refusal or a failed save shows here.
-		if _, err := j.Accepted(r.Context()); err != nil && !errors.Is(err, r.Context().Err()) {
+		if queued, err = s.send(r, id, append(parts, files...)); err != nil {
 			return s.refusal(r, err, refuse)
 		}
 	}
@@ -223,11 +216,100 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	c := s.composer(sess, st, false)
+	sent := "Sent."
+	if queued {
+		sent = "Queued: it is sent when the running turn ends; edit or cancel it above until then."
+		c.Notice = sent
+	}
 	if missing := sessions.MissingAttachments(text, s.Dir, s.Home); len(missing) > 0 {
-		c.Notice = fmt.Sprintf("Sent. @%s names no file in %s, so it went as text.", strings.Join(missing, ", @"), s.Dir)
+		c.Notice = fmt.Sprintf("%s @%s names no file in %s, so it goes as text.", sent, strings.Join(missing, ", @"), s.Dir)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	return views.Composer(c).Render(r.Context(), w)
+}
+
+// send submits input as a turn of session id and answers once it is durable, so that a
+// refusal or a failed save shows in the composer; while a job runs on the session in this
+// process, it queues input instead, to run when the job ends, and reports queued.
+func (s *server) send(r *http.Request, id string, input []model.Part) (queued bool, err error) {
+	j, err := s.Sessions.Submit(r.Context(), id, input...)
+	if busy, ok := errors.AsType[*sessions.BusyError](err); ok && busy.Holder == "" {
+		_, err = s.Sessions.Enqueue(r.Context(), id, input...)
+		return err == nil, err
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := j.Accepted(r.Context()); err != nil && !errors.Is(err, r.Context().Err()) {
+		return false, err
+	}
+	return false, nil
+}
+
+// editResend sends an edit of a user's message (form field text): the session goes on
+// from there in a successor thread.
+func (s *server) editResend(w http.ResponseWriter, r *http.Request) error {
+	if err := form(w, r); err != nil {
+		return err
+	}
+	if err := s.configured(); err != nil {
+		return err
+	}
+	id := chi.URLParam(r, "id")
+	entry, err := strconv.Atoi(chi.URLParam(r, "entry"))
+	if err != nil {
+		return errNotFound
+	}
+	text := r.PostForm.Get("text")
+	switch {
+	case strings.TrimSpace(text) == "":
+		return httpError(http.StatusBadRequest, "The edited message is empty.")
+	case len(text) > maxForm:
+		return httpError(http.StatusRequestEntityTooLarge, fmt.Sprintf("The message is %d bytes, over the %d a message may have.", len(text), maxForm))
+	}
+	j, err := s.Sessions.EditResend(r.Context(), id, chi.URLParam(r, "thread"), entry, text)
+	if err != nil {
+		return err
+	}
+	if _, err := j.Accepted(r.Context()); err != nil && !errors.Is(err, r.Context().Err()) {
+		return err
+	}
+	return done(w, r, s.sessionURL(id))
+}
+
+// runQueued starts the first queued message when nothing runs (Send now).
+func (s *server) runQueued(w http.ResponseWriter, r *http.Request) error {
+	if err := s.configured(); err != nil {
+		return err
+	}
+	id := chi.URLParam(r, "id")
+	s.Sessions.RunQueued(r.Context(), id)
+	return done(w, r, s.sessionURL(id))
+}
+
+// editQueued replaces the text of a queued message (form field text).
+func (s *server) editQueued(w http.ResponseWriter, r *http.Request) error {
+	if err := form(w, r); err != nil {
+		return err
+	}
+	id := chi.URLParam(r, "id")
+	text := r.PostForm.Get("text")
+	if len(text) > maxForm {
+		return httpError(http.StatusRequestEntityTooLarge, fmt.Sprintf("The message is %d bytes, over the %d a message may have.", len(text), maxForm))
+	}
+	if err := s.Sessions.EditQueued(r.Context(), id, chi.URLParam(r, "qid"), text); err != nil {
+		return err
+	}
+	return done(w, r, s.sessionURL(id))
+}
+
+// unqueue withdraws a queued message.
+func (s *server) unqueue(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if err := s.Sessions.Unqueue(r.Context(), id, chi.URLParam(r, "qid")); err != nil {
+		return err
+	}
+	return done(w, r, s.sessionURL(id))
 }
 
 // refusal answers a submit or compaction the service refused (busy, stopped, shutting
@@ -251,6 +333,24 @@ func (s *server) stop(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.Sessions.Cancel(id, r.PostForm.Get("job"))
 	return done(w, r, s.sessionURL(id))
+}
+
+// retry sends the session's last turn again when it failed, was stopped or was rejected
+// (the Retry button of its end note).
+func (s *server) retry(w http.ResponseWriter, r *http.Request) error {
+	if err := s.configured(); err != nil {
+		return err
+	}
+	id := chi.URLParam(r, "id")
+	if _, err := s.Sessions.Retry(r.Context(), id); err != nil {
+		return err
+	}
+	if !htmx(r) {
+		http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+		return nil
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	return views.Retrying().Render(r.Context(), w)
 }
 
 // compact starts a compaction (the /compact button and command).

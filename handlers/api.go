@@ -254,7 +254,7 @@ func (p *projector) apiMessage(i int) (SnapshotMessage, bool) {
 
 // apiAction does one action on a session, idempotent by request_id: submit (text; the
 // answer carries the acceptance time; a busy session refuses with code busy), select_model
-// (model), compact, archive, restore, set_title (title).
+// (model), compact, retry, archive, restore, set_title (title).
 func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := chi.URLParam(r, "id")
 	var req ActionRequest
@@ -272,7 +272,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	switch req.Action {
-	case "submit", sessions.ActCompact, sessions.ActSelectModel:
+	case "submit", sessions.ActCompact, sessions.ActSelectModel, sessions.ActRetry:
 		if err := s.configured(); err != nil {
 			return nil, err
 		}

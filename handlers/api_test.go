@@ -572,7 +572,7 @@ func TestRejectedTurnAfterReload(t *testing.T) {
 		t.Errorf("usage = %v, want the kept turn's 1234 prompt tokens", u)
 	}
 	_, page := ts.do(t, "GET", "/profiles/default/s/"+id+"/", nil, nil)
-	if !strings.Contains(page, "the message that does not fit") || !strings.Contains(page, "The request was rejected: the model refused the request") {
+	if !strings.Contains(page, "the message that does not fit") || !strings.Contains(page, "no longer fits in the model&#39;s context window") || !strings.Contains(page, "prompt is too long") {
 		t.Errorf("the page after a reload does not show the rejected message and why:\n%s", page)
 	}
 }

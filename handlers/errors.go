@@ -44,6 +44,14 @@ func sessionError(err error) *web.Error {
 		return &web.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such session", Err: err}
 	case errors.Is(err, fs.ErrNotExist):
 		return &web.Error{Status: http.StatusNotFound, Code: "not_found", Message: errNotFound.Message, Err: err}
+	case errors.Is(err, sessions.ErrNotQueued):
+		return &web.Error{Status: http.StatusConflict, Code: "not_queued", Message: "that message is no longer queued: it has been sent, or was withdrawn", Err: err}
+	case errors.Is(err, sessions.ErrQueueFull):
+		return &web.Error{Status: http.StatusConflict, Code: "queue_full", Message: unprefixed(err), Err: err}
+	case errors.Is(err, sessions.ErrNotEditable):
+		return &web.Error{Status: http.StatusConflict, Code: "not_editable", Message: unprefixed(err), Err: err}
+	case errors.Is(err, sessions.ErrNotRetryable):
+		return &web.Error{Status: http.StatusConflict, Code: "not_retryable", Message: "the last turn did not fail or stop, so there is nothing to retry", Err: err}
 	case errors.Is(err, sessions.ErrUnknownAction):
 		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrStopped):

@@ -126,6 +126,9 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 		if err := part(views.IDStatus, views.SwapInner, views.Status(e.s.status(sess, st))); err != nil {
 			return err
 		}
+		if err := part(views.IDQueue, views.SwapInner, views.Queue(e.s.queue(sess, st))); err != nil {
+			return err
+		}
 		row := views.SessionRow{ID: sess.ID, URL: e.s.sessionURL(sess.ID), Title: sess.Title, Busy: st.Busy, Current: true}
 		return part(views.SidebarID(sess.ID), views.SwapOuter, views.SidebarItem(row))
 	}
@@ -152,7 +155,7 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 				break
 			}
 			t := toolView(e.s.base, e.id, sess.Latest().ID, model.ToolCall{ID: u.CallID, Name: u.Tool, Input: u.Input})
-			setResult(&t, u.Text, u.IsError, u.Unknown)
+			setResult(&t, model.ToolResult{Text: u.Text, IsError: u.IsError, Unknown: u.Unknown, Stopped: u.Stopped})
 			t.Duration = duration(time.Duration(u.Duration * float64(time.Second)))
 			err = part(views.ToolID(t.CallID), views.SwapOuter, views.ToolCard(t))
 		case sessions.UpdateNotice, sessions.UpdateResumed:
@@ -168,8 +171,12 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 			err = status()
 		case sessions.UpdateMeta:
 			var sess *sessions.Session
-			if sess, _, err = e.snapshot(ctx); err == nil {
+			var st sessions.Status
+			if sess, st, err = e.snapshot(ctx); err == nil {
 				err = part(views.IDTitle, views.SwapInner, views.Title(sess.Title))
+			}
+			if err == nil {
+				err = part(views.IDQueue, views.SwapInner, views.Queue(e.s.queue(sess, st)))
 			}
 		case sessions.UpdateDone, sessions.UpdateError, sessions.UpdateCancelled:
 			err = e.end(ctx, &b, u, clearLive)
@@ -188,7 +195,7 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 // message goes at the end of the transcript; tool results re-render the cards of the
 // calls they answer. The live region, whose text is now saved, is emptied.
 func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions.Update) error {
-	sess, _, err := e.snapshot(ctx)
+	sess, st, err := e.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -196,7 +203,7 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 	if th.ID != u.Thread {
 		return nil // an earlier thread: the page moved on with a reset
 	}
-	p := e.s.projector(sess.ID, th)
+	p := e.s.projector(sess.ID, th).state(sess, st)
 	p.children = e.s.childIDs(ctx, sess.ID)
 	if e.md != nil {
 		// The saved answer is the streamed one: its HTML is the parts already rendered.
@@ -279,12 +286,12 @@ func findCall(th *sessions.Thread, i int, id string) (model.ToolCall, bool) {
 // end renders how a job ended: the turn's end note, as a fresh render places it, or, for
 // a job that ended before a turn began, a note in the live region.
 func (e *eventRenderer) end(ctx context.Context, b *bytes.Buffer, u sessions.Update, clearLive func() error) error {
-	sess, _, err := e.snapshot(ctx)
+	sess, st, err := e.snapshot(ctx)
 	if err != nil {
 		return err
 	}
 	th := sess.Latest()
-	p := e.s.projector(sess.ID, th)
+	p := e.s.projector(sess.ID, th).state(sess, st)
 	ends := th.Ends()
 	if u.Type != sessions.UpdateDone && len(ends) > 0 && ends[len(ends)-1].After == len(th.Entries) && u.Job == sessions.JobTurn {
 		if err := clearLive(); err != nil {

@@ -32,6 +32,12 @@ type Sessions interface {
 	Create(ctx context.Context, o sessions.CreateOptions) (string, error)
 	Submit(ctx context.Context, id string, input ...model.Part) (*sessions.Job, error)
 	Compact(ctx context.Context, id string) (*sessions.Job, error)
+	Retry(ctx context.Context, id string) (*sessions.Job, error)
+	EditResend(ctx context.Context, id, thread string, entry int, text string) (*sessions.Job, error)
+	Enqueue(ctx context.Context, id string, input ...model.Part) (sessions.Queued, error)
+	EditQueued(ctx context.Context, id, qid, text string) error
+	Unqueue(ctx context.Context, id, qid string) error
+	RunQueued(ctx context.Context, id string) bool
 	Cancel(id, jobID string) bool
 	Snapshot(ctx context.Context, id string) (*sessions.Session, sessions.Status, error)
 	List(ctx context.Context, o sessions.ListOptions) ([]sessions.Listed, error)
@@ -102,7 +108,10 @@ type Deps struct {
 	// show it, the sessions and the workspace stay readable, and what needs a model (a
 	// create, a submit, a compaction, a model choice) is refused with config_invalid.
 	ConfigError string
-	Log         *slog.Logger // nil means slog.Default()
+	// Warning is shown on every page: a changed config that failed to load (the last good
+	// one serves), or that waits for the running turns.
+	Warning string
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // server holds the handlers' shared state.
@@ -170,6 +179,11 @@ func (s *server) router() chi.Router {
 				r.Use(s.origin)
 				r.Post("/submit", s.handle(s.submit))
 				r.Post("/stop", s.handle(s.stop))
+				r.Post("/retry", s.handle(s.retry))
+				r.Post("/edit/{thread}/{entry}", s.handle(s.editResend))
+				r.Post("/queue/run", s.handle(s.runQueued))
+				r.Post("/queue/{qid}/edit", s.handle(s.editQueued))
+				r.Post("/queue/{qid}/delete", s.handle(s.unqueue))
 				r.Post("/compact", s.handle(s.compact))
 				r.Post("/archive", s.handle(s.archive(true)))
 				r.Post("/restore", s.handle(s.archive(false)))

@@ -35,6 +35,7 @@ func (s *server) chrome(title, nav string) views.Chrome {
 	}
 	c.MissingAssets = s.Assets.Missing(static.HTMX, static.SSE)
 	c.ThemeJS = s.Assets.URL(static.ThemeJS)
+	c.Warning = s.Warning
 	if s.ConfigError != "" {
 		c.Warning = configMessage(s.ConfigError)
 	}
@@ -186,7 +187,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 		}
 		v.Threads = append(v.Threads, tl)
 	}
-	p := s.projector(sess.ID, th)
+	p := s.projector(sess.ID, th).state(sess, st)
 	p.children = s.childIDs(ctx, sess.ID)
 	from := max(0, len(th.Entries)-pageMessages)
 	v.Messages = p.messages(from, len(th.Entries))
@@ -197,6 +198,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 	v.Live.Empty = len(v.Messages) == 0 && v.Earlier == 0 && !v.ReadOnly
 	v.Status = s.status(sess, st)
 	v.Composer = s.composer(sess, st, v.ReadOnly)
+	v.Queue = s.queue(sess, st)
 	if list, err := s.Sessions.List(ctx, sessions.ListOptions{}); err == nil {
 		if len(list) > 30 {
 			list = list[:30]
@@ -218,7 +220,7 @@ func orUntitled(title, id string) string {
 
 // status is the status bar of sess.
 func (s *server) status(sess *sessions.Session, st sessions.Status) views.StatusView {
-	v := views.StatusView{ID: sess.ID, StopURL: s.sessionURL(sess.ID) + "stop", Busy: st.Busy, Job: st.Job,
+	v := views.StatusView{ID: sess.ID, StopURL: s.sessionURL(sess.ID) + "stop", Busy: st.Busy, Job: st.Job, JobID: st.JobID,
 		Elsewhere: st.Elsewhere, Model: st.Model, Used: sess.Latest().ContextUsed(), Window: s.model(st.Model).ContextWindow}
 	if st.Stopped != nil {
 		v.Stopped = st.Stopped.Error()
@@ -227,6 +229,25 @@ func (s *server) status(sess *sessions.Session, st sessions.Status) views.Status
 		for _, h := range s.Hosts() {
 			v.Hosts = append(v.Hosts, views.HostView{Name: h.Name, State: h.State, Error: h.Error})
 		}
+	}
+	return v
+}
+
+// queue is the messages of sess that wait for the running turn to end.
+func (s *server) queue(sess *sessions.Session, st sessions.Status) views.QueueView {
+	var v views.QueueView
+	base := s.sessionURL(sess.ID) + "queue/"
+	for _, q := range sess.Queue {
+		it := views.QueuedView{ID: q.ID, Text: q.Text(), EditURL: base + q.ID + "/edit", DeleteURL: base + q.ID + "/delete"}
+		for _, p := range q.Parts {
+			if p.Kind == model.KindImage || p.Name != "" {
+				it.Files++
+			}
+		}
+		v.Items = append(v.Items, it)
+	}
+	if len(v.Items) > 0 && !st.Busy && st.Elsewhere == "" {
+		v.RunURL = base + "run"
 	}
 	return v
 }

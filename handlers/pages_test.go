@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"myco.dev/agent/model"
 	"myco.dev/internal/fakemodel"
@@ -75,11 +76,13 @@ func TestSubmitAndRender(t *testing.T) {
 	}
 }
 
-// TestSubmitRefusals: an empty message, an unknown command, a busy session and a form
-// over the size limit are refused with a sentence; nothing is queued.
+// TestSubmitRefusals: an empty message, an unknown command and a form over the size limit
+// are refused with a sentence; a message sent while busy is queued, shown with Edit and
+// Cancel, and runs, as edited, when the turn ends; a withdrawn one never runs.
 func TestSubmitRefusals(t *testing.T) {
 	release := make(chan struct{})
-	ts := newTestServer(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}}, fakemodel.Turn{Text: "ok"})
+	ts := newTestServer(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}}, fakemodel.Turn{Text: "ok"},
+		fakemodel.Turn{Text: "queued ok"})
 	started := make(chan struct{})
 	ts.tools.f = func(ctx context.Context, c model.ToolCall) model.ToolResult {
 		close(started)
@@ -108,25 +111,53 @@ func TestSubmitRefusals(t *testing.T) {
 		t.Fatalf("first submit = %d %s", resp.StatusCode, body)
 	}
 	<-started
-	resp, body := ts.do(t, "POST", p+"submit", hx, url.Values{"text": {"second"}})
-	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "busy") || !strings.Contains(body, "second") {
-		t.Errorf("submit while busy = %d:\n%s\nwant 409 saying busy and keeping the text", resp.StatusCode, body)
+	for _, text := range []string{"second", "withdrawn"} {
+		resp, body := ts.do(t, "POST", p+"submit", hx, url.Values{"text": {text}})
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Queued") {
+			t.Errorf("submit while busy = %d:\n%s\nwant it queued", resp.StatusCode, body)
+		}
+	}
+	sess, _, _ := ts.mgr.Snapshot(t.Context(), id)
+	if len(sess.Queue) != 2 {
+		t.Fatalf("queue = %+v, want two messages", sess.Queue)
+	}
+	_, page := ts.do(t, "GET", p, nil, nil)
+	for _, want := range []string{`class="queued-text">second<`, ">Edit</summary>", ">Cancel</button>", `action="` + p + "queue/" + sess.Queue[0].ID + `/edit"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q of the queue", want)
+		}
+	}
+	if resp, _ := ts.do(t, "POST", p+"queue/"+sess.Queue[0].ID+"/edit", hx, url.Values{"text": {"second, edited"}}); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("edit queued = %d", resp.StatusCode)
+	}
+	if resp, _ := ts.do(t, "POST", p+"queue/"+sess.Queue[1].ID+"/delete", hx, url.Values{}); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("withdraw queued = %d", resp.StatusCode)
+	}
+	if resp, _ := ts.do(t, "POST", p+"queue/"+sess.Queue[1].ID+"/delete", hx, url.Values{}); resp.StatusCode != http.StatusConflict {
+		t.Errorf("withdraw again = %d, want 409", resp.StatusCode)
 	}
 	big := strings.Repeat("x", 2<<20)
 	if resp, _ := ts.do(t, "POST", p+"submit", hx, url.Values{"text": {big}}); resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a 2 MiB form = %d, want 413", resp.StatusCode)
 	}
 	close(release)
-	ts.waitIdle(t, id)
-	sess, _, _ := ts.mgr.Snapshot(t.Context(), id)
 	var texts []string
-	for _, e := range sess.Latest().Entries {
-		if e.AcceptedAt != nil {
-			texts = append(texts, e.Message.Text())
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		ts.waitIdle(t, id)
+		sess, _, _ = ts.mgr.Snapshot(t.Context(), id)
+		texts = texts[:0]
+		for _, e := range sess.Latest().Entries {
+			if e.AcceptedAt != nil {
+				texts = append(texts, e.Message.Text())
+			}
 		}
+		if len(texts) >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	if len(texts) != 1 || texts[0] != "go" {
-		t.Errorf("accepted inputs = %q, want only the first", texts)
+	if strings.Join(texts, "|") != "go|second, edited" || len(sess.Queue) != 0 {
+		t.Errorf("accepted inputs = %q, queue %d; want go, then the edited queued message", texts, len(sess.Queue))
 	}
 }
 
@@ -136,11 +167,21 @@ func TestStopFromTheBrowser(t *testing.T) {
 	id, p := ts.session(t)
 	ts.do(t, "POST", p+"submit", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"go"}})
 	<-started
-	if resp, _ := ts.do(t, "POST", p+"stop", http.Header{"HX-Request": {"true"}}, url.Values{}); resp.StatusCode != http.StatusNoContent {
+	_, page := ts.do(t, "GET", p, nil, nil)
+	_, st, _ := ts.mgr.Snapshot(t.Context(), id)
+	if !strings.Contains(page, `name="job" value="`+st.JobID+`"`) {
+		t.Errorf("the Stop form does not name the running job %q", st.JobID)
+	}
+	// A Stop sent for a job that has ended since does not stop the one that runs now.
+	ts.do(t, "POST", p+"stop", http.Header{"HX-Request": {"true"}}, url.Values{"job": {"an-earlier-job"}})
+	if _, st, _ := ts.mgr.Snapshot(t.Context(), id); !st.Busy {
+		t.Fatal("a Stop for another job stopped the running turn")
+	}
+	if resp, _ := ts.do(t, "POST", p+"stop", http.Header{"HX-Request": {"true"}}, url.Values{"job": {st.JobID}}); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("stop = %d, want 204", resp.StatusCode)
 	}
 	ts.waitIdle(t, id)
-	_, page := ts.do(t, "GET", p, nil, nil)
+	_, page = ts.do(t, "GET", p, nil, nil)
 	if !strings.Contains(page, "Stopped.") || !strings.Contains(page, `class="tool unknown"`) {
 		t.Errorf("the page after a stop lacks the stop note or the unknown outcome")
 	}

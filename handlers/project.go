@@ -32,6 +32,11 @@ type projector struct {
 	open    bool // the thread's last turn has not ended: unanswered calls are running
 	// children are the session's child sessions: a call whose output names one links to it.
 	children []string
+	// retry: the thread is the session's latest, nothing runs on it and its last turn
+	// ended without an answer, so its end note offers Retry.
+	retry bool
+	// edit: the thread is the session's active one, so a user's message offers Edit.
+	edit bool
 }
 
 type resultAt struct {
@@ -52,6 +57,21 @@ func (s *server) projector(sessID string, th *sessions.Thread) *projector {
 	return p
 }
 
+// state sets what the projector shows of what the session does now: a turn left open shows
+// its unanswered calls running while a job runs on it (here or in another process), and as
+// cut off when none does; the latest thread's last turn, when it ended without an answer
+// and nothing runs, offers Retry.
+func (p *projector) state(sess *sessions.Session, st sessions.Status) *projector {
+	busy := st.Busy || st.Elsewhere != ""
+	p.open = p.thread.Interrupted() && busy
+	p.edit = p.thread == sess.Latest() && !sess.Archived
+	switch st.LastTurn.Status {
+	case sessions.TurnStopped, sessions.TurnFailed, sessions.TurnRejected, sessions.TurnInterrupted:
+		p.retry = p.thread == sess.Latest() && !busy && !sess.Archived && st.Stopped == nil
+	}
+	return p
+}
+
 // messages renders entries [from, to) with the turn ends among them.
 func (p *projector) messages(from, to int) []views.MessageView {
 	ends := p.thread.Ends()
@@ -67,6 +87,9 @@ func (p *projector) messages(from, to int) []views.MessageView {
 				}
 			}
 		}
+	}
+	if to == len(p.thread.Entries) && p.thread.Interrupted() && !p.open {
+		out = append(out, p.interrupted())
 	}
 	return out
 }
@@ -128,47 +151,121 @@ func (p *projector) message(i int) (views.MessageView, bool) {
 	if len(m.Blocks) == 0 {
 		return m, false
 	}
+	if note := partialNote(e.Partial); note != "" {
+		m.Blocks = append(m.Blocks, views.Block{Note: note, NoteKind: "partial"})
+	}
+	if p.edit && e.AcceptedAt != nil && e.Message.Role == model.User {
+		m.EditURL = fmt.Sprintf("%s/s/%s/edit/%s/%d", p.s.base, p.sess, p.thread.ID, i)
+		m.EditText = typed(e.Message)
+	}
 	if e.Message.Role == model.Assistant && visibleText(e.Message) != "" {
 		m.CopyURL = fmt.Sprintf("%s/s/%s/raw/%s/%d", p.s.base, p.sess, p.thread.ID, i)
 	}
 	return m, true
 }
 
+// typed is the text a user typed of message m: its text parts without attachments.
+func typed(m model.Message) string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p.Kind == model.KindText && p.Name == "" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// partialNote says where an answer that streamed in part (see [sessions.Entry.Partial])
+// ended; "" for a whole one.
+func partialNote(how string) string {
+	switch how {
+	case "":
+		return ""
+	case sessions.PartialStopped:
+		return "Stopped here: the rest of this answer was not written."
+	case sessions.PartialInterrupted:
+		return "The answer broke off here: the process writing it stopped."
+	}
+	return "The answer broke off here."
+}
+
 func continuationNote(text string) string {
-	if strings.HasPrefix(text, "# Resumption") {
+	switch {
+	case strings.HasPrefix(text, "# Resumption"):
 		return "The conversation was compacted automatically; the agent continues from the summary."
+	case strings.HasPrefix(text, sessions.RetryPrompt):
+		return "Retried: the agent goes on from where the turn stopped."
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
 	return "Continued: " + first
 }
 
 // end renders the k-th turn end of the thread when it is worth a note: a stop, a failure or
-// a rejected request; an answer is its own note.
+// a rejected request; an answer is its own note. The note says in plain words what happened
+// and what to do; what the service said is folded under it. The thread's last end, when it
+// is the session's last turn and nothing runs, has a Retry button.
 func (p *projector) end(k int, e sessions.TurnEnd) (views.MessageView, bool) {
 	m := views.MessageView{DOMID: views.EndID(p.thread.ID, k), Role: "end",
 		Time: e.At.Local().Format("15:04:05"), ISO: e.At.Format(time.RFC3339)}
+	var b views.Block
 	switch e.Status {
 	case sessions.TurnCancelled:
-		m.Blocks = []views.Block{{Note: "Stopped. Calls that were running have unknown outcomes: inspect their effects before retrying." + reason(e.Error), NoteKind: "cancelled"}}
-	case sessions.TurnFailed:
-		m.Blocks = []views.Block{{Note: "The turn failed" + reason(e.Error), NoteKind: "error"}}
-	case sessions.TurnRejected:
-		msg := "The request was rejected, so the turn was rewound to the last completed one and the message above is not in the model's context"
-		if e.Error != "" {
-			msg = "The request was rejected: " + e.Error + "; the message above is not in the model's context"
+		b = views.Block{Note: "Stopped. A call that was running may have taken effect: check before running it again.", NoteKind: "cancelled"}
+		if e.Code == "shutdown" {
+			b.Note = "The server stopped while this turn ran. A call that was running may have taken effect: check before running it again."
 		}
-		m.Blocks = []views.Block{{Note: msg, NoteKind: "error"}}
+	case sessions.TurnFailed:
+		b = views.Block{Note: failedNote(e.Code), NoteKind: "error", Detail: e.Error}
+	case sessions.TurnRejected:
+		b = views.Block{Note: rejectedNote(e.Code), NoteKind: "error", Detail: e.Error}
 	default:
 		return m, false
+	}
+	m.Blocks = []views.Block{b}
+	// A request that does not fit would not fit again: those say what to do instead.
+	again := e.Code != "context_overflow" && e.Code != "request_too_large"
+	if p.retry && again && k == len(p.thread.Ends())-1 && e.After >= len(p.thread.Entries)-1 {
+		m.RetryURL = p.s.sessionURL(p.sess) + "retry"
 	}
 	return m, true
 }
 
-func reason(err string) string {
-	if err == "" {
-		return "."
+// failedNote says what a turn that failed with code means, and what to do.
+func failedNote(code string) string {
+	switch code {
+	case "model_error":
+		return "The model's answer broke off: its endpoint failed or the connection dropped. Retry sends the turn again."
+	case "save_failed":
+		return "A save failed, so the work stopped. Free some disk space (or fix what failed), then Retry."
+	case "compaction_loop":
+		return "Compacting the conversation would have gone round in circles, so the run stopped. Start a new session, or send a shorter message."
+	case "unknown_model":
+		return "This session's model is no longer configured. Choose another model below, then Retry."
 	}
-	return ": " + err
+	return "The turn failed. Retry sends it again."
+}
+
+// rejectedNote says what a turn that the model endpoint (or the size check) refused means:
+// the turn was rewound, so the message is not in the model's context.
+func rejectedNote(code string) string {
+	switch code {
+	case "context_overflow":
+		return "The conversation no longer fits in the model's context window, so the turn was rewound: the message above is not in the model's context. Compact the session (/compact) and send it again, or start a new session."
+	case "request_too_large":
+		return "The message was too large to send, so the turn was rewound: it is not in the model's context. Send a shorter message or fewer attachments."
+	}
+	return "The model refused this request, so the turn was rewound: the message above is not in the model's context. Edit it and send it again, or Retry."
+}
+
+// interrupted renders the note of a turn the process running it never ended (it crashed,
+// or was killed): its running calls have unknown outcomes, and Retry resumes it.
+func (p *projector) interrupted() views.MessageView {
+	m := views.MessageView{DOMID: views.EndID(p.thread.ID, len(p.thread.Ends())), Role: "end",
+		Blocks: []views.Block{{Note: "This turn was cut off: the process running it stopped before it ended. A call that was running may have taken effect: check before running it again.", NoteKind: "error"}}}
+	if p.retry {
+		m.RetryURL = p.s.sessionURL(p.sess) + "retry"
+	}
+	return m
 }
 
 func (p *projector) markdown(src string) views.MarkdownHTML {
@@ -193,7 +290,7 @@ func (p *projector) tool(c model.ToolCall) views.ToolView {
 	case !ok:
 		t.Status = "unknown"
 	default:
-		setResult(&t, r.res.Text, r.res.IsError, r.res.Unknown)
+		setResult(&t, *r.res)
 		for n := range r.res.Images {
 			t.Images = append(t.Images, views.ImageView{URL: p.imageURL(r.entry, r.part, n), Alt: c.Name + " image"})
 		}
@@ -254,17 +351,22 @@ func toolView(base, sess, thread string, c model.ToolCall) views.ToolView {
 // setResult puts a result's text and status on a card: the head and tail of a long output,
 // with "show all" for the rest. A bash command that exited with another status than 0, or
 // was killed, failed, whatever the tool's error flag says: the card says how it ended. An
-// edit that was refused shows the refusal and no diff: only what was applied is a diff.
-func setResult(t *views.ToolView, text string, isError, unknown bool) {
+// edit that was refused shows the refusal and no diff: only what was applied is a diff. A
+// call stopped while it ran shows what it printed until then.
+func setResult(t *views.ToolView, r model.ToolResult) {
+	text := r.Text
 	switch {
-	case unknown:
+	case r.Stopped:
+		t.Status, t.StatusText = "unknown", "stopped"
+		text = sessions.PrintedBeforeStop(r.Text)
+	case r.Unknown:
 		t.Status = "unknown"
-	case isError:
+	case r.IsError:
 		t.Status = "error"
 	default:
 		t.Status = "ok"
 	}
-	if t.Name == "bash" && !unknown {
+	if t.Name == "bash" && !r.Unknown {
 		if end, failed := bashEnd(text); end != "" {
 			t.StatusText = end
 			if failed {

@@ -35,7 +35,7 @@ func TestToolCardsAreHonest(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			v := toolView("/b", "s", "t", tt.call)
-			setResult(&v, tt.text, tt.isError, false)
+			setResult(&v, model.ToolResult{Text: tt.text, IsError: tt.isError})
 			if v.Status != tt.status || v.StatusText != tt.statusText || (v.Diff != nil) != tt.diff {
 				t.Errorf("status %q %q, diff %v; want %q %q, diff %v", v.Status, v.StatusText, v.Diff != nil, tt.status, tt.statusText, tt.diff)
 			}

@@ -211,6 +211,7 @@ type Subscription struct {
 	reset    bool // the first Next reports a reset: the cursor was unknown
 	exact    bool // deltas are delivered one by one, not coalesced
 	notify   chan struct{}
+	done     <-chan struct{} // closed when the service closed: Next then says so
 }
 
 // wants reports whether the subscription reads session's updates; profile-wide updates
@@ -236,6 +237,8 @@ func (s *Subscription) Next(ctx context.Context) ([]Update, error) {
 		select {
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
+		case <-s.done:
+			return nil, ErrShutdown
 		case <-s.notify:
 		}
 	}

@@ -134,7 +134,7 @@ func (d *document) checkpointMeta(ctx context.Context, th *Thread, e Entry, meta
 	var rec *metaRec
 	if meta != nil {
 		cp := *d.sess
-		cp.Links, cp.Actions = slices.Clone(cp.Links), slices.Clone(cp.Actions)
+		cp.Links, cp.Actions, cp.Queue = slices.Clone(cp.Links), slices.Clone(cp.Actions), slices.Clone(cp.Queue)
 		meta(&cp)
 		if m := metaOf(&cp); !sameMeta(m, metaOf(d.sess)) {
 			rec = m
@@ -384,7 +384,7 @@ func (d *document) updateMeta(ctx context.Context, f func(*Session)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cp := *d.sess
-	cp.Links, cp.Actions = slices.Clone(cp.Links), slices.Clone(cp.Actions)
+	cp.Links, cp.Actions, cp.Queue = slices.Clone(cp.Links), slices.Clone(cp.Actions), slices.Clone(cp.Queue)
 	f(&cp)
 	meta := metaOf(&cp)
 	if d.sess.Upgraded != 0 {

@@ -97,3 +97,22 @@ func (m *Manager) idleCheck() {
 		}
 	}
 }
+
+// Running reports whether a job runs on any session in this process.
+func (m *Manager) Running() bool {
+	m.mu.Lock()
+	ls := make([]*live, 0, len(m.live))
+	for _, l := range m.live {
+		ls = append(ls, l)
+	}
+	m.mu.Unlock()
+	for _, l := range ls {
+		l.mu.Lock()
+		busy := l.job != nil
+		l.mu.Unlock()
+		if busy {
+			return true
+		}
+	}
+	return false
+}

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -93,21 +94,25 @@ func (l *live) sink(ev event) {
 		return
 	}
 	if a, ok := ev.(accepted); ok {
-		l.mu.Lock()
-		if j := l.job; j != nil && j.Kind == JobTurn {
-			select {
-			case <-j.accepted:
-			default:
-				j.acceptedAt, j.thread = a.At, a.Thread
-				close(j.accepted)
-				if j.stopAccepted {
-					j.cancel(ErrStopped)
-				}
-			}
-		}
-		l.mu.Unlock()
+		l.accept(a.At, a.Thread)
 	}
 	l.publish(u)
+}
+
+// accept marks the turn running on l as accepted (its input durable, or it has none), at
+// at on thread: from then on a stop stops it, and a stop asked for before, now.
+func (l *live) accept(at time.Time, thread string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	j := l.job
+	if j == nil || j.Kind != JobTurn || isClosed(j.accepted) {
+		return
+	}
+	j.acceptedAt, j.thread = at, thread
+	close(j.accepted)
+	if j.stopAccepted {
+		j.cancel(ErrStopped)
+	}
 }
 
 func (l *live) publish(u Update) {
@@ -191,7 +196,9 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	}
 	l.logEnd(j, err)
 	var failed *TurnState
-	if j.Kind == JobTurn && err != nil && (errors.Is(err, ErrSaveFailed) || !isClosed(j.accepted)) {
+	// A queued message withdrawn just before its turn started: nothing ran, nothing to say.
+	withdrawn := errors.Is(err, ErrNotQueued)
+	if j.Kind == JobTurn && err != nil && !withdrawn && (errors.Is(err, ErrSaveFailed) || !isClosed(j.accepted)) {
 		failed = &TurnState{Status: TurnFailed, Code: end.Code, Error: end.Error, Thread: j.thread, At: time.Now().UTC()}
 	}
 	l.mu.Lock()
@@ -200,11 +207,18 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	if j.Kind == JobTurn {
 		l.failed = failed
 	}
-	l.publishLocked(end)
+	if !withdrawn {
+		l.publishLocked(end)
+	}
 	idle := false
 	l.publishLocked(Update{Type: UpdateState, Busy: &idle, Job: j.Kind, JobID: j.ID})
 	l.mu.Unlock()
 	close(j.done)
+	// The queue runs on; but a queued message that could not even start (its model is
+	// gone, say) waits for the user, rather than failing again and again.
+	if !errors.Is(err, ErrShutdown) && (j.queued == "" || isClosed(j.accepted) || withdrawn) {
+		l.m.RunQueued(context.Background(), l.id)
+	}
 	l.m.idleCheck()
 }
 
@@ -216,7 +230,7 @@ func (l *live) logEnd(j *Job, err error) {
 	case err == nil:
 	case errors.Is(err, ErrSaveFailed):
 		l.m.log.Error("save failed; the session's model and tool work is stopped", "session_id", l.id, "job", j.Kind, "err", err)
-	case errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown):
+	case errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown) || errors.Is(err, ErrNotQueued):
 	default:
 		l.m.log.Warn(j.Kind+" failed", "session_id", l.id, "code", ErrorCode(err), "err", err)
 	}

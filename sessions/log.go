@@ -44,6 +44,7 @@ type metaRec struct {
 	RequestID  string         `json:"request_id,omitempty"`
 	RequestSum string         `json:"request_sum,omitempty"`
 	Actions    []ActionRecord `json:"actions,omitempty"`
+	Queue      []Queued       `json:"queue,omitempty"`
 }
 
 // threadRec starts a thread. Inherit is how many leading entries of the predecessor it
@@ -121,14 +122,14 @@ type turnRec struct {
 func metaOf(s *Session) *metaRec {
 	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
 		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Selected: s.Selected,
-		RequestID: s.RequestID, RequestSum: s.RequestSum, Actions: s.Actions}
+		RequestID: s.RequestID, RequestSum: s.RequestSum, Actions: s.Actions, Queue: s.Queue}
 }
 
 // setMeta sets the session's metadata from a metadata record.
 func (s *Session) setMeta(m *metaRec) {
 	s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
 	s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
-	s.RequestID, s.RequestSum, s.Actions = m.RequestID, m.RequestSum, m.Actions
+	s.RequestID, s.RequestSum, s.Actions, s.Queue = m.RequestID, m.RequestSum, m.Actions, m.Queue
 }
 
 // wholeRecords returns the records of a fresh version 5 log that holds sess: its metadata,

@@ -111,6 +111,7 @@ type Manager struct {
 	requests requests
 
 	base   context.Context // the parent of every job; Close cancels it with ErrShutdown
+	ended  chan struct{}   // closed when Close has ended every job: subscriptions end too
 	cancel context.CancelCauseFunc
 	jobs   sync.WaitGroup
 	idle   sync.WaitGroup // the goroutine that closes idle sessions
@@ -147,6 +148,7 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		m.registry = &Registry{}
 	}
 	m.base, m.cancel = context.WithCancelCause(context.Background())
+	m.ended = make(chan struct{})
 	if o.IdleClose > 0 {
 		m.idle.Go(func() { m.closeIdleEvery(m.base, min(o.IdleClose/2, time.Minute)) })
 	}
@@ -237,6 +239,8 @@ type Job struct {
 	// request is the API request a turn was submitted for (no id for none): a retry of
 	// that request while its input is not durable yet waits for this job's acceptance.
 	request request
+	// queued is the queued message the turn runs (see [Queued]); set by the job itself.
+	queued string
 
 	cancel   context.CancelCauseFunc
 	accepted chan struct{} // closed when a turn's input is durable
@@ -303,17 +307,84 @@ func (m *Manager) Submit(ctx context.Context, id string, input ...model.Part) (*
 }
 
 func (m *Manager) submit(ctx context.Context, id string, req request, input []model.Part) (*Job, error) {
+	return m.submitMeta(ctx, id, req, inputMeta{}, input)
+}
+
+// submitMeta is submit with the metadata changes of meta; the title of an untitled session
+// is its first message's.
+func (m *Manager) submitMeta(ctx context.Context, id string, req request, meta inputMeta, input []model.Part) (*Job, error) {
 	if len(input) == 0 || strings.TrimSpace(model.Message{Parts: input}.Text()) == "" && !hasImage(input) {
 		return nil, errors.New("sessions: the input is empty")
 	}
-	text := model.Message{Parts: input}.Text()
+	meta.title = Title(model.Message{Parts: input}.Text())
 	return m.startOn(ctx, id, JobTurn, req, func(l *live) jobFunc {
 		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
 			// An untitled session is titled after its first message, in the write that saves it.
-			res, err := r.submit(ctx, req, Title(text), input)
+			res, err := r.submit(ctx, req, meta, input)
 			if errors.Is(err, ErrRewound) {
 				err = fmt.Errorf("%w; the session was rewound to its last completed turn", err)
 			}
+			return JobResult{Result: res}, err
+		}
+	})
+}
+
+// ErrNotEditable reports an edit of an entry that is not a message a user sent in the
+// session's active thread.
+var ErrNotEditable = errors.New("sessions: only a message a user sent, in the active thread, can be edited and sent again")
+
+// EditResend sends text as an edit of entry of session id's active thread, a message a user
+// sent: the session goes on in a successor thread (reason "edit") that keeps the entries
+// before it, and the edited message (with the attachments of the original) starts a turn
+// there. The thread it was in stays, read-only, in the thread list.
+func (m *Manager) EditResend(ctx context.Context, id, thread string, entry int, text string) (*Job, error) {
+	sess, _, err := m.Snapshot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	th := sess.Latest()
+	if th.ID != thread || !editable(th, entry) {
+		return nil, fmt.Errorf("edit entry %d of thread %s of session %s: %w", entry, thread, id, ErrNotEditable)
+	}
+	input := []model.Part{model.TextPart(text)}
+	for _, p := range visible(th.Entries[entry].Message.Parts) {
+		if p.Kind == model.KindImage || p.Kind == model.KindText && p.Name != "" {
+			input = append(input, p) // an attachment
+		}
+	}
+	return m.submitMeta(ctx, id, request{}, inputMeta{edit: &edit{thread: thread, entry: entry}}, input)
+}
+
+// editable reports whether entry i of th is a message a user sent.
+func editable(th *Thread, i int) bool {
+	return i >= 0 && i < len(th.Entries) && th.Entries[i].AcceptedAt != nil && th.Entries[i].Message.Role == model.User
+}
+
+// Retry sends session id's last turn again when it ended without an answer: a stopped,
+// failed or interrupted turn runs on from its saved history ([ErrNotRetryable] otherwise);
+// a rejected one, which was rewound, is submitted again as the same input.
+func (m *Manager) Retry(ctx context.Context, id string) (*Job, error) {
+	sess, _, err := m.Snapshot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch st := sess.LastTurn(); st.Status {
+	case TurnStopped, TurnFailed, TurnInterrupted:
+	case TurnRejected:
+		th := sess.Latest()
+		for i := len(th.Entries) - 1; i >= 0; i-- {
+			if e := th.Entries[i]; e.Rejected {
+				return m.submit(ctx, id, request{}, visible(e.Message.Parts))
+			}
+		}
+		return nil, fmt.Errorf("retry session %s: the rejected message is not in its latest thread: %w", id, ErrNotRetryable)
+	default:
+		return nil, fmt.Errorf("retry session %s (last turn %q): %w", id, st.Status, ErrNotRetryable)
+	}
+	return m.startOn(ctx, id, JobTurn, request{}, func(l *live) jobFunc {
+		return func(ctx context.Context, j *Job, r *runner) (JobResult, error) {
+			l.accept(time.Now().UTC(), "") // no input to make durable: a stop stops it at once
+			res, err := r.Retry(ctx)
 			return JobResult{Result: res}, err
 		}
 	})
@@ -450,6 +521,7 @@ func (m *Manager) Close() {
 	for _, l := range lives {
 		l.close()
 	}
+	close(m.ended)
 }
 
 // CloseSession stops session id's job, if any, waits for it, and releases the session's

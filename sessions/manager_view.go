@@ -12,9 +12,13 @@ import (
 // Subscribe starts a subscription to the updates of sessions (nil for every session of the
 // profile; profile-wide updates reach every subscription) after the event id after. An
 // empty after starts at the newest update; an id of another process or boot starts with a
-// reset. Close the subscription when done.
+// reset. Close the subscription when done. Once the service closed, Next answers
+// [ErrShutdown] when no update is left: a stream of a server that was replaced (its config
+// changed) ends, and its client reconnects to the new one.
 func (m *Manager) Subscribe(sessions []string, after string) *Subscription {
-	return m.bus.subscribe(sessions, after)
+	s := m.bus.subscribe(sessions, after)
+	s.done = m.ended
+	return s
 }
 
 // EventID returns the id of the newest update so far: a page rendered now subscribes
@@ -145,6 +149,7 @@ func (s *Session) clone() *Session {
 	cp := *s
 	cp.Links = append([]string(nil), s.Links...)
 	cp.Actions = slices.Clone(s.Actions)
+	cp.Queue = slices.Clone(s.Queue)
 	cp.Threads = make([]*Thread, len(s.Threads))
 	for i, t := range s.Threads {
 		cp.Threads[i] = t.clone()

@@ -27,7 +27,7 @@ var TurnCodes = []string{
 	"request_too_large", // over max_request_bytes: rejected before it was sent, and rewound
 	"context_overflow",  // the model's context window does not hold it: rejected, and rewound
 	"rejected",          // the model endpoint refused it as invalid (400, 413, 422): rewound
-	"model_error",       // the model endpoint failed (after its retries), or its stream broke
+	"model_error",       // the model endpoint failed (after its retries), or its stream broke off
 	"save_failed",       // a save failed, so the session's work stopped
 	"compaction_loop",   // auto-compaction would loop: the run stopped
 	"unknown_model",     // the session's model is not in the catalog
@@ -155,6 +155,8 @@ func describe(err error) (code, msg string) {
 		return "unknown_model", unknown.Error()
 	case errors.As(err, &pe):
 		return "model_error", providerSays(pe)
+	case errors.Is(err, model.ErrTruncatedStream):
+		return "model_error", "the model's stream broke off before the answer was complete (" + cause(err) + ")"
 	}
 	return "failed", cause(err)
 }

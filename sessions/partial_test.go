@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func waitStreamed(t *testing.T, m *Manager, id, text string) {
 // next turn's request holds the user's first input but not the partial answer.
 func TestStopKeepsThePartialAnswer(t *testing.T) {
 	f := newManager(t, ManagerOptions{},
-		fakemodel.Turn{Text: "The first part of a long answer, then much more that never arrives", ChunkSize: 4, DelayMs: 15},
+		fakemodel.Turn{Text: "The first part of a long answer", ChunkSize: 4, Stall: true},
 		fakemodel.Turn{Text: "fresh"})
 	ctx := t.Context()
 	id, _ := f.m.Create(ctx, CreateOptions{})
@@ -82,8 +83,8 @@ func TestBrokenStreamKeepsThePartialAnswer(t *testing.T) {
 	if !ok || e.Partial != PartialFailed || e.Message.Text() != "Half an answer" {
 		t.Fatalf("partial entry %+v, %v; want the streamed text, failed", e, ok)
 	}
-	if st := sess.LastTurn(); st.Status != TurnFailed {
-		t.Errorf("last turn = %+v, want failed", st)
+	if st := sess.LastTurn(); st.Status != TurnFailed || st.Code != "model_error" || !strings.Contains(st.Error, "broke off") {
+		t.Errorf("last turn = %+v, want failed with model_error, saying the stream broke off", st)
 	}
 	if sess.Latest().answer(len(sess.Latest().Entries)) != "" {
 		t.Error("a partial answer counts as the turn's answer")
@@ -143,5 +144,70 @@ func TestCrashKeepsThePartialAnswer(t *testing.T) {
 	j.Wait(ctx)
 	if e.Partial != PartialInterrupted || !strings.HasPrefix(e.Message.Text(), "word word") {
 		t.Fatalf("loaded mid-stream: partial entry %+v; want what streamed, interrupted", e)
+	}
+}
+
+// TestRetryAfterABrokenStream: Retry runs a failed turn again from its saved history: the
+// request carries the user's input and the retry note, not the partial answer, and its
+// answer is the turn's answer.
+func TestRetryAfterABrokenStream(t *testing.T) {
+	f := newManager(t, ManagerOptions{}, fakemodel.Turn{Text: "Half an answer", Drop: true}, fakemodel.Turn{Text: "the whole answer"})
+	ctx := t.Context()
+	id, _ := f.m.Create(ctx, CreateOptions{})
+	j, _ := f.m.Submit(ctx, id, model.TextPart("explain"))
+	if _, err := j.Wait(ctx); err == nil {
+		t.Fatal("a dropped stream ended the turn without an error")
+	}
+	j, err := f.m.Retry(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := j.Wait(ctx); err != nil || res.Answer != "the whole answer" {
+		t.Fatalf("retry = %q, %v", res.Answer, err)
+	}
+	body := string(f.srv.Requests()[1].Body)
+	if !strings.Contains(body, "explain") || !strings.Contains(body, "asked to retry") || strings.Contains(body, "Half an answer") {
+		t.Errorf("the retry's request:\n%s", body)
+	}
+	sess := loadFresh(t, f.store, id)
+	if st := sess.LastTurn(); st.Status != TurnDone || st.Answer != "the whole answer" {
+		t.Errorf("last turn after the retry = %+v", st)
+	}
+	if _, err := f.m.Retry(ctx, id); !errors.Is(err, ErrNotRetryable) {
+		t.Errorf("a retry of an answered turn = %v, want ErrNotRetryable", err)
+	}
+}
+
+// TestRetryAfterStop: a stopped turn is retried; a rejected one is sent again as its input.
+func TestRetryAfterStop(t *testing.T) {
+	f := newManager(t, ManagerOptions{},
+		fakemodel.Turn{Text: "slow words", Stall: true},
+		fakemodel.Turn{Text: "done now"},
+		fakemodel.Turn{Status: 400, ErrorType: "invalid_request_error", ErrorMessage: "bad request"},
+		fakemodel.Turn{Text: "accepted this time"})
+	ctx := t.Context()
+	id, _ := f.m.Create(ctx, CreateOptions{})
+	j, _ := f.m.Submit(ctx, id, model.TextPart("first"))
+	waitStreamed(t, f.m, id, "slow")
+	f.m.Stop(id)
+	j.Wait(ctx)
+	if j, err := f.m.Retry(ctx, id); err != nil {
+		t.Fatal(err)
+	} else if res, err := j.Wait(ctx); err != nil || res.Answer != "done now" {
+		t.Fatalf("retry after stop = %q, %v", res.Answer, err)
+	}
+	j, _ = f.m.Submit(ctx, id, model.TextPart("second"))
+	if _, err := j.Wait(ctx); !errors.Is(err, ErrRewound) {
+		t.Fatalf("a 400 = %v, want rewound", err)
+	}
+	j, err := f.m.Retry(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := j.Wait(ctx); err != nil || res.Answer != "accepted this time" {
+		t.Fatalf("retry after a rejection = %q, %v", res.Answer, err)
+	}
+	if body := string(f.srv.Requests()[3].Body); !strings.Contains(body, "second") {
+		t.Errorf("the retried rejection does not carry its input:\n%s", body)
 	}
 }

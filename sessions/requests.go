@@ -242,11 +242,13 @@ const (
 	ActArchive     = "archive"
 	ActRestore     = "restore"
 	ActSetTitle    = "set_title"
+	ActRetry       = "retry"
 )
 
 // Act does an API action on session id for request requestID: select_model (arg: the
-// catalog key), compact (started; its end shows in the events and the snapshot), archive,
-// restore, or set_title (arg: the title). A request id done before answers its first
+// catalog key), compact (started; its end shows in the events and the snapshot), retry
+// (the last turn, which failed or was stopped, is sent again: see [Manager.Retry]; started
+// like compact), archive, restore, or set_title (arg: the title). A request id done before answers its first
 // record and does nothing; one that was used for another action or a message answers a
 // [RequestConflictError].
 func (m *Manager) Act(ctx context.Context, id, requestID, action, arg string) (rec ActionRecord, repeat bool, err error) {
@@ -292,8 +294,13 @@ func (m *Manager) Act(ctx context.Context, id, requestID, action, arg string) (r
 			return rec, false, err
 		}
 		rec.Result = "started"
+	case ActRetry:
+		if _, err := m.Retry(ctx, id); err != nil {
+			return rec, false, err
+		}
+		rec.Result = "started"
 	default:
-		return rec, false, fmt.Errorf("%w %q: the actions are submit, select_model, compact, archive, restore and set_title", ErrUnknownAction, action)
+		return rec, false, fmt.Errorf("%w %q: the actions are submit, select_model, compact, retry, archive, restore and set_title", ErrUnknownAction, action)
 	}
 	err = m.update(ctx, id, func(s *Session) error {
 		if change != nil {

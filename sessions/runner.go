@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,9 @@ var (
 	// ErrNotResumable reports a Resume of a thread whose last turn ended (a cancelled turn
 	// is final).
 	ErrNotResumable = errors.New("sessions: no interrupted turn to resume")
+	// ErrNotRetryable reports a Retry of a session whose last turn did not end without an
+	// answer: it answered, or it has had none, or another job ran since.
+	ErrNotRetryable = errors.New("sessions: the last turn did not fail or stop, so there is nothing to retry")
 )
 
 // AgentConfig is what the runner needs to build the agent of one run.
@@ -119,13 +123,29 @@ func (r *runner) Submit(ctx context.Context, input ...model.Part) (agent.Result,
 // SubmitRequest is Submit for input an API request brought: its id and digest are saved
 // with the input, so that a retried request finds it accepted.
 func (r *runner) SubmitRequest(ctx context.Context, req request, input ...model.Part) (agent.Result, error) {
-	return r.submit(ctx, req, "", input)
+	return r.submit(ctx, req, inputMeta{}, input)
 }
 
-// submit is SubmitRequest that also titles the session title when it has no title yet, in
-// the write that saves the input (a write of its own cost a start-up an fsync).
-func (r *runner) submit(ctx context.Context, req request, title string, input []model.Part) (agent.Result, error) {
-	if len(input) == 0 {
+// inputMeta is what the write that saves an input changes of the session's metadata too (a
+// write of its own cost a start-up an fsync): a title for an untitled session, and the
+// queued message ([Queued]) the input is, which leaves the queue as it is accepted.
+type inputMeta struct {
+	title   string
+	dequeue string
+	edit    *edit // the input is an edit of an earlier message: the session goes on from there
+}
+
+// edit names the message a user edited: entry of thread.
+type edit struct {
+	thread string
+	entry  int
+}
+
+// submit is SubmitRequest with the metadata changes of meta. The input of a queued message
+// is the message's as the queue holds it when the writer gate is taken (an edit before
+// that counts); one withdrawn by then is [ErrNotQueued], and nothing is written.
+func (r *runner) submit(ctx context.Context, req request, meta inputMeta, input []model.Part) (agent.Result, error) {
+	if len(input) == 0 && meta.dequeue == "" {
 		return agent.Result{}, errors.New("sessions: empty input")
 	}
 	cfg := r.agent()
@@ -138,6 +158,23 @@ func (r *runner) submit(ctx context.Context, req request, title string, input []
 		return agent.Result{}, err
 	}
 	doc := r.rt.doc
+	if meta.edit != nil {
+		if err := r.editFrom(ctx, *meta.edit); err != nil {
+			return agent.Result{}, err
+		}
+	}
+	if meta.dequeue != "" {
+		var q Queued
+		var ok bool
+		doc.view(func(s *Session) { q, ok = s.queued(meta.dequeue) })
+		if !ok {
+			return agent.Result{}, fmt.Errorf("session %s, queued message %s: %w", doc.id, meta.dequeue, ErrNotQueued)
+		}
+		input = q.Parts
+		if meta.title == "" {
+			meta.title = Title(q.Text())
+		}
+	}
 	th := doc.latest()
 	now := r.rt.now().UTC()
 	entry := Entry{Message: model.Message{Role: model.User}, AcceptedAt: &now, RequestID: req.id, RequestSum: req.sum}
@@ -149,20 +186,24 @@ func (r *runner) submit(ctx context.Context, req request, title string, input []
 		entry.Facts = facts
 	}
 	entry.Message.Parts = append(entry.Message.Parts, input...)
-	titled := false
-	var meta func(*Session)
-	if title != "" {
-		meta = func(s *Session) {
-			if s.Title == "" {
-				s.Title, titled = title, true
+	changed := false
+	var change func(*Session)
+	if meta.title != "" || meta.dequeue != "" {
+		change = func(s *Session) {
+			if s.Title == "" && meta.title != "" {
+				s.Title, changed = meta.title, true
+			}
+			if meta.dequeue != "" {
+				s.Queue = slices.DeleteFunc(slices.Clone(s.Queue), func(q Queued) bool { return q.ID == meta.dequeue })
+				changed = true
 			}
 		}
 	}
-	n, err := doc.checkpointMeta(ctx, th, entry, meta)
+	n, err := doc.checkpointMeta(ctx, th, entry, change)
 	if err := r.rt.save(err); err != nil {
 		return agent.Result{}, err
 	}
-	if titled && r.rt.onMeta != nil {
+	if changed && r.rt.onMeta != nil {
 		r.rt.onMeta()
 	}
 	start := n - 1
@@ -175,6 +216,25 @@ func (r *runner) submit(ctx context.Context, req request, title string, input []
 		return res, err
 	}
 	return r.maybeAutoCompact(ctx, cfg, res)
+}
+
+// editFrom starts a successor of the active thread that keeps its entries before the
+// edited message, where the edit then runs as a turn; the page follows it as after a rewind.
+func (r *runner) editFrom(ctx context.Context, e edit) error {
+	th := r.rt.doc.latest()
+	var ok bool
+	r.rt.doc.view(func(*Session) { ok = th.ID == e.thread && editable(th, e.entry) })
+	if !ok {
+		return fmt.Errorf("edit entry %d of thread %s: %w", e.entry, e.thread, ErrNotEditable)
+	}
+	old := r.rt.doc.copyOf(th).Entries
+	nt := &Thread{ID: r.rt.doc.nextThreadID(), Created: r.rt.now().UTC(), Reason: "edit", Entries: append([]Entry(nil), old[:e.entry]...)}
+	nt.scan()
+	if err := r.rt.save(r.rt.doc.startThread(ctx, nt, e.entry)); err != nil {
+		return err
+	}
+	r.rt.emit(rewound{From: th.ID, To: nt.ID})
+	return nil
 }
 
 // warm opens the model's connection (its TLS handshake included) while the turn's input is
@@ -266,6 +326,58 @@ func (r *runner) Resume(ctx context.Context) (agent.Result, error) {
 	}
 	if _, err := r.append(ctx, th); err != nil { // recovered tool results
 		return agent.Result{}, err
+	}
+	return r.run(ctx, r.agent(), th, start, runAfter{})
+}
+
+// RetryPrompt begins the hidden note a retry of a stopped or failed turn gives the model.
+const RetryPrompt = "# Retry\n\n"
+
+// Retry runs the latest thread's last turn again, without new input, when it ended without
+// an answer: an interrupted turn (cut by a crash) is resumed; a stopped or failed one goes
+// on from its saved history, after a hidden note that tells the model the earlier attempt
+// broke off and why. Any other state is [ErrNotRetryable] (a rejected turn is sent again as
+// new input, by [Manager.Retry]).
+func (r *runner) Retry(ctx context.Context) (agent.Result, error) {
+	if err := r.rt.acquire(ctx, r.waiting); err != nil {
+		return agent.Result{}, err
+	}
+	defer r.rt.release()
+	if err := r.rt.recover(ctx); err != nil {
+		return agent.Result{}, err
+	}
+	th := r.rt.doc.latest()
+	var st TurnState
+	var interrupted bool
+	start := 0
+	r.rt.doc.view(func(s *Session) {
+		st, interrupted = s.LastTurn(), th.Interrupted()
+		for i := len(th.Entries) - 1; i >= 0; i-- {
+			if turnStart(th.Entries[i]) {
+				start = i
+				break
+			}
+		}
+	})
+	if st.Thread != th.ID || !interrupted && st.Status != TurnStopped && st.Status != TurnFailed {
+		return agent.Result{}, fmt.Errorf("retry session %s (last turn %q): %w", r.rt.doc.id, st.Status, ErrNotRetryable)
+	}
+	var note []Entry
+	if !interrupted {
+		how := "was stopped by the user"
+		if st.Status == TurnFailed {
+			how = "failed: " + st.Error
+		}
+		note = append(note, Entry{Message: model.Message{Role: model.User, Parts: []model.Part{model.TextPart(RetryPrompt +
+			"The user asked to retry: the previous attempt at this turn " + how + ". Continue the task from where it stopped. " +
+			"Calls whose outcome is unknown may have taken effect: inspect their effects before running them again.")}}, Continuation: true})
+	}
+	n, err := r.append(ctx, th, note...) // with the recovered tool results of an interrupted turn
+	if err != nil {
+		return agent.Result{}, err
+	}
+	if len(note) > 0 {
+		start = n - 1
 	}
 	return r.run(ctx, r.agent(), th, start, runAfter{})
 }
@@ -482,7 +594,10 @@ func (tn *turn) keepPartial(ctx context.Context, how string) error {
 	e := partialEntry(tn.text.String(), tn.thinking.String(), how)
 	tn.text.Reset()
 	tn.thinking.Reset()
-	_, err := tn.r.append(ctx, tn.th, e)
+	n, err := tn.r.append(ctx, tn.th, e)
+	if err == nil {
+		tn.r.rt.emit(checkpointed{Thread: tn.th.ID, First: n - 1, Messages: n}) // the pages show it in place of the live text
+	}
 	return err
 }
 
@@ -599,12 +714,7 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	pr.Stop(false) // the result supersedes its progress
 	res.CallID = call.ID
 	if ctx.Err() != nil {
-		// What it printed until then is kept: the user saw it, and the model needs it.
-		out := res.Text
-		res = model.ToolResult{CallID: call.ID, Unknown: true, Stopped: true, Text: "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"}
-		if strings.TrimSpace(out) != "" {
-			res.Text += ". Its output until then:\n" + out
-		}
+		res = stoppedResult(call.ID, res.Text)
 	}
 	rt.save(rt.doc.recordResult(th, &resultRec{Thread: th.ID, Result: res, Finished: time.Now().UTC()}))
 	return res

@@ -34,7 +34,10 @@ type Session struct {
 	// Actions are the newest API actions done on the session, by request id, so that a
 	// retried action is not done twice (at most [maxActions]).
 	Actions []ActionRecord `json:"actions,omitempty"`
-	Threads []*Thread      `json:"threads"`
+	// Queue holds the messages sent while the session was busy, in order: each runs as the
+	// next turn once the one before it ended (see [Manager.Enqueue]).
+	Queue   []Queued  `json:"queue,omitempty"`
+	Threads []*Thread `json:"threads"`
 
 	// Upgraded is the schema version of the file this session was loaded from when that
 	// was older than [Version] (2, 3 or 4), and 0 otherwise. Such a file is rewritten as a

@@ -303,3 +303,25 @@ func (m *MetaTool) Call(ctx context.Context, owner string, input json.RawMessage
 	}
 	return tools.Errorf("session_meta: unknown action %q; use get, set_title, edit_scratchpad or list", in.Action)
 }
+
+// The result of a call whose run was stopped while it ran: its outcome is unknown, and
+// what it printed until then is kept, for the model and for the person who saw it.
+const (
+	stoppedText = "the call was cancelled while running; it may have taken effect, so inspect its effects before retrying"
+	printedMark = ". Its output until then:\n"
+)
+
+func stoppedResult(callID, printed string) model.ToolResult {
+	res := model.ToolResult{CallID: callID, Unknown: true, Stopped: true, Text: stoppedText}
+	if strings.TrimSpace(printed) != "" {
+		res.Text += printedMark + printed
+	}
+	return res
+}
+
+// PrintedBeforeStop returns what a stopped call ([model.ToolResult.Stopped]) printed
+// before the stop, from its result's text; "" when it printed nothing.
+func PrintedBeforeStop(text string) string {
+	_, printed, _ := strings.Cut(text, printedMark)
+	return printed
+}

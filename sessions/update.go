@@ -17,7 +17,7 @@ const (
 	UpdateThinkingDelta = "thinking_delta" // reasoning text as it streams
 	UpdateToolStarted   = "tool_started"   // Tool, CallID, Input, Host
 	UpdateToolProgress  = "tool_progress"  // the newest output of a running call: CallID, Text
-	UpdateToolFinished  = "tool_finished"  // Tool, CallID, Text, IsError, Unknown, Images, Duration
+	UpdateToolFinished  = "tool_finished"  // Tool, CallID, Text, IsError, Unknown, Stopped, Images, Duration
 	UpdateStep          = "step"           // one model response ended: Stop, Usage
 	UpdateNotice        = "notice"         // something to show that is not conversation, e.g. a retry
 	UpdateResumed       = "resumed"        // the run continues past a response cut off at the token limit
@@ -52,6 +52,7 @@ type Update struct {
 	Host       string          `json:"host,omitempty"`
 	IsError    bool            `json:"is_error,omitempty"`
 	Unknown    bool            `json:"unknown,omitempty"`
+	Stopped    bool            `json:"stopped,omitempty"` // a call stopped while it ran (Unknown too)
 	Images     int             `json:"images,omitempty"`
 	Duration   float64         `json:"duration_secs,omitempty"`
 	Stop       string          `json:"stop,omitempty"`
@@ -158,7 +159,7 @@ func agentUpdate(ev agent.Event) (Update, bool) {
 	case agent.ToolFinished:
 		r := ev.Result
 		return Update{Type: UpdateToolFinished, Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input, Host: hostOf(ev.Call.Input),
-			Text: r.Text, IsError: r.IsError, Unknown: r.Unknown, Images: len(r.Images), Duration: ev.Duration.Seconds()}, true
+			Text: r.Text, IsError: r.IsError, Unknown: r.Unknown, Stopped: r.Stopped, Images: len(r.Images), Duration: ev.Duration.Seconds()}, true
 	case agent.StepDone:
 		u := ev.Usage
 		return Update{Type: UpdateStep, Stop: string(ev.Stop), Usage: &u}, true

@@ -113,3 +113,11 @@ func Thousands(n int) string {
 	}
 	return b.String()
 }
+
+// queuedLabel says when the i-th queued message runs.
+func queuedLabel(i int) string {
+	if i == 0 {
+		return "Next:"
+	}
+	return "Then:"
+}

@@ -20,6 +20,7 @@ const (
 	IDSessionHead  = "session-head"  // the title, threads, children and archive action
 	IDTitle        = "title"         // the session's title in its heading
 	IDComposerSlot = "composer-slot" // where a submit's fresh composer goes
+	IDQueue        = "queue"         // the messages that wait for the running turn to end
 	IDToast        = "toast"         // the alert area of an htmx request's error
 	IDSessionList  = "session-list"  // the sessions page's list, swapped by the search
 )

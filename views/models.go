@@ -69,6 +69,7 @@ type SessionView struct {
 	Messages []MessageView
 	Status   StatusView
 	Composer ComposerView
+	Queue    QueueView
 	Sidebar  []SessionRow
 	Tree     *TreeView // the roll-up of the session's children, when it has any
 
@@ -120,6 +121,7 @@ type StatusView struct {
 	StopURL   string
 	Busy      bool
 	Job       string
+	JobID     string // the running job, which Stop names: a late Stop never stops the next turn
 	Elsewhere string // another process works on the session
 	Stopped   string // a save failed: the session's work is stopped
 	Model     string
@@ -145,6 +147,24 @@ type ComposerView struct {
 	Disabled bool   // an earlier thread, or an archived session: read-only
 }
 
+// QueueView is the messages sent while the session was busy, waiting for their turn: each
+// can be edited or withdrawn until it starts.
+type QueueView struct {
+	Items []QueuedView
+	// RunURL starts the first of them when nothing runs (the server restarted while they
+	// waited); "" while a turn runs, which starts them itself.
+	RunURL string
+}
+
+// QueuedView is one waiting message.
+type QueuedView struct {
+	ID        string
+	Text      string
+	Files     int // attachments
+	EditURL   string
+	DeleteURL string
+}
+
 // MessageView is one message of a transcript.
 type MessageView struct {
 	DOMID   string // MessageID or EndID
@@ -153,6 +173,13 @@ type MessageView struct {
 	ISO     string
 	Blocks  []Block
 	CopyURL string // where Copy fetches the message's text as written; "" for no Copy
+	// EditURL is where an edit of a user's message posts (its text as EditText): the
+	// session goes on from there; "" for a message that cannot be edited.
+	EditURL  string
+	EditText string
+	// RetryURL is where Retry posts, on the end note of a turn that failed or was stopped
+	// and can be sent again; "" for none.
+	RetryURL string
 }
 
 // Block is one piece of a message, in order. Exactly one of its fields is set.
@@ -164,7 +191,8 @@ type Block struct {
 	Tool     *ToolView
 	Image    *ImageView
 	Note     string // a turn end, an error, a notice
-	NoteKind string // "error", "cancelled", "notice"
+	NoteKind string // "error", "cancelled", "notice", "partial"
+	Detail   string // the technical detail of a Note, folded
 }
 
 // ToolView is one tool call with its result.

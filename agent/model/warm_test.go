@@ -46,9 +46,14 @@ func TestWarm(t *testing.T) {
 			defer srv.Close()
 			c := &Client{Protocol: lineProtocol{}, BaseURL: srv.URL, HTTP: client, Retry: fastRetry(1)}
 			c.Warm(t.Context())
-			mu.Lock()
-			n := len(opened)
-			mu.Unlock()
+			// The server notes the connection in its accept goroutine, which may run after
+			// the client's dial has returned: wait for it, a bounded while.
+			n := 0
+			for deadline := time.Now().Add(5 * time.Second); n == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				mu.Lock()
+				n = len(opened)
+				mu.Unlock()
+			}
 			if n != 1 {
 				t.Fatalf("after Warm: %d connections, want 1", n)
 			}

@@ -427,3 +427,74 @@ func TestBrokenConfig(t *testing.T) {
 		t.Errorf("after the fix: %v", snap)
 	}
 }
+
+// TestConfigChangeIsPickedUp (issue 18): a changed config.toml is loaded by the running
+// server, without a restart: a change made while a turn runs waits for it (the pages say
+// so, and the turn is not stopped); a change that breaks the config leaves the last good
+// one serving, its error on the pages.
+func TestConfigChangeIsPickedUp(t *testing.T) {
+	fake := fakemodel.New(t,
+		fakemodel.Turn{Text: "first"},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"sleep 3"}`}}},
+		fakemodel.Turn{Text: "slept"},
+		fakemodel.Turn{Text: "on the broken config's predecessor"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	cfg := filepath.Join(home, "profiles", "default", "config.toml")
+	good, _ := os.ReadFile(cfg)
+	_, u, stderr := startServer(t, home)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr)
+		}
+	})
+	c := apiClient{t, strings.TrimSuffix(u, "/") + "/api"}
+	id, _ := c.run("a", "hello")
+	page := func() string {
+		resp, err := http.Get(u + "s/" + id + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("never: %s", what)
+			}
+		}
+	}
+	withModel := func(name string) []byte {
+		return append(append([]byte("model = \"m\"\n"), good...), []byte("\n[models."+name+"]\nprotocol = \"anthropic-messages\"\nbase_url = \""+fake.URL+"\"\ncontext_window = 1000\n")...)
+	}
+
+	// A change while a turn runs waits for it.
+	if code, out := c.post("/sessions/"+id+"/actions", `{"request_id":"b","action":"submit","text":"sleep"}`); code != 200 {
+		t.Fatalf("submit = %d %v", code, out)
+	}
+	time.Sleep(1100 * time.Millisecond) // a change is seen at most once a second
+	os.WriteFile(cfg, withModel("m2"), 0o600)
+	until("the pages say the change waits for the running turn", func() bool { return strings.Contains(page(), "takes effect once the running turns end") })
+	if snap := c.wait(id); snap["answer"] != "slept" || snap["last_turn"] != "done" {
+		t.Fatalf("the running turn was disturbed by the change: %v", snap)
+	}
+	until("the new model is in the catalog", func() bool {
+		code, _ := c.post("/sessions", `{"request_id":"m2","model":"m2"}`)
+		return code == 201
+	})
+
+	// A broken change leaves the last good config serving.
+	os.WriteFile(cfg, []byte("[models.m]\nprotocol = \"nope\"\n"), 0o600)
+	until("the pages show the broken config's error", func() bool {
+		p := page()
+		return strings.Contains(p, "the last good config keeps serving") && strings.Contains(p, "nope")
+	})
+	if code, out := c.post("/sessions/"+id+"/actions", `{"request_id":"c","action":"submit","text":"still there?"}`); code != 200 {
+		t.Fatalf("a submit under the last good config = %d %v", code, out)
+	}
+	if snap := c.wait(id); snap["answer"] != "on the broken config's predecessor" {
+		t.Errorf("under the last good config: %v", snap)
+	}
+}

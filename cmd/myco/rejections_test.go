@@ -72,7 +72,7 @@ func TestProviderRejectionRewinds(t *testing.T) {
 				t.Errorf("the meter after the rewind = %v, want the kept turn's 321 tokens", u)
 			}
 			html := page(t, u+"s/"+id+"/")
-			if !strings.Contains(html, "the message that is too big") || !strings.Contains(html, "The request was rejected: ") {
+			if !strings.Contains(html, "the message that is too big") || !strings.Contains(html, "the turn was rewound") || !strings.Contains(html, "<summary>Details</summary>") {
 				t.Errorf("the page after a reload does not show the rejected message and why")
 			}
 			snap = c.submitWait(id, "r-3", "small")

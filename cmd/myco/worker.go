@@ -91,7 +91,7 @@ func (a *app) profileWorker(o options) int {
 			d := base
 			d.Sessions, d.Models, d.Default = e.mgr, catalogInfo(p), p.model.Key
 			d.Hosts = func() []handlers.HostState { return hostStates(e.harness) }
-			return handlers.Built{Deps: d, Stop: e.mgr.Close, Close: e.close}, nil, nil
+			return handlers.Built{Deps: d, Busy: e.mgr.Running, Stop: e.mgr.Close, Close: e.close}, nil, nil
 		},
 		Degraded: func(cfgErr error) (handlers.Built, error) {
 			// The profile's directories, made and checked as for any start: another user's

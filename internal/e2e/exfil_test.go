@@ -69,11 +69,11 @@ func TestBrowserExfiltration(t *testing.T) {
 	tb.send("Show me the corpus")
 	tb.wait("every vector answered", `document.querySelectorAll("#messages .msg.assistant").length === `+itoa(len(vectors))+` && document.querySelector("#status .idle")`)
 	tb.settle("the streamed answers", false)
-	tb.checkInert(t, "the streamed answers", "#messages")
+	tb.checkInert(t, "the streamed answers", modelContent)
 
 	tb.navigate(page)
 	tb.settle("a fresh load of the session", false)
-	tb.checkInert(t, "a fresh load of the session", "#messages")
+	tb.checkInert(t, "a fresh load of the session", modelContent)
 
 	for i, d := range docs {
 		tb.navigate(d)
@@ -207,16 +207,23 @@ func (tb *tab) settle(what string, sandboxed bool) {
 	tb.wait(what+" settled", `document.readyState === "complete" && [...document.images].every((i) => i.complete)`)
 }
 
-// checkInert fails t if the element sel selects holds anything that runs script or reaches
+// modelContent selects what a transcript shows of model and tool output: the rendered
+// answers, thinking, tool summaries and outputs, and what the user sent. The page's own
+// controls around them (Copy, Edit, Retry, "show all") are forms and hx- attributes by
+// design, and left out.
+const modelContent = "#messages .md, #messages .plain, #messages .thinking-text, #messages .tool-summary, #messages pre, #messages .attached"
+
+// checkInert fails t if the elements sel selects hold anything that runs script or reaches
 // out: a script, frame, object, embed, base, meta, link, form, style or media element, a
 // handler, style, srcset, ping, formaction or hx- attribute, a link to a javascript:,
 // vbscript: or data: URL, or an image from anywhere but this server or a data: image.
 func (tb *tab) checkInert(t *testing.T, what, sel string) {
 	t.Helper()
 	found := eval[[]string](tb, `(() => {
-  const root = document.querySelector(`+quoteJS(sel)+`);
-  if (!root) return ["no " + `+quoteJS(sel)+`];
+  const roots = [...document.querySelectorAll(`+quoteJS(sel)+`)];
+  if (!roots.length) return ["no " + `+quoteJS(sel)+`];
   const out = [];
+  for (const root of roots) {
   for (const el of root.querySelectorAll("script, iframe, frame, object, embed, base, meta, link, form, style, svg, math, video, audio, source, picture")) out.push("<" + el.tagName.toLowerCase() + ">");
   for (const el of root.querySelectorAll("*")) {
     for (const a of el.attributes) {
@@ -225,10 +232,9 @@ func (tb *tab) checkInert(t *testing.T, what, sel string) {
     if (el.matches("a[href], area[href]") && /^(javascript|vbscript|data):$/i.test(el.protocol)) out.push("a link to " + el.href.slice(0, 60));
     if (el.matches("img") && !el.src.startsWith(location.origin + "/") && !/^data:image\//i.test(el.src)) out.push("an image from " + el.src.slice(0, 60));
   }
+  }
   return out;
 })()`)
-	// The transcript's own markup has forms and hx- attributes, but not inside #messages:
-	// tool cards carry hx-get for "show all" only when an output is cut, which these are not.
 	if len(found) > 0 {
 		t.Errorf("%s: %d live elements or attributes: %q", what, len(found), found)
 	}

@@ -1,0 +1,106 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/sessions"
+)
+
+// TestBrokenStreamKeepsTextAndRetries: after a model stream broke mid-answer, the page
+// shows what streamed, marked as broken off, the failure in plain words with the
+// technical detail folded, and a Retry button that sends the turn again; once it has
+// answered, Retry is gone.
+func TestBrokenStreamKeepsTextAndRetries(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{Text: "Half an answer", Drop: true}, fakemodel.Turn{Text: "the whole answer"})
+	id, p := ts.session(t)
+	j, err := ts.mgr.Submit(t.Context(), id, model.TextPart("explain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Wait(t.Context())
+	_, page := ts.do(t, "GET", p, nil, nil)
+	for _, want := range []string{"Half an answer", "The answer broke off here.", "<summary>Details</summary>", `hx-post="` + p + `retry"`, ">Retry</button>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page after a broken stream lacks %q", want)
+		}
+	}
+	resp, body := ts.do(t, "POST", p+"retry", http.Header{"HX-Request": {"true"}}, url.Values{})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Retrying") {
+		t.Fatalf("retry = %d %s", resp.StatusCode, body)
+	}
+	ts.waitIdle(t, id)
+	_, page = ts.do(t, "GET", p, nil, nil)
+	if !strings.Contains(page, "the whole answer") || !strings.Contains(page, "Half an answer") || strings.Contains(page, ">Retry</button>") {
+		t.Errorf("after the retry the page should show both answers and no Retry:\n%s", page)
+	}
+	if resp, _ := ts.do(t, "POST", p+"retry", http.Header{"HX-Request": {"true"}}, url.Values{}); resp.StatusCode != http.StatusConflict {
+		t.Errorf("a retry of an answered turn = %d, want 409", resp.StatusCode)
+	}
+}
+
+// TestStoppedToolCardKeepsItsOutput: a tool call stopped while it ran shows as stopped,
+// with what it printed until then (not the note to the model), and the turn's end offers
+// Retry.
+func TestStoppedToolCardKeepsItsOutput(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "work", Args: `{}`}}})
+	started := make(chan struct{})
+	ts.tools.f = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		close(started)
+		<-ctx.Done()
+		return model.ToolResult{CallID: c.ID, Text: "line one\nline two\n"}
+	}
+	id, p := ts.session(t)
+	if _, err := ts.mgr.Submit(t.Context(), id, model.TextPart("go")); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	ts.mgr.Stop(id)
+	ts.waitIdle(t, id)
+	_, page := ts.do(t, "GET", p, nil, nil)
+	for _, want := range []string{"line one\nline two", `class="tool-status unknown">stopped<`, "Stopped. A call that was running may have taken effect", ">Retry</button>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page after a stopped call lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "Its output until then") {
+		t.Error("the card shows the note to the model, not what the call printed")
+	}
+	sess, _, _ := ts.mgr.Snapshot(t.Context(), id)
+	if st := sess.LastTurn(); st.Status != sessions.TurnStopped {
+		t.Errorf("last turn = %+v", st)
+	}
+}
+
+// TestEditAndResendFromThePage: a user's message has Edit, holding its text as typed; the
+// edit goes on in a successor thread and the old one stays in the thread list; an answer
+// has no Edit.
+func TestEditAndResendFromThePage(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{Text: "answer one"}, fakemodel.Turn{Text: "answer two"})
+	id, p := ts.session(t)
+	j, _ := ts.mgr.Submit(t.Context(), id, model.TextPart("first line\nsecond line"))
+	j.Wait(t.Context())
+	_, page := ts.do(t, "GET", p, nil, nil)
+	action := `action="` + p + `edit/t1/0"`
+	if !strings.Contains(page, action) || !strings.Contains(page, ">first line\nsecond line</textarea>") || strings.Count(page, ">Edit</summary>") != 1 {
+		t.Fatalf("the page should offer one Edit, on the user's message, with its text:\n%s", page)
+	}
+	resp, _ := ts.do(t, "POST", p+"edit/t1/0", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"an edited question"}})
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("edit = %d", resp.StatusCode)
+	}
+	ts.waitIdle(t, id)
+	_, page = ts.do(t, "GET", p, nil, nil)
+	if !strings.Contains(page, "an edited question") || !strings.Contains(page, "answer two") || strings.Contains(page, "answer one") ||
+		!strings.Contains(page, p+"t/t1") {
+		t.Errorf("after the edit the page should show the edit and its answer, and list the old thread:\n%s", page)
+	}
+	if resp, _ := ts.do(t, "POST", p+"edit/t1/0", http.Header{"HX-Request": {"true"}}, url.Values{"text": {"again"}}); resp.StatusCode != http.StatusConflict {
+		t.Errorf("editing a message of an earlier thread = %d, want 409", resp.StatusCode)
+	}
+}
