@@ -193,7 +193,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 			return s.refusal(r, err, refuse)
 		}
 	case cmd == "/new":
-		nid, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: st.Model})
+		nid, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: st.Model, Cwd: sess.Cwd})
 		if err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	case strings.HasPrefix(cmd, "/") && !strings.Contains(strings.Fields(cmd)[0][1:], "/"):
 		return refuse(http.StatusBadRequest, "Unknown command "+quote(strings.Fields(cmd)[0])+": the commands are /compact and /new. To send a message that starts with /, put a space before it.")
 	default:
-		parts, err := sessions.Attachments(text, s.Dir, s.Home, s.model(st.Model).MaxImageBase64Bytes)
+		parts, err := sessions.Attachments(text, sess.Cwd, s.Home, s.model(st.Model).MaxImageBase64Bytes)
 		if err != nil {
 			return refuse(http.StatusBadRequest, err.Error())
 		}
@@ -223,8 +223,8 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	c := s.composer(sess, st, false)
-	if missing := sessions.MissingAttachments(text, s.Dir, s.Home); len(missing) > 0 {
-		c.Notice = fmt.Sprintf("Sent. @%s names no file in %s, so it went as text.", strings.Join(missing, ", @"), s.Dir)
+	if missing := sessions.MissingAttachments(text, sess.Cwd, s.Home); len(missing) > 0 {
+		c.Notice = fmt.Sprintf("Sent. @%s names no file in %s, so it went as text.", strings.Join(missing, ", @"), sess.Cwd)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	return views.Composer(c).Render(r.Context(), w)

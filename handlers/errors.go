@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"myco.dev/internal/web"
@@ -44,6 +45,10 @@ func sessionError(err error) *web.Error {
 		return &web.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such session", Err: err}
 	case errors.Is(err, fs.ErrNotExist):
 		return &web.Error{Status: http.StatusNotFound, Code: "not_found", Message: errNotFound.Message, Err: err}
+	case errors.Is(err, sessions.ErrBadDir):
+		if de, ok := errors.AsType[*sessions.DirError](err); ok {
+			return &web.Error{Status: http.StatusBadRequest, Code: "invalid_field", Message: "cwd " + strconv.Quote(de.Dir) + " " + de.Problem + "; nothing was created", Err: err}
+		}
 	case errors.Is(err, sessions.ErrUnknownAction):
 		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrStopped):

@@ -84,7 +84,7 @@ func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
 	mgr, err := sessions.NewManager(sessions.ManagerOptions{
-		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log,
+		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log, Dir: dir,
 		Models: testModels{cfg: sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", MaxOutputTokens: 1000}, Protocol: "anthropic-messages"}},
 	})
 	if err != nil {
