@@ -106,25 +106,6 @@ func done(w http.ResponseWriter, r *http.Request, page string) error {
 	return nil
 }
 
-// newSession creates a session (form field model, optional) and opens it.
-func (s *server) newSession(w http.ResponseWriter, r *http.Request) error {
-	if err := form(w, r); err != nil {
-		return err
-	}
-	if err := s.configured(); err != nil {
-		return err
-	}
-	key := r.PostForm.Get("model")
-	if key != "" && !s.known(key) {
-		return httpError(http.StatusBadRequest, "There is no model "+quote(key)+" in the catalog.")
-	}
-	id, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: key})
-	if err != nil {
-		return err
-	}
-	return goTo(w, r, s.sessionURL(id))
-}
-
 // goTo sends the browser to page: with HX-Redirect for htmx, with a 303 otherwise.
 func goTo(w http.ResponseWriter, r *http.Request, page string) error {
 	if htmx(r) {
@@ -286,7 +267,8 @@ func (s *server) archive(archived bool) func(http.ResponseWriter, *http.Request)
 			mod = th.Created
 		}
 		row := views.SessionRow{ID: id, URL: s.sessionURL(id), Title: sess.Title, Model: st.Model, Busy: st.Busy,
-			Archived: sess.Archived, Activity: ago(mod), ISOTime: mod.Format(time.RFC3339)}
+			Archived: sess.Archived, Activity: ago(mod), ISOTime: mod.Format(time.RFC3339),
+			Cwd: shortDir(sess.Cwd, s.Home), CwdPath: sess.Cwd, CwdURL: s.sessionsURL(sess.Cwd)}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		return views.SessionItem(s.base, row).Render(r.Context(), w)
 	}

@@ -60,6 +60,7 @@ type testServer struct {
 	mgr    *sessions.Manager
 	fake   *fakemodel.Server
 	ws     string // the workspace directory
+	dir    string // the server's directory
 	base   string // the profile's URL, with a trailing slash
 	host   string // 127.0.0.1:PORT
 	tools  *testTools
@@ -104,7 +105,7 @@ func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 		Port: u.Port(), UID: os.Getuid(), Ping: 200 * time.Millisecond, Log: log})
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &testServer{Server: srv, mgr: mgr, fake: fake, ws: ws, base: srv.URL + "/profiles/default/", host: u.Host, tools: tt, client: client}
+	return &testServer{Server: srv, mgr: mgr, fake: fake, ws: ws, dir: dir, base: srv.URL + "/profiles/default/", host: u.Host, tools: tt, client: client}
 }
 
 // do sends a request with the given method, path (relative to the server), headers and

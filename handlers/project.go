@@ -32,6 +32,9 @@ type projector struct {
 	open    bool // the thread's last turn has not ended: unanswered calls are running
 	// children are the session's child sessions: a call whose output names one links to it.
 	children []string
+	// cwd is the session's directory: its answers' relative links and path:line
+	// references open its directory viewer. "" links none.
+	cwd string
 }
 
 type resultAt struct {
@@ -172,7 +175,7 @@ func reason(err string) string {
 }
 
 func (p *projector) markdown(src string) views.MarkdownHTML {
-	return p.s.md.render(src, p.s.mdOptions())
+	return p.s.md.render(src, p.s.mdOptionsFor(p.sess, p.cwd))
 }
 
 func (p *projector) imageURL(entry, part, n int) string {
