@@ -309,3 +309,53 @@ curl -sf "$api/sessions/$me" | grep '"cwd"'`
 		}
 	}
 }
+
+// TestOneShotChildrenEndWithIt: a child that a -p agent started and left running is
+// stopped when the -p process ends, and saved so: its turn ends stopped (shutdown), its
+// running call is an unknown outcome, and its process is gone.
+func TestOneShotChildrenEndWithIt(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is needed (.ci/run installs it)")
+	}
+	marker := filepath.Join(t.TempDir(), "child-sleep")
+	script := `set -e
+api="$MYCO_SERVER_URL/api"
+j='Content-Type: application/json'
+me=$(curl -sf "$api/sessions" | sed -n 's/^      "session_id": "\(.*\)",$/\1/p' | head -1)
+kid=$(curl -sf -X POST -H "$j" -d '{"request_id": "kid", "parent_session": "'"$me"'"}' "$api/sessions" | sed -n 's/^  "session_id": "\(.*\)",$/\1/p')
+curl -sf -X POST -H "$j" -d '{"request_id": "t", "action": "submit", "text": "sleep"}' "$api/sessions/$kid/actions" >/dev/null
+for i in $(seq 300); do curl -sf "$api/sessions/$kid" | grep -q '"status": "running"' && break; sleep 0.1; done
+echo "left $kid running"`
+	args, _ := json.Marshal(map[string]string{"command": script})
+	sleep, _ := json.Marshal(map[string]string{"command": "exec -a " + marker + " sleep 60"})
+	srv := fakemodel.New(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "spawn", Name: "bash", Args: string(args)}}},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "nap", Name: "bash", Args: string(sleep)}}}, // the child's
+		fakemodel.Turn{Text: "{{tool_result}}"})
+	home := profileHome(t, "anthropic-messages", srv.URL, "")
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t), "-p", "Start a child and leave it running.")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "left ") {
+		t.Fatalf("myco -p: %v\n%s", err, out)
+	}
+	store := sessions.NewStore(filepath.Join(home, "profiles", "default", "session"))
+	list, err := store.List(t.Context())
+	if err != nil || len(list) != 2 || list[0].Parent == "" {
+		t.Fatalf("sessions = %+v, %v", list, err)
+	}
+	kid, err := store.Load(t.Context(), list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := kid.Latest().Ends()
+	if len(ends) != 1 || ends[0].Status != sessions.TurnCancelled || ends[0].Code != "shutdown" {
+		t.Errorf("the child's turn ended %+v, want cancelled by the shutdown", ends)
+	}
+	if ps, _ := exec.Command("pgrep", "-f", marker).Output(); len(ps) > 0 {
+		t.Errorf("the child's sleep outlived the -p process: pids %s", ps)
+	}
+}
