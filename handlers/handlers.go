@@ -71,7 +71,8 @@ type Deps struct {
 	// Workspace is the profile's workspace directory, read-only through a capability.
 	Workspace    *workspace.Files
 	WorkspaceDir string
-	// Dir is the server's working directory: relative @path attachments resolve there.
+	// Dir is the server's working directory, the one New session offers first (a session
+	// created without a directory works in the session service's own).
 	Dir  string
 	Home string // the user's home, for ~/ in @path attachments
 	// Hosts returns the remote hosts' states; nil means none.

@@ -21,7 +21,7 @@ func TestGuidanceBlock(t *testing.T) {
 	write(t, filepath.Join(root, "AGENTS.md"), "root agents")
 	write(t, filepath.Join(root, "CLAUDE.md"), "root claude")
 	write(t, filepath.Join(sub, "CLAUDE.md"), "sub claude")
-	write(t, filepath.Join(sub, "AGENTS.md"), "  \n") // empty: skipped
+	write(t, filepath.Join(sub, "AGENTS.md"), "  \n")               // empty: skipped
 	write(t, filepath.Join(root, "svc", "AGENTS.md"), "svc agents") // between the root and sub
 
 	got := GuidanceBlock(sub)

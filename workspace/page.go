@@ -26,8 +26,8 @@ type Page struct {
 	// Line is the number of the line the page starts in, from 1 (found by counting the
 	// line breaks before Start).
 	Line int
-	Size       int64 // the file's size when it was opened
-	Text       string
+	Size int64 // the file's size when it was opened
+	Text string
 }
 
 // Page reads page n, from 1, of the regular file name (see [Files.Stat] for the names it
