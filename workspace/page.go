@@ -23,11 +23,11 @@ const lineSearch = 16 << 10
 type Page struct {
 	N, Count   int   // this page's number, from 1, and the number of pages
 	Start, End int64 // the byte range [Start, End) of the file
+	Size       int64 // the file's size when it was opened
+	Text       string
 	// Line is the number of the line the page starts in, from 1 (found by counting the
 	// line breaks before Start).
 	Line int
-	Size int64 // the file's size when it was opened
-	Text string
 }
 
 // Page reads page n, from 1, of the regular file name (see [Files.Stat] for the names it
