@@ -259,11 +259,9 @@ type Entry struct {
 type Facts struct {
 	// Session and Parent identify the session the facts were observed in; a fork's first
 	// facts differ from its parent's in these.
-	Session string `json:"session,omitempty"`
-	Parent  string `json:"parent,omitempty"`
-	// Dir is the session's directory, where its local tools work; empty in facts recorded
-	// before it was kept.
-	Dir      string    `json:"dir,omitempty"`
+	Session  string    `json:"session,omitempty"`
+	Parent   string    `json:"parent,omitempty"`
+	Dir      string    `json:"dir,omitempty"` // the session's directory; empty in facts recorded before it was kept
 	Owner    string    `json:"owner"`
 	Observed time.Time `json:"observed"`
 	ModelKey string    `json:"model_key,omitempty"`
