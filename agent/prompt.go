@@ -53,7 +53,7 @@ func SystemPrompt(o PromptOptions) string {
 	fmt.Fprintf(&b, "Known hosts: %s.\n", strings.Join(hosts, ", "))
 	b.WriteString("The host tools (bash, str_replace_based_edit_tool, view_image) take an optional `host` field naming where they run. Omit it to run on local, this machine. Remote hosts connect over SSH on first use; a connection failure shows up in the tool's output.\n")
 	b.WriteString("Bash session ids are per host: a session started on one host does not exist on another.\n")
-	b.WriteString("There is no working-directory field. Commands start in the host process's working directory, so use `cd DIR && cmd` to run elsewhere; the directory change lasts only for that call.\n")
+	b.WriteString("There is no working-directory field. On local, commands start in this session's directory (the # Session block of the runtime notes names it), where relative paths of view_image and of the user's @path attachments resolve too; on a remote host they start in the host process's working directory. Use `cd DIR && cmd` to run elsewhere; the directory change lasts only for that call.\n")
 
 	b.WriteString("\n# This session\n\n")
 	b.WriteString("The runtime notes in the conversation ([myco: runtime]) carry a # Session block with this session's id; the newest one holds. Use that id as parent_session when you start child sessions through myco's API. They also list the tool handles you hold (bash sessions, files you have read), on every host.\n")

@@ -107,25 +107,6 @@ func done(w http.ResponseWriter, r *http.Request, page string) error {
 	return nil
 }
 
-// newSession creates a session (form field model, optional) and opens it.
-func (s *server) newSession(w http.ResponseWriter, r *http.Request) error {
-	if err := form(w, r); err != nil {
-		return err
-	}
-	if err := s.configured(); err != nil {
-		return err
-	}
-	key := r.PostForm.Get("model")
-	if key != "" && !s.known(key) {
-		return httpError(http.StatusBadRequest, "There is no model "+quote(key)+" in the catalog.")
-	}
-	id, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: key})
-	if err != nil {
-		return err
-	}
-	return goTo(w, r, s.sessionURL(id))
-}
-
 // goTo sends the browser to page: with HX-Redirect for htmx, with a 303 otherwise.
 func goTo(w http.ResponseWriter, r *http.Request, page string) error {
 	if htmx(r) {
@@ -191,7 +172,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 			return s.refusal(r, err, refuse)
 		}
 	case cmd == "/new":
-		nid, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: st.Model})
+		nid, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: st.Model, Cwd: sess.Cwd})
 		if err != nil {
 			return err
 		}
@@ -203,7 +184,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	case strings.HasPrefix(cmd, "/") && !strings.Contains(strings.Fields(cmd)[0][1:], "/"):
 		return refuse(http.StatusBadRequest, "Unknown command "+quote(strings.Fields(cmd)[0])+": the commands are /compact and /new. To send a message that starts with /, put a space before it.")
 	default:
-		parts, err := sessions.Attachments(text, s.Dir, s.Home, s.model(st.Model).MaxImageBase64Bytes)
+		parts, err := sessions.Attachments(text, sess.Cwd, s.Home, s.model(st.Model).MaxImageBase64Bytes)
 		if err != nil {
 			return refuse(http.StatusBadRequest, err.Error())
 		}
@@ -221,8 +202,8 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		sent = "Queued: it is sent when the running turn ends; edit or cancel it above until then."
 		c.Notice = sent
 	}
-	if missing := sessions.MissingAttachments(text, s.Dir, s.Home); len(missing) > 0 {
-		c.Notice = fmt.Sprintf("%s @%s names no file in %s, so it goes as text.", sent, strings.Join(missing, ", @"), s.Dir)
+	if missing := sessions.MissingAttachments(text, sess.Cwd, s.Home); len(missing) > 0 {
+		c.Notice = fmt.Sprintf("%s @%s names no file in %s, so it goes as text.", sent, strings.Join(missing, ", @"), sess.Cwd)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	return views.Composer(c).Render(r.Context(), w)
@@ -386,7 +367,8 @@ func (s *server) archive(archived bool) func(http.ResponseWriter, *http.Request)
 			mod = th.Created
 		}
 		row := views.SessionRow{ID: id, URL: s.sessionURL(id), Title: sess.Title, Model: st.Model, Busy: st.Busy,
-			Archived: sess.Archived, Activity: ago(mod), ISOTime: mod.Format(time.RFC3339)}
+			Archived: sess.Archived, Activity: ago(mod), ISOTime: mod.Format(time.RFC3339),
+			Cwd: shortDir(sess.Cwd, s.Home), CwdPath: sess.Cwd, CwdURL: s.sessionsURL(sess.Cwd)}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		return views.SessionItem(s.base, row).Render(r.Context(), w)
 	}

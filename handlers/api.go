@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -89,7 +90,7 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, apiError(http.StatusBadRequest, "unknown_model", "no model "+strconv.Quote(req.Model)+" in the catalog; the models are "+strings.Join(s.modelKeys(), ", "))
 	}
 	id, created, err := s.Sessions.CreateRequest(r.Context(), req.RequestID, sessions.CreateOptions{Model: req.Model, Title: req.Title,
-		Parent: req.ParentSession, Hidden: req.ParentSession != "", Fork: req.Fork})
+		Parent: req.ParentSession, Hidden: req.ParentSession != "", Fork: req.Fork, Cwd: req.Cwd})
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +103,14 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 }
 
 // apiList lists sessions newest first: ?include_hidden=true adds children, ?archived=true
-// lists the archived ones, ?archived=all both, ?parent=ID one session's children.
+// lists the archived ones, ?archived=all both, ?parent=ID one session's children, ?cwd=DIR
+// those that work in DIR.
 func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 	q := r.URL.Query()
-	o := sessions.ListOptions{Query: q.Get("q"), Parent: q.Get("parent")}
+	o := sessions.ListOptions{Query: q.Get("q"), Parent: q.Get("parent"), Cwd: q.Get("cwd")}
+	if o.Cwd != "" && !filepath.IsAbs(o.Cwd) {
+		return nil, apiError(http.StatusBadRequest, "invalid_field", "cwd "+strconv.Quote(o.Cwd)+" is not an absolute path")
+	}
 	switch q.Get("include_hidden") {
 	case "", "false", "0":
 	case "true", "1":
@@ -129,7 +134,7 @@ func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 	out := ListAnswer{Sessions: make([]ListedSession, 0, len(list))}
 	for _, l := range list {
 		out.Sessions = append(out.Sessions, ListedSession{SessionID: l.ID, Title: l.Title, Model: l.Model, Created: l.Created,
-			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, ParentSession: l.Parent, Problem: l.Problem})
+			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, Cwd: l.Cwd, ParentSession: l.Parent, Problem: l.Problem})
 	}
 	return out, nil
 }
@@ -171,7 +176,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 	window := s.model(st.Model).ContextWindow
 	used := th.ContextUsed()
 	out := SnapshotAnswer{
-		SessionID: id, Title: sess.Title, Created: sess.Created, Model: st.Model,
+		SessionID: id, Title: sess.Title, Created: sess.Created, Model: st.Model, Cwd: sess.Cwd,
 		Busy: st.Busy, BusyElsewhere: st.Elsewhere, ActiveThread: th.ID, LastTurn: st.LastTurn.Status, Archived: sess.Archived, Hidden: sess.Hidden,
 		Usage:    SnapshotUsage{User: fmt.Sprintf("USER %d/%d", used, window), PromptTokens: used, ContextWindow: window, Spent: sess.Spent()},
 		Messages: msgs, Answer: st.LastTurn.Answer, EventID: cursor, ParentSession: sess.Parent,
@@ -267,7 +272,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 	if req.Action == "" {
 		return nil, missing("action")
 	}
-	_, st, err := s.Sessions.Snapshot(r.Context(), id)
+	sess, st, err := s.Sessions.Snapshot(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +287,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		if strings.TrimSpace(req.Text) == "" {
 			return nil, missing("text")
 		}
-		parts, err := sessions.Attachments(req.Text, s.Dir, s.Home, s.model(st.Model).MaxImageBase64Bytes)
+		parts, err := sessions.Attachments(req.Text, sess.Cwd, s.Home, s.model(st.Model).MaxImageBase64Bytes)
 		if err != nil {
 			return nil, apiError(http.StatusBadRequest, "bad_attachment", err.Error())
 		}

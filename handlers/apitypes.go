@@ -26,6 +26,9 @@ type CreateRequest struct {
 	Fork          bool   `json:"fork"`           // the child starts from the parent's conversation
 	Model         string `json:"model"`          // a catalog key; empty means the default
 	Title         string `json:"title"`
+	// Cwd is the session's directory: an absolute path of an existing directory on the
+	// server's machine. Empty means the parent's for a child, else the server's own.
+	Cwd string `json:"cwd"`
 }
 
 // CreateAnswer answers POST /api/sessions: 201 Created when the request created the
@@ -55,6 +58,7 @@ type ListedSession struct {
 	Busy          bool      `json:"busy"`
 	Archived      bool      `json:"archived"`
 	Hidden        bool      `json:"hidden"`
+	Cwd           string    `json:"cwd,omitempty"`            // its directory; left out for a session that cannot be opened
 	ParentSession string    `json:"parent_session,omitempty"` // a child's parent
 	// Problem is there for a session this myco cannot open: "needs a newer myco (…)" or
 	// "damaged: FILE:LINE: …". Opening it answers unsupported_schema or damaged.
@@ -68,6 +72,9 @@ type SnapshotAnswer struct {
 	Title     string    `json:"title"`
 	Created   time.Time `json:"created"`
 	Model     string    `json:"model"`
+	// Cwd is the session's directory: where its local bash starts and relative paths
+	// resolve.
+	Cwd string `json:"cwd"`
 	// Busy is false once all accepted work has ended.
 	Busy bool `json:"busy"`
 	// Job is the running job, "turn" or "compact", and JobID its id (for a cancel), when

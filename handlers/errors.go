@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"myco.dev/internal/web"
@@ -52,6 +53,10 @@ func sessionError(err error) *web.Error {
 		return &web.Error{Status: http.StatusConflict, Code: "not_editable", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrNotRetryable):
 		return &web.Error{Status: http.StatusConflict, Code: "not_retryable", Message: "the last turn did not fail or stop, so there is nothing to retry", Err: err}
+	case errors.Is(err, sessions.ErrBadDir):
+		if de, ok := errors.AsType[*sessions.DirError](err); ok {
+			return &web.Error{Status: http.StatusBadRequest, Code: "invalid_field", Message: "cwd " + strconv.Quote(de.Dir) + " " + de.Problem + "; nothing was created", Err: err}
+		}
 	case errors.Is(err, sessions.ErrUnknownAction):
 		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrStopped):

@@ -23,7 +23,8 @@ import (
 // page the stream is alive. Closing the stream never stops the session's work.
 func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
+	sess, _, err := s.Sessions.Snapshot(r.Context(), id)
+	if err != nil {
 		return err
 	}
 	after := r.Header.Get("Last-Event-ID")
@@ -40,8 +41,8 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 		return nil // the client is gone
 	}
 	ctx := r.Context()
-	ev := &eventRenderer{s: s, id: id}
-	_, ev.md = s.live(id, after) // the page shows the response up to its cursor
+	ev := &eventRenderer{s: s, id: id, cwd: sess.Cwd}
+	_, ev.md = s.live(id, sess.Cwd, after) // the page shows the response up to its cursor
 	for {
 		wait, cancel := context.WithTimeout(ctx, s.Ping)
 		us, err := sub.Next(wait)
@@ -83,8 +84,9 @@ type sseMessage struct{ id, html string }
 // eventRenderer turns a session's updates into the partials that bring its page up to
 // date. Every swap it makes matches what a fresh render of the page shows.
 type eventRenderer struct {
-	s  *server
-	id string
+	s   *server
+	id  string
+	cwd string // the session's directory, which its links open
 
 	// The snapshot of the batch being rendered, taken when first needed.
 	sess *sessions.Session
@@ -204,10 +206,10 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 		return nil // an earlier thread: the page moved on with a reset
 	}
 	p := e.s.projector(sess.ID, th).state(sess, st)
-	p.children = e.s.childIDs(ctx, sess.ID)
+	p.children, p.cwd = e.s.childIDs(ctx, sess.ID), e.cwd
 	if e.md != nil {
 		// The saved answer is the streamed one: its HTML is the parts already rendered.
-		e.s.md.put(e.md.Text(), e.s.mdOptions(), e.md.Whole())
+		e.s.md.put(e.md.Text(), e.s.mdOptionsFor(e.id, e.cwd), e.md.Whole())
 	}
 	for i := u.Index; i < u.Count && i < len(th.Entries); i++ {
 		msg := th.Entries[i].Message
@@ -237,7 +239,7 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 // open after them. A window's fragment is as large as what settled in it, never the answer.
 func (e *eventRenderer) text(b *bytes.Buffer, ctx context.Context, delta string) error {
 	if e.md == nil {
-		e.md = views.NewLiveMarkdown(e.s.mdOptions())
+		e.md = views.NewLiveMarkdown(e.s.mdOptionsFor(e.id, e.cwd))
 	}
 	settled, tail := e.md.Add(delta)
 	if settled.String() == "" {
@@ -344,7 +346,7 @@ func (e *eventRenderer) reset(ctx context.Context, cursor string) (string, error
 	if err != nil {
 		return "", err
 	}
-	e.md = e.s.withLive(&v, cursor)
+	e.md = e.s.withLive(&v, e.cwd, cursor)
 	var b bytes.Buffer
 	for _, p := range []templ.Component{
 		views.Partial(views.IDTranscript, views.SwapInner, views.Transcript(v)),

@@ -77,7 +77,8 @@ type Deps struct {
 	// Workspace is the profile's workspace directory, read-only through a capability.
 	Workspace    *workspace.Files
 	WorkspaceDir string
-	// Dir is the server's working directory: relative @path attachments resolve there.
+	// Dir is the server's working directory, the one New session offers first (a session
+	// created without a directory works in the session service's own).
 	Dir  string
 	Home string // the user's home, for ~/ in @path attachments
 	// Hosts returns the remote hosts' states; nil means none.
@@ -166,6 +167,8 @@ func (s *server) router() chi.Router {
 	r.Route(s.base, func(r chi.Router) {
 		r.Get("/", s.handle(s.sessionsPage))
 		r.With(s.origin).Post("/s", s.handle(s.newSession))
+		r.Get("/new", s.handle(s.newSessionPage))
+		r.With(s.origin).Get("/dirs", s.handle(s.dirOptions))
 		r.Route("/s/{id}", func(r chi.Router) {
 			r.Get("/", s.handle(s.sessionPage))
 			r.Get("/t/{thread}", s.handle(s.threadPage))
@@ -174,6 +177,10 @@ func (s *server) router() chi.Router {
 			r.Get("/image/{thread}/{entry}/{part}/{n}", s.handle(s.image))
 			r.Get("/raw/{thread}/{entry}", s.handle(s.rawMessage))
 			r.Get("/export.md", s.handle(s.export))
+			r.Get("/files", func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, s.filesURL(chi.URLParam(r, "id")), http.StatusMovedPermanently)
+			})
+			r.Get("/files/*", s.handle(s.sessionFiles))
 			r.With(s.origin).Get("/events", s.handle(s.events))
 			r.Group(func(r chi.Router) {
 				r.Use(s.origin)

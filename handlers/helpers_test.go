@@ -60,6 +60,7 @@ type testServer struct {
 	mgr    *sessions.Manager
 	fake   *fakemodel.Server
 	ws     string // the workspace directory
+	dir    string // the server's directory
 	base   string // the profile's URL, with a trailing slash
 	host   string // 127.0.0.1:PORT
 	tools  *testTools
@@ -84,7 +85,7 @@ func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
 	mgr, err := sessions.NewManager(sessions.ManagerOptions{
-		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log,
+		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log, Dir: dir,
 		Models: testModels{cfg: sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", MaxOutputTokens: 1000}, Protocol: "anthropic-messages"}},
 	})
 	if err != nil {
@@ -104,7 +105,7 @@ func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 		Port: u.Port(), UID: os.Getuid(), Ping: 200 * time.Millisecond, Log: log})
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &testServer{Server: srv, mgr: mgr, fake: fake, ws: ws, base: srv.URL + "/profiles/default/", host: u.Host, tools: tt, client: client}
+	return &testServer{Server: srv, mgr: mgr, fake: fake, ws: ws, dir: dir, base: srv.URL + "/profiles/default/", host: u.Host, tools: tt, client: client}
 }
 
 // do sends a request with the given method, path (relative to the server), headers and

@@ -39,7 +39,7 @@ func (c *mdCache) put(src string, o views.MarkdownOptions, out views.MarkdownHTM
 
 // render returns src rendered with o, from the cache when it was rendered before. The key
 // is the source, its length and the options (a 64-bit hash of them); o is the same for
-// every message of a profile's transcripts.
+// every message of a session's transcript.
 func (c *mdCache) render(src string, o views.MarkdownOptions) views.MarkdownHTML {
 	k := c.key(src, o)
 	c.mu.Lock()
@@ -63,6 +63,10 @@ func (c *mdCache) key(src string, o views.MarkdownOptions) mdKey {
 	h.WriteString(o.WorkspaceURL)
 	h.WriteByte(0)
 	h.WriteString(o.DocDir)
+	h.WriteByte(0)
+	h.WriteString(o.ProjectDir)
+	h.WriteByte(0)
+	h.WriteString(o.ProjectURL)
 	h.WriteByte(0)
 	h.WriteString(src)
 	return mdKey{sum: h.Sum64(), n: len(src)}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -48,12 +49,16 @@ func (s *server) chrome(title, nav string) views.Chrome {
 
 func (s *server) sessionURL(id string) string { return s.base + "/s/" + id + "/" }
 
-// sessionsPage lists the sessions: ?filter=active|archived|all, ?q= searches titles. An
-// htmx request (the search box) gets the list alone.
+// sessionsPage lists the sessions: ?filter=active|archived|all, ?q= searches titles, ?cwd=
+// keeps those of one directory. An htmx request (the search box, the directory filter)
+// gets the list alone.
 func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	filter := q.Get("filter")
-	o := sessions.ListOptions{Query: q.Get("q")}
+	o := sessions.ListOptions{Query: q.Get("q"), Cwd: q.Get("cwd")}
+	if o.Cwd != "" && !filepath.IsAbs(o.Cwd) {
+		return httpError(http.StatusBadRequest, "The directory to list must be an absolute path, not "+quote(o.Cwd)+".")
+	}
 	switch filter {
 	case "archived":
 		o.Archived = true
@@ -68,8 +73,11 @@ func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if o.Cwd != "" {
+		o.Cwd = filepath.Clean(o.Cwd)
+	}
 	v := views.SessionsView{Chrome: s.chrome("Sessions", "sessions"), Filter: filter, Query: o.Query,
-		Rows: s.rows(list, ""), Models: s.modelKeys(), Model: s.Default}
+		Rows: s.rows(list, ""), Models: s.modelKeys(), Model: s.Default, Cwd: o.Cwd, Dirs: s.recentDirs(r.Context(), o.Cwd)}
 	if msg := q.Get("msg"); msg != "" {
 		v.Message = oneLine(msg, 200)
 	}
@@ -86,9 +94,13 @@ func (s *server) rows(list []sessions.Listed, current string) []views.SessionRow
 		if l.Problem != "" {
 			l.Title = l.ID + ": " + l.Problem // a file this myco cannot open, listed rather than hidden
 		}
-		out = append(out, views.SessionRow{ID: l.ID, URL: s.sessionURL(l.ID), Title: l.Title, Model: l.Model,
+		row := views.SessionRow{ID: l.ID, URL: s.sessionURL(l.ID), Title: l.Title, Model: l.Model,
 			Activity: ago(l.Modified), ISOTime: l.Modified.Format(time.RFC3339), Busy: l.Busy, Archived: l.Archived,
-			Current: l.ID == current})
+			Current: l.ID == current}
+		if l.Cwd != "" {
+			row.Cwd, row.CwdPath, row.CwdURL = shortDir(l.Cwd, s.Home), l.Cwd, s.sessionsURL(l.Cwd)
+		}
+		out = append(out, row)
 	}
 	return out
 }
@@ -151,7 +163,7 @@ func (s *server) showThread(w http.ResponseWriter, r *http.Request, threadID str
 	}
 	if !v.ReadOnly {
 		v.EventsURL = s.sessionURL(id) + "events?after=" + url.QueryEscape(cursor)
-		s.withLive(&v, cursor) // what streamed before the cursor, at once
+		s.withLive(&v, sess.Cwd, cursor) // what streamed before the cursor, at once
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -171,7 +183,9 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 		title = "New session"
 	}
 	v := views.SessionView{Chrome: s.chrome(title, "sessions"), ID: sess.ID, URL: s.sessionURL(sess.ID), Title: sess.Title,
-		Archived: sess.Archived, Thread: th.ID, ReadOnly: th != sess.Latest()}
+		Archived: sess.Archived, Thread: th.ID, ReadOnly: th != sess.Latest(),
+		Cwd: shortDir(sess.Cwd, s.Home), CwdPath: sess.Cwd, FilesURL: s.filesURL(sess.ID)}
+	v.Chrome.Cwd = sess.Cwd
 	if sess.Parent != "" {
 		v.Parent = &views.Link{Title: "the parent session", URL: s.sessionURL(sess.Parent)}
 	}
@@ -183,12 +197,12 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 		}
 		tl := views.ThreadLink{ID: t.ID, URL: s.sessionURL(sess.ID) + "t/" + t.ID, Label: label, Current: t == th, Active: t == sess.Latest()}
 		if t.Reason == "compaction" && len(t.Entries) > 0 {
-			tl.Summary = s.md.render(t.Entries[0].Message.Text(), s.mdOptions())
+			tl.Summary = s.md.render(t.Entries[0].Message.Text(), s.mdOptionsFor(sess.ID, sess.Cwd))
 		}
 		v.Threads = append(v.Threads, tl)
 	}
 	p := s.projector(sess.ID, th).state(sess, st)
-	p.children = s.childIDs(ctx, sess.ID)
+	p.children, p.cwd = s.childIDs(ctx, sess.ID), sess.Cwd
 	from := max(0, len(th.Entries)-pageMessages)
 	v.Messages = p.messages(from, len(th.Entries))
 	if from > 0 {
@@ -282,7 +296,9 @@ func (s *server) earlier(w http.ResponseWriter, r *http.Request) error {
 		more = fmt.Sprintf("%searlier?thread=%s&before=%d", s.sessionURL(id), th.ID, from)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return views.Earlier(from, more, s.projector(id, th).messages(from, before)).Render(r.Context(), w)
+	p := s.projector(id, th)
+	p.cwd = sess.Cwd
+	return views.Earlier(from, more, p.messages(from, before)).Render(r.Context(), w)
 }
 
 // toolOutput renders the whole output of a tool call (the card's "show all").
@@ -390,25 +406,26 @@ func (s *server) childIDs(ctx context.Context, id string) []string {
 }
 
 // withLive puts in v's live region what streamed before cursor and returns the renderer
-// that carries on from there.
-func (s *server) withLive(v *views.SessionView, cursor string) *views.LiveMarkdown {
+// that carries on from there; cwd is the session's directory.
+func (s *server) withLive(v *views.SessionView, cwd, cursor string) *views.LiveMarkdown {
 	empty := v.Live.Empty
 	var md *views.LiveMarkdown
-	v.Live, md = s.live(v.ID, cursor)
+	v.Live, md = s.live(v.ID, cwd, cursor)
 	v.Live.Empty = empty && md == nil && v.Live.Thinking == ""
 	return md
 }
 
 // live is the live region of session id's page whose stream starts after cursor: the
 // response that streamed up to it, its settled Markdown rendered and its open end as text,
-// and the renderer that carries on from there (nil when nothing streams).
-func (s *server) live(id, cursor string) (views.LiveView, *views.LiveMarkdown) {
+// and the renderer that carries on from there (nil when nothing streams). cwd is the
+// session's directory, which its links open.
+func (s *server) live(id, cwd, cursor string) (views.LiveView, *views.LiveMarkdown) {
 	text, thinking := s.Sessions.Streaming(id, cursor)
 	v := views.LiveView{Thinking: thinking}
 	if text == "" {
 		return v, nil
 	}
-	md := views.NewLiveMarkdown(s.mdOptions())
+	md := views.NewLiveMarkdown(s.mdOptionsFor(id, cwd))
 	md.Add(text)
 	v.Settled, v.Tail = md.Settled(), md.Tail()
 	return v, md

@@ -37,6 +37,9 @@ type projector struct {
 	retry bool
 	// edit: the thread is the session's active one, so a user's message offers Edit.
 	edit bool
+	// cwd is the session's directory: its answers' relative links and path:line
+	// references open its directory viewer. "" links none.
+	cwd string
 }
 
 type resultAt struct {
@@ -269,7 +272,7 @@ func (p *projector) interrupted() views.MessageView {
 }
 
 func (p *projector) markdown(src string) views.MarkdownHTML {
-	return p.s.md.render(src, p.s.mdOptions())
+	return p.s.md.render(src, p.s.mdOptionsFor(p.sess, p.cwd))
 }
 
 func (p *projector) imageURL(entry, part, n int) string {

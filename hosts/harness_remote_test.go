@@ -215,3 +215,21 @@ func TestHarnessImageLimitPerCall(t *testing.T) {
 func hasBash(inv Inventory, id string) bool {
 	return slices.ContainsFunc(inv.Resources.Bash, func(s tools.BashSessionInfo) bool { return s.ID == id })
 }
+
+// TestHarnessWorkDirLocalOnly: a call's session directory (tools.WithWorkDir) is where
+// local bash starts; a remote host's bash starts where its host process does, as before.
+func TestHarnessWorkDirLocalOnly(t *testing.T) {
+	h := newRemoteHarness(t, RemoteSpec{}, testRemoteOptions(t))
+	ex := h.For("rt1")
+	proj := t.TempDir()
+	pwd := func(host string) model.ToolResult {
+		b, _ := json.Marshal(map[string]any{"command": "pwd", "host": host})
+		return ex.Call(tools.WithWorkDir(t.Context(), proj), model.ToolCall{ID: "c", Name: "bash", Input: b})
+	}
+	if res := pwd("local"); res.IsError || res.Text != proj+"\n[exit status 0]" {
+		t.Errorf("pwd on local = %q, want %s", res.Text, proj)
+	}
+	if res := pwd("devbox"); res.IsError || strings.Contains(res.Text, proj) {
+		t.Errorf("pwd on devbox = %q, want the host process's directory, not the session's", res.Text)
+	}
+}

@@ -54,7 +54,7 @@ func (l *live) prepare() error {
 	var watcher PreludeWatcher
 	if l.m.o.Prompt != nil {
 		var err error
-		if blocks, watcher, err = l.m.o.Prompt(); err != nil {
+		if blocks, watcher, err = l.m.o.Prompt(l.rt.dir); err != nil {
 			return fmt.Errorf("session %s: build the system prompt: %w", l.id, err)
 		}
 	}

@@ -40,6 +40,7 @@ type metaRec struct {
 	Archived   bool           `json:"archived,omitempty"`
 	Parent     string         `json:"parent,omitempty"`
 	Hidden     bool           `json:"hidden,omitempty"`
+	Cwd        string         `json:"cwd,omitempty"`
 	Selected   string         `json:"selected_model,omitempty"`
 	RequestID  string         `json:"request_id,omitempty"`
 	RequestSum string         `json:"request_sum,omitempty"`
@@ -121,7 +122,7 @@ type turnRec struct {
 // metaOf returns the metadata record of s.
 func metaOf(s *Session) *metaRec {
 	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
-		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Selected: s.Selected,
+		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Cwd: s.Cwd, Selected: s.Selected,
 		RequestID: s.RequestID, RequestSum: s.RequestSum, Actions: s.Actions, Queue: s.Queue}
 }
 
@@ -129,7 +130,7 @@ func metaOf(s *Session) *metaRec {
 func (s *Session) setMeta(m *metaRec) {
 	s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
 	s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
-	s.RequestID, s.RequestSum, s.Actions, s.Queue = m.RequestID, m.RequestSum, m.Actions, m.Queue
+	s.RequestID, s.RequestSum, s.Actions, s.Queue, s.Cwd = m.RequestID, m.RequestSum, m.Actions, m.Queue, m.Cwd
 }
 
 // wholeRecords returns the records of a fresh version 5 log that holds sess: its metadata,

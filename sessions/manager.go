@@ -73,10 +73,14 @@ type ManagerOptions struct {
 	Models Models
 	// Tools is the profile's shared harness; nil means sessions have no tools.
 	Tools ToolHost
-	// Prompt reads what a session's system prompt is built from: the appended blocks and a
-	// prelude watcher relative to them. It is called when a session's model is built (its
-	// first job in this process, and after a model switch). nil means neither.
-	Prompt func() (blocks []string, prelude PreludeWatcher, err error)
+	// Prompt reads what a session's system prompt is built from, for a session working in
+	// directory dir: the appended blocks (project guidance is dir's) and a prelude watcher
+	// relative to them. It is called when a session's model is built (its first job in this
+	// process, and after a model switch). nil means neither.
+	Prompt func(dir string) (blocks []string, prelude PreludeWatcher, err error)
+	// Dir is the directory of sessions created without one and without a parent, and of
+	// those saved before sessions kept theirs: the process's working directory, absolute.
+	Dir string
 	// Registry is where the root-only session tools find the runtimes; nil means a
 	// private one.
 	Registry *Registry
@@ -164,6 +168,9 @@ type CreateOptions struct {
 	Title  string
 	Parent string // the parent session of a child; it must exist
 	Hidden bool   // left out of ordinary listings (children are)
+	// Cwd is the session's directory: an absolute path of a directory that exists (see
+	// [CheckDir]). Empty means the parent's for a child, else [ManagerOptions].Dir.
+	Cwd string
 	// Fork seeds the child with the parent's saved conversation (its active thread), with
 	// unknown outcomes for the calls that are still running there. Live tools are never
 	// inherited: the child has its own.
@@ -181,12 +188,22 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	if o.Fork && o.Parent == "" {
 		return "", errors.New("sessions: a fork needs a parent session")
 	}
+	if o.Cwd != "" {
+		dir, err := CheckDir(o.Cwd)
+		if err != nil {
+			return "", err
+		}
+		o.Cwd = dir
+	}
 	var seed *Thread
 	if o.Parent != "" {
 		if _, _, err := m.Lineage(ctx, o.Parent); errors.Is(err, ErrNotFound) {
 			return "", fmt.Errorf("%w: %s", ErrParentNotFound, o.Parent)
 		} else if err != nil {
 			return "", err
+		}
+		if o.Cwd == "" {
+			o.Cwd = m.parentDir(o.Parent)
 		}
 		if o.Fork {
 			parent, st, err := m.Snapshot(ctx, o.Parent)
@@ -208,8 +225,11 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		return "", err
 	}
 	now := time.Now().UTC()
+	if o.Cwd == "" {
+		o.Cwd = m.o.Dir
+	}
 	sess := &Session{ID: NewID(now), Created: now, Model: key, Title: Title(o.Title), Parent: o.Parent, Hidden: o.Hidden,
-		RequestID: o.request.id, RequestSum: o.request.sum}
+		Cwd: o.Cwd, RequestID: o.request.id, RequestSum: o.request.sum}
 	if seed != nil {
 		seed.Created, seed.Base = now, len(seed.Entries)
 		sess.Threads = []*Thread{seed}
@@ -603,6 +623,7 @@ func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
 	l := &live{m: m, id: id}
 	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink}
+	doc.view(func(s *Session) { ro.Dir = m.dirOf(s) })
 	if th := m.o.Tools; th != nil {
 		ro.Tools = th.Tools(owner)
 		if inv, ok := th.(Inventorier); ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -57,7 +58,8 @@ type Status struct {
 
 // Snapshot returns a copy of session id's document that is safe to read while its work
 // goes on, and what it is doing now. The copy shares message contents, which are never
-// changed in place.
+// changed in place. Its Cwd is the directory the session works in: for a session saved
+// before sessions kept theirs, the service's ([ManagerOptions].Dir).
 func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, error) {
 	m.mu.Lock()
 	l := m.live[id]
@@ -79,6 +81,7 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 			}
 			st.Model = m.modelOf(cp)
 			st.LastTurn = lastTurn(cp, st, failed)
+			cp.Cwd = m.dirOf(cp)
 			return cp, st, nil
 		}
 		// Another process wrote to it since this runtime last did: show what it wrote. The
@@ -93,7 +96,9 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 	}
 	st.Model = m.modelOf(sess)
 	st.LastTurn = lastTurn(sess, st, failed)
-	return sess.clone(), st, nil
+	cp := sess.clone()
+	cp.Cwd = m.dirOf(cp)
+	return cp, st, nil
 }
 
 // lastTurn is how session s's latest turn stands, given what it is doing now (st) and how
@@ -178,6 +183,8 @@ type ListOptions struct {
 	Query string
 	// Parent keeps the children of this session only.
 	Parent string
+	// Cwd keeps the sessions that work in this directory only (compared cleaned).
+	Cwd string
 }
 
 // Listed is one row of a listing.
@@ -186,16 +193,26 @@ type Listed struct {
 	Busy bool // a job runs on it in this process
 }
 
-// List returns the profile's sessions, newest first, filtered by o.
+// List returns the profile's sessions, newest first, filtered by o. Each one's Cwd is the
+// directory it works in (the service's for a session saved before sessions kept theirs;
+// empty for one whose file cannot be read).
 func (m *Manager) List(ctx context.Context, o ListOptions) ([]Listed, error) {
 	all, err := m.o.Store.List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	q := strings.ToLower(strings.TrimSpace(o.Query))
+	if o.Cwd != "" {
+		o.Cwd = filepath.Clean(o.Cwd)
+	}
 	var out []Listed
 	for _, s := range all {
+		if s.Cwd == "" && s.Problem == "" {
+			s.Cwd = m.o.Dir
+		}
 		switch {
+		case o.Cwd != "" && s.Cwd != o.Cwd:
+			continue
 		case s.Hidden && !o.IncludeHidden && o.Parent == "":
 			continue
 		case !o.All && s.Archived != o.Archived:

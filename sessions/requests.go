@@ -74,9 +74,15 @@ func submitSum(input []model.Part) string {
 	return requestSum("submit", text)
 }
 
-// createSum is the digest of a create request: the fields a client sends.
+// createSum is the digest of a create request: the fields a client sends. The directory
+// counts only when one was sent, so that the digests saved before it was a field still
+// match their retries.
 func createSum(o CreateOptions) string {
-	return requestSum("create", o.Parent, strconv.FormatBool(o.Fork), o.Model, o.Title)
+	fields := []string{o.Parent, strconv.FormatBool(o.Fork), o.Model, o.Title}
+	if o.Cwd != "" {
+		fields = append(fields, "cwd", o.Cwd)
+	}
+	return requestSum("create", fields...)
 }
 
 // actSum is the digest of an action.

@@ -27,6 +27,9 @@ type runtimeOptions struct {
 	// Owner is the tool-resource owner: every bash session and read stamp the calls create
 	// belongs to it. A different session, or a new process, has a different owner.
 	Owner string
+	// Dir is the session's directory: every tool call carries it ([tools.WithWorkDir]), so
+	// the local tools work there, and the runtime facts name it. "" means none.
+	Dir string
 	// Inventory lists the tool handles Owner holds now; nil means the runtime tracks none.
 	Inventory func(ctx context.Context) (Inventory, error)
 	Now       func() time.Time // nil means time.Now
@@ -49,6 +52,7 @@ type runtime struct {
 	doc       *document // the session's document: its one owner
 	tools     Tools
 	owner     string
+	dir       string // the session's directory
 	inventory func(ctx context.Context) (Inventory, error)
 	now       func() time.Time
 	onMeta    func()
@@ -83,7 +87,11 @@ func newRuntime(o runtimeOptions) (*runtime, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &runtime{store: o.Doc.store, doc: o.Doc, tools: o.Tools, owner: o.Owner, inventory: o.Inventory,
+	ts := o.Tools
+	if ts != nil && o.Dir != "" {
+		ts = dirTools{Tools: ts, dir: o.Dir}
+	}
+	return &runtime{store: o.Doc.store, doc: o.Doc, tools: ts, owner: o.Owner, dir: o.Dir, inventory: o.Inventory,
 		now: now, onMeta: o.OnMeta, sink: o.Sink}, nil
 }
 
@@ -254,7 +262,7 @@ func (rt *runtime) release() {
 func (rt *runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
 	var parent string
 	rt.doc.view(func(s *Session) { parent = s.Parent })
-	f := &Facts{Session: rt.doc.id, Parent: parent, Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey,
+	f := &Facts{Session: rt.doc.id, Parent: parent, Dir: rt.dir, Owner: rt.owner, Observed: rt.now().UTC(), ModelKey: cfg.ModelKey,
 		APIModel: cfg.Options.APIModel, Protocol: cfg.Protocol, Effort: cfg.Options.Effort, ImageCap: cfg.MaxImageBase64Bytes}
 	if rt.inventory != nil {
 		inv, err := rt.inventory(ctx)
@@ -272,7 +280,7 @@ func (rt *runtime) observe(ctx context.Context, cfg AgentConfig) *Facts {
 
 // sameFacts reports whether two observations differ only in time.
 func sameFacts(a, b *Facts) bool {
-	return a.Session == b.Session && a.Parent == b.Parent && a.Owner == b.Owner && a.ModelKey == b.ModelKey && a.APIModel == b.APIModel && a.Protocol == b.Protocol &&
+	return a.Session == b.Session && a.Parent == b.Parent && a.Dir == b.Dir && a.Owner == b.Owner && a.ModelKey == b.ModelKey && a.APIModel == b.APIModel && a.Protocol == b.Protocol &&
 		a.Effort == b.Effort && a.ImageCap == b.ImageCap && a.Stale == b.Stale && slices.Equal(a.Handles, b.Handles)
 }
 
@@ -284,6 +292,9 @@ func factsText(cur, prev *Facts) string {
 		fmt.Fprintf(&b, "# Session\nsession id: %s\n", cur.Session)
 		if cur.Parent != "" {
 			fmt.Fprintf(&b, "parent session: %s (this is a child session: the parent reads its answer)\n", cur.Parent)
+		}
+		if cur.Dir != "" {
+			fmt.Fprintf(&b, "directory: %s (on local, bash starts here and relative paths resolve here)\n", cur.Dir)
 		}
 	}
 	fmt.Fprintf(&b, "owner: %s\nobserved: %s\n", cur.Owner, cur.Observed.Format(time.RFC3339))
@@ -313,6 +324,9 @@ func factsText(cur, prev *Facts) string {
 	}
 	if prev.Session != "" && prev.Session != cur.Session {
 		fmt.Fprintf(&b, "This session (%s) was forked from session %s: the conversation above happened there. ", cur.Session, prev.Session)
+	}
+	if prev.Dir != "" && cur.Dir != "" && prev.Dir != cur.Dir {
+		fmt.Fprintf(&b, "Notice: this session works in %s; the conversation above worked in %s.\n", cur.Dir, prev.Dir)
 	}
 	if prev.Owner != cur.Owner {
 		fmt.Fprintf(&b, "This is a new runtime: the tool handles of the earlier runtime %s are unavailable here", prev.Owner)

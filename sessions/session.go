@@ -23,6 +23,11 @@ type Session struct {
 	Archived   bool      `json:"archived,omitempty"`
 	Parent     string    `json:"parent,omitempty"`
 	Hidden     bool      `json:"hidden,omitempty"`
+	// Cwd is the session's directory on the local host, absolute: its local bash starts
+	// there, relative paths resolve there, its project guidance is read from there. Chosen
+	// at creation and never changed; empty in sessions saved before it was kept, which work
+	// in their service's directory ([ManagerOptions].Dir).
+	Cwd string `json:"cwd,omitempty"`
 	// Selected is the catalog key chosen for the session's next turns (a model switch);
 	// empty means the model of its latest runtime facts, else Model.
 	Selected string `json:"selected_model,omitempty"`
@@ -277,6 +282,7 @@ type Facts struct {
 	// facts differ from its parent's in these.
 	Session  string    `json:"session,omitempty"`
 	Parent   string    `json:"parent,omitempty"`
+	Dir      string    `json:"dir,omitempty"` // the session's directory; empty in facts recorded before it was kept
 	Owner    string    `json:"owner"`
 	Observed time.Time `json:"observed"`
 	ModelKey string    `json:"model_key,omitempty"`

@@ -231,6 +231,9 @@ type Summary struct {
 	Hidden   bool
 	Archived bool
 	Parent   string
+	// Cwd is the session's directory; empty for a session saved before it was kept (the
+	// service's listing fills in its own directory).
+	Cwd string
 	// RequestID is the API request that created the session, if any, and RequestSum the
 	// digest of what it asked.
 	RequestID, RequestSum string
@@ -270,7 +273,7 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 		if model == "" {
 			model = meta.Model
 		}
-		sum := Summary{ID: meta.ID, Title: meta.Title, Model: model, Created: meta.Created, Hidden: meta.Hidden, Archived: meta.Archived, Parent: meta.Parent, RequestID: meta.RequestID, RequestSum: meta.RequestSum,
+		sum := Summary{ID: meta.ID, Title: meta.Title, Model: model, Created: meta.Created, Hidden: meta.Hidden, Archived: meta.Archived, Parent: meta.Parent, Cwd: meta.Cwd, RequestID: meta.RequestID, RequestSum: meta.RequestSum,
 			Modified: info.ModTime()}
 		if le := s.loadFailure(id, info); le != nil {
 			sum.Problem = le.Problem()

@@ -236,7 +236,7 @@ func (m *MetaTool) Call(ctx context.Context, owner string, input json.RawMessage
 		var out []byte
 		rt.View(func(s *Session) {
 			out, _ = json.MarshalIndent(map[string]any{"session_id": s.ID, "title": s.Title, "links": s.Links, "scratchpad": s.Scratchpad,
-				"parent_session": s.Parent, "archived": s.Archived, "active_thread": s.Latest().ID}, "", "  ")
+				"parent_session": s.Parent, "archived": s.Archived, "active_thread": s.Latest().ID, "cwd": rt.dir}, "", "  ")
 		})
 		return tools.Result{Text: string(out)}
 	case "set_title":

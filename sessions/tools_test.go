@@ -77,7 +77,7 @@ func TestMetaTool(t *testing.T) {
 		t.Error("an edit of a missing passage succeeded")
 	}
 	res := call(`{"action":"get"}`)
-	for _, w := range []string{f.id, "Fix the build", `step 1\nstep 2 done`} {
+	for _, w := range []string{f.id, "Fix the build", `step 1\nstep 2 done`, `"cwd": `} {
 		if !strings.Contains(res.Text, w) {
 			t.Errorf("get = %s, want %q", res.Text, w)
 		}

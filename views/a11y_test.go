@@ -31,6 +31,10 @@ func TestControlsHaveNames(t *testing.T) {
 		"session item":      SessionItem("/profiles/default", testSessionsView().Rows[1]),
 		"earlier":           Earlier(2, "/s/s1/earlier?before=2", testSessionView().Messages),
 		"composer":          Composer(testSessionView().Composer),
+		"new session page":  NewSessionPage(testNewSessionView()),
+		"filtered sessions": SessionsPage(SessionsView{Chrome: testChrome("Sessions"), Filter: "active", Cwd: "/src/a",
+			Dirs: []DirChoice{{Path: "/src/a", Label: "~/a", Current: true}, {Path: "/src/b", Label: "/src/b"}},
+			Rows: []SessionRow{{ID: "s1", URL: "/s/s1/", Title: "t", Cwd: "~/a", CwdPath: "/src/a", CwdURL: "/?cwd=%2Fsrc%2Fa"}}}),
 	}
 	for kind, v := range testWorkspaceViews() {
 		pages["workspace "+kind] = WorkspacePage(v)

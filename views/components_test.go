@@ -438,8 +438,23 @@ func TestSessionsPage(t *testing.T) {
 	if got := textContent(one(t, doc, "main p.banner[role=status]")); got != v.Message {
 		t.Errorf("message = %q", got)
 	}
-	one(t, doc, "label[for=new-model]")
-	one(t, doc, "select#new-model option[selected][value=fake]")
+	// New session asks for the directory on its own page; in a filtered list, that one.
+	if f := one(t, doc, "form.new-session"); attr(f, "method") != "get" || attr(f, "action") != "/profiles/default/new" || len(all(f, "input[name=cwd]")) != 0 {
+		t.Errorf("new session form = %s", outerHTML(f))
+	}
+	fv := v
+	fv.Cwd, fv.Dirs = "/src/a", []DirChoice{{Path: "/src/a", Label: "/src/a", Current: true}, {Path: "/src/b", Label: "/src/b"}}
+	fdoc := tree(t, SessionsPage(fv))
+	if in := one(t, fdoc, "form.new-session input[type=hidden][name=cwd]"); attr(in, "value") != "/src/a" {
+		t.Errorf("new session in a filtered list = %s", outerHTML(in))
+	}
+	one(t, fdoc, "label[for=dir-filter]")
+	if o := one(t, fdoc, "select#dir-filter option[selected]"); attr(o, "value") != "/src/a" {
+		t.Errorf("the directory filter selects %s", outerHTML(o))
+	}
+	if got := attr(one(t, fdoc, ".segmented a[aria-current=page]"), "href"); got != "/profiles/default/?filter=active&cwd=%2Fsrc%2Fa" {
+		t.Errorf("filter link in a filtered list = %q", got)
+	}
 
 	for _, tt := range []struct{ filter, query, want string }{
 		{"active", "", "No sessions yet: start one with New session."},

@@ -121,3 +121,15 @@ func queuedLabel(i int) string {
 	}
 	return "Then:"
 }
+
+// exact reports whether s shows as it is (see [shown]): a value a form sends back must be
+// sent exactly, so one that is not left out rather than sent altered.
+func exact(s string) bool { return shown(s) == s }
+
+// cwdPart is the directory filter of a sessions page's link, if any.
+func cwdPart(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return "&cwd=" + url.QueryEscape(dir)
+}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -62,6 +63,15 @@ type MarkdownOptions struct {
 	// "" for the workspace root (model output). A link that climbs out of the workspace
 	// becomes plain text.
 	DocDir string
+	// ProjectDir is the absolute path of a session's directory, and ProjectURL (a rooted
+	// path such as /profiles/default/s/ID/files/) the route of its read-only viewer. With
+	// both set (a session's transcript), an absolute path under ProjectDir, a relative link
+	// and a `path:line` reference (a link's destination, a code span or a word of text
+	// such as handlers/api.go:42) name a file of the project and link to the viewer, with
+	// ?line=N#LN for a line; one that climbs out of the directory is not a link. A path
+	// under WorkspaceDir stays a workspace link.
+	ProjectDir string
+	ProjectURL string
 }
 
 // MarkdownHTML is HTML that [Markdown] produced and sanitised. Only this package makes
@@ -309,6 +319,8 @@ type linkRewriter struct {
 	base     string // WorkspaceURL ending in "/", or "" when nothing is local
 	rawQuery string // WorkspaceRawQuery
 	docDir   string // cleaned DocDir; "." is the workspace root
+	projDir  string // cleaned ProjectDir, or "" when there is no project
+	projBase string // ProjectURL ending in "/", or "" when there is no project
 }
 
 func newLinkRewriter(o MarkdownOptions) *linkRewriter {
@@ -319,23 +331,56 @@ func newLinkRewriter(o MarkdownOptions) *linkRewriter {
 	if strings.HasPrefix(o.WorkspaceDir, "/") {
 		rw.dir = path.Clean(o.WorkspaceDir)
 	}
-	if b := o.WorkspaceURL; strings.HasPrefix(b, "/") && !strings.HasPrefix(b, "//") && !strings.HasPrefix(b, `/\`) {
-		rw.base = strings.TrimSuffix(b, "/") + "/"
+	rw.base = routeBase(o.WorkspaceURL)
+	if strings.HasPrefix(o.ProjectDir, "/") {
+		if rw.projBase = routeBase(o.ProjectURL); rw.projBase != "" {
+			rw.projDir = path.Clean(o.ProjectDir)
+		}
 	}
 	return rw
 }
 
+// routeBase returns b ending in "/" when it is a rooted path of this origin ("/…", not
+// "//…"), else "".
+func routeBase(b string) string {
+	if strings.HasPrefix(b, "/") && !strings.HasPrefix(b, "//") && !strings.HasPrefix(b, `/\`) {
+		return strings.TrimSuffix(b, "/") + "/"
+	}
+	return ""
+}
+
 func (rw *linkRewriter) rewrite(doc ast.Node, source []byte) {
 	var nodes []ast.Node // rewritten after the walk, which a replaced node would derail
+	var refs []ast.Node  // code spans and runs of text that may hold path:line references
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
 		switch n.(type) {
 		case *ast.Link, *ast.Image, *ast.AutoLink:
-			if entering {
-				nodes = append(nodes, n)
+			nodes = append(nodes, n)
+		case *ast.CodeSpan:
+			refs = append(refs, n)
+			return ast.WalkSkipChildren, nil
+		case *ast.Text:
+			if prev, ok := n.PreviousSibling().(*ast.Text); !ok || prev == nil {
+				refs = append(refs, n) // the first of a run of text
 			}
 		}
 		return ast.WalkContinue, nil
 	})
+	if rw.projBase != "" {
+		for _, n := range refs {
+			if insideLink(n) || insideImage(n) {
+				continue
+			}
+			if c, ok := n.(*ast.CodeSpan); ok {
+				rw.codeRef(c, source)
+			} else {
+				rw.textRefs(n.(*ast.Text), source)
+			}
+		}
+	}
 	for _, n := range nodes { // outer before inner, so an image knows whether its link survived
 		switch n := n.(type) {
 		case *ast.Link:
@@ -395,6 +440,93 @@ func (rw *linkRewriter) rewrite(doc ast.Node, source []byte) {
 	}
 }
 
+// textRef finds `path:line` references in prose: a relative path with a file extension
+// (handlers/api.go, ./main.go, README.md) then :LINE or :LINE:COL, standing on its own.
+var textRef = regexp.MustCompile(`(?:^|[\s(\[{<"'])((?:\.{1,2}/)?[A-Za-z0-9_][A-Za-z0-9_.+@-]*(?:/[A-Za-z0-9_.+@-]+)*\.[A-Za-z0-9]{1,12}:[1-9][0-9]{0,8}(?::[0-9]{1,9})?)(?:$|[\s)\]},;:!?>"'.])`)
+
+// codeRef links a code span that is a `path:line` reference and nothing else to the file
+// in the project viewer.
+func (rw *linkRewriter) codeRef(c *ast.CodeSpan, source []byte) {
+	var b strings.Builder
+	for t := c.FirstChild(); t != nil; t = t.NextSibling() {
+		switch t := t.(type) {
+		case *ast.Text:
+			b.Write(t.Segment.Value(source))
+		case *ast.String:
+			b.Write(t.Value)
+		}
+	}
+	m := textRef.FindStringSubmatch(b.String())
+	if m == nil || m[1] != b.String() {
+		return
+	}
+	kind, u := rw.local(m[1])
+	if kind != linkLocal {
+		return
+	}
+	l := ast.NewLink()
+	l.Destination = []byte(u)
+	c.Parent().ReplaceChild(c.Parent(), c, l)
+	l.AppendChild(l, c)
+}
+
+// textRefs links the `path:line` references in the run of text nodes that starts at first
+// (consecutive siblings, as goldmark splits text at delimiters) to the files in the
+// project viewer. The run is rebuilt from the source only when its segments are
+// contiguous; line breaks stay on the last node.
+func (rw *linkRewriter) textRefs(first *ast.Text, source []byte) {
+	run := []*ast.Text{first}
+	for n := first.NextSibling(); n != nil; n = n.NextSibling() {
+		t, ok := n.(*ast.Text)
+		if !ok || t.Segment.Start != run[len(run)-1].Segment.Stop || run[len(run)-1].SoftLineBreak() || run[len(run)-1].HardLineBreak() {
+			break
+		}
+		run = append(run, t)
+	}
+	for _, t := range run {
+		if t.IsRaw() {
+			return
+		}
+	}
+	start, stop := first.Segment.Start, run[len(run)-1].Segment.Stop
+	txt := string(source[start:stop])
+	ms := textRef.FindAllStringSubmatchIndex(txt, -1)
+	type ref struct {
+		from, to int
+		url      string
+	}
+	var found []ref
+	for _, m := range ms {
+		if kind, u := rw.local(txt[m[2]:m[3]]); kind == linkLocal {
+			found = append(found, ref{start + m[2], start + m[3], u})
+		}
+	}
+	if len(found) == 0 {
+		return
+	}
+	last := run[len(run)-1]
+	parent, at := first.Parent(), ast.Node(first)
+	add := func(n ast.Node) { parent.InsertBefore(parent, at, n) }
+	pos := start
+	for _, r := range found {
+		if r.from > pos {
+			add(ast.NewTextSegment(text.NewSegment(pos, r.from)))
+		}
+		l := ast.NewLink()
+		l.Destination = []byte(r.url)
+		l.AppendChild(l, ast.NewTextSegment(text.NewSegment(r.from, r.to)))
+		add(l)
+		pos = r.to
+	}
+	tail := ast.NewTextSegment(text.NewSegment(pos, stop))
+	tail.SetSoftLineBreak(last.SoftLineBreak())
+	tail.SetHardLineBreak(last.HardLineBreak())
+	add(tail)
+	for _, t := range run {
+		parent.RemoveChild(parent, t)
+	}
+}
+
 // classify decides what dest (entity references already resolved) is and returns the URL
 // to emit for it. It reads dest as a browser would: C0 controls and spaces trimmed, tabs
 // and newlines removed anywhere, so "java\tscript:" is "javascript:".
@@ -422,6 +554,9 @@ func (rw *linkRewriter) classify(dest string) (linkKind, string) {
 		return rw.local(s)
 	}
 	scheme := strings.ToLower(s[:i])
+	if rw.projBase != "" && !knownScheme[scheme] && lineSuffix.MatchString(s[i:]) {
+		return rw.local(s) // a file name and a line: main.go:42
+	}
 	if !isScheme(scheme) {
 		return linkNone, "" // a colon in the first segment that is no scheme: ambiguous
 	}
@@ -448,37 +583,62 @@ func (rw *linkRewriter) classify(dest string) (linkKind, string) {
 	return linkNone, ""
 }
 
-// local maps a path, relative to DocDir or absolute under WorkspaceDir, percent-encoded or
-// not, onto the workspace route, escaping each segment. A query is dropped; a fragment kept.
+// local maps a path onto the workspace route or the project's: an absolute path under
+// WorkspaceDir or ProjectDir, or a relative one (against the project's root when there is
+// a project, else against DocDir), percent-encoded or not, with each segment escaped. A
+// query is dropped; a fragment kept. With a project, a `:LINE` (or `:LINE:COL`) suffix
+// becomes ?line=LINE#LLINE. A path that climbs out of its root is not a link.
 func (rw *linkRewriter) local(s string) (linkKind, string) {
 	p, frag, _ := strings.Cut(s, "#")
 	p, _, _ = strings.Cut(p, "?")
-	if rw.base == "" || p == "" { // "#x" and "?x" point into this page, which has no anchors
+	if (rw.base == "" && rw.projBase == "") || p == "" { // "#x" and "?x" point into this page, which has no anchors
 		return linkNone, ""
 	}
 	if d, err := url.PathUnescape(p); err == nil {
 		p = d
 	}
-	rel := ""
+	line := ""
+	if rw.projBase != "" {
+		p, line = cutLine(p)
+	}
 	if strings.HasPrefix(p, "/") {
 		c := path.Clean(p)
-		switch prefix := strings.TrimSuffix(rw.dir, "/") + "/"; {
-		case rw.dir == "":
-			return linkNone, ""
-		case c == rw.dir:
-			rel = "."
-		case strings.HasPrefix(c, prefix):
-			rel = c[len(prefix):]
-		default:
-			return linkNone, ""
+		if rel, ok := under(rw.dir, c); ok && rw.base != "" {
+			return rw.link(rw.base, rel, p, frag, line)
 		}
-	} else {
-		rel = path.Join(rw.docDir, p)
-		if rel == ".." || strings.HasPrefix(rel, "../") {
-			return linkNone, ""
+		if rel, ok := under(rw.projDir, c); ok {
+			return rw.link(rw.projBase, rel, p, frag, line)
 		}
+		return linkNone, ""
 	}
-	u := rw.base
+	base, rel := rw.projBase, path.Clean(p)
+	if base == "" {
+		base, rel = rw.base, path.Join(rw.docDir, p)
+	}
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return linkNone, ""
+	}
+	return rw.link(base, rel, p, frag, line)
+}
+
+// under returns c's path relative to root ("." for root itself) when c is root or inside
+// it; root "" has nothing under it.
+func under(root, c string) (string, bool) {
+	switch prefix := strings.TrimSuffix(root, "/") + "/"; {
+	case root == "":
+		return "", false
+	case c == root:
+		return ".", true
+	case strings.HasPrefix(c, prefix):
+		return c[len(prefix):], true
+	}
+	return "", false
+}
+
+// link is the URL of rel (slash-separated, clean) under the route base, for the path p as
+// written (a trailing slash names a directory), with the fragment frag or the line line.
+func (rw *linkRewriter) link(base, rel, p, frag, line string) (linkKind, string) {
+	u := base
 	if rel != "." {
 		segs := strings.Split(rel, "/")
 		for i, s := range segs {
@@ -489,6 +649,12 @@ func (rw *linkRewriter) local(s string) (linkKind, string) {
 			u += "/"
 		}
 	}
+	if line != "" {
+		u += "?line=" + line
+		if frag == "" {
+			frag = "L" + line
+		}
+	}
 	if frag != "" {
 		if d, err := url.PathUnescape(frag); err == nil {
 			frag = d
@@ -497,6 +663,25 @@ func (rw *linkRewriter) local(s string) (linkKind, string) {
 	}
 	return linkLocal, u
 }
+
+// lineSuffix is the end of a `path:line` reference: ":42" or ":42:7", then perhaps a
+// fragment.
+var lineSuffix = regexp.MustCompile(`^:[1-9][0-9]{0,8}(?::[0-9]{1,9})?(?:#.*)?$`)
+
+// knownScheme are URL schemes that a `name:42` destination is never read as a file of.
+var knownScheme = map[string]bool{"http": true, "https": true, "mailto": true, "file": true, "data": true,
+	"javascript": true, "vbscript": true, "tel": true, "ftp": true, "ssh": true}
+
+// cutLine splits a `:LINE` or `:LINE:COL` suffix off p: "a/b.go:42" is "a/b.go", "42".
+func cutLine(p string) (string, string) {
+	m := pathLine.FindStringSubmatch(p)
+	if m == nil {
+		return p, ""
+	}
+	return m[1], m[2]
+}
+
+var pathLine = regexp.MustCompile(`^(.*?[^:/]):([1-9][0-9]{0,8})(?::[0-9]{1,9})?$`)
 
 // webURL accepts an http or https URL with a host, as Go serialises it.
 func webURL(s string) (linkKind, string) {
@@ -529,6 +714,15 @@ func resolveRefs(b []byte) []byte {
 func insideLink(n ast.Node) bool {
 	for p := n.Parent(); p != nil; p = p.Parent() {
 		if _, ok := p.(*ast.Link); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func insideImage(n ast.Node) bool {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		if _, ok := p.(*ast.Image); ok {
 			return true
 		}
 	}
@@ -673,6 +867,52 @@ func highlight(lang, code string) (out []byte) {
 // shows it. Its text carries no raw control character, as everywhere on a page.
 func Code(name, text string) MarkdownHTML {
 	return MarkdownHTML{shown(string(highlightWith(lexers.ForFile(name), text)))}
+}
+
+// CodeLines is Code with numbered lines, each a link target: line n has the id "Ln" and
+// its number links to #Ln, so that a reference such as main.go:42 opens at its line. first
+// is the number of the text's first line (a later page of a long file starts further on).
+// Text over the highlighting limit, or of no known language, is numbered unhighlighted.
+func CodeLines(name, text string, first int) MarkdownHTML {
+	first = max(first, 1)
+	lexer := lexers.ForFile(name)
+	if lexer != nil && len(text) <= maxHighlightBytes {
+		if out, ok := highlightLines(lexer, text, first); ok {
+			return MarkdownHTML{shown(string(out))}
+		}
+	}
+	var b strings.Builder
+	b.WriteString(`<pre class="` + classPrefix + `chroma"><code>`)
+	n := first
+	for line := range strings.Lines(text) {
+		id := "L" + strconv.Itoa(n)
+		b.WriteString(`<span class="` + classPrefix + `line"><span class="` + classPrefix + `ln" id="` + id + `"><a class="` + classPrefix + `lnlinks" href="#` + id + `">` + strconv.Itoa(n) +
+			`</a></span><span class="` + classPrefix + `cl">` + html.EscapeString(line) + `</span></span>`)
+		n++
+	}
+	b.WriteString("</code></pre>\n")
+	return MarkdownHTML{shown(b.String())}
+}
+
+// highlightLines is CodeLines through chroma; ok is false when chroma fails.
+func highlightLines(lexer chroma.Lexer, code string, first int) (out []byte, ok bool) {
+	defer func() {
+		if recover() != nil { // chroma's iterators report errors by panicking
+			out, ok = nil, false
+		}
+	}()
+	it, err := chroma.Coalesce(lexer).Tokenise(nil, code)
+	if err != nil {
+		return nil, false
+	}
+	f := chromahtml.New(chromahtml.WithClasses(true), chromahtml.ClassPrefix(classPrefix), chromahtml.WithLineNumbers(true),
+		chromahtml.WithLinkableLineNumbers(true, "L"), chromahtml.BaseLineNumber(first))
+	var b bytes.Buffer
+	if err := f.Format(&b, plainStyle(), it); err != nil {
+		return nil, false
+	}
+	b.WriteByte('\n')
+	return b.Bytes(), true
 }
 
 func highlightWith(lexer chroma.Lexer, code string) (out []byte) {

@@ -3,6 +3,7 @@ package views
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -75,6 +76,16 @@ func TestMarkdownExfil(t *testing.T) {
 			out := Markdown(src, mdOptions).String()
 			checkMarkdownSafe(t, out, mdOptions)
 			goldenFile(t, strings.TrimSuffix(path, ".md")+".golden", []byte(out))
+		})
+	}
+}
+
+// TestMarkdownExfilProject: the same hostile corpus, rendered for a session's transcript
+// with a project directory, links only to the two viewers or off the origin as allowed.
+func TestMarkdownExfilProject(t *testing.T) {
+	for path, src := range mdCorpus(t, "exfil") {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			checkMarkdownSafe(t, Markdown(src, projectOptions).String(), projectOptions)
 		})
 	}
 }
@@ -176,8 +187,8 @@ func onWorkspaceRoute(s string, o MarkdownOptions) bool {
 	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || strings.ContainsAny(s, "\\\t\n\r") {
 		return false
 	}
-	return strings.HasPrefix(u.Path, o.WorkspaceURL) && !strings.Contains("/"+u.Path+"/", "/../") &&
-		!strings.Contains("/"+u.Path+"/", "/./")
+	inside := strings.HasPrefix(u.Path, o.WorkspaceURL) || o.ProjectURL != "" && strings.HasPrefix(u.Path, o.ProjectURL)
+	return inside && !strings.Contains("/"+u.Path+"/", "/../") && !strings.Contains("/"+u.Path+"/", "/./")
 }
 
 func TestMarkdownLinks(t *testing.T) {
@@ -410,5 +421,76 @@ func TestMarkdownComponent(t *testing.T) {
 	b.Reset()
 	if err := (MarkdownHTML{}).Render(t.Context(), &b); err != nil || b.Len() != 0 {
 		t.Errorf("zero MarkdownHTML rendered %q, %v; want nothing", b.String(), err)
+	}
+}
+
+// projectOptions are a session transcript's: the workspace and the session's directory.
+var projectOptions = MarkdownOptions{WorkspaceDir: "/home/u/.myco/profiles/default/workspace", WorkspaceURL: "/profiles/default/workspace/",
+	WorkspaceRawQuery: "raw=1", ProjectDir: "/home/u/src/proj", ProjectURL: "/profiles/default/s/S1/files/"}
+
+// TestMarkdownProjectLinks: in a session's transcript, relative links, absolute paths under
+// its directory and path:line references (link destinations, code spans, words of text)
+// open the project viewer, at the line; nothing that leaves the directory is a link.
+func TestMarkdownProjectLinks(t *testing.T) {
+	const files = "/profiles/default/s/S1/files/"
+	for _, tt := range []struct{ name, src, want string }{
+		{"relative", "[a](src/main.go)", `<a href="` + files + `src/main.go">a</a>`},
+		{"dot segments", "[a](./src/../main.go)", `<a href="` + files + `main.go">a</a>`},
+		{"directory", "[a](src/)", `<a href="` + files + `src/">a</a>`},
+		{"the root", "[a](.)", `<a href="` + files + `">a</a>`},
+		{"absolute inside", "[a](/home/u/src/proj/README.md)", `<a href="` + files + `README.md">a</a>`},
+		{"file URL inside", "[a](file:///home/u/src/proj/a%20b.md)", `<a href="` + files + `a%20b.md">a</a>`},
+		{"workspace stays the workspace's", "[a](/home/u/.myco/profiles/default/workspace/n.md)", `<a href="/profiles/default/workspace/n.md">a</a>`},
+		{"a line", "[a](src/main.go:42)", `<a href="` + files + `src/main.go?line=42#L42">a</a>`},
+		{"a line and column", "[a](main.go:42:7)", `<a href="` + files + `main.go?line=42#L42">a</a>`},
+		{"an absolute line", "[a](/home/u/src/proj/x.go:3)", `<a href="` + files + `x.go?line=3#L3">a</a>`},
+		{"an anchor", "[a](main.go#L9)", `<a href="` + files + `main.go#L9">a</a>`},
+		{"a code span", "see `handlers/api.go:120` there", `see <a href="` + files + `handlers/api.go?line=120#L120"><code>handlers/api.go:120</code></a> there`},
+		{"a code span that is more", "`go test ./x.go:1 -v`", `<code>go test ./x.go:1 -v</code>`},
+		{"words of text", "fixed in views/markdown.go:12 and main_test.go:3.", `fixed in <a href="` + files + `views/markdown.go?line=12#L12">views/markdown.go:12</a> and <a href="` + files + `main_test.go?line=3#L3">main_test.go:3</a>.`},
+		{"a name with underscores", "in a_b_c.go:5 now", `in <a href="` + files + `a_b_c.go?line=5#L5">a_b_c.go:5</a> now`},
+		{"no line is no reference", "see main.go and v1.2", `see main.go and v1.2`},
+		{"a URL stays one", "https://go.dev/x.go:3", `<a href="https://go.dev/x.go:3" rel="noopener noreferrer nofollow">https://go.dev/x.go:3</a>`},
+		{"inside a link", "[at x.go:3](https://go.dev)", `<a href="https://go.dev" rel="noopener noreferrer nofollow">at x.go:3</a>`},
+		{"climbs out", "[a](../x.go)", `a`},
+		{"climbs out with a line", "see ../x.go:3 and `../../y.go:4`", `see ../x.go:3 and <code>../../y.go:4</code>`},
+		{"encoded climb", "[a](%2e%2e/x.go) [b](src%2F..%2F..%2Fx)", `a b`},
+		{"absolute outside", "[a](/etc/passwd) [b](/home/u/src/proj2/x)", `a b`},
+		{"absolute outside with a line", "/etc/passwd:1", `/etc/passwd:1`},
+		{"a scheme is no file", "[a](mailto:12) [b](javascript:1)", `<a href="mailto:12" rel="noopener noreferrer nofollow">a</a> b`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := strings.TrimSpace(Markdown(tt.src, projectOptions).String())
+			if want := "<p>" + tt.want + "</p>"; got != want {
+				t.Errorf("Markdown(%q) =\n %s\nwant\n %s", tt.src, got, want)
+			}
+		})
+	}
+	// Without a project, a transcript's relative links are the workspace's, as before.
+	if got := Markdown("[a](x.md) at x.go:3", mdOptions).String(); !strings.Contains(got, `href="/profiles/default/workspace/x.md"`) || strings.Contains(got, "/s/") {
+		t.Errorf("without a project: %s", got)
+	}
+}
+
+// TestCodeLines: every line of a source file, highlighted or not, is a link target L<n>,
+// numbered from the page's first line, with its text escaped.
+func TestCodeLines(t *testing.T) {
+	for _, tt := range []struct{ name, file, text string }{
+		{"highlighted", "main.go", "package main\n\nfunc main() {}\n"},
+		{"plain", "notes.unknownext", "a <b>\nc\nd\n"},
+		{"over the limit", "big.go", strings.Repeat("// x\n", maxHighlightBytes/5) + "x\ny\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := CodeLines(tt.file, tt.text, 40).String()
+			n := strings.Count(tt.text, "\n")
+			for _, id := range []string{"L40", "L41", fmt.Sprintf("L%d", 39+n)} {
+				if !strings.Contains(out, `id="`+id+`"`) || !strings.Contains(out, `href="#`+id+`"`) {
+					t.Errorf("CodeLines(%s) lacks the target %s:\n%.600s", tt.file, id, out)
+				}
+			}
+			if strings.Contains(out, `id="L39"`) || strings.Contains(out, fmt.Sprintf(`id="L%d"`, 40+n)) || strings.Contains(out, "<b>") {
+				t.Errorf("CodeLines(%s) numbers or escapes wrongly:\n%.600s", tt.file, out)
+			}
+		})
 	}
 }

@@ -24,6 +24,9 @@ type Chrome struct {
 	EventsWorker string
 	// Warning is shown on every page of the profile: its config is invalid, say.
 	Warning string
+	// Cwd is the directory the header's New session offers first: the session's on a
+	// session page; "" means the server's.
+	Cwd string
 }
 
 // SessionsView is the sessions page.
@@ -35,6 +38,30 @@ type SessionsView struct {
 	Models  []string
 	Model   string // the default model for a new session
 	Message string // a notice to show above the list, e.g. after an action
+	// Cwd is the directory the list is filtered by ("" for all), and Dirs the directories
+	// to filter by: those of the sessions, newest first.
+	Cwd  string
+	Dirs []DirChoice
+}
+
+// DirChoice is a directory offered: its absolute path and how it reads (~ for home).
+type DirChoice struct {
+	Path, Label string
+	Current     bool // the one chosen now
+	Note        string
+}
+
+// NewSessionView is the page that starts a session: which directory (typed, with
+// completion, or one used lately) and which model.
+type NewSessionView struct {
+	Chrome
+	Action      string // where the form posts
+	CompleteURL string // the completion of a typed directory (option elements)
+	Cwd         string // the directory typed or offered
+	Error       string // why the directory was refused, shown at the field
+	Recent      []DirChoice
+	Models      []string
+	Model       string
 }
 
 // SessionRow is one session in a listing.
@@ -49,6 +76,9 @@ type SessionRow struct {
 	Archived bool
 	Current  bool // the session the page shows
 	Children int
+	// Cwd is the session's directory as it reads (~ for home), CwdPath the path, and
+	// CwdURL the listing of the sessions in it; "" when unknown.
+	Cwd, CwdPath, CwdURL string
 }
 
 // SessionView is a session page: the active thread (or an earlier one, read-only).
@@ -59,6 +89,9 @@ type SessionView struct {
 	Title    string
 	Archived bool
 	Parent   *Link // the parent session of a child
+	// Cwd is the session's directory as it reads (~ for home), CwdPath its path, and
+	// FilesURL the read-only viewer of its files.
+	Cwd, CwdPath, FilesURL string
 
 	Thread   string // the thread shown
 	ReadOnly bool   // an earlier thread

@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 )
 
-// GuidanceFiles are the project guidance file names read from the working directory and
-// its git root, in this order.
+// GuidanceFiles are the project guidance file names read from the working directory, its
+// git root and each directory between them, in this order.
 var GuidanceFiles = []string{"AGENTS.md", "CLAUDE.md"}
 
 // maxGuidanceBytes bounds one guidance file in the prompt; a longer one is cut with a
@@ -54,8 +54,9 @@ type GuidanceSkip struct {
 func GuidanceBlock(wd string) string { return LoadGuidance(wd).Block }
 
 // LoadGuidance reads the project guidance for the working directory wd: AGENTS.md and
-// CLAUDE.md of the git root (when it differs from wd), then of wd, each under a
-// [project guidance PATH] label.
+// CLAUDE.md of the git root, then of each directory below it down to wd (as Codex does),
+// each under a [project guidance PATH] label. The same files give the same bytes, so
+// sessions in one directory share their system prompt's cached prefix.
 //
 // A repository is untrusted input, and the block goes into the system prompt, so a
 // guidance file is read only when it is a regular file really inside the git root (wd
@@ -70,15 +71,16 @@ func LoadGuidance(wd string) Guidance {
 	if top == "" {
 		top = wd
 	}
-	dirs := []string{}
-	if top != wd {
-		dirs = append(dirs, ".")
+	// The root first, then each directory down to wd: the nearer a file, the later it
+	// comes, so that it can refine what the repository as a whole says.
+	dirs := []string{"."}
+	if rel, err := filepath.Rel(top, wd); err == nil && rel != "." {
+		d := ""
+		for elem := range strings.SplitSeq(rel, string(filepath.Separator)) {
+			d = filepath.Join(d, elem)
+			dirs = append(dirs, d)
+		}
 	}
-	rel, err := filepath.Rel(top, wd)
-	if err != nil {
-		rel = "."
-	}
-	dirs = append(dirs, rel)
 	var g Guidance
 	root, err := os.OpenRoot(top)
 	if err != nil {

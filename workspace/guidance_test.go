@@ -21,10 +21,12 @@ func TestGuidanceBlock(t *testing.T) {
 	write(t, filepath.Join(root, "AGENTS.md"), "root agents")
 	write(t, filepath.Join(root, "CLAUDE.md"), "root claude")
 	write(t, filepath.Join(sub, "CLAUDE.md"), "sub claude")
-	write(t, filepath.Join(sub, "AGENTS.md"), "  \n") // empty: skipped
+	write(t, filepath.Join(sub, "AGENTS.md"), "  \n")               // empty: skipped
+	write(t, filepath.Join(root, "svc", "AGENTS.md"), "svc agents") // between the root and sub
 
 	got := GuidanceBlock(sub)
-	order := []string{"# Project Guidance", "[project guidance " + filepath.Join(root, "AGENTS.md") + "]\nroot agents", "[project guidance " + filepath.Join(root, "CLAUDE.md") + "]\nroot claude", "[project guidance " + filepath.Join(sub, "CLAUDE.md") + "]\nsub claude"}
+	order := []string{"# Project Guidance", "[project guidance " + filepath.Join(root, "AGENTS.md") + "]\nroot agents", "[project guidance " + filepath.Join(root, "CLAUDE.md") + "]\nroot claude",
+		"[project guidance " + filepath.Join(root, "svc", "AGENTS.md") + "]\nsvc agents", "[project guidance " + filepath.Join(sub, "CLAUDE.md") + "]\nsub claude"}
 	at := -1
 	for _, s := range order {
 		i := strings.Index(got, s)

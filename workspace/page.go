@@ -25,6 +25,9 @@ type Page struct {
 	Start, End int64 // the byte range [Start, End) of the file
 	Size       int64 // the file's size when it was opened
 	Text       string
+	// Line is the number of the line the page starts in, from 1 (found by counting the
+	// line breaks before Start).
+	Line int
 }
 
 // Page reads page n, from 1, of the regular file name (see [Files.Stat] for the names it
@@ -75,8 +78,87 @@ func readPage(r io.ReaderAt, size int64, n int) (Page, error) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return Page{}, err
 	}
-	return Page{N: n, Count: count, Start: start, End: start + int64(m), Size: size,
+	lines, err := countLines(r, start)
+	if err != nil {
+		return Page{}, err
+	}
+	return Page{N: n, Count: count, Start: start, End: start + int64(m), Size: size, Line: lines + 1,
 		Text: strings.ToValidUTF8(string(buf[:m]), "\uFFFD")}, nil
+}
+
+// countLines counts the line breaks in the first n bytes of r, reading them in blocks.
+func countLines(r io.ReaderAt, n int64) (int, error) {
+	buf := make([]byte, 64<<10)
+	lines := 0
+	for off := int64(0); off < n; {
+		m, err := r.ReadAt(buf[:min(int64(len(buf)), n-off)], off)
+		lines += bytes.Count(buf[:m], []byte{'\n'})
+		off += int64(m)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		if m == 0 {
+			break
+		}
+	}
+	return lines, nil
+}
+
+// PageOf returns the number of the page of the regular file name (see [Files.Page]) that
+// holds line, from 1: the last page for a line past the end.
+func (f *Files) PageOf(name string, line int) (int, error) {
+	fh, err := f.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer fh.Close()
+	size := fh.Info.Size
+	// The offset where line starts, found by counting line breaks.
+	buf := make([]byte, 64<<10)
+	off, seen := int64(0), 1
+scan:
+	for off < size && seen < line {
+		m, err := fh.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		for i := range m {
+			if buf[i] != '\n' {
+				continue
+			}
+			if seen++; seen == line {
+				off += int64(i + 1)
+				break scan
+			}
+		}
+		off += int64(m)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("find line %d of workspace file %s: %w", line, oneLine(name), err)
+		}
+		if m == 0 {
+			break
+		}
+	}
+	count := max(1, int((size+PageBytes-1)/PageBytes))
+	k := min(int(off/PageBytes), count-1)
+	for k > 0 {
+		start, err := pageStart(fh, size, k)
+		if err != nil {
+			return 0, err
+		}
+		if start <= off {
+			break
+		}
+		k--
+	}
+	for k+1 < count {
+		next, err := pageStart(fh, size, k+1)
+		if err != nil {
+			return 0, err
+		}
+		if next > off || next >= size {
+			break
+		}
+		k++
+	}
+	return k + 1, nil
 }
 
 // pageStart returns where page k, from 0, starts: the first line start at or after

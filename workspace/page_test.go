@@ -75,6 +75,25 @@ func TestPageLines(t *testing.T) {
 	if joined.String() != content {
 		t.Error("the pages joined are not the file")
 	}
+	// Each page knows the number of its first line ("line 0" is line 1), and PageOf finds
+	// the page of any line.
+	lines := strings.Count(content, "\n")
+	for _, p := range pages {
+		var want int
+		fmt.Sscanf(p.Text, "line %d:", &want)
+		if p.Line != want+1 {
+			t.Errorf("page %d starts at line %d, want %d", p.N, p.Line, want+1)
+		}
+		last := p.Line + strings.Count(p.Text, "\n") - 1
+		for _, line := range []int{p.Line, last} {
+			if n, err := files.PageOf("big.log", line); err != nil || n != p.N {
+				t.Errorf("PageOf(line %d) = %d, %v; want page %d", line, n, err, p.N)
+			}
+		}
+	}
+	if n, err := files.PageOf("big.log", lines+100); err != nil || n != len(pages) {
+		t.Errorf("PageOf(past the end) = %d, %v; want the last page", n, err)
+	}
 }
 
 // TestPageLongLine: a file that is one long line is cut at character boundaries, and no

@@ -70,8 +70,9 @@ func (a *app) newEngine(p *profile, wait bool) (*engine, error) {
 		Registry: reg,
 		Wait:     wait,
 		Log:      a.log,
+		Dir:      wd,
 		Prompt: catalog.Prompt(catalog.PromptOptions{Paths: p.paths, MaxPreludeBytes: p.cfg.MaxPreludeBytes, Manual: docs.FS,
-			Dir: wd, Warn: a.warn, Config: p.cfg, Tools: e.harness}),
+			Warn: a.warn, Config: p.cfg, Tools: e.harness}),
 	})
 	if err != nil {
 		e.harness.Close()

@@ -14,8 +14,10 @@ import (
 )
 
 // terminal runs the terminal front end f (package cli) on the session service of o's
-// profile.
-func (a *app) terminal(o options, f func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int) int {
+// profile. With serve (myco -p, the chat), the profile's API is served on a loopback port
+// of this process while f runs, and the local tools get its MYCO_SERVER_URL, so that an
+// agent can start child sessions as the system prompt says (see [localAPI]).
+func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int) int {
 	p, err := a.setup(o)
 	if err != nil {
 		return a.fail(err)
@@ -23,11 +25,28 @@ func (a *app) terminal(o options, f func(ctx context.Context, svc cli.Sessions, 
 	log, closeLog := a.fileLogger(filepath.Join(p.paths.ProfileDir, "myco.log"))
 	defer closeLog()
 	a.setLog(log)
+	var api *localAPI
+	if serve {
+		if api, err = a.listenAPI(p); err != nil {
+			return a.fail(err)
+		}
+	}
 	e, err := a.newEngine(p, true)
 	if err != nil {
+		if api != nil {
+			api.close(a)
+		}
 		return a.fail(err)
 	}
 	defer e.close()
+	if api != nil {
+		// Stopped before the engine (the defer above runs after this one): no request
+		// starts work on a service that is closing.
+		defer api.close(a)
+		if err := api.serve(a, p, e); err != nil {
+			return a.fail(err)
+		}
+	}
 	return f(context.Background(), e.mgr, a.std(), cli.Options{
 		Model: o.model, Resume: o.resume, JSON: o.json,
 		Term: a.getenv("TERM"), NoColor: a.getenv("NO_COLOR") != "",
@@ -48,20 +67,20 @@ func (a *app) oneShot(o options) int {
 	case err != nil:
 		return a.fail(err)
 	}
-	return a.terminal(o, func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int {
+	return a.terminal(o, true, func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int {
 		return cli.Prompt(ctx, svc, std, prompt, co)
 	})
 }
 
 // compactCmd runs myco --compact ID.
 func (a *app) compactCmd(o options) int {
-	return a.terminal(o, func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int {
+	return a.terminal(o, false, func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int {
 		return cli.Compact(ctx, svc, std, o.compact, co)
 	})
 }
 
 // chat runs myco --mode cli.
-func (a *app) chat(o options) int { return a.terminal(o, cli.Chat) }
+func (a *app) chat(o options) int { return a.terminal(o, true, cli.Chat) }
 
 // hostsCmd runs `myco hosts [check|install ALIAS]` on the hosts of ~/.ssh/config.
 func (a *app) hostsCmd(args []string) int {

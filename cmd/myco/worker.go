@@ -99,7 +99,7 @@ func (a *app) profileWorker(o options) int {
 			if err := paths.Ensure(); err != nil {
 				return handlers.Built{}, err
 			}
-			m, err := sessions.NewManager(sessions.ManagerOptions{Store: sessions.NewStore(paths.SessionDir()), Models: brokenCatalog{cfgErr}, Log: log})
+			m, err := sessions.NewManager(sessions.ManagerOptions{Store: sessions.NewStore(paths.SessionDir()), Models: brokenCatalog{cfgErr}, Dir: wd, Log: log})
 			if err != nil {
 				return handlers.Built{}, err
 			}

@@ -118,7 +118,7 @@ func (b *Bash) Name() string { return "bash" }
 func (b *Bash) Spec() model.ToolSpec {
 	desc := fmt.Sprintf(`Run shell commands with bash.
 action=exec (the default) runs "bash -c COMMAND" to completion with stdin from /dev/null and stdout+stderr combined, then reports the exit status; a nonzero status is reported, not treated as a tool error. Default timeout %s, at most %s (timeout_secs); on timeout the whole process group is killed. Nothing an exec starts outlives it: use action=start for servers and other long-lived processes.
-Commands run in the host process's working directory; there is no working-directory field, so use "cd /path && command" (an exec's directory change lasts only for that call).
+On the local host, exec and start begin in this session's directory (the # Session block of the runtime notes names it); on a remote host, in the host process's working directory. There is no working-directory field: use "cd /path && command" (an exec's directory change lasts only for that call).
 action=start runs COMMAND (for example "bash --noprofile --norc") as a session with a stdin pipe and returns its session_id and first output. action=write sends input to its stdin (a newline is added unless input ends with one) and returns the output once it settles (%s without output, at most timeout_secs, default %s). action=read returns output not yet returned; with timeout_secs it waits up to that long for some. action=kill ends a session and forgets it; action=list lists your sessions. Exited sessions stay listed until killed.
 Each result shows at most %d bytes of output (head and tail, with a marker for what was left out).`,
 		secs(b.opts.DefaultTimeout), secs(b.opts.MaxTimeout), b.opts.SettleQuiet, secs(b.opts.DefaultWait), b.opts.MaxOutputBytes)
@@ -242,12 +242,16 @@ func (b *Bash) exec(ctx context.Context, owner, command string, timeout time.Dur
 	ctx, stop := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer stop()
 
+	dir, err := workDir(ctx)
+	if err != nil {
+		return Errorf("%v", err)
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return Errorf("run command: %v", err)
 	}
 	cmd := exec.CommandContext(ctx, b.opts.Shell, "-c", command)
-	cmd.Env = envFor(ctx, b.opts.Env)
+	cmd.Env, cmd.Dir = withPWD(envFor(ctx, b.opts.Env), dir), dir
 	cmd.Stdout, cmd.Stderr = pw, pw // one file: output arrives interleaved as written
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }

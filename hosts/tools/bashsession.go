@@ -91,6 +91,10 @@ func (s *session) info() BashSessionInfo {
 }
 
 func (b *Bash) start(ctx context.Context, owner, command string, wait time.Duration) Result {
+	dir, err := workDir(ctx)
+	if err != nil {
+		return Errorf("%v", err)
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return Errorf("start session: %v", err)
@@ -102,7 +106,7 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 		return Errorf("start session: %v", err)
 	}
 	cmd := exec.Command(b.opts.Shell, "-c", command)
-	cmd.Env = envFor(ctx, b.opts.Env)
+	cmd.Env, cmd.Dir = withPWD(envFor(ctx, b.opts.Env), dir), dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	b.prepare()

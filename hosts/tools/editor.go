@@ -26,8 +26,8 @@ type EditorOptions struct {
 	Guard *Guard
 	// Dirs, when not nil, gives the directory against which the refusal of a relative
 	// path names the absolute path probably meant (the caller's bash session's current
-	// directory); without it, or when the caller has none, the host process's working
-	// directory.
+	// directory); without it, or when the caller has none, the session's directory
+	// ([WithWorkDir]), else the host process's working directory.
 	Dirs WorkDirs
 }
 
@@ -105,8 +105,8 @@ var editorFields = []string{"command", "path", "view_range", "file_text", "old_s
 
 // relative refuses the relative path of a command, naming the absolute path it probably
 // meant: the path resolved as view_image would resolve it.
-func (e *Editor) relative(owner, command, path string) Result {
-	p, err := resolve(e.o.Dirs, owner, path)
+func (e *Editor) relative(ctx context.Context, owner, command, path string) Result {
+	p, err := resolve(ctx, e.o.Dirs, owner, path)
 	if err != nil {
 		return Errorf("path %q is not absolute; give the full path", path)
 	}
@@ -147,7 +147,7 @@ func (e *Editor) Call(ctx context.Context, owner string, input json.RawMessage) 
 		return Errorf("path is required")
 	}
 	if !filepath.IsAbs(in.Path) {
-		return e.relative(owner, in.Command, in.Path)
+		return e.relative(ctx, owner, in.Command, in.Path)
 	}
 	path, err := realPath(filepath.Clean(in.Path))
 	if err != nil {

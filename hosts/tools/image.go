@@ -25,7 +25,8 @@ type ImageOptions struct {
 	Guard *Guard
 	// Dirs, when not nil, gives the directory a relative path is resolved against (the
 	// caller's bash session's current directory); without it, or when the caller has
-	// none, it is the host process's working directory.
+	// none, it is the session's directory ([WithWorkDir]), else the host process's
+	// working directory.
 	Dirs WorkDirs
 }
 
@@ -50,9 +51,9 @@ func (im *Image) Name() string { return "view_image" }
 func (im *Image) Spec() model.ToolSpec {
 	return model.ToolSpec{
 		Name: "view_image",
-		Description: fmt.Sprintf("Look at an image file: screenshots, diagrams, rendered output. png, jpeg, gif and webp are accepted, recognised by the file's contents whatever its extension. The limit is the current model's (the runtime notes' model line gives it), and at most %d bytes of base64 (%s; about %d bytes on disk) on this host; a larger file fails with both sizes. A relative path is resolved against the current directory of your most recently used bash session on that host that still runs (action=start), else the host's working directory; the result shows the absolute path. Text files stay with str_replace_based_edit_tool.",
+		Description: fmt.Sprintf("Look at an image file: screenshots, diagrams, rendered output. png, jpeg, gif and webp are accepted, recognised by the file's contents whatever its extension. The limit is the current model's (the runtime notes' model line gives it), and at most %d bytes of base64 (%s; about %d bytes on disk) on this host; a larger file fails with both sizes. A relative path is resolved against the current directory of your most recently used bash session on that host that still runs (action=start), else this session's directory on the local host and the host process's working directory on a remote one; the result shows the absolute path. Text files stay with str_replace_based_edit_tool.",
 			im.o.MaxBase64Bytes, mib(im.o.MaxBase64Bytes), im.o.MaxBase64Bytes/4*3) + im.o.Guard.describe(),
-		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"path of the image: absolute, or relative to your bash session's current directory"}},"required":["path"],"additionalProperties":false}`),
+		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"path of the image: absolute, or relative as the description says"}},"required":["path"],"additionalProperties":false}`),
 	}
 }
 
@@ -87,7 +88,7 @@ func (im *Image) Call(ctx context.Context, owner string, input json.RawMessage) 
 	if in.Path == "" {
 		return Errorf("path is required")
 	}
-	p, err := resolve(im.o.Dirs, owner, in.Path)
+	p, err := resolve(ctx, im.o.Dirs, owner, in.Path)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,14 +60,19 @@ type pathArg struct {
 }
 
 // resolve makes path, which is not empty, absolute for owner: a relative path is joined
-// to owner's working directory from dirs (nil means none), else the host process's.
-func resolve(dirs WorkDirs, owner, path string) (pathArg, error) {
+// to owner's working directory from dirs (nil means none), else the directory of the
+// call's session ([WithWorkDir]), else the host process's.
+func resolve(ctx context.Context, dirs WorkDirs, owner, path string) (pathArg, error) {
 	if filepath.IsAbs(path) {
 		return pathArg{abs: filepath.Clean(path), shown: path}, nil
 	}
 	dir, from, ok := "", "", false
 	if dirs != nil {
 		dir, from, ok = dirs.WorkDir(owner)
+	}
+	if !ok {
+		dir, ok = WorkDirFrom(ctx)
+		from = "the session's directory (you have no running bash session on this host)"
 	}
 	if !ok {
 		wd, err := os.Getwd()

@@ -42,6 +42,7 @@ func TestBrowserEverydayActions(t *testing.T) {
 
 	tb.navigate(f.srv.URL + "workspace/")
 	tb.clickAndLoad(`button#new-session`)
+	tb.clickAndLoad(`button#start-session`) // in the directory offered: the server's
 	tb.wait("a new session's page", `document.getElementById("transcript") && document.getElementById("prompt")`)
 	first := eval[string](tb, `location.href`)
 	tb.waitLive()
@@ -88,6 +89,7 @@ func TestBrowserEverydayActions(t *testing.T) {
 	t.Run("New session from a session page", func(t *testing.T) {
 		tb := tb.in(t)
 		tb.clickAndLoad(`button#new-session`)
+		tb.clickAndLoad(`button#start-session`)
 		if now := eval[string](tb, `location.href`); now == first || !strings.Contains(now, "/s/") {
 			t.Errorf("New session led to %s (from %s)", now, first)
 		}

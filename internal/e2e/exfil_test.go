@@ -46,7 +46,8 @@ func TestBrowserExfiltration(t *testing.T) {
 	f := newFixture(t, turns...)
 	page := f.newSession()
 	// The corpus's local images: the ones that exist load from the workspace route; the
-	// others are 404s of that route (a missing file), which is no leak.
+	// others are 404s of that route (a missing file), or, in a transcript, of the route of
+	// the session's directory, which is no leak.
 	png := writePNG(t, filepath.Join(t.TempDir(), "pic.png"))
 	data, err := os.ReadFile(png)
 	if err != nil {
@@ -63,6 +64,9 @@ func TestBrowserExfiltration(t *testing.T) {
 	tb := newTab(t, b, "exfil")
 	tb.allow(`status of 404 \(Not Found\) ` + regexp.QuoteMeta(f.srv.URL+"workspace/"))
 	tb.allow(`ERR_BLOCKED_BY_RESPONSE.NotSameOrigin ` + regexp.QuoteMeta(f.srv.URL+"workspace/"))
+	// In a transcript, a relative image is a file of the session's directory, which has
+	// none of the corpus's: 404s of that route, which are no leak either.
+	tb.allow(`status of 404 \(Not Found\) ` + regexp.QuoteMeta(page+"files/"))
 	requested := tb.requestsTo(l.host)
 	tb.navigate(page)
 	tb.waitLive()

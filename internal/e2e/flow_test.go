@@ -46,8 +46,7 @@ func TestBrowserFlow(t *testing.T) {
 	tb.navigate(f.srv.URL)
 	tb.wait("the sessions page", `document.querySelector("main.sessions-page h1")?.textContent === "Sessions"`)
 	tb.wait("an empty list", `document.querySelector("#session-list .empty")?.textContent.includes("No sessions yet")`)
-	// The New session button is a plain form post, which the server refuses today (see
-	// TestBrowserPlainFormPosts); the session is created as a script would.
+	// The session is created as a script would (New session is TestBrowserPlainFormPosts's).
 	first := f.newSession()
 	tb.navigate(first)
 	tb.waitLive()
@@ -222,8 +221,9 @@ func TestBrowserFlow(t *testing.T) {
 	})
 }
 
-// TestBrowserPlainFormPosts clicks the two buttons that are plain form posts, not htmx:
-// New session on the sessions page, and Archive in a session's head.
+// TestBrowserPlainFormPosts clicks the buttons that are plain forms, not htmx: New session
+// on the sessions page and Start session on the page it opens, and Archive in a session's
+// head.
 func TestBrowserPlainFormPosts(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -231,6 +231,7 @@ func TestBrowserPlainFormPosts(t *testing.T) {
 	tb := newTab(t, b, "main")
 	tb.navigate(f.srv.URL)
 	tb.clickAndLoad(`form.new-session button[type=submit]`)
+	tb.clickAndLoad(`form#new-session-form button#start-session`)
 	tb.wait("the new session's page", `document.getElementById("transcript") && document.getElementById("prompt")`)
 	tb.clickAndLoad("#archive-button")
 	tb.wait("the session archived", `document.getElementById("archive-button")?.textContent.trim() === "Restore"`)

@@ -128,9 +128,9 @@ func TestPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var discovered discoverCount
-	read := Prompt(PromptOptions{Paths: paths, MaxPreludeBytes: 1 << 20, Manual: manual, Dir: dir, Warn: func(s string) { warned = append(warned, s) },
+	read := Prompt(PromptOptions{Paths: paths, MaxPreludeBytes: 1 << 20, Manual: manual, Warn: func(s string) { warned = append(warned, s) },
 		Config: cfg, Tools: &discovered})
-	blocks, watcher, err := read()
+	blocks, watcher, err := read(dir)
 	if err != nil || watcher == nil {
 		t.Fatalf("Prompt() = %v, %v", watcher, err)
 	}
@@ -139,6 +139,16 @@ func TestPrompt(t *testing.T) {
 	}
 	if discovered != 1 {
 		t.Errorf("Discover ran %d times, want once", discovered)
+	}
+	// Another session in the same directory gets the same bytes; one elsewhere, its own
+	// directory's guidance.
+	if again, _, _ := read(dir); !slices.Equal(again, blocks) {
+		t.Errorf("the blocks of a second session in %s differ:\n%q\n%q", dir, again, blocks)
+	}
+	other := t.TempDir()
+	writeFile(t, filepath.Join(other, "AGENTS.md"), "Use spaces.\n")
+	if elsewhere, _, _ := read(other); !strings.Contains(elsewhere[2], "Use spaces.") || strings.Contains(elsewhere[2], "Use tabs.") {
+		t.Errorf("the guidance of a session in %s = %q", other, elsewhere[2])
 	}
 	if len(warned) != 0 {
 		t.Errorf("warned %q, want nothing", warned)

@@ -15,8 +15,7 @@ import (
 type PromptOptions struct {
 	Paths           config.Paths
 	MaxPreludeBytes int
-	Manual          fs.FS  // the manual's pages, as exported to the profile's manual/
-	Dir             string // the working directory, where project guidance is looked for
+	Manual          fs.FS // the manual's pages, as exported to the profile's manual/
 	// Warn is told of each project guidance file that was skipped, and why; nil means
 	// nobody is.
 	Warn func(string)
@@ -35,14 +34,16 @@ type Discoverer interface {
 
 // Prompt returns the reader of a session's system prompt blocks, for
 // [sessions.ManagerOptions].Prompt: the MCP servers of the config, the manual's index,
-// project guidance, the prelude and the workspace listing, least to most volatile, and a prelude watcher relative to them.
+// the project guidance of the session's directory, the prelude and the workspace listing,
+// least to most volatile, and a prelude watcher relative to them. Sessions in one
+// directory get the same bytes while the files are the same (the prompt cache's prefix).
 // They are read when a session's model is built, so the prompt's bytes stay fixed for its
 // life. Before that, the MCP servers whose tools are not listed yet are started and
 // listed (o.Tools), so that the tools are known before the session's first model
 // request; the wait is bounded by the servers' startup timeouts (and a remote's attach
 // timeout), and a server that fails is only left out.
-func Prompt(o PromptOptions) func() ([]string, sessions.PreludeWatcher, error) {
-	return func() ([]string, sessions.PreludeWatcher, error) {
+func Prompt(o PromptOptions) func(dir string) ([]string, sessions.PreludeWatcher, error) {
+	return func(dir string) ([]string, sessions.PreludeWatcher, error) {
 		if o.Tools != nil {
 			// The caller gives no context: each server bounds its own start.
 			o.Tools.Discover(context.Background())
@@ -52,13 +53,14 @@ func Prompt(o PromptOptions) func() ([]string, sessions.PreludeWatcher, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return blocks(o, snap), watcher, nil
+		return blocks(o, dir, snap), watcher, nil
 	}
 }
 
-// blocks are the system prompt's appended sections as of the prelude snapshot snap.
-func blocks(o PromptOptions, snap workspace.Snapshot) []string {
-	g := workspace.LoadGuidance(o.Dir)
+// blocks are the system prompt's appended sections for a session in dir, as of the
+// prelude snapshot snap.
+func blocks(o PromptOptions, dir string, snap workspace.Snapshot) []string {
+	g := workspace.LoadGuidance(dir)
 	for _, s := range g.Skipped {
 		if o.Warn != nil {
 			o.Warn(fmt.Sprintf("project guidance %s skipped: %s", s.Path, s.Reason))

@@ -1,0 +1,63 @@
+package handlers
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"myco.dev/views"
+	"myco.dev/workspace"
+)
+
+// sessionFiles serves the read-only viewer of a session's directory at
+// /profiles/NAME/s/ID/files/PATH, with the workspace viewer's rules (an os.Root at the
+// directory: no traversal, no symlink out of it, regular files and directories only, no
+// hidden names, an allow-listed content type, documents under the sandboxing policy). The
+// links of the session's answers to its files land here. A directory removed since is a
+// 404 that says so; the session's page still opens.
+func (s *server) sessionFiles(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	sess, _, err := s.Sessions.Snapshot(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if info, err := os.Stat(sess.Cwd); err != nil || !info.IsDir() {
+		return httpError(http.StatusNotFound, "This session's directory "+quote(sess.Cwd)+" no longer exists, so none of its files can be shown; the session's history stays readable.")
+	}
+	files, err := workspace.OpenFiles(sess.Cwd)
+	if err != nil {
+		return err
+	}
+	return s.files(w, r, viewer{files: files, url: s.filesURL(id), root: shortDir(sess.Cwd, s.Home), where: quote(sess.Cwd),
+		nav: "sessions", back: s.sessionURL(id)})
+}
+
+// filesURL is the route of session id's directory viewer.
+func (s *server) filesURL(id string) string { return s.sessionURL(id) + "files/" }
+
+// mdOptionsFor are the Markdown options of session id's transcript, whose directory is
+// cwd: workspace paths link to the workspace viewer, and the session's relative links,
+// paths under cwd and path:line references to its directory viewer.
+func (s *server) mdOptionsFor(id, cwd string) views.MarkdownOptions {
+	o := s.mdOptions()
+	if cwd != "" {
+		o.ProjectDir, o.ProjectURL = cwd, s.filesURL(id)
+	}
+	return o
+}
+
+// shortDir is dir as a person reads it: under home, with ~ for it.
+func shortDir(dir, home string) string {
+	if home != "" && home != "/" {
+		if dir == home {
+			return "~"
+		}
+		if rest, ok := strings.CutPrefix(dir, strings.TrimSuffix(home, "/")+"/"); ok {
+			return filepath.Join("~", rest)
+		}
+	}
+	return dir
+}
