@@ -376,7 +376,9 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 		case ctx.Err() != nil:
 			return nil, nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if sse.SendJSON("", PingEvent{Type: "ping", Time: time.Now().UTC()}) != nil {
+			b, _ := json.Marshal(PingEvent{Type: "ping", Time: time.Now().UTC()})
+			sse.AppendJSON("", "ping", b)
+			if sse.Flush() != nil {
 				return nil, nil
 			}
 			continue
@@ -388,7 +390,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 			if err != nil {
 				return nil, nil
 			}
-			sse.AppendJSON(sub.IDOf(u.Seq), b)
+			sse.AppendJSON(sub.IDOf(u.Seq), u.Type, b)
 		}
 		if sse.Flush() != nil {
 			return nil, nil // the client is gone, or stopped reading
