@@ -1,7 +1,9 @@
 package openapitest
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -65,5 +67,44 @@ func TestCheck(t *testing.T) {
 	}
 	if got := strings.Join(d.Answers(), ","); got != "getThing 200,getThing 404" {
 		t.Errorf("Answers = %s", got)
+	}
+}
+
+const streamDoc = `{
+  "openapi": "3.1.0",
+  "paths": {"/events": {"get": {"operationId": "events", "responses": {"200": {"description": "s",
+    "content": {"text/event-stream": {"schema": {"type": "string"},
+      "x-event-data": {"type": "object", "required": ["type"], "additionalProperties": false, "properties": {"type": {"enum": ["a", "b"]}}}}}}}}}}
+}`
+
+// TestRecorderStreams: a Recorder passes an event stream through unchanged and checks each
+// event as it is read: its data against the schema, its name against its type.
+func TestRecorderStreams(t *testing.T) {
+	d, err := Load([]byte(streamDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := "retry: 1000\n\nid: 1\nevent: a\ndata: {\"type\":\"a\"}\n\nevent: a\ndata: {\"type\":\"b\"}\n\ndata: {\"type\":\"a\",\"x\":1}\n\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, stream)
+	}))
+	defer srv.Close()
+	rec := &Recorder{Doc: d, Base: "/api", Next: http.DefaultTransport}
+	resp, err := (&http.Client{Transport: rec}).Get(srv.URL + "/api/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(got) != stream {
+		t.Errorf("the stream read through the recorder = %q, want it unchanged", got)
+	}
+	errs := rec.Errors()
+	if len(errs) != 2 || !strings.Contains(errs[0], `SSE name "a" is not its type`) || !strings.Contains(errs[1], "field x") {
+		t.Errorf("errors = %q, want the misnamed event and the undeclared field", errs)
+	}
+	if !rec.Seen("events 200") || len(rec.Missing()) != 0 {
+		t.Errorf("seen: %v, missing %v", rec.Seen("events 200"), rec.Missing())
 	}
 }
