@@ -181,9 +181,9 @@ type TreeTotals struct {
 type SubmitAction struct {
 	RequestID string `json:"request_id" required:"true"`
 	Action    string `json:"action" required:"true" enum:"submit"`
-	// Text is the message. An @path in it attaches that file, resolved against the
-	// session's directory as in the browser; one that cannot be attached goes as text, with
-	// a warning in the answer.
+	// Text is the message. An @path in it attaches that file, as the browser's composer
+	// does; one that names no file, or cannot be attached, goes as text, with a warning in
+	// the answer.
 	Text string `json:"text"`
 	// Attachments are files sent with the message, held to the browser's caps: at most 20;
 	// an image (png, jpeg, gif, webp) within the model's max_image_base64_bytes, or UTF-8
