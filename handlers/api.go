@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,23 +29,29 @@ const maxAPIBody = 1 << 20
 // apiPing is the interval of /api/events' ping event.
 const apiPing = 15 * time.Second
 
-// api adapts an API handler: its result is written as JSON with status 200 (or the status
-// withStatus gives it), and its error in the error envelope.
-func (s *server) api(f func(w http.ResponseWriter, r *http.Request) (any, error)) http.HandlerFunc {
+// api adapts an API handler that takes the query parameters params: a request with
+// another parameter is refused (see [checkQuery]); the handler's result is written as JSON
+// with status 200 (or the status withStatus gives it), and its error in the error
+// envelope.
+func (s *server) api(params []apiParam, f func(w http.ResponseWriter, r *http.Request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v, err := f(w, r)
+		if err := checkQuery(params, r.URL.Query()); err != nil {
+			web.WriteError(w, s.errors.Answer(r, err))
+			return
+		}
+		out, err := f(w, r)
 		if err != nil {
 			web.WriteError(w, s.errors.Answer(r, err))
 			return
 		}
-		if v == nil {
-			return // a stream, already written
+		if out == nil {
+			return // a stream, or text, already written
 		}
 		status := http.StatusOK
-		if sr, ok := v.(statusResult); ok {
-			status, v = sr.status, sr.v
+		if sr, ok := out.(statusResult); ok {
+			status, out = sr.status, sr.v
 		}
-		web.WriteJSON(w, status, v)
+		web.WriteJSON(w, status, out)
 	}
 }
 
@@ -64,9 +71,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return web.DecodeJSON(w, r, v, maxAPIBody)
 }
 
-func missing(field string) error {
-	return apiError(http.StatusBadRequest, "missing_field", "field "+strconv.Quote(field)+" is required")
-}
+func missing(field string) error { return web.MissingField(field) }
 
 // --- Sessions ---------------------------------------------------------------------------
 
@@ -76,9 +81,6 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 	var req CreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return nil, err
-	}
-	if strings.TrimSpace(req.RequestID) == "" {
-		return nil, missing("request_id")
 	}
 	if err := s.configured(); err != nil {
 		return nil, err
@@ -102,9 +104,10 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 	return out, nil
 }
 
-// apiList lists sessions newest first: ?include_hidden=true adds children, ?archived=true
-// lists the archived ones, ?archived=all both, ?parent=ID one session's children, ?cwd=DIR
-// those that work in DIR.
+// apiList lists sessions newest first, a page of ?limit= at a time from ?cursor=:
+// ?include_hidden=true adds children, ?archived=true lists the archived ones, ?archived=all
+// both, ?parent=ID one session's children, ?cwd=DIR those that work in DIR, ?q= those whose
+// title or id has it.
 func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 	q := r.URL.Query()
 	o := sessions.ListOptions{Query: q.Get("q"), Parent: q.Get("parent"), Cwd: q.Get("cwd")}
@@ -127,16 +130,66 @@ func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 	default:
 		return nil, apiError(http.StatusBadRequest, "invalid_field", "archived must be true, false or all")
 	}
+	limit, err := intParam(q.Get("limit"), listDefault, 1, listMax, "limit")
+	if err != nil {
+		return nil, err
+	}
+	after, err := parseCursor(q.Get("cursor"))
+	if err != nil {
+		return nil, err
+	}
 	list, err := s.Sessions.List(r.Context(), o)
 	if err != nil {
 		return nil, err
 	}
-	out := ListAnswer{Sessions: make([]ListedSession, 0, len(list))}
+	// Newest first, and by id among sessions created at the same time, so that a cursor
+	// (the last row's place in that order) pages without a gap or a repeat.
+	slices.SortStableFunc(list, func(a, b sessions.Listed) int { return listOrder(a.Created, a.ID, b.Created, b.ID) })
+	out := ListAnswer{Sessions: []ListedSession{}}
 	for _, l := range list {
+		if after != nil && listOrder(l.Created, l.ID, after.created, after.id) <= 0 {
+			continue
+		}
+		if len(out.Sessions) == limit {
+			last := out.Sessions[len(out.Sessions)-1]
+			out.NextCursor = listCursor{last.Created, last.SessionID}.String()
+			break
+		}
 		out.Sessions = append(out.Sessions, ListedSession{SessionID: l.ID, Title: l.Title, Model: l.Model, Created: l.Created,
 			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, Cwd: l.Cwd, ParentSession: l.Parent, Problem: l.Problem})
 	}
 	return out, nil
+}
+
+// listOrder orders sessions newest first, then by id, descending.
+func listOrder(ac time.Time, aid string, bc time.Time, bid string) int {
+	if c := bc.Compare(ac); c != 0 {
+		return c
+	}
+	return strings.Compare(bid, aid)
+}
+
+// listCursor is a place in the listing: after the session created at created with id.
+type listCursor struct {
+	created time.Time
+	id      string
+}
+
+// String is the cursor as clients get it: opaque to them.
+func (c listCursor) String() string {
+	return strconv.FormatInt(c.created.UnixNano(), 10) + "." + c.id
+}
+
+func parseCursor(v string) (*listCursor, error) {
+	if v == "" {
+		return nil, nil
+	}
+	ns, id, ok := strings.Cut(v, ".")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || id == "" {
+		return nil, apiError(http.StatusBadRequest, "invalid_field", "cursor is not a next_cursor this server gave")
+	}
+	return &listCursor{time.Unix(0, n), id}, nil
 }
 
 // --- Snapshot ---------------------------------------------------------------------------
@@ -153,7 +206,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	q := r.URL.Query()
-	limit, err := intParam(q.Get("limit"), 20, 1, 200, "limit")
+	limit, err := intParam(q.Get("limit"), snapshotDefault, 1, snapshotMax, "limit")
 	if err != nil {
 		return nil, err
 	}
@@ -255,92 +308,6 @@ func (p *projector) apiMessage(i int) (SnapshotMessage, bool) {
 	return m, true
 }
 
-// --- Actions ----------------------------------------------------------------------------
-
-// apiAction does one action on a session, idempotent by request_id: submit (text; the
-// answer carries the acceptance time; a busy session refuses with code busy), select_model
-// (model), compact, retry, archive, restore, set_title (title).
-func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := chi.URLParam(r, "id")
-	var req ActionRequest
-	if err := decode(w, r, &req); err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(req.RequestID) == "" {
-		return nil, missing("request_id")
-	}
-	if req.Action == "" {
-		return nil, missing("action")
-	}
-	sess, st, err := s.Sessions.Snapshot(r.Context(), id)
-	if err != nil {
-		return nil, err
-	}
-	switch req.Action {
-	case "submit", sessions.ActCompact, sessions.ActSelectModel, sessions.ActRetry:
-		if err := s.configured(); err != nil {
-			return nil, err
-		}
-	}
-	switch req.Action {
-	case "submit":
-		if strings.TrimSpace(req.Text) == "" {
-			return nil, missing("text")
-		}
-		parts, err := sessions.Attachments(req.Text, sess.Cwd, s.Home, s.model(st.Model).MaxImageBase64Bytes)
-		if err != nil {
-			return nil, apiError(http.StatusBadRequest, "bad_attachment", err.Error())
-		}
-		// The cursor before the submission: /api/events?after= it misses none of the turn's
-		// events, however late the stream is opened. A repeat's turn began earlier, so it
-		// gets none (its client reads the snapshot, which has its own).
-		cursor := s.Sessions.EventID()
-		acc, err := s.Sessions.SubmitRequest(r.Context(), id, req.RequestID, parts...)
-		if err != nil {
-			return nil, err
-		}
-		out := SubmitAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, AcceptedAt: acc.At, Thread: acc.Thread, Repeat: acc.Repeat, JobID: acc.JobID}
-		if !acc.Repeat {
-			out.EventID = cursor
-		}
-		return out, nil
-	case sessions.ActSelectModel:
-		if !s.known(req.Model) {
-			return nil, apiError(http.StatusBadRequest, "unknown_model", "no model "+strconv.Quote(req.Model)+" in the catalog; the models are "+strings.Join(s.modelKeys(), ", "))
-		}
-	}
-	arg := req.Model
-	if req.Action == sessions.ActSetTitle {
-		arg = req.Title
-		if strings.TrimSpace(arg) == "" {
-			return nil, missing("title")
-		}
-	}
-	rec, repeat, err := s.Sessions.Act(r.Context(), id, req.RequestID, req.Action, arg)
-	if err != nil {
-		return nil, err
-	}
-	return ActionAnswer{SessionID: id, RequestID: req.RequestID, Action: req.Action, At: rec.At, Repeat: repeat, Result: rec.Result}, nil
-}
-
-// apiCancel stops the session's running turn or compaction, retry waits included: the job
-// job_id names (a no-op when that one has ended), else whatever runs. The answer names the
-// session, so the caller can submit to it again.
-func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := chi.URLParam(r, "id")
-	var req CancelRequest
-	if r.ContentLength != 0 {
-		if err := decode(w, r, &req); err != nil {
-			return nil, err
-		}
-	}
-	if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
-		return nil, err
-	}
-	stopped := s.Sessions.Cancel(id, req.JobID)
-	return CancelAnswer{SessionID: id, Stopped: stopped, APIURL: s.base + "/api/sessions/" + id}, nil
-}
-
 // --- Events -----------------------------------------------------------------------------
 
 // apiEvents streams the profile's events as JSON, one per server-sent event, optionally
@@ -381,7 +348,9 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 		case ctx.Err() != nil:
 			return nil, nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if sse.SendJSON("", PingEvent{Type: "ping", Time: time.Now().UTC()}) != nil {
+			b, _ := json.Marshal(PingEvent{Type: "ping", Time: time.Now().UTC()})
+			sse.AppendJSON("", "ping", b)
+			if sse.Flush() != nil {
 				return nil, nil
 			}
 			continue
@@ -393,7 +362,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 			if err != nil {
 				return nil, nil
 			}
-			sse.AppendJSON(sub.IDOf(u.Seq), b)
+			sse.AppendJSON(sub.IDOf(u.Seq), u.Type, b)
 		}
 		if sse.Flush() != nil {
 			return nil, nil // the client is gone, or stopped reading

@@ -10,9 +10,14 @@ import (
 
 // The requests and answers of the JSON API under /profiles/NAME/api/, one struct each:
 // they are its contract (docs/browser.md), and the field names and tags are what clients
-// send and read. A request with a field its struct does not have is refused. Lists are
-// never null: an empty one is []. An optional field (omitempty) is left out when it does
-// not apply; each says when it is there.
+// send and read. A request with a field its struct does not have is refused, and so is one
+// without a field tagged required:"true". Lists are never null: an empty one is []. An
+// optional field (omitempty) is left out when it does not apply; each says when it is
+// there. An enum tag lists the values a field takes.
+//
+// The OpenAPI document (openapi.json, served at /api/openapi.json, and docs/openapi.json)
+// is generated from these structs, their comments and the routes of apiroutes.go: after a
+// change here, run go test ./handlers -run TestOpenAPIDocument -update.
 
 // ErrorAnswer is the body of every error answer, with a stable code and a sentence:
 // {"error": {"code": "busy", "message": "…"}}. The codes are listed in docs/browser.md.
@@ -21,11 +26,13 @@ type ErrorAnswer = web.ErrorBody
 // CreateRequest is the body of POST /api/sessions. RequestID is required: the same one
 // again answers the first result and creates nothing, also across a restart.
 type CreateRequest struct {
-	RequestID     string `json:"request_id"`
+	RequestID     string `json:"request_id" required:"true"`
 	ParentSession string `json:"parent_session"` // makes the session a hidden child of this one
-	Fork          bool   `json:"fork"`           // the child starts from the parent's conversation
-	Model         string `json:"model"`          // a catalog key; empty means the default
-	Title         string `json:"title"`
+	Fork          bool   `json:"fork"`           // the child starts from the parent's conversation (needs parent_session)
+	// Model is a catalog key (GET /api/models lists them); empty means the parent's model
+	// for a fork, else the catalog's default.
+	Model string `json:"model"`
+	Title string `json:"title"`
 	// Cwd is the session's directory: an absolute path of an existing directory on the
 	// server's machine. Empty means the parent's for a child, else the server's own.
 	Cwd string `json:"cwd"`
@@ -43,9 +50,12 @@ type CreateAnswer struct {
 	ParentSession string `json:"parent_session,omitempty"`
 }
 
-// ListAnswer answers GET /api/sessions: the sessions, newest first.
+// ListAnswer answers GET /api/sessions: the sessions, newest first, a page of at most
+// ?limit= of them.
 type ListAnswer struct {
 	Sessions []ListedSession `json:"sessions"`
+	// NextCursor is there when more sessions follow: ?cursor= it reads the next page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // ListedSession is one row of a [ListAnswer].
@@ -79,7 +89,7 @@ type SnapshotAnswer struct {
 	Busy bool `json:"busy"`
 	// Job is the running job, "turn" or "compact", and JobID its id (for a cancel), when
 	// Busy.
-	Job   string `json:"job,omitempty"`
+	Job   string `json:"job,omitempty" enum:"turn,compact"`
 	JobID string `json:"job_id,omitempty"`
 	// BusyElsewhere names another process that works on the session, if one does.
 	BusyElsewhere string `json:"busy_elsewhere,omitempty"`
@@ -90,7 +100,7 @@ type SnapshotAnswer struct {
 	// failed, rejected (the request was refused and the turn rewound), or interrupted (the
 	// process running it stopped). LastError says why for stopped, failed, rejected and
 	// interrupted.
-	LastTurn  string            `json:"last_turn"`
+	LastTurn  string            `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"`
 	LastError *LastError        `json:"last_error,omitempty"`
 	Archived  bool              `json:"archived"`
 	Hidden    bool              `json:"hidden"`
@@ -114,7 +124,7 @@ type SnapshotAnswer struct {
 // LastError is why a turn ended without an answer: a stable code (see docs/browser.md) and
 // a sentence that says what happened and what to do.
 type LastError struct {
-	Code    string `json:"code"`
+	Code    string `json:"code" enum:"stopped,shutdown,interrupted,request_too_large,context_overflow,rejected,model_error,save_failed,compaction_loop,unknown_model,failed"`
 	Message string `json:"message"`
 }
 
@@ -147,7 +157,7 @@ type SnapshotToolCall struct {
 	ID     string          `json:"id"`
 	Name   string          `json:"name"`
 	Input  json.RawMessage `json:"input"`
-	Status string          `json:"status"`           // running, ok, error, unknown
+	Status string          `json:"status" enum:"running,ok,error,unknown"`
 	Output string          `json:"output,omitempty"` // its head and tail, 16 KiB at most
 }
 
@@ -157,7 +167,7 @@ type ChildSession struct {
 	Title     string `json:"title"`
 	Model     string `json:"model"`
 	Busy      bool   `json:"busy"`
-	LastTurn  string `json:"last_turn"` // as the snapshot's last_turn
+	LastTurn  string `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"` // as the snapshot's last_turn
 }
 
 // TreeTotals rolls up a session and all its descendants.
@@ -169,15 +179,71 @@ type TreeTotals struct {
 	WorkSecs      float64     `json:"work_secs"`
 }
 
-// ActionRequest is the body of POST /api/sessions/ID/actions: one action, idempotent by
-// RequestID. Action is submit (with Text), select_model (with Model), compact, archive,
-// restore or set_title (with Title).
-type ActionRequest struct {
-	RequestID string `json:"request_id"`
-	Action    string `json:"action"`
-	Text      string `json:"text"`
-	Model     string `json:"model"`
-	Title     string `json:"title"`
+// The body of POST /api/sessions/ID/actions is one action, idempotent by its request_id:
+// its action field says which, and each action takes its own fields and no other.
+
+// SubmitAction sends a message: text, attachments, or both. The answer ([SubmitAnswer])
+// comes once the message is durable; with wait, once its turn has ended (or timeout_secs
+// passed).
+type SubmitAction struct {
+	RequestID string `json:"request_id" required:"true"`
+	Action    string `json:"action" required:"true" enum:"submit"`
+	// Text is the message. An @path in it attaches that file, as the browser's composer
+	// does; one that names no file, or cannot be attached, goes as text, with a warning in
+	// the answer.
+	Text string `json:"text"`
+	// Attachments are files sent with the message, held to the browser's caps: at most 20;
+	// an image (png, jpeg, gif, webp) within the model's max_image_base64_bytes, or UTF-8
+	// text within 256 KiB.
+	Attachments []Attachment `json:"attachments"`
+	// Wait makes the answer wait for the turn's end, at most TimeoutSecs (1 to 3600; 600
+	// when left out).
+	Wait        bool `json:"wait"`
+	TimeoutSecs int  `json:"timeout_secs"`
+}
+
+// Attachment is a file sent with a message.
+type Attachment struct {
+	Name string `json:"name" required:"true"` // the file's name, as the model is told it
+	Data string `json:"data" required:"true"` // its bytes, in standard base64
+}
+
+// SelectModelAction makes a catalog model the session's model from its next turn on.
+type SelectModelAction struct {
+	RequestID string `json:"request_id" required:"true"`
+	Action    string `json:"action" required:"true" enum:"select_model"`
+	Model     string `json:"model" required:"true"` // a catalog key (GET /api/models)
+}
+
+// SetTitleAction renames the session.
+type SetTitleAction struct {
+	RequestID string `json:"request_id" required:"true"`
+	Action    string `json:"action" required:"true" enum:"set_title"`
+	Title     string `json:"title" required:"true"`
+}
+
+// CompactAction starts a compaction of the session's active thread into a successor; its
+// end shows in the events and the snapshot (busy false, a new active_thread).
+type CompactAction struct {
+	RequestID string `json:"request_id" required:"true"`
+	Action    string `json:"action" required:"true" enum:"compact"`
+}
+
+// RetryAction sends the session's last turn again, when it failed, was stopped, was cut off
+// by a crash or was rejected: a stopped or failed turn goes on from its saved history (the
+// model is told the earlier attempt broke off), a rejected message is sent again as it was.
+// Started like compact: its end shows in the events and the snapshot. A session whose last
+// turn answered is not_retryable (409).
+type RetryAction struct {
+	RequestID string `json:"request_id" required:"true"`
+	Action    string `json:"action" required:"true" enum:"retry"`
+}
+
+// ArchiveAction archives the session (archive) or brings it back (restore): archiving
+// changes listings only.
+type ArchiveAction struct {
+	RequestID string `json:"request_id" required:"true"`
+	Action    string `json:"action" required:"true" enum:"archive,restore"`
 }
 
 // SubmitAnswer answers POST /api/sessions/ID/actions with action submit: the input is
@@ -196,6 +262,17 @@ type SubmitAnswer struct {
 	// JobID is the turn's job, for a cancel that stops this turn and no later one; a repeat
 	// of a turn that has ended has none.
 	JobID string `json:"job_id,omitempty"`
+	// Warnings say what of the message went otherwise than asked: an @path that names no
+	// file, or one that cannot be attached, went as text.
+	Warnings []string `json:"warnings"`
+	// Ended is there with wait: true when the turn ended within timeout_secs, false when it
+	// still runs (send the same request again to wait on). For an ended turn, LastTurn,
+	// LastError and Answer say how it ended, as the snapshot does; they are left out when a
+	// later turn has been accepted since (a repeat): read the messages then.
+	Ended     *bool      `json:"ended,omitempty"`
+	LastTurn  string     `json:"last_turn,omitempty" enum:"running,done,stopped,failed,rejected,interrupted"`
+	LastError *LastError `json:"last_error,omitempty"`
+	Answer    *string    `json:"answer,omitempty"`
 }
 
 // ActionAnswer answers POST /api/sessions/ID/actions with every action but submit:
@@ -203,7 +280,7 @@ type SubmitAnswer struct {
 type ActionAnswer struct {
 	SessionID string    `json:"session_id"`
 	RequestID string    `json:"request_id"`
-	Action    string    `json:"action"`
+	Action    string    `json:"action" enum:"select_model,compact,retry,archive,restore,set_title"`
 	At        time.Time `json:"at"`
 	Repeat    bool      `json:"repeat"`
 	// Result is what the action left, when it says: the model, the title, "started".
@@ -217,13 +294,47 @@ type ActionAnswer struct {
 type CancelRequest struct {
 	RequestID string `json:"request_id"`
 	JobID     string `json:"job_id"`
+	// TimeoutSecs bounds the wait for the job's end (0 to 600; 10 when left out).
+	TimeoutSecs int `json:"timeout_secs"`
 }
 
-// CancelAnswer answers POST /api/sessions/ID/cancel. Stopped is false when nothing ran.
+// CancelAnswer answers POST /api/sessions/ID/cancel once the job has ended: Stopped is
+// false when nothing ran (or the named job had ended). When the job has not ended within
+// timeout_secs, Stopping is true: it ends soon, and the events after EventID show its end
+// (a cancelled event, then state with busy false).
 type CancelAnswer struct {
 	SessionID string `json:"session_id"`
 	Stopped   bool   `json:"stopped"`
+	Stopping  bool   `json:"stopping"`
+	JobID     string `json:"job_id,omitempty"` // the job that was stopped
+	EventID   string `json:"event_id"`         // the cursor from just before the cancel
 	APIURL    string `json:"api_url"`
+}
+
+// ModelsAnswer answers GET /api/models: the catalog, in its order.
+type ModelsAnswer struct {
+	Models  []ModelEntry `json:"models"`
+	Default string       `json:"default"` // the key of new sessions' model
+}
+
+// ModelEntry is one model of a [ModelsAnswer].
+type ModelEntry struct {
+	Key                 string `json:"key"`
+	Protocol            string `json:"protocol" enum:"anthropic-messages,openai-responses,openai-completions"`
+	ContextWindow       int    `json:"context_window"`         // tokens; 0 when the catalog does not say
+	MaxImageBase64Bytes int    `json:"max_image_base64_bytes"` // the largest image attachment, as base64
+	Default             bool   `json:"default"`
+}
+
+// VersionAnswer answers GET /api/version.
+type VersionAnswer struct {
+	Myco  string `json:"myco"`  // the release version
+	Build string `json:"build"` // the build: version, module, revision, build identity
+	// API is the version of this API, also in every answer's Myco-API-Version header: it
+	// changes only with a breaking change, which comes under a new path.
+	API string `json:"api"`
+	// HostProtocol is the version of the protocol myco speaks with its remote hosts.
+	HostProtocol int `json:"host_protocol"`
 }
 
 // The events of GET /api/events are [myco.dev/sessions.Update], the one JSON encoding of the
@@ -232,6 +343,6 @@ type CancelAnswer struct {
 
 // PingEvent comes on /api/events when nothing else did for a while.
 type PingEvent struct {
-	Type string    `json:"type"` // "ping"
+	Type string    `json:"type" enum:"ping"`
 	Time time.Time `json:"time"`
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func TestOneErrorMapping(t *testing.T) {
 			}
 
 			api := httptest.NewRecorder()
-			s.api(func(http.ResponseWriter, *http.Request) (any, error) { return nil, tt.err })(api, httptest.NewRequest("GET", "/profiles/default/api/sessions", nil))
+			s.api(nil, func(http.ResponseWriter, *http.Request) (any, error) { return nil, tt.err })(api, httptest.NewRequest("GET", "/profiles/default/api/sessions", nil))
 			var body ErrorAnswer
 			if err := json.Unmarshal(api.Body.Bytes(), &body); err != nil || api.Code != tt.status || body.Error.Code != tt.code || body.Error.Message == "" {
 				t.Errorf("API: %d %s, want %d with code %s", api.Code, api.Body, tt.status, tt.code)
@@ -104,15 +105,17 @@ func TestNilLogIsDefault(t *testing.T) {
 	}
 }
 
-// TestEveryErrorCodeDocumented (issue 20): every code the API can answer, in this package
-// and in the shared web plumbing, is in docs/browser.md.
+// TestEveryErrorCodeDocumented (issues 20, 22): every code the API can answer, in this
+// package, the shared web plumbing and the server in front of the profiles, is one of
+// apiErrorCodes (the OpenAPI document's code set), with its status, and docs/browser.md
+// lists it.
 func TestEveryErrorCodeDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../docs/browser.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	codes := regexp.MustCompile(`(?:Code: |apiError\([^,]+, |NewError\([^,]+, )"([a-z_]+)"`)
-	for _, glob := range []string{"*.go", "../internal/web/*.go"} {
+	for _, glob := range []string{"*.go", "../internal/web/*.go", "../profiles/*.go"} {
 		files, _ := filepath.Glob(glob)
 		for _, f := range files {
 			if strings.HasSuffix(f, "_test.go") {
@@ -122,6 +125,9 @@ func TestEveryErrorCodeDocumented(t *testing.T) {
 			for _, m := range codes.FindAllStringSubmatch(string(src), -1) {
 				if !strings.Contains(string(doc), "`"+m[1]+"`") {
 					t.Errorf("%s answers code %s, which docs/browser.md does not list", f, m[1])
+				}
+				if !slices.ContainsFunc(apiErrorCodes, func(c apiErrorCode) bool { return c.Code == m[1] }) {
+					t.Errorf("%s answers code %s, which is not in apiErrorCodes (the OpenAPI document's code set)", f, m[1])
 				}
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"myco.dev/internal/web"
 )
 
 var gzipWriters = sync.Pool{New: func() any {
@@ -24,7 +26,7 @@ func buffered(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		bw := &bufferedResponse{ResponseWriter: w, gzip: strings.Contains(r.Header.Get("Accept-Encoding"), "gzip")}
+		bw := &bufferedResponse{ResponseWriter: w, gzip: web.AcceptsGzip(r)}
 		next.ServeHTTP(bw, r)
 		bw.finish()
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/build"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/static"
@@ -54,11 +55,14 @@ type Sessions interface {
 	Act(ctx context.Context, id, requestID, action, arg string) (sessions.ActionRecord, bool, error)
 	Lineage(ctx context.Context, id string) (root string, depth int, err error)
 	Tree(ctx context.Context, id string) (*sessions.TreeNode, error)
+	// RunningJob is the job running on a session, nil for none: the API waits for its end.
+	RunningJob(id string) *sessions.Job
 }
 
 // ModelInfo is what the pages show and check of a catalog model.
 type ModelInfo struct {
 	Key                 string
+	Protocol            string // the wire protocol, as config.toml names it
 	ContextWindow       int
 	MaxImageBase64Bytes int
 }
@@ -112,7 +116,9 @@ type Deps struct {
 	// Warning is shown on every page: a changed config that failed to load (the last good
 	// one serves), or that waits for the running turns.
 	Warning string
-	Log     *slog.Logger // nil means slog.Default()
+	// Build is the running binary's build, for GET /api/version.
+	Build build.Info
+	Log   *slog.Logger // nil means slog.Default()
 }
 
 // server holds the handlers' shared state.
@@ -201,23 +207,7 @@ func (s *server) router() chi.Router {
 		if s.Pprof {
 			r.Handle("/debug/pprof/*", http.StripPrefix(s.base, http.HandlerFunc(pprofHandler)))
 		}
-		r.Route("/api", func(r chi.Router) {
-			r.Get("/sessions", s.api(s.apiList))
-			r.Get("/sessions/{id}", s.api(s.apiSnapshot))
-			r.With(s.apiOrigin).Get("/events", s.api(s.apiEvents))
-			r.Group(func(r chi.Router) {
-				r.Use(s.apiOrigin)
-				r.Post("/sessions", s.api(s.apiCreate))
-				r.Post("/sessions/{id}/actions", s.api(s.apiAction))
-				r.Post("/sessions/{id}/cancel", s.api(s.apiCancel))
-			})
-			r.NotFound(s.api(func(http.ResponseWriter, *http.Request) (any, error) {
-				return nil, apiError(http.StatusNotFound, "not_found", "no such API endpoint; see docs/browser.md")
-			}))
-			r.MethodNotAllowed(s.api(func(w http.ResponseWriter, r *http.Request) (any, error) {
-				return nil, apiError(http.StatusMethodNotAllowed, "method_not_allowed", "this endpoint does not take "+r.Method)
-			}))
-		})
+		r.Route("/api", s.apiRoutes)
 		r.Get("/workspace", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, s.base+"/workspace/", http.StatusMovedPermanently)
 		})

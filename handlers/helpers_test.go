@@ -99,10 +99,10 @@ func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config.ConnContext = web.ConnContext
 	u, _ := url.Parse("http://" + srv.Listener.Addr().String())
-	srv.Config.Handler = New(Deps{Profile: "default", Sessions: mgr, Default: "fake",
-		Models:    []ModelInfo{{Key: "fake", ContextWindow: 100000, MaxImageBase64Bytes: 1 << 20}, {Key: "other", ContextWindow: 1000}},
+	srv.Config.Handler = checkAPI(t, New(Deps{Profile: "default", Sessions: mgr, Default: "fake",
+		Models:    []ModelInfo{{Key: "fake", Protocol: "anthropic-messages", ContextWindow: 100000, MaxImageBase64Bytes: 1 << 20}, {Key: "other", Protocol: "openai-responses", ContextWindow: 1000}},
 		Workspace: files, WorkspaceDir: ws, Dir: dir, Assets: static.New("/static/"),
-		Port: u.Port(), UID: os.Getuid(), Ping: 200 * time.Millisecond, Log: log})
+		Port: u.Port(), UID: os.Getuid(), Ping: 200 * time.Millisecond, Log: log}))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, mgr: mgr, fake: fake, ws: ws, dir: dir, base: srv.URL + "/profiles/default/", host: u.Host, tools: tt, client: client}

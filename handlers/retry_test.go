@@ -104,3 +104,25 @@ func TestEditAndResendFromThePage(t *testing.T) {
 		t.Errorf("editing a message of an earlier thread = %d, want 409", resp.StatusCode)
 	}
 }
+
+// TestAPIRetry: the API's retry action sends a failed turn again; a session whose last
+// turn answered refuses with 409 not_retryable.
+func TestAPIRetry(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{Text: "Half", Drop: true}, fakemodel.Turn{Text: "whole"})
+	_, c := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c"})
+	id := c["session_id"].(string)
+	ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "s", "action": "submit", "text": "go"})
+	if snap := ts.waitAPIIdle(t, id); snap["last_turn"] != "failed" {
+		t.Fatalf("last_turn = %v, want failed", snap["last_turn"])
+	}
+	if code, out := ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "r", "action": "retry"}); code != 200 || out["result"] != "started" {
+		t.Fatalf("retry = %d %v", code, out)
+	}
+	if snap := ts.waitAPIIdle(t, id); snap["last_turn"] != "done" || snap["answer"] != "whole" {
+		t.Errorf("after the retry: %v %v", snap["last_turn"], snap["answer"])
+	}
+	code, out := ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "r2", "action": "retry"})
+	if e, _ := out["error"].(map[string]any); code != 409 || e["code"] != "not_retryable" {
+		t.Errorf("a retry of an answered turn = %d %v, want 409 not_retryable", code, out)
+	}
+}

@@ -237,6 +237,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	if err := m.o.Store.Create(ctx, sess); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrSaveFailed, err)
 	}
+	m.announce(sess)
 	return sess.ID, nil
 }
 

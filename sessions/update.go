@@ -32,6 +32,8 @@ const (
 	UpdateHost          = "host"           // a remote host's state changed (profile-wide): Host, State, Error, Attaches
 	UpdateReset         = "reset"          // the subscriber missed events it can no longer get: reload the snapshot
 	UpdateCheckpoint    = "checkpoint"     // entries Index..Count-1 of Thread are durable
+	UpdateCreated       = "created"        // the session was created: Title, Model, Parent (a child's parent)
+	UpdateChildCreated  = "child_created"  // a child of the session was created: Child, Model
 )
 
 // Update is one event of the session service: the one JSON encoding that `myco -p --json`
@@ -75,6 +77,8 @@ type Update struct {
 	Model      string          `json:"model,omitempty"`
 	State      string          `json:"state,omitempty"`
 	Attaches   int             `json:"attaches,omitempty"`
+	Parent     string          `json:"parent_session,omitempty"`
+	Child      string          `json:"child_session,omitempty"`
 
 	// enc is the update's JSON, made once for every subscriber that sends it ([Update.JSON]):
 	// set when it is published, shared by the copies subscribers get.

@@ -13,15 +13,15 @@ import (
 
 // parentScript is what a parent agent's bash does to delegate, with curl and nothing else:
 // find its session (the only visible one here; an agent reads its id from its # Session
-// block), fork a child, submit a bounded task, poll until busy is false, read the answer.
+// block), fork a child, submit a bounded task and wait for its turn's end (wait: true), read
+// the answer as it is.
 const parentScript = `set -e
 api="$MYCO_SERVER_URL/api"
 j='Content-Type: application/json'
 parent=$(curl -sf "$api/sessions" | grep -o '"session_id": "[^"]*"' | head -1 | cut -d'"' -f4)
 child=$(curl -sf -X POST -H "$j" -d '{"request_id":"fork-1","parent_session":"'"$parent"'","fork":true}' "$api/sessions" | grep -o '"session_id": "[^"]*"' | cut -d'"' -f4)
-curl -sf -X POST -H "$j" -d '{"request_id":"task-1","action":"submit","text":"Compute 6*7 and answer with the number only."}' "$api/sessions/$child/actions" > /dev/null
-for i in $(seq 300); do curl -sf "$api/sessions/$child" | grep -q '"busy": false' && break; sleep 0.1; done
-curl -sf "$api/sessions/$child" | grep -o '"answer": "[^"]*"'
+curl -sf -X POST -H "$j" -d '{"request_id":"task-1","action":"submit","text":"Compute 6*7 and answer with the number only.","wait":true}' "$api/sessions/$child/actions" | grep -q '^  "ended": true'
+echo "answer: $(curl -sf "$api/sessions/$child/answer")"
 echo "child=$child"`
 
 // TestNestedAgent runs the nested-agent recipe end to end through the real binary: the
@@ -77,7 +77,7 @@ func TestNestedAgent(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	answer, _ := snap["answer"].(string)
-	if !strings.Contains(answer, `"answer": "42"`) {
+	if !strings.Contains(answer, "answer: 42") {
 		t.Fatalf("parent answer = %q, want the child's 42 (stderr:\n%s)", answer, stderr)
 	}
 	kids := snap["children"].([]any)

@@ -93,7 +93,7 @@ func catalogInfo(p *profile) []handlers.ModelInfo {
 	var out []handlers.ModelInfo
 	for _, key := range p.cfg.ModelKeys() {
 		if m, err := p.cfg.Resolve(key); err == nil {
-			out = append(out, handlers.ModelInfo{Key: m.Key, ContextWindow: m.ContextWindow, MaxImageBase64Bytes: m.MaxImageBase64Bytes})
+			out = append(out, handlers.ModelInfo{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, MaxImageBase64Bytes: m.MaxImageBase64Bytes})
 		}
 	}
 	return out

@@ -76,6 +76,7 @@ func (a *app) profileWorker(o options) int {
 		Assets:   static.New("/static/"),
 		Profiles: func() []string { return profiles.List(paths.Home) },
 		Port:     u.Port(), UID: os.Getuid(), Token: token, Worker: true, Pprof: o.pprof, Log: log,
+		Build: buildInfo(),
 	}
 	h, err := handlers.NewReloader(handlers.ReloaderOptions{
 		Load: func() (handlers.Built, error, error) {

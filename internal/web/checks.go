@@ -31,16 +31,14 @@ func (a Access) Guard(h http.Handler) http.Handler {
 // HostCheck refuses a request whose Host header is not a loopback name or address with
 // the server's port: a DNS-rebinding page (evil.example resolving to 127.0.0.1) sends its
 // own name, which no origin check sees on a GET. An empty, foreign or 0.0.0.0 Host gets
-// 421 Misdirected Request.
+// 421 Misdirected Request, in the JSON error envelope (code misdirected_request).
 func HostCheck(port string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !AllowedHost(r.Host, port) {
 			w.Header().Set("Connection", "close")
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.WriteHeader(http.StatusMisdirectedRequest)
-			w.Write([]byte("myco answers only to loopback names with its own port (http://127.0.0.1:" + port +
-				"/ or http://localhost:" + port + "/). Through an SSH tunnel, forward the same port: ssh -L " +
-				port + ":127.0.0.1:" + port + " HOST\n"))
+			WriteError(w, NewError(http.StatusMisdirectedRequest, "misdirected_request", "myco answers only to loopback names with its own port (http://127.0.0.1:"+port+
+				"/ or http://localhost:"+port+"/). Through an SSH tunnel, forward the same port: ssh -L "+
+				port+":127.0.0.1:"+port+" HOST"))
 			return
 		}
 		next.ServeHTTP(w, r)

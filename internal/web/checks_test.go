@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -125,9 +126,12 @@ func TestGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var body ErrorBody
+	json.NewDecoder(resp.Body).Decode(&body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusMisdirectedRequest {
-		t.Errorf("a foreign Host: %d, want 421", resp.StatusCode)
+	if resp.StatusCode != http.StatusMisdirectedRequest || resp.Header.Get("Content-Type") != "application/json" ||
+		body.Error.Code != "misdirected_request" || !strings.Contains(body.Error.Message, "ssh -L "+port) {
+		t.Errorf("a foreign Host: %d %s %+v, want 421 in the JSON envelope", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 	other := httptest.NewUnstartedServer(nil)
 	other.Config.ConnContext = ConnContext
@@ -137,5 +141,22 @@ func TestGuard(t *testing.T) {
 	defer other.Close()
 	if resp, body := get(t, other, "/", nil); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "belongs to uid") {
 		t.Errorf("a server of another uid: %d %q, want 403", resp.StatusCode, body)
+	}
+}
+
+// TestAcceptsGzip: the qualities of Accept-Encoding count; q=0 refuses.
+func TestAcceptsGzip(t *testing.T) {
+	for h, want := range map[string]bool{
+		"": false, "gzip": true, "gzip, deflate, br": true, "br;q=1.0, gzip;q=0.8": true,
+		"gzip;q=0": false, "gzip; q=0.000": false, "GZIP": true, "*": true, "*;q=0": false,
+		"*, gzip;q=0": false, "identity": false, "deflate, *;q=0.1": true, "gzip;q=bad": false,
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		if h != "" {
+			r.Header.Set("Accept-Encoding", h)
+		}
+		if got := AcceptsGzip(r); got != want {
+			t.Errorf("AcceptsGzip(%q) = %v, want %v", h, got, want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,21 +30,42 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 // DecodeJSON reads a JSON request body into v, a pointer to a struct: Content-Type
 // application/json, at most max bytes, valid UTF-8, one JSON object whose field names are
 // v's exactly (encoding/json alone matches them case-insensitively, so that "Request_ID"
-// would fill request_id) and appear once each (encoding/json alone keeps the last of two).
-// What is wrong with a body is an [*Error] (415, 413 or 400) that names the field.
+// would fill request_id) and appear once each (encoding/json alone keeps the last of two),
+// with every field tagged required:"true" set (see [CheckRequired]). What is wrong with a
+// body is an [*Error] (415, 413 or 400) that names the field.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, v any, max int64) error {
+	body, err := ReadJSON(w, r, max)
+	if err != nil {
+		return err
+	}
+	return UnmarshalJSON(body, v)
+}
+
+// ReadJSON reads a JSON request body as [DecodeJSON] does, without decoding it: its
+// Content-Type must be application/json and it may have at most max bytes.
+func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return NewError(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as JSON with Content-Type: application/json")
+		return nil, NewError(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as JSON with Content-Type: application/json")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return NewError(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is over %d bytes", max))
+			return nil, NewError(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is over %d bytes", max))
 		}
-		return NewError(http.StatusBadRequest, "invalid_json", "the body could not be read: "+err.Error())
+		return nil, NewError(http.StatusBadRequest, "invalid_json", "the body could not be read: "+err.Error())
 	}
-	if err := checkJSON(body, fieldsOf(v)); err != nil {
+	return body, nil
+}
+
+// CheckJSON checks body as [UnmarshalJSON] does before decoding, whatever its field names:
+// valid UTF-8, one JSON object, no key twice in any object.
+func CheckJSON(body []byte) error { return checkJSON(body, nil) }
+
+// UnmarshalJSON decodes body, read by [ReadJSON], into v as [DecodeJSON] does.
+func UnmarshalJSON(body []byte, v any) error {
+	fields := fieldsOf(v)
+	if err := checkJSON(body, fields); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -52,24 +74,68 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, v any, max int64) error 
 		var typ *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &typ):
-			return NewError(http.StatusBadRequest, "invalid_field", fmt.Sprintf("field %q must be a %s, not %s", typ.Field, typ.Type, typ.Value))
+			return NewError(http.StatusBadRequest, "invalid_field", fmt.Sprintf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type), typ.Value))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			return NewError(http.StatusBadRequest, "unknown_field", "unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field ")+" in the body")
 		}
 		return NewError(http.StatusBadRequest, "invalid_json", "the body is not a JSON object this endpoint takes: "+err.Error())
 	}
+	return CheckRequired(v)
+}
+
+// jsonKind names the JSON kind of a Go type, for an error message: "a string", "a number".
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "a " + t.String()
+}
+
+// CheckRequired reports the first field of the struct v points to that is tagged
+// required:"true" and is empty (a zero value, or a string of white space only), as a 400
+// missing_field that names it; nil when every such field is set.
+func CheckRequired(v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	rv = rv.Elem()
+	for _, f := range fieldList(rv.Type()) {
+		fv := rv.Field(f.index)
+		if f.required && (fv.IsZero() || fv.Kind() == reflect.String && strings.TrimSpace(fv.String()) == "") {
+			return MissingField(f.name)
+		}
+	}
 	return nil
 }
 
-// fieldsOf returns the JSON names of the fields of the struct v points to, or nil when v
-// is not a pointer to a struct (then any name is let through to the decoder).
-func fieldsOf(v any) map[string]bool {
-	t := reflect.TypeOf(v)
-	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-		return nil
-	}
-	t = t.Elem()
-	names := map[string]bool{}
+// MissingField is the answer to a request without a field it must have.
+func MissingField(name string) *Error {
+	return NewError(http.StatusBadRequest, "missing_field", "field "+strconv.Quote(name)+" is required")
+}
+
+// field is a JSON field of a request struct: its name, its index in the struct, and
+// whether it is required (tagged required:"true").
+type field struct {
+	name     string
+	index    int
+	required bool
+}
+
+// fieldList returns the JSON fields of struct type t, in order.
+func fieldList(t reflect.Type) []field {
+	var out []field
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -82,7 +148,21 @@ func fieldsOf(v any) map[string]bool {
 		case "":
 			name = f.Name
 		}
-		names[name] = true
+		out = append(out, field{name: name, index: i, required: f.Tag.Get("required") == "true"})
+	}
+	return out
+}
+
+// fieldsOf returns the JSON names of the fields of the struct v points to, in order, or nil
+// when v is not a pointer to a struct (then any name is let through to the decoder).
+func fieldsOf(v any) []string {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	names := []string{}
+	for _, f := range fieldList(t.Elem()) {
+		names = append(names, f.name)
 	}
 	return names
 }
@@ -91,7 +171,7 @@ func fieldsOf(v any) map[string]bool {
 // would make U+FFFD of a bad byte, so two different ids could become one), hold exactly
 // one JSON value, an object, with no key twice in any object and, when fields is not nil,
 // only those keys at the top, matched exactly.
-func checkJSON(body []byte, fields map[string]bool) error {
+func checkJSON(body []byte, fields []string) error {
 	bad := -1
 	if !utf8.Valid(body) {
 		for i := 0; i < len(body); {
@@ -197,14 +277,8 @@ func checkJSON(body []byte, fields map[string]bool) error {
 						strconv.Quote(strings.TrimPrefix(path()+"."+key, "."))))
 				}
 				top.seen[key] = true
-				if len(stack) == 1 && fields != nil && !fields[key] {
-					msg := "unknown field " + strconv.Quote(key) + " in the body"
-					for f := range fields {
-						if strings.EqualFold(f, key) {
-							msg += "; field names are case-sensitive: did you mean " + strconv.Quote(f) + "?"
-						}
-					}
-					return NewError(http.StatusBadRequest, "unknown_field", msg)
+				if len(stack) == 1 && fields != nil && !slices.Contains(fields, key) {
+					return UnknownField(key, fields)
 				}
 				top.key, top.want = key, false
 				continue
@@ -216,6 +290,19 @@ func checkJSON(body []byte, fields map[string]bool) error {
 		return badUTF8("", bad)
 	}
 	return nil
+}
+
+// UnknownField is the answer to a body with a field that is not one of fields (in the
+// order they are listed): it names the field, the one it may have meant, and the fields
+// the request takes.
+func UnknownField(key string, fields []string) *Error {
+	msg := "unknown field " + strconv.Quote(key) + " in the body"
+	for _, f := range fields {
+		if strings.EqualFold(f, key) {
+			msg += "; field names are case-sensitive: did you mean " + strconv.Quote(f) + "?"
+		}
+	}
+	return NewError(http.StatusBadRequest, "unknown_field", msg+"; the fields this request takes are "+strings.Join(fields, ", "))
 }
 
 func badUTF8(field string, at int) error {

@@ -71,12 +71,15 @@ func (s *SSE) Append(id, event, data string) {
 	b.WriteByte('\n')
 }
 
-// AppendJSON adds an unnamed event with id whose data is JSON on one line (json.Marshal's
-// output, which has no line break).
-func (s *SSE) AppendJSON(id string, data []byte) {
+// AppendJSON adds an event with id and name (each left out when empty) whose data is JSON
+// on one line (json.Marshal's output, which has no line break).
+func (s *SSE) AppendJSON(id, event string, data []byte) {
 	b := &s.b
 	if id != "" {
 		fmt.Fprintf(b, "id: %s\n", id)
+	}
+	if event != "" {
+		fmt.Fprintf(b, "event: %s\n", event)
 	}
 	b.WriteString("data: ")
 	b.Write(data)
@@ -101,6 +104,6 @@ func (s *SSE) SendJSON(id string, v any) error {
 	if err != nil {
 		return err
 	}
-	s.AppendJSON(id, b)
+	s.AppendJSON(id, "", b)
 	return s.Flush()
 }

@@ -18,10 +18,13 @@ func TestSSE(t *testing.T) {
 	sse.SendJSON("8", struct {
 		Type string `json:"type"`
 	}{"reset"})
+	sse.AppendJSON("9", "done", []byte(`{"type":"done"}`))
+	sse.Flush()
 	want := "retry: 1000\n\n" +
 		"id: 7\nevent: ping\ndata: \n\n" +
 		"data: a\ndata: b\ndata: c\ndata: d\n\n" +
-		"id: 8\ndata: {\"type\":\"reset\"}\n\n"
+		"id: 8\ndata: {\"type\":\"reset\"}\n\n" +
+		"id: 9\nevent: done\ndata: {\"type\":\"done\"}\n\n"
 	if rec.Body.String() != want {
 		t.Errorf("stream = %q, want %q", rec.Body.String(), want)
 	}

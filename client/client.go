@@ -1,0 +1,338 @@
+// Package client is the Go client of myco's JSON API, one profile's: create sessions
+// (children and forks), act on them (submit, waiting for the turn's end if asked;
+// select_model, set_title, compact, archive, restore), cancel their jobs, read their
+// snapshots, answers and listing, the model catalog and the versions, and stream their
+// events with reconnects that miss nothing. Its requests and answers are the server's own
+// types (package handlers, apitypes.go), so that it cannot drift from the API; the
+// end-to-end tests of the API drive it. The API is documented in docs/browser.md and
+// docs/openapi.json.
+//
+// It imports handlers and sessions for their types, nothing of the server's wiring.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"myco.dev/handlers"
+	"myco.dev/sessions"
+)
+
+// The API's requests and answers.
+type (
+	CreateRequest     = handlers.CreateRequest
+	CreateAnswer      = handlers.CreateAnswer
+	ListAnswer        = handlers.ListAnswer
+	ListedSession     = handlers.ListedSession
+	SnapshotAnswer    = handlers.SnapshotAnswer
+	SnapshotMessage   = handlers.SnapshotMessage
+	ChildSession      = handlers.ChildSession
+	LastError         = handlers.LastError
+	SubmitAction      = handlers.SubmitAction
+	Attachment        = handlers.Attachment
+	SubmitAnswer      = handlers.SubmitAnswer
+	ActionAnswer      = handlers.ActionAnswer
+	CancelRequest     = handlers.CancelRequest
+	CancelAnswer      = handlers.CancelAnswer
+	ModelsAnswer      = handlers.ModelsAnswer
+	ModelEntry        = handlers.ModelEntry
+	VersionAnswer     = handlers.VersionAnswer
+	SelectModelAction = handlers.SelectModelAction
+	SetTitleAction    = handlers.SetTitleAction
+	CompactAction     = handlers.CompactAction
+	RetryAction       = handlers.RetryAction
+	ArchiveAction     = handlers.ArchiveAction
+	// Event is one event of the stream: its Type says which (see [sessions.Update]); a
+	// ping's Type is "ping".
+	Event = sessions.Update
+)
+
+// Client calls one profile's API. Its zero value is not usable: make it with [New] or
+// [FromEnv]. It is safe for concurrent use.
+type Client struct {
+	// URL is the profile's URL, MYCO_SERVER_URL: http://127.0.0.1:PORT/profiles/NAME.
+	URL string
+	// HTTP sends the requests; nil means http.DefaultClient. Its Timeout, if any, bounds
+	// blocking calls (a submit with Wait, a cancel) and event streams too.
+	HTTP *http.Client
+	// Authorization is the value of the Authorization header, in token mode ("Bearer …");
+	// empty sends none.
+	Authorization string
+}
+
+// New returns a client of the profile at url (MYCO_SERVER_URL).
+func New(url string) *Client { return &Client{URL: strings.TrimSuffix(url, "/")} }
+
+// FromEnv returns a client of the profile an agent's tools run in: MYCO_SERVER_URL, and in
+// token mode the header line of the file MYCO_SERVER_TOKEN_FILE names.
+func FromEnv() (*Client, error) {
+	u := os.Getenv("MYCO_SERVER_URL")
+	if u == "" {
+		return nil, errors.New("client: MYCO_SERVER_URL is not set: run this from a myco session's tools")
+	}
+	c := New(u)
+	if f := os.Getenv("MYCO_SERVER_TOKEN_FILE"); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("client: read the token file: %w", err)
+		}
+		name, value, ok := strings.Cut(strings.TrimSpace(string(b)), ":")
+		if !ok || !strings.EqualFold(strings.TrimSpace(name), "Authorization") {
+			return nil, fmt.Errorf("client: %s does not hold an Authorization header", f)
+		}
+		c.Authorization = strings.TrimSpace(value)
+	}
+	return c, nil
+}
+
+// Error is an error answer of the API: its status, its stable code (docs/browser.md lists
+// them) and its sentence.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("myco API: %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// IsCode reports whether err is an API error with code.
+func IsCode(err error, code string) bool {
+	e, ok := errors.AsType[*Error](err)
+	return ok && e.Code == code
+}
+
+func (c *Client) http() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+// do sends a request to path under the API, with body as JSON unless nil, and returns the
+// answer when its status is 2xx, else an [*Error].
+func (c *Client) do(ctx context.Context, method, path string, body any, header http.Header) (*http.Response, error) {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.URL+"/api"+path, r)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Authorization != "" {
+		req.Header.Set("Authorization", c.Authorization)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		var env handlers.ErrorAnswer
+		if json.Unmarshal(b, &env) != nil || env.Error.Code == "" {
+			return nil, &Error{Status: resp.StatusCode, Code: "", Message: strings.TrimSpace(string(b))}
+		}
+		return nil, &Error{Status: resp.StatusCode, Code: env.Error.Code, Message: env.Error.Message}
+	}
+	return resp, nil
+}
+
+// call sends a request and decodes its JSON answer into out.
+func (c *Client) call(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.do(ctx, method, path, body, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("client: decode the answer of %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+// Create creates a session (see [CreateRequest]); the same RequestID again answers the
+// same session with Created false.
+func (c *Client) Create(ctx context.Context, req CreateRequest) (CreateAnswer, error) {
+	var out CreateAnswer
+	return out, c.call(ctx, "POST", "/sessions", req, &out)
+}
+
+// ListOptions filter and page a listing; zero values are the server's defaults.
+type ListOptions struct {
+	IncludeHidden bool
+	Archived      string // "", "true" or "all"
+	Parent, Query string
+	Limit         int
+	Cursor        string // a ListAnswer's NextCursor
+}
+
+// List lists sessions, newest first, a page at a time: NextCursor, when set, is the next
+// page's Cursor.
+func (c *Client) List(ctx context.Context, o ListOptions) (ListAnswer, error) {
+	q := url.Values{}
+	if o.IncludeHidden {
+		q.Set("include_hidden", "true")
+	}
+	set(q, "archived", o.Archived)
+	set(q, "parent", o.Parent)
+	set(q, "q", o.Query)
+	set(q, "cursor", o.Cursor)
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	var out ListAnswer
+	return out, c.call(ctx, "GET", "/sessions"+query(q), nil, &out)
+}
+
+func set(q url.Values, k, v string) {
+	if v != "" {
+		q.Set(k, v)
+	}
+}
+
+func query(q url.Values) string {
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// SnapshotOptions page a snapshot's messages; zero values are the server's defaults.
+type SnapshotOptions struct {
+	Limit  int
+	Before int // a SnapshotAnswer's NextBefore; 0 means the newest
+}
+
+// Snapshot reads session id's snapshot.
+func (c *Client) Snapshot(ctx context.Context, id string, o SnapshotOptions) (SnapshotAnswer, error) {
+	q := url.Values{}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Before > 0 {
+		q.Set("before", strconv.Itoa(o.Before))
+	}
+	var out SnapshotAnswer
+	return out, c.call(ctx, "GET", "/sessions/"+url.PathEscape(id)+query(q), nil, &out)
+}
+
+// Answer returns the final answer of session id's last turn, as it is ("" when that turn
+// has none), and how the turn stands (the snapshot's last_turn) with its error's code.
+func (c *Client) Answer(ctx context.Context, id string) (answer, lastTurn, errorCode string, err error) {
+	resp, err := c.do(ctx, "GET", "/sessions/"+url.PathEscape(id)+"/answer", nil, nil)
+	if err != nil {
+		return "", "", "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), resp.Header.Get("Myco-Last-Turn"), resp.Header.Get("Myco-Last-Error"), err
+}
+
+// Submit sends a message to session id (Action is set to submit). With Wait, it answers
+// once the turn has ended, or TimeoutSecs passed (Ended false: submit the same request
+// again to wait on); see [Client.Run].
+func (c *Client) Submit(ctx context.Context, id string, req SubmitAction) (SubmitAnswer, error) {
+	req.Action = "submit"
+	var out SubmitAnswer
+	return out, c.call(ctx, "POST", "/sessions/"+url.PathEscape(id)+"/actions", req, &out)
+}
+
+// Run submits a message and waits for its turn's end however long it takes (or until ctx
+// ends), sending the same request again whenever a wait of timeoutSecs (0 for the
+// server's default) ends first.
+func (c *Client) Run(ctx context.Context, id string, req SubmitAction, timeoutSecs int) (SubmitAnswer, error) {
+	req.Wait, req.TimeoutSecs = true, timeoutSecs
+	for {
+		out, err := c.Submit(ctx, id, req)
+		if err != nil || out.Ended == nil || *out.Ended {
+			return out, err
+		}
+	}
+}
+
+// act sends an action other than submit.
+func (c *Client) act(ctx context.Context, id string, req any) (ActionAnswer, error) {
+	var out ActionAnswer
+	return out, c.call(ctx, "POST", "/sessions/"+url.PathEscape(id)+"/actions", req, &out)
+}
+
+// SelectModel makes catalog model key session id's model from its next turn on.
+func (c *Client) SelectModel(ctx context.Context, id, requestID, key string) (ActionAnswer, error) {
+	return c.act(ctx, id, SelectModelAction{RequestID: requestID, Action: sessions.ActSelectModel, Model: key})
+}
+
+// SetTitle renames session id.
+func (c *Client) SetTitle(ctx context.Context, id, requestID, title string) (ActionAnswer, error) {
+	return c.act(ctx, id, SetTitleAction{RequestID: requestID, Action: sessions.ActSetTitle, Title: title})
+}
+
+// Compact starts a compaction of session id's active thread.
+func (c *Client) Compact(ctx context.Context, id, requestID string) (ActionAnswer, error) {
+	return c.act(ctx, id, CompactAction{RequestID: requestID, Action: sessions.ActCompact})
+}
+
+// Retry sends session id's last turn again, when it failed, was stopped or was rejected.
+func (c *Client) Retry(ctx context.Context, id, requestID string) (ActionAnswer, error) {
+	return c.act(ctx, id, RetryAction{RequestID: requestID, Action: sessions.ActRetry})
+}
+
+// Archive archives session id.
+func (c *Client) Archive(ctx context.Context, id, requestID string) (ActionAnswer, error) {
+	return c.act(ctx, id, ArchiveAction{RequestID: requestID, Action: sessions.ActArchive})
+}
+
+// Restore brings archived session id back.
+func (c *Client) Restore(ctx context.Context, id, requestID string) (ActionAnswer, error) {
+	return c.act(ctx, id, ArchiveAction{RequestID: requestID, Action: sessions.ActRestore})
+}
+
+// Cancel stops session id's running job (only job req.JobID, when set) and answers once it
+// has ended, or with Stopping after req.TimeoutSecs (0 for the server's default).
+func (c *Client) Cancel(ctx context.Context, id string, req CancelRequest) (CancelAnswer, error) {
+	var out CancelAnswer
+	return out, c.call(ctx, "POST", "/sessions/"+url.PathEscape(id)+"/cancel", req, &out)
+}
+
+// Models lists the model catalog.
+func (c *Client) Models(ctx context.Context) (ModelsAnswer, error) {
+	var out ModelsAnswer
+	return out, c.call(ctx, "GET", "/models", nil, &out)
+}
+
+// Version answers the versions of myco, of the API and of the host protocol.
+func (c *Client) Version(ctx context.Context) (VersionAnswer, error) {
+	var out VersionAnswer
+	return out, c.call(ctx, "GET", "/version", nil, &out)
+}
+
+// OpenAPI returns the API's OpenAPI document.
+func (c *Client) OpenAPI(ctx context.Context) ([]byte, error) {
+	resp, err := c.do(ctx, "GET", "/openapi.json", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
