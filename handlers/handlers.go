@@ -164,7 +164,7 @@ func newServer(d Deps) *server {
 // router is the whole URL surface of the server.
 func (s *server) router() chi.Router {
 	r := chi.NewRouter()
-	r.Use(web.Headers, buffered)
+	r.Use(web.AccessLog(s.Log), web.Headers, buffered)
 	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, s.base+"/", http.StatusSeeOther)
 	})
@@ -188,6 +188,7 @@ func (s *server) router() chi.Router {
 			})
 			r.Get("/files/*", s.handle(s.sessionFiles))
 			r.With(s.origin).Get("/events", s.handle(s.events))
+			r.With(s.origin).Get("/complete", s.handle(s.completeAttachment))
 			r.Group(func(r chi.Router) {
 				r.Use(s.origin)
 				r.Post("/submit", s.handle(s.submit))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -77,35 +76,16 @@ func (s *server) dirOptions(w http.ResponseWriter, r *http.Request) error {
 	return views.DirOptions(completeDir(r.URL.Query().Get("cwd"), 50)).Render(r.Context(), w)
 }
 
-// completeDir returns at most max directories that complete typed: the subdirectories of
-// typed when it ends in "/", else those of its parent whose name starts with its last
-// element; each ends in "/" so that the next one can be typed on.
+// completeDir returns at most max directories that complete typed, an absolute path: the
+// subdirectories of typed when it ends in "/", else those of its parent whose name starts
+// with its last element; each ends in "/" so that the next one can be typed on.
 func completeDir(typed string, max int) []string {
 	if !filepath.IsAbs(typed) {
 		return nil
 	}
-	parent, prefix := typed, ""
-	if !strings.HasSuffix(typed, "/") {
-		parent, prefix = filepath.Dir(typed), filepath.Base(typed)
-	}
-	ents, err := os.ReadDir(parent)
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasPrefix(name, prefix) || strings.HasPrefix(name, ".") && !strings.HasPrefix(prefix, ".") {
-			continue
-		}
-		full := filepath.Join(parent, name)
-		if info, err := os.Stat(full); err != nil || !info.IsDir() {
-			continue // a file, or a link to one
-		}
-		out = append(out, full+"/")
-		if len(out) == max {
-			break
-		}
+	for _, c := range completePath(typed, "", "", true, max) {
+		out = append(out, c.Path)
 	}
 	return out
 }

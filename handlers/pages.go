@@ -267,7 +267,7 @@ func (s *server) queue(sess *sessions.Session, st sessions.Status) views.QueueVi
 }
 
 func (s *server) composer(sess *sessions.Session, st sessions.Status, readOnly bool) views.ComposerView {
-	c := views.ComposerView{Action: s.sessionURL(sess.ID) + "submit", ModelURL: s.sessionURL(sess.ID) + "model",
+	c := views.ComposerView{Action: s.sessionURL(sess.ID) + "submit", ModelURL: s.sessionURL(sess.ID) + "model", CompleteURL: s.sessionURL(sess.ID) + "complete",
 		Models: s.modelKeys(), Model: st.Model, Disabled: readOnly}
 	if !readOnly && !s.known(st.Model) && len(s.Models) > 0 {
 		// The session's model left the catalog: the picker offers it first, as it is, and the

@@ -88,8 +88,9 @@ func NewSupervisor(o SupervisorOptions) *Supervisor {
 func (s *supervisor) router() chi.Router {
 	r := chi.NewRouter()
 	r.Group(func(r chi.Router) {
-		// The supervisor's own answers; the workers' carry their own headers.
-		r.Use(web.Headers)
+		// The supervisor's own answers; the workers' carry their own headers and log their
+		// own requests.
+		r.Use(web.AccessLog(s.Log), web.Headers)
 		r.Get("/", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "/profiles/"+s.Default+"/", http.StatusSeeOther)
 		})

@@ -474,4 +474,137 @@
     if (!document.hidden) last = Date.now(); // the stream pauses in the background
   });
   void connected;
+
+  // --- @path completion -------------------------------------------------------------------
+
+  // Typing @ and a path in the composer lists the matching files of the session's
+  // directory (the server reads them: data-complete on the prompt). ArrowUp/ArrowDown move,
+  // Enter or Tab takes one (a directory lists its own entries next), Esc closes the list.
+  // The prompt is a combobox over the listbox #at-list, for screen readers.
+  let atToken = null; // {start, end} of the @token being completed
+  let atTimer = 0;
+  let atSeq = 0;
+  const atList = () => $("#at-list");
+  const atOpen = () => {
+    const l = atList();
+    return !!l && !l.hidden && l.children.length > 0;
+  };
+  const atClose = () => {
+    const l = atList();
+    const p = $("#prompt");
+    if (l) {
+      l.hidden = true;
+      l.replaceChildren();
+    }
+    if (p) {
+      p.setAttribute("aria-expanded", "false");
+      p.removeAttribute("aria-activedescendant");
+    }
+    atToken = null;
+  };
+  const atSelect = (i) => {
+    const l = atList();
+    const p = $("#prompt");
+    if (!l || !p) return;
+    const items = [...l.children];
+    items.forEach((li, j) => li.setAttribute("aria-selected", j === i ? "true" : "false"));
+    if (items[i]) {
+      p.setAttribute("aria-activedescendant", items[i].id);
+      items[i].scrollIntoView({ block: "nearest" });
+    }
+  };
+  const atSelected = () => [...(atList()?.children || [])].findIndex((li) => li.getAttribute("aria-selected") === "true");
+  const atTake = (li) => {
+    const p = $("#prompt");
+    if (!p || !atToken || !li) return;
+    const path = li.dataset.path;
+    p.value = p.value.slice(0, atToken.start) + "@" + path + (li.dataset.dir ? "" : " ") + p.value.slice(atToken.end);
+    const caret = atToken.start + 1 + path.length + (li.dataset.dir ? 0 : 1);
+    p.setSelectionRange(caret, caret);
+    atClose();
+    p.focus();
+    if (li.dataset.dir) atLookup(p);
+  };
+  const atLookup = (p) => {
+    const url = p.dataset.complete;
+    if (!url) return;
+    const before = p.value.slice(0, p.selectionStart);
+    const m = /(^|\s)@(\S*)$/.exec(before);
+    if (!m) {
+      atClose();
+      return;
+    }
+    const token = { start: before.length - m[2].length - 1, end: p.selectionStart };
+    const seq = ++atSeq;
+    clearTimeout(atTimer);
+    atTimer = setTimeout(async () => {
+      let found = [];
+      try {
+        const resp = await fetch(url + "?q=" + encodeURIComponent(m[2]), { credentials: "same-origin" });
+        if (resp.ok) found = await resp.json();
+      } catch (e) {
+        found = [];
+      }
+      if (seq !== atSeq) return; // typed on since
+      const l = atList();
+      if (!l || !found.length) {
+        atClose();
+        return;
+      }
+      atToken = token;
+      l.replaceChildren(...found.map((f, i) => {
+        const li = document.createElement("li");
+        li.id = "at-" + i;
+        li.setAttribute("role", "option");
+        li.dataset.path = f.path;
+        if (f.dir) li.dataset.dir = "1";
+        li.textContent = f.path;
+        return li;
+      }));
+      l.hidden = false;
+      p.setAttribute("aria-expanded", "true");
+      atSelect(0);
+    }, 120);
+  };
+  document.addEventListener("input", (ev) => {
+    if (ev.target instanceof HTMLTextAreaElement && ev.target.id === "prompt") atLookup(ev.target);
+  });
+  // Before the page's own keys (Enter sends, Esc stops): while the list is open, they are its.
+  document.addEventListener("keydown", (ev) => {
+    if (!(ev.target instanceof Element) || ev.target.id !== "prompt" || !atOpen()) return;
+    const n = atList().children.length;
+    const i = atSelected();
+    switch (ev.key) {
+      case "ArrowDown":
+        atSelect((i + 1) % n);
+        break;
+      case "ArrowUp":
+        atSelect((i - 1 + n) % n);
+        break;
+      case "Enter":
+      case "Tab":
+        if (ev.shiftKey) return;
+        atTake(atList().children[Math.max(i, 0)]);
+        break;
+      case "Escape":
+        atClose();
+        break;
+      default:
+        return;
+    }
+    ev.preventDefault();
+    ev.stopImmediatePropagation();
+  }, true);
+  document.addEventListener("mousedown", (ev) => {
+    const li = ev.target instanceof Element ? ev.target.closest("#at-list li") : null;
+    if (li) {
+      ev.preventDefault(); // keep the prompt's focus
+      atTake(li);
+    }
+  });
+  document.addEventListener("focusout", (ev) => {
+    if (ev.target instanceof Element && ev.target.id === "prompt") setTimeout(() => {
+      if (document.activeElement?.id !== "prompt") atClose();
+    }, 0);
+  });
 })();

@@ -170,14 +170,16 @@ type HostView struct {
 
 // ComposerView is the message form.
 type ComposerView struct {
-	Notice   string // a note on what was sent (an @path that names no file)
-	Action   string // the form's POST URL
-	ModelURL string // where a model change is posted
-	Models   []string
-	Model    string
-	Text     string // kept after a refused submit
-	Error    string // why the last submit was refused
-	Disabled bool   // an earlier thread, or an archived session: read-only
+	Notice string // a note on what was sent (an @path that names no file)
+	Action string // the form's POST URL
+	// CompleteURL lists the files that complete an @path being typed (JSON); "" offers none.
+	CompleteURL string
+	ModelURL    string // where a model change is posted
+	Models      []string
+	Model       string
+	Text        string // kept after a refused submit
+	Error       string // why the last submit was refused
+	Disabled    bool   // an earlier thread, or an archived session: read-only
 }
 
 // QueueView is the messages sent while the session was busy, waiting for their turn: each

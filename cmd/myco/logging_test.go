@@ -81,6 +81,10 @@ func TestLogFormatJSON(t *testing.T) {
 	if found != 1 {
 		t.Errorf("%d lines name session %s, want 1; stderr:\n%s", found, id, stderr)
 	}
+	// At debug level, each request leaves an access line: its method, path and status.
+	if !strings.Contains(stderr, `"msg":"request","method":"POST","path":"/profiles/default/api/sessions/`+id+`/actions","status":200`) {
+		t.Errorf("no access line for the submit; stderr:\n%s", stderr)
+	}
 }
 
 // TestTerminalLogsToProfile: myco -p keeps stderr for its own lines; its log goes to the

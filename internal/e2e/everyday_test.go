@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"myco.dev/internal/fakemodel"
 )
@@ -35,7 +38,7 @@ func (tb *tab) clipboard() string {
 func TestBrowserEverydayActions(t *testing.T) {
 	t.Parallel()
 	answer := "Here is the command:\n\n```sh\necho hi\n```\n\nDone **now**."
-	f := newFixture(t, fakemodel.Turn{Text: answer})
+	f := newFixture(t, fakemodel.Turn{Text: answer}, fakemodel.Turn{Text: "Read it."})
 	b := newBrowser(t)
 	tb := newTab(t, b, "main")
 	tb.grantClipboard(f.srv.origin())
@@ -104,6 +107,27 @@ func TestBrowserEverydayActions(t *testing.T) {
 		tb.wait("dark after a reload", `document.documentElement.dataset.theme === "dark" && getComputedStyle(document.body).colorScheme !== "light"`)
 		tb.click(`button#theme`)
 		tb.wait("the system's again", `document.documentElement.dataset.theme === undefined && document.getElementById("theme").getAttribute("aria-label") === "Theme: follows the system"`)
+	})
+	t.Run("Complete an @path", func(t *testing.T) {
+		tb := tb.in(t)
+		if err := os.WriteFile(filepath.Join(f.srv.cmd.Dir, "deploy-notes.md"), []byte("remember the --force flag\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Mkdir(filepath.Join(f.srv.cmd.Dir, "deploy"), 0o700)
+		tb.waitLive()
+		tb.do("type an @path", chromedp.Click(chromedp.ID("prompt"), chromedp.NodeVisible), typeInto(chromedp.ID("prompt"), "Read @dep"))
+		tb.wait("the matching files", `[...document.querySelectorAll("#at-list [role=option]")].map((o) => o.textContent).join("|") === "deploy/|deploy-notes.md" && !document.getElementById("at-list").hidden`)
+		tb.do("go down to the file", chromedp.KeyEvent(kb.ArrowDown))
+		tb.wait("the file is selected", `document.querySelector("#at-list [aria-selected=true]")?.textContent === "deploy-notes.md" && document.getElementById("prompt").getAttribute("aria-activedescendant") === "at-1"`)
+		tb.do("take it", pressEnter())
+		tb.wait("the path in the message, the list gone", `document.getElementById("prompt").value === "Read @deploy-notes.md " && document.getElementById("at-list").hidden`)
+		tb.do("finish and send", typeInto(chromedp.ID("prompt"), "please"), pressEnter())
+		tb.wait("the attachment's chip", `[...document.querySelectorAll("#messages .msg.user .attached summary")].some((s) => s.textContent.includes("deploy-notes.md"))`)
+		tb.wait("the answer", `document.querySelector("#messages")?.textContent.includes("Read it.")`)
+		reqs := f.model.Requests()
+		if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, "remember the --force flag") {
+			t.Errorf("the completed file did not reach the model:\n%s", body)
+		}
 	})
 }
 

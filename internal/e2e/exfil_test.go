@@ -80,7 +80,7 @@ func TestBrowserExfiltration(t *testing.T) {
 	tb.checkInert(t, "a fresh load of the session", modelContent)
 
 	for i, d := range docs {
-		tb.navigate(d)
+		tb.navigateDocument(d)
 		// A file with a NUL byte is binary to the viewer, which offers it as a download.
 		tb.wait("the document "+vectors[i].name, `document.querySelector("main.document-body, main.workspace-page")`)
 		tb.settle("the document "+vectors[i].name, true)

@@ -41,6 +41,15 @@ func (tb *tab) navigate(url string) {
 	tb.installRecorder()
 }
 
+// navigateDocument loads a workspace document (served sandboxed, without scripts or live
+// updates) and waits for its load event, without the page recorder a session page gets:
+// there is nothing for it to record, and evaluating it in the sandboxed document is where
+// a loaded machine's Chromium crashed (twice, a segmentation fault of the browser).
+func (tb *tab) navigateDocument(url string) {
+	tb.t.Helper()
+	tb.do("navigate to "+url, chromedp.Navigate(url))
+}
+
 // clickAndLoadResponse clicks sel and returns the response of the page it navigates to.
 func (tb *tab) clickAndLoadResponse(sel string) *network.Response {
 	tb.t.Helper()

@@ -14,7 +14,8 @@ import (
 )
 
 // TestBrowserScreenshots saves the main screens (the sessions list, a session with a
-// finished turn showing a tool card and a code block, a workspace document) in light and
+// finished turn showing a tool card and a code block, a session in trouble — a broken-off
+// answer with Retry, a running job, a queued message — a workspace document) in light and
 // dark, wide (1440×900) and narrow (390×844, a phone), as PNG files of the window, in
 // $MYCO_SCREENSHOTS (make screenshots sets it), else in a temporary directory. It also
 // fails when a screen is wider than a narrow window: nothing may scroll sideways.
@@ -37,6 +38,13 @@ func TestBrowserScreenshots(t *testing.T) {
 			"| package | tests | time |\n|:--|--:|--:|\n| config | 42 | 0.3 s |\n| sessions | 117 | 2.1 s |\n\nAll green now.",
 		},
 	)
+	gate, open := f.gate("long-job")
+	f.model.Script(
+		fakemodel.Turn{Text: "The failure comes from **two** places: the loader, and", ChunkSize: 8, Drop: true},
+		fakemodel.Turn{Text: "Starting the long job.", ToolCalls: []fakemodel.ToolCall{bash("call_gate", "echo building…; "+gate)}},
+		fakemodel.Turn{Text: "The job is done."},
+		fakemodel.Turn{Text: "Summary: all good."},
+	)
 	page := f.newSession()
 	f.newSession() // an untitled one, for the list
 	doc := f.workspaceFile("notes/design.md", "# Design notes\n\nThe server streams every change of a session to its page as **htmx partials**; "+
@@ -50,11 +58,25 @@ func TestBrowserScreenshots(t *testing.T) {
 	tb.send("Why does the config test fail? Fix it.")
 	tb.wait("the answer", `document.querySelector("#messages .msg.assistant .md h2")?.textContent === "The fix" && document.querySelector("#status .idle")`)
 
+	// A session in trouble: an answer that broke off (kept, with the failure's note, its
+	// folded detail and Retry), a long job running, and a message queued behind it.
+	trouble := f.newSession()
+	tb.navigate(trouble)
+	tb.waitLive()
+	tb.send("Explain the failure")
+	tb.wait("the failure", `document.querySelector("#messages .msg.end .note.error")`)
+	tb.send("Run the long job")
+	tb.wait("the job runs", `document.querySelector("#tool-call_gate.running")`)
+	tb.send("And then summarise what changed")
+	tb.wait("the queued message", `document.querySelector("#queue .queued")`)
+	defer open()
+
 	screens := []struct{ name, url, ready string }{
-		{"sessions", f.srv.URL, `document.querySelectorAll("#session-list > li.session-row").length === 2`},
+		{"sessions", f.srv.URL, `document.querySelectorAll("#session-list > li.session-row").length === 3`},
 		{"session", page, `document.querySelector("#tool-call_list.ok") && document.querySelector("#messages .md table")`},
 		{"session-top", page, `document.querySelector("#tool-call_fail.error") && (scrollTo(0, 0), scrollY === 0)`},
 		{"document", doc, `document.querySelector("main.document-body h1")`},
+		{"trouble", trouble, `document.querySelector("#queue .queued") && document.querySelector("#messages .note.partial") && document.querySelector("#tool-call_gate.running")`},
 	}
 	sizes := []struct {
 		name          string
@@ -71,7 +93,7 @@ func TestBrowserScreenshots(t *testing.T) {
 			for _, s := range screens {
 				tb.navigate(s.url)
 				tb.wait(s.name, s.ready)
-				if s.name == "session" {
+				if s.name == "session" || s.name == "trouble" {
 					// The end of the session, with the status bar and the composer: a
 					// session should open there, but does not yet (TestBrowserFollowsTheEnd),
 					// so the reader goes there with End.
