@@ -11,7 +11,19 @@ import (
 	"myco.dev/internal/fakemodel"
 )
 
-// waitQueue waits until session id's queue holds n messages and nothing runs on it.
+// busyUntilStopped makes the fixture's tool run until its turn is stopped; the channel is
+// closed once it has started.
+func (f *mgrFixture) busyUntilStopped() <-chan struct{} {
+	started := make(chan struct{})
+	f.host.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
+		close(started)
+		<-ctx.Done()
+		return model.ToolResult{CallID: c.ID}
+	}
+	return started
+}
+
+// waitSettled waits until session id's queue holds n messages and nothing runs on it.
 func waitSettled(t *testing.T, m *Manager, id string, n int) *Session {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -93,12 +105,7 @@ func TestQueueRunsAfterStop(t *testing.T) {
 	f := newManager(t, ManagerOptions{},
 		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "long")}},
 		fakemodel.Turn{Text: "queued answer"})
-	started := make(chan struct{})
-	f.host.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
-		close(started)
-		<-ctx.Done() // busy until stopped
-		return model.ToolResult{CallID: c.ID}
-	}
+	started := f.busyUntilStopped()
 	ctx := t.Context()
 	id, _ := f.m.Create(ctx, CreateOptions{})
 	f.m.Submit(ctx, id, model.TextPart("first"))
@@ -132,12 +139,7 @@ func TestEnqueueWhenIdleRunsAtOnce(t *testing.T) {
 // TestQueueIsBounded: a queue holds at most maxQueued messages; the next is refused.
 func TestQueueIsBounded(t *testing.T) {
 	f := newManager(t, ManagerOptions{}, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "long")}})
-	started := make(chan struct{})
-	f.host.tools.run = func(ctx context.Context, c model.ToolCall) model.ToolResult {
-		close(started)
-		<-ctx.Done() // busy until stopped
-		return model.ToolResult{CallID: c.ID}
-	}
+	started := f.busyUntilStopped()
 	ctx := t.Context()
 	id, _ := f.m.Create(ctx, CreateOptions{})
 	j, _ := f.m.Submit(ctx, id, model.TextPart("first"))

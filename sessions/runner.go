@@ -300,35 +300,7 @@ func (r *runner) retryCompacted(ctx context.Context, cfg AgentConfig, entry Entr
 // Resume continues the latest thread's interrupted turn (one cut by a crash), without new
 // input. A turn that ended, including one the user cancelled, is not resumed:
 // [ErrNotResumable].
-func (r *runner) Resume(ctx context.Context) (agent.Result, error) {
-	if err := r.rt.acquire(ctx, r.waiting); err != nil {
-		return agent.Result{}, err
-	}
-	defer r.rt.release()
-	if err := r.rt.recover(ctx); err != nil {
-		return agent.Result{}, err
-	}
-	th := r.rt.doc.latest()
-	var interrupted bool
-	var last string
-	start := 0
-	r.rt.doc.view(func(*Session) {
-		interrupted, last = th.Interrupted(), th.LastTurn()
-		for i := len(th.Entries) - 1; i >= 0; i-- {
-			if e := th.Entries[i]; e.AcceptedAt != nil || e.Continuation {
-				start = i
-				break
-			}
-		}
-	})
-	if !interrupted {
-		return agent.Result{}, fmt.Errorf("resume thread %s (last turn %q): %w", th.ID, last, ErrNotResumable)
-	}
-	if _, err := r.append(ctx, th); err != nil { // recovered tool results
-		return agent.Result{}, err
-	}
-	return r.run(ctx, r.agent(), th, start, runAfter{})
-}
+func (r *runner) Resume(ctx context.Context) (agent.Result, error) { return r.again(ctx, false) }
 
 // RetryPrompt begins the hidden note a retry of a stopped or failed turn gives the model.
 const RetryPrompt = "# Retry\n\n"
@@ -338,7 +310,11 @@ const RetryPrompt = "# Retry\n\n"
 // on from its saved history, after a hidden note that tells the model the earlier attempt
 // broke off and why. Any other state is [ErrNotRetryable] (a rejected turn is sent again as
 // new input, by [Manager.Retry]).
-func (r *runner) Retry(ctx context.Context) (agent.Result, error) {
+func (r *runner) Retry(ctx context.Context) (agent.Result, error) { return r.again(ctx, true) }
+
+// again runs the latest thread's last turn on, without new input: an interrupted one, and,
+// for a retry, a stopped or failed one (see [runner.Retry]).
+func (r *runner) again(ctx context.Context, retry bool) (agent.Result, error) {
 	if err := r.rt.acquire(ctx, r.waiting); err != nil {
 		return agent.Result{}, err
 	}
@@ -359,7 +335,11 @@ func (r *runner) Retry(ctx context.Context) (agent.Result, error) {
 			}
 		}
 	})
-	if st.Thread != th.ID || !interrupted && st.Status != TurnStopped && st.Status != TurnFailed {
+	switch {
+	case interrupted:
+	case !retry:
+		return agent.Result{}, fmt.Errorf("resume thread %s (last turn %q): %w", th.ID, st.Status, ErrNotResumable)
+	case st.Thread != th.ID || st.Status != TurnStopped && st.Status != TurnFailed:
 		return agent.Result{}, fmt.Errorf("retry session %s (last turn %q): %w", r.rt.doc.id, st.Status, ErrNotRetryable)
 	}
 	var note []Entry
