@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 )
 
 //go:embed *
@@ -42,18 +43,29 @@ const (
 type Assets struct {
 	prefix string            // the URL path they are served under, e.g. "/static/"
 	urls   map[string]string // name -> prefix + hashed name
-	byURL  map[string]asset  // hashed name -> content
+	byURL  map[string]*asset // hashed name -> content
 }
 
 type asset struct {
 	name string
 	data []byte
-	gz   []byte // data gzipped, when that is smaller
+
+	// gz is data gzipped, when that is smaller; made on its first request, not when the
+	// assets are loaded: a process that serves no page (myco -p serves only the API) never
+	// pays for it, and one that does pays at its first page, not before its first turn.
+	gzOnce sync.Once
+	gz     []byte
+}
+
+// gzipped returns the asset's gzipped data, or nil when gzip does not make it smaller.
+func (f *asset) gzipped() []byte {
+	f.gzOnce.Do(func() { f.gz = gzipped(f.data) })
+	return f.gz
 }
 
 // New returns the embedded assets, served under prefix.
 func New(prefix string) *Assets {
-	a := &Assets{prefix: prefix, urls: map[string]string{}, byURL: map[string]asset{}}
+	a := &Assets{prefix: prefix, urls: map[string]string{}, byURL: map[string]*asset{}}
 	fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !servable(p) {
 			return nil
@@ -66,7 +78,7 @@ func New(prefix string) *Assets {
 		ext := path.Ext(p)
 		hashed := strings.TrimSuffix(p, ext) + "." + hex.EncodeToString(sum[:6]) + ext
 		a.urls[p] = prefix + hashed
-		a.byURL[hashed] = asset{name: p, data: data, gz: gzipped(data)}
+		a.byURL[hashed] = &asset{name: p, data: data}
 		return nil
 	})
 	return a
@@ -127,9 +139,11 @@ func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
 	h.Set("Vary", "Accept-Encoding")
 	data := f.data
-	if f.gz != nil && acceptsGzip(r) {
-		data = f.gz
-		h.Set("Content-Encoding", "gzip")
+	if acceptsGzip(r) {
+		if gz := f.gzipped(); gz != nil {
+			data = gz
+			h.Set("Content-Encoding", "gzip")
+		}
 	}
 	h.Set("Content-Length", fmt.Sprint(len(data)))
 	if r.Method != http.MethodHead {
