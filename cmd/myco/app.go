@@ -12,6 +12,7 @@ import (
 
 	"myco.dev/cli"
 	"myco.dev/docs"
+	"myco.dev/internal/logging"
 	"myco.dev/internal/termtext"
 	"myco.dev/profiles"
 )
@@ -24,7 +25,7 @@ type app struct {
 	stderr io.Writer
 	getenv func(string) string
 	// logs is how this process logs, and log its one logger, which every object gets.
-	logs logging
+	logs logging.Config
 	log  *slog.Logger
 }
 
@@ -260,11 +261,11 @@ func (a *app) main() int {
 // at def unless a level was asked for. A bad flag or variable is reported as a usage error.
 func (a *app) startLog(o options, def slog.Level) bool {
 	var err error
-	if a.logs, err = a.logging(o); err != nil {
+	if a.logs, err = logging.Parse(o.logLevel, o.logFormat, a.getenv); err != nil {
 		fmt.Fprintln(a.stderr, "myco:", err)
 		return false
 	}
-	a.setLog(a.logs.logger(a.stderr, def))
+	a.setLog(a.logs.Logger(a.stderr, def))
 	return true
 }
 
@@ -273,6 +274,19 @@ func (a *app) startLog(o options, def slog.Level) bool {
 func (a *app) setLog(log *slog.Logger) {
 	a.log = log
 	slog.SetDefault(log)
+}
+
+// logArgs are the log flags given on o's command line, for the processes this one starts
+// (a profile's worker, the host daemon); the environment reaches them anyway.
+func logArgs(o options) []string {
+	var args []string
+	if o.logLevel != "" {
+		args = append(args, "--log-level", o.logLevel)
+	}
+	if o.logFormat != "" {
+		args = append(args, "--log-format", o.logFormat)
+	}
+	return args
 }
 
 // fail prints a one-line error and returns the error status.

@@ -22,7 +22,7 @@ func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cl
 	if err != nil {
 		return a.fail(err)
 	}
-	log, closeLog := a.fileLogger(filepath.Join(p.paths.ProfileDir, "myco.log"))
+	log, closeLog := a.logs.File(filepath.Join(p.paths.ProfileDir, "myco.log"), a.stderr, a.warn)
 	defer closeLog()
 	a.setLog(log)
 	var api *localAPI
