@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"myco.dev/engine"
 	"myco.dev/handlers"
 	"myco.dev/internal/peercred"
 	"myco.dev/internal/web"
@@ -34,7 +35,7 @@ type localAPI struct {
 // listenAPI reserves the loopback port of p's API and sets p's serverURL (and, in token
 // mode, its tokenFile) for the tools, before the engine builds them. Serve it with serve;
 // close it when done.
-func (a *app) listenAPI(p *profile) (*localAPI, error) {
+func (a *app) listenAPI(p *engine.Profile, eo *engine.Options) (*localAPI, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen for the nested-session API: %w", err)
@@ -44,28 +45,29 @@ func (a *app) listenAPI(p *profile) (*localAPI, error) {
 	if !peercred.TCPAvailable() {
 		// As the server does where a connection's owner cannot be told: a secret that only
 		// this user can read, which the tools send from its file (curl -H @FILE).
-		api.tokenFile = filepath.Join(p.paths.Home, "cli-"+port+".token")
+		api.tokenFile = filepath.Join(p.Paths.Home, "cli-"+port+".token")
 		if api.token, err = web.NewTokenFile(api.tokenFile); err != nil {
 			ln.Close()
 			return nil, err
 		}
 	}
-	p.serverURL = "http://" + net.JoinHostPort("127.0.0.1", port) + "/profiles/" + p.paths.Profile
-	p.tokenFile = api.tokenFile
+	eo.ServerURL = "http://" + net.JoinHostPort("127.0.0.1", port) + "/profiles/" + p.Paths.Profile
+	eo.TokenFile = api.tokenFile
 	return api, nil
 }
 
 // serve starts serving e's session service on the reserved port.
-func (api *localAPI) serve(a *app, p *profile, e *engine) error {
-	files, err := workspace.OpenFiles(p.paths.WorkspaceDir())
+func (api *localAPI) serve(a *app, p *engine.Profile, e *engine.Engine) error {
+	files, err := workspace.OpenFiles(p.Paths.WorkspaceDir())
 	if err != nil {
 		return err
 	}
 	wd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
 	h := handlers.New(handlers.Deps{
-		Profile: p.paths.Profile, Sessions: e.mgr, Models: catalogInfo(p), Default: p.model.Key,
-		Workspace: files, WorkspaceDir: p.paths.WorkspaceDir(), Dir: wd, Home: p.home,
-		Hosts:  func() []handlers.HostState { return hostStates(e.harness) },
+		Profile: p.Paths.Profile, Sessions: e.Sessions, Models: catalogInfo(p), Default: p.Model.Key,
+		Workspace: files, WorkspaceDir: p.Paths.WorkspaceDir(), Dir: wd, Home: home,
+		Hosts:  func() []handlers.HostState { return hostStates(e.Harness) },
 		Assets: static.New("/static/"), Port: web.PortOf(api.ln.Addr()), UID: os.Getuid(), Token: api.token, Log: a.log,
 	})
 	api.srv = web.NewServer(h, a.log)

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"myco.dev/config"
+	"myco.dev/engine"
 	"myco.dev/handlers"
 	"myco.dev/hosts"
 	"myco.dev/profiles"
@@ -33,9 +34,7 @@ func (a *app) serve(o options) int {
 		fmt.Fprintf(a.stderr, "myco: --auth %q: want owner or token\n", o.auth)
 		return exitUsage
 	}
-	home, _ := os.UserHomeDir()
-	paths, err := config.ResolvePaths(config.PathOptions{ProfileFlag: o.profile, ProfileSet: o.profileSet, ConfigFlag: o.config,
-		Getenv: a.getenv, UserHome: home})
+	paths, err := a.paths(o)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -89,12 +88,10 @@ func (a *app) workerCommand(exe string, o options, paths config.Paths, name, url
 }
 
 // catalogInfo lists the catalog's models for the pages.
-func catalogInfo(p *profile) []handlers.ModelInfo {
+func catalogInfo(p *engine.Profile) []handlers.ModelInfo {
 	var out []handlers.ModelInfo
-	for _, key := range p.cfg.ModelKeys() {
-		if m, err := p.cfg.Resolve(key); err == nil {
-			out = append(out, handlers.ModelInfo{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, MaxImageBase64Bytes: m.MaxImageBase64Bytes})
-		}
+	for _, m := range p.Models() {
+		out = append(out, handlers.ModelInfo{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, MaxImageBase64Bytes: m.MaxImageBase64Bytes})
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"myco.dev/cli"
+	"myco.dev/engine"
 	"myco.dev/hosts"
 )
 
@@ -22,23 +23,25 @@ func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cl
 	if err != nil {
 		return a.fail(err)
 	}
-	log, closeLog := a.logs.File(filepath.Join(p.paths.ProfileDir, "myco.log"), a.stderr, a.warn)
+	log, closeLog := a.logs.File(filepath.Join(p.Paths.ProfileDir, "myco.log"), a.stderr, a.warn)
 	defer closeLog()
 	a.setLog(log)
+	eo := engine.Options{Wait: true, Log: a.log}
 	var api *localAPI
 	if serve {
-		if api, err = a.listenAPI(p); err != nil {
+		if api, err = a.listenAPI(p, &eo); err != nil {
 			return a.fail(err)
 		}
 	}
-	e, err := a.newEngine(p, true)
+	eo.Reaper = newReaper(a.log)
+	e, err := engine.New(p, eo)
 	if err != nil {
 		if api != nil {
 			api.close(a)
 		}
 		return a.fail(err)
 	}
-	defer e.close()
+	defer e.Close()
 	if api != nil {
 		// Stopped before the engine (the defer above runs after this one): no request
 		// starts work on a service that is closing.
@@ -47,13 +50,12 @@ func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cl
 			return a.fail(err)
 		}
 	}
-	return f(context.Background(), e.mgr, a.std(), cli.Options{
+	return f(context.Background(), e.Sessions, a.std(), cli.Options{
 		Model: o.model, Resume: o.resume, JSON: o.json,
 		Term: a.getenv("TERM"), NoColor: a.getenv("NO_COLOR") != "",
-		History: filepath.Join(p.paths.ProfileDir, "cli-history"), Hosts: e.harness, MCP: e.harness,
+		History: filepath.Join(p.Paths.ProfileDir, "cli-history"), Hosts: e.Harness, MCP: e.Harness,
 	})
 }
-
 func (a *app) std() cli.IO { return cli.IO{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr} }
 
 // oneShot runs `myco -p`; the prompt is read, and refused when empty, before the profile
@@ -84,13 +86,18 @@ func (a *app) chat(o options) int { return a.terminal(o, true, cli.Chat) }
 
 // hostsCmd runs `myco hosts [check|install ALIAS]` on the hosts of ~/.ssh/config.
 func (a *app) hostsCmd(args []string) int {
-	specs, path, err := a.sshRemotes()
+	home, _ := os.UserHomeDir()
+	specs, path, err := engine.SSHRemotes(home)
 	if err != nil {
 		return a.fail(err)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
 	self, _ := os.Executable()
-	return cli.HostsCommand(ctx, a.std(), args, cli.HostsOptions{Specs: specs, SSHConfig: path, Self: self, Version: buildInfo().String(),
-		Remote: func() hosts.RemoteOptions { return a.remoteDefaults(5<<20, a.attachTimeout(), nil) }})
+	wd, _ := os.Getwd()
+	build := buildInfo().String()
+	return cli.HostsCommand(ctx, a.std(), args, cli.HostsOptions{Specs: specs, SSHConfig: path, Self: self, Version: build,
+		Remote: func() hosts.RemoteOptions {
+			return engine.RemoteOptions(engine.OpenOptions{Build: build, Dir: wd}, 5<<20, a.attachTimeout(), nil, a.log)
+		}})
 }

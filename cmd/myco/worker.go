@@ -13,13 +13,12 @@ import (
 	"syscall"
 	"time"
 
-	"myco.dev/config"
+	"myco.dev/engine"
 	"myco.dev/handlers"
 	"myco.dev/internal/handoff"
 	"myco.dev/internal/peercred"
 	"myco.dev/internal/web"
 	"myco.dev/profiles"
-	"myco.dev/sessions"
 	"myco.dev/static"
 	"myco.dev/workspace"
 )
@@ -61,8 +60,7 @@ func (a *app) profileWorker(o options) int {
 	}
 	log := a.log
 	home, _ := os.UserHomeDir()
-	paths, err := config.ResolvePaths(config.PathOptions{ProfileFlag: o.profile, ProfileSet: o.profileSet, ConfigFlag: o.config,
-		Getenv: a.getenv, UserHome: home})
+	paths, err := a.paths(o)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -84,23 +82,17 @@ func (a *app) profileWorker(o options) int {
 			if cfgErr != nil {
 				return handlers.Built{}, cfgErr, nil
 			}
-			p.serverURL, p.tokenFile = serverURL, tokenFile
-			e, err := a.newEngine(p, false)
+			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: serverURL, TokenFile: tokenFile, Log: log})
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}
 			d := base
-			d.Sessions, d.Models, d.Default = e.mgr, catalogInfo(p), p.model.Key
-			d.Hosts = func() []handlers.HostState { return hostStates(e.harness) }
-			return handlers.Built{Deps: d, Busy: e.mgr.Running, Stop: e.mgr.Close, Close: e.close}, nil, nil
+			d.Sessions, d.Models, d.Default = e.Sessions, catalogInfo(p), p.Model.Key
+			d.Hosts = func() []handlers.HostState { return hostStates(e.Harness) }
+			return handlers.Built{Deps: d, Busy: e.Sessions.Running, Stop: e.Sessions.Close, Close: e.Close}, nil, nil
 		},
 		Degraded: func(cfgErr error) (handlers.Built, error) {
-			// The profile's directories, made and checked as for any start: another user's
-			// directory is refused, whatever the config says.
-			if err := paths.Ensure(); err != nil {
-				return handlers.Built{}, err
-			}
-			m, err := sessions.NewManager(sessions.ManagerOptions{Store: sessions.NewStore(paths.SessionDir()), Models: brokenCatalog{cfgErr}, Dir: wd, Log: log})
+			m, err := engine.Degraded(paths, wd, cfgErr, log)
 			if err != nil {
 				return handlers.Built{}, err
 			}
@@ -147,12 +139,4 @@ func (a *app) profileWorker(o options) int {
 		log.Warn("serve", "err", err)
 	}
 	return exitOK
-}
-
-// brokenCatalog is the model catalog of a profile whose config is invalid: it has no model.
-type brokenCatalog struct{ err error }
-
-func (brokenCatalog) Default() string { return "" }
-func (c brokenCatalog) Agent(string, []string) (sessions.AgentConfig, error) {
-	return sessions.AgentConfig{}, fmt.Errorf("the profile's config is invalid: %w", c.err)
 }
