@@ -12,8 +12,9 @@ import (
 	"myco.dev/config"
 	"myco.dev/engine"
 	"myco.dev/handlers"
-	"myco.dev/hosts"
 	"myco.dev/profiles"
+	"myco.dev/static"
+	"myco.dev/workspace"
 )
 
 // serve runs the browser server (myco with no mode): the supervisor that owns the loopback
@@ -87,20 +88,33 @@ func (a *app) workerCommand(exe string, o options, paths config.Paths, name, url
 	return argv, env
 }
 
-// catalogInfo lists the catalog's models for the pages.
-func catalogInfo(p *engine.Profile) []handlers.ModelInfo {
-	var out []handlers.ModelInfo
-	for _, m := range p.Models() {
-		out = append(out, handlers.ModelInfo{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, MaxImageBase64Bytes: m.MaxImageBase64Bytes})
+// deps are the handlers' deps of the profile at paths, served by this process on port,
+// token when set guarding it: its pages, workspace and API, without a session service
+// yet.
+func (a *app) deps(paths config.Paths, port, token string) (handlers.Deps, error) {
+	files, err := workspace.OpenFiles(paths.WorkspaceDir())
+	if err != nil {
+		return handlers.Deps{}, err
 	}
-	return out
+	home, _ := os.UserHomeDir()
+	wd, _ := os.Getwd()
+	return handlers.Deps{Profile: paths.Profile, Workspace: files, WorkspaceDir: paths.WorkspaceDir(), Dir: wd, Home: home,
+		Assets: static.New("/static/"), Port: port, UID: os.Getuid(), Token: token, Log: a.log}, nil
 }
 
-// hostStates lists the remote hosts' states for the status bar.
-func hostStates(h *hosts.Harness) []handlers.HostState {
-	var out []handlers.HostState
-	for _, st := range h.Statuses() {
-		out = append(out, handlers.HostState{Name: st.Alias, State: string(st.State), Error: st.Err})
+// withEngine is d serving the session service of p's engine e, its models and its hosts.
+func withEngine(d handlers.Deps, p *engine.Profile, e *engine.Engine) handlers.Deps {
+	d.Sessions, d.Default = e.Sessions, p.Model.Key
+	for _, m := range p.Models() {
+		d.Models = append(d.Models, handlers.ModelInfo{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow,
+			MaxImageBase64Bytes: m.MaxImageBase64Bytes})
 	}
-	return out
+	d.Hosts = func() []handlers.HostState {
+		var out []handlers.HostState
+		for _, st := range e.Harness.Statuses() {
+			out = append(out, handlers.HostState{Name: st.Alias, State: string(st.State), Error: st.Err})
+		}
+		return out
+	}
+	return d
 }

@@ -11,13 +11,15 @@ import (
 
 	"myco.dev/cli"
 	"myco.dev/engine"
+	"myco.dev/handlers"
 	"myco.dev/hosts"
+	"myco.dev/internal/web"
 )
 
 // terminal runs the terminal front end f (package cli) on the session service of o's
 // profile. With serve (myco -p, the chat), the profile's API is served on a loopback port
 // of this process while f runs, and the local tools get its MYCO_SERVER_URL, so that an
-// agent can start child sessions as the system prompt says (see [localAPI]).
+// agent can start child sessions as the system prompt says (see [web.Loopback]).
 func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int) int {
 	p, err := a.setup(o)
 	if err != nil {
@@ -27,17 +29,21 @@ func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cl
 	defer closeLog()
 	a.setLog(log)
 	eo := engine.Options{Wait: true, Log: a.log}
-	var api *localAPI
+	var api *web.Loopback
 	if serve {
-		if api, err = a.listenAPI(p, &eo); err != nil {
-			return a.fail(err)
+		// As the server does where a connection's owner cannot be told: a token that only
+		// this user can read, in a file of MYCO_HOME.
+		tokenFile := func(port string) string { return filepath.Join(p.Paths.Home, "cli-"+port+".token") }
+		if api, err = web.ListenLoopback(tokenFile, a.log); err != nil {
+			return a.fail(fmt.Errorf("the nested-session API: %w", err))
 		}
+		eo.ServerURL, eo.TokenFile = api.URL()+"/profiles/"+p.Paths.Profile, api.TokenFile
 	}
 	eo.Reaper = newReaper(a.log)
 	e, err := engine.New(p, eo)
 	if err != nil {
 		if api != nil {
-			api.close(a)
+			api.Close()
 		}
 		return a.fail(err)
 	}
@@ -45,10 +51,12 @@ func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cl
 	if api != nil {
 		// Stopped before the engine (the defer above runs after this one): no request
 		// starts work on a service that is closing.
-		defer api.close(a)
-		if err := api.serve(a, p, e); err != nil {
+		defer api.Close()
+		d, err := a.deps(p.Paths, api.Port, api.Token)
+		if err != nil {
 			return a.fail(err)
 		}
+		api.Serve(handlers.New(withEngine(d, p, e)))
 	}
 	return f(context.Background(), e.Sessions, a.std(), cli.Options{
 		Model: o.model, Resume: o.resume, JSON: o.json,

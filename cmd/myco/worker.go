@@ -19,8 +19,6 @@ import (
 	"myco.dev/internal/peercred"
 	"myco.dev/internal/web"
 	"myco.dev/profiles"
-	"myco.dev/static"
-	"myco.dev/workspace"
 )
 
 // profileWorker runs myco --mode profile-worker: one profile's pages, API and sessions,
@@ -59,23 +57,16 @@ func (a *app) profileWorker(o options) int {
 		}
 	}
 	log := a.log
-	home, _ := os.UserHomeDir()
 	paths, err := a.paths(o)
 	if err != nil {
 		return a.fail(err)
 	}
-	files, err := workspace.OpenFiles(paths.WorkspaceDir())
+	base, err := a.deps(paths, u.Port(), token)
 	if err != nil {
 		return a.fail(err)
 	}
-	wd, _ := os.Getwd()
-	base := handlers.Deps{
-		Profile: paths.Profile, Workspace: files, WorkspaceDir: paths.WorkspaceDir(), Dir: wd, Home: home,
-		Assets:   static.New("/static/"),
-		Profiles: func() []string { return profiles.List(paths.Home) },
-		Port:     u.Port(), UID: os.Getuid(), Token: token, Worker: true, Pprof: o.pprof, Log: log,
-		Build: buildInfo(),
-	}
+	base.Profiles = func() []string { return profiles.List(paths.Home) }
+	base.Worker, base.Pprof, base.Build = true, o.pprof, buildInfo()
 	h, err := handlers.NewReloader(handlers.ReloaderOptions{
 		Load: func() (handlers.Built, error, error) {
 			p, cfgErr := a.setup(o)
@@ -86,13 +77,10 @@ func (a *app) profileWorker(o options) int {
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}
-			d := base
-			d.Sessions, d.Models, d.Default = e.Sessions, catalogInfo(p), p.Model.Key
-			d.Hosts = func() []handlers.HostState { return hostStates(e.Harness) }
-			return handlers.Built{Deps: d, Busy: e.Sessions.Running, Stop: e.Sessions.Close, Close: e.Close}, nil, nil
+			return handlers.Built{Deps: withEngine(base, p, e), Busy: e.Sessions.Running, Stop: e.Sessions.Close, Close: e.Close}, nil, nil
 		},
 		Degraded: func(cfgErr error) (handlers.Built, error) {
-			m, err := engine.Degraded(paths, wd, cfgErr, log)
+			m, err := engine.Degraded(paths, base.Dir, cfgErr, log)
 			if err != nil {
 				return handlers.Built{}, err
 			}
