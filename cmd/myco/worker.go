@@ -2,30 +2,22 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"myco.dev/engine"
 	"myco.dev/handlers"
-	"myco.dev/internal/handoff"
-	"myco.dev/internal/peercred"
 	"myco.dev/internal/web"
 	"myco.dev/profiles"
 )
 
 // profileWorker runs myco --mode profile-worker: one profile's pages, API and sessions,
-// served over the channel its supervisor (the server that owns the port) passes it as
-// descriptor 3, which hands it connections and dials it (see package handoff). It prints
-// "ready" on stdout once it serves. When its stdin closes (the supervisor stops it, or
-// died) or on SIGTERM, it stops its sessions' work, saves it, releases the tools and exits;
+// served over the channel its supervisor (the server that owns the port) passes it (see
+// [profiles.ServeWorker]). When its stdin closes (the supervisor stops it, or died) or on
+// SIGTERM, it stops its sessions' work, saves it, releases the tools and exits;
 // SIGPIPE is ignored, so that its log to a supervisor that died cannot kill it first. A
 // profile whose config cannot be loaded is served without models (see
 // [handlers.Reloader]) until the config is fixed; one whose paths cannot be used fails
@@ -34,15 +26,9 @@ func (a *app) profileWorker(o options) int {
 	// The log goes to the supervisor's pipe: when the supervisor died, a write there must
 	// be an error (EPIPE), not a SIGPIPE that kills this process before it saved its turns.
 	signal.Ignore(syscall.SIGPIPE)
-	// The supervisor's end of the channel: inherited, with no name to connect to. It is
-	// checked to come from the process that started this one, as it must.
-	ch, err := handoff.Inherit(profiles.WorkerFD)
+	ch, err := profiles.WorkerChannel()
 	if err != nil {
-		return a.fail(fmt.Errorf("--mode profile-worker is started by myco's server, which passes it a channel on descriptor %d: %w", profiles.WorkerFD, err))
-	}
-	if err := peercred.CheckUnix(ch, os.Getuid(), os.Getppid()); err != nil && !errors.Is(err, peercred.ErrUnavailable) {
-		ch.Close()
-		return a.fail(fmt.Errorf("the channel on descriptor %d is not from the server that started this worker: %w", profiles.WorkerFD, err))
+		return a.fail(err)
 	}
 	// The supervisor sets the instance's URL once, for the pages' checks and the tools.
 	serverURL, tokenFile := a.getenv("MYCO_SERVER_URL"), a.getenv("MYCO_SERVER_TOKEN_FILE")
@@ -94,37 +80,12 @@ func (a *app) profileWorker(o options) int {
 		return a.fail(err)
 	}
 	defer h.Close()
-	// The supervisor hands whole connections here (their first request read), so that a
-	// page costs no second hop, and dials over the same channel for what it forwards.
-	handed := handoff.Listen(ch)
-	srv := web.NewServer(h, log)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(handed) }()
-	fmt.Fprintln(a.stdout, "ready")
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	eof := make(chan struct{})
-	go func() {
-		io.Copy(io.Discard, a.stdin)
-		close(eof)
-	}()
-	select {
-	case err := <-served:
-		return a.fail(fmt.Errorf("serve: %w", err))
-	case <-ctx.Done():
-	case <-eof:
-	case <-handed.Done(): // the supervisor is gone
-	}
-	log.Info("stopping: running turns are cancelled and saved", "profile", paths.Profile)
-	h.Stop()
-	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shut); err != nil {
-		srv.Close()
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
-		log.Warn("serve", "err", err)
+	err = profiles.ServeWorker(ctx, ch, profiles.WorkerOptions{Profile: paths.Profile, Handler: h, Stop: h.Stop,
+		Stdin: a.stdin, Stdout: a.stdout, Log: log})
+	if err != nil {
+		return a.fail(err)
 	}
 	return exitOK
 }
