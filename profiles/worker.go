@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"myco.dev/internal/handoff"
@@ -83,4 +86,46 @@ func ServeWorker(ctx context.Context, ch *net.UnixConn, o WorkerOptions) error {
 		o.Log.Warn("serve", "err", err)
 	}
 	return nil
+}
+
+// WorkerEnv is the environment of profile name's worker: environ with the profile's
+// variables set once, MYCO_PROFILE, an absolute MYCO_HOME (home), the instance's
+// MYCO_SERVER_URL (url) and, in token mode, MYCO_SERVER_TOKEN_FILE (tokenFile), which the
+// worker reads with [WorkerServer] and its tools get. MYCO_CONFIG, which names one file,
+// is dropped: it is the launch profile's, whose worker is given --config instead.
+func WorkerEnv(environ []string, home, name, url, tokenFile string) []string {
+	env := slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return k == "MYCO_PROFILE" || k == "MYCO_HOME" || k == "MYCO_SERVER_URL" || k == "MYCO_CONFIG" ||
+			k == "MYCO_SERVER_TOKEN" || k == "MYCO_SERVER_TOKEN_FILE"
+	})
+	env = append(env, "MYCO_PROFILE="+name, "MYCO_HOME="+home, "MYCO_SERVER_URL="+url)
+	if tokenFile != "" {
+		env = append(env, "MYCO_SERVER_TOKEN_FILE="+tokenFile)
+	}
+	return env
+}
+
+// Server is how a worker's instance is reached, as its supervisor set it in [WorkerEnv].
+type Server struct {
+	URL, Port string // http://127.0.0.1:PORT/profiles/NAME, and its port
+	// TokenFile, in token mode, is the file holding the header that carries Token.
+	TokenFile, Token string
+}
+
+// WorkerServer reads the instance's URL and token that the supervisor set for this
+// worker (see [WorkerEnv]) through getenv, for the pages' checks and the tools.
+func WorkerServer(getenv func(string) string) (Server, error) {
+	s := Server{URL: getenv("MYCO_SERVER_URL"), TokenFile: getenv("MYCO_SERVER_TOKEN_FILE")}
+	u, err := url.Parse(s.URL)
+	if err != nil || u.Port() == "" {
+		return s, fmt.Errorf("MYCO_SERVER_URL %q is not this instance's http://127.0.0.1:PORT/profiles/NAME URL", s.URL)
+	}
+	s.Port = u.Port()
+	if s.TokenFile != "" {
+		if s.Token, err = web.ReadTokenFile(s.TokenFile); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
 }

@@ -6,10 +6,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"myco.dev/internal/handoff"
+	"myco.dev/internal/web"
 )
 
 // TestServeWorker: a worker serves its handler to what its supervisor dials over the
@@ -63,5 +67,38 @@ func TestServeWorker(t *testing.T) {
 	case <-stopped:
 	default:
 		t.Error("the worker's work was not stopped")
+	}
+}
+
+// TestWorkerEnv: a worker's environment has its profile's variables once, whatever the
+// server's had, and no MYCO_CONFIG; the worker reads its instance back from it.
+func TestWorkerEnv(t *testing.T) {
+	environ := []string{"PATH=/bin", "MYCO_PROFILE=other", "MYCO_HOME=rel", "MYCO_CONFIG=/c.toml", "MYCO_SERVER_TOKEN=x", "MYCO_SERVER_URL=old"}
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "t")
+	token, err := web.NewTokenFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := WorkerEnv(environ, "/home/u/.myco", "work", "http://127.0.0.1:8080/profiles/work", tokenFile)
+	want := []string{"PATH=/bin", "MYCO_PROFILE=work", "MYCO_HOME=/home/u/.myco", "MYCO_SERVER_URL=http://127.0.0.1:8080/profiles/work",
+		"MYCO_SERVER_TOKEN_FILE=" + tokenFile}
+	if !slices.Equal(env, want) {
+		t.Errorf("WorkerEnv = %q, want %q", env, want)
+	}
+	getenv := func(k string) string {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	srv, err := WorkerServer(getenv)
+	if err != nil || srv.Port != "8080" || srv.Token != token || srv.URL != "http://127.0.0.1:8080/profiles/work" {
+		t.Errorf("WorkerServer = %+v, %v; want port 8080 and the token", srv, err)
+	}
+	if _, err := WorkerServer(func(string) string { return "" }); err == nil {
+		t.Error("WorkerServer without MYCO_SERVER_URL: no error")
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
 
 	"myco.dev/config"
@@ -47,9 +45,8 @@ func (a *app) serve(o options) int {
 	defer stop()
 	err = profiles.Serve(ctx, profiles.ServeOptions{
 		Addr: addr, Home: paths.Home, Launch: paths.Profile, Auth: o.auth,
-		Worker: func(name, url, tokenFile string) ([]string, []string) {
-			return a.workerCommand(exe, o, paths, name, url, tokenFile)
-		},
+		Worker:  func(name string) []string { return workerCommand(exe, o, paths, name) },
+		Environ: os.Environ(),
 		Version: buildInfo().String(), Pprof: o.pprof,
 		Stdout: a.stdout, Stderr: a.stderr, Log: a.log,
 	})
@@ -59,12 +56,10 @@ func (a *app) serve(o options) int {
 	return exitOK
 }
 
-// workerCommand is the command line and environment of profile name's worker: the same
-// binary, with the profile's variables set once (MYCO_PROFILE, an absolute MYCO_HOME, the
-// instance's MYCO_SERVER_URL, url, and in token mode MYCO_SERVER_TOKEN_FILE). The
-// launch overrides (--model, --config) go to the launch profile's worker only;
-// MYCO_CONFIG, which names one file, too.
-func (a *app) workerCommand(exe string, o options, paths config.Paths, name, url, tokenFile string) ([]string, []string) {
+// workerCommand is the command line of profile name's worker: the same binary, with the
+// log flags. The launch overrides (--model, --config) go to the launch profile's worker
+// only.
+func workerCommand(exe string, o options, paths config.Paths, name string) []string {
 	argv := append([]string{exe, "--mode", "profile-worker", "--profile", name}, logArgs(o)...)
 	if o.pprof {
 		argv = append(argv, "--pprof")
@@ -76,16 +71,7 @@ func (a *app) workerCommand(exe string, o options, paths config.Paths, name, url
 	if launch && paths.ConfigNamed {
 		argv = append(argv, "--config", paths.ConfigFile)
 	}
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
-		return k == "MYCO_PROFILE" || k == "MYCO_HOME" || k == "MYCO_SERVER_URL" || k == "MYCO_CONFIG" ||
-			k == "MYCO_SERVER_TOKEN" || k == "MYCO_SERVER_TOKEN_FILE"
-	})
-	env = append(env, "MYCO_PROFILE="+name, "MYCO_HOME="+paths.Home, "MYCO_SERVER_URL="+url)
-	if tokenFile != "" {
-		env = append(env, "MYCO_SERVER_TOKEN_FILE="+tokenFile)
-	}
-	return argv, env
+	return argv
 }
 
 // deps are the handlers' deps of the profile at paths, served by this process on port,

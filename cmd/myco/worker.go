@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"myco.dev/engine"
 	"myco.dev/handlers"
-	"myco.dev/internal/web"
 	"myco.dev/profiles"
 )
 
@@ -30,24 +27,16 @@ func (a *app) profileWorker(o options) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	// The supervisor sets the instance's URL once, for the pages' checks and the tools.
-	serverURL, tokenFile := a.getenv("MYCO_SERVER_URL"), a.getenv("MYCO_SERVER_TOKEN_FILE")
-	u, err := url.Parse(serverURL)
-	if err != nil || u.Port() == "" {
-		return a.fail(fmt.Errorf("MYCO_SERVER_URL %q is not this instance's http://127.0.0.1:PORT/profiles/NAME URL", serverURL))
-	}
-	token := ""
-	if tokenFile != "" {
-		if token, err = web.ReadTokenFile(tokenFile); err != nil {
-			return a.fail(err)
-		}
+	srv, err := profiles.WorkerServer(a.getenv)
+	if err != nil {
+		return a.fail(err)
 	}
 	log := a.log
 	paths, err := a.paths(o)
 	if err != nil {
 		return a.fail(err)
 	}
-	base, err := a.deps(paths, u.Port(), token)
+	base, err := a.deps(paths, srv.Port, srv.Token)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -59,7 +48,7 @@ func (a *app) profileWorker(o options) int {
 			if cfgErr != nil {
 				return handlers.Built{}, cfgErr, nil
 			}
-			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: serverURL, TokenFile: tokenFile, Log: log})
+			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: srv.URL, TokenFile: srv.TokenFile, Log: log})
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}
