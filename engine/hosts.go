@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"fmt"
 	"log/slog"
 	"os/user"
 	"path/filepath"
 	"runtime"
 	"time"
 
+	"myco.dev/config"
 	"myco.dev/hosts"
 	"myco.dev/hosts/mcp"
 	"myco.dev/hosts/proto"
@@ -96,4 +98,15 @@ func MCPHosts(p *Profile, rp *reaper.Reaper, log *slog.Logger) (h *hosts.Harness
 		return nil, nil, err
 	}
 	return h, func() { h.Close(); ho.MCP.Close() }, nil
+}
+
+// AttachTimeout is the attach_timeout_secs of the config at paths. When the config cannot
+// be read, it is the default, with an error that says so.
+func AttachTimeout(paths config.Paths) (time.Duration, error) {
+	cfg, err := config.Load(paths.ConfigFile, paths.ConfigNamed)
+	if err != nil {
+		return config.DefaultAttachTimeoutSecs * time.Second,
+			fmt.Errorf("the config is not readable, so the attach timeout is the default %ds: %w", config.DefaultAttachTimeoutSecs, err)
+	}
+	return time.Duration(cfg.AttachTimeoutSecs) * time.Second, nil
 }

@@ -8,8 +8,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"myco.dev/cli"
+	"myco.dev/config"
 	"myco.dev/engine"
 	"myco.dev/handlers"
 	"myco.dev/hosts"
@@ -106,6 +108,12 @@ func (a *app) hostsCmd(args []string) int {
 	build := buildInfo().String()
 	return cli.HostsCommand(ctx, a.std(), args, cli.HostsOptions{Specs: specs, SSHConfig: path, Self: self, Version: build,
 		Remote: func() hosts.RemoteOptions {
-			return engine.RemoteOptions(engine.OpenOptions{Build: build, Dir: wd}, 5<<20, a.attachTimeout(), nil, a.log)
+			attach := config.DefaultAttachTimeoutSecs * time.Second
+			if paths, err := a.paths(options{}); err == nil {
+				if attach, err = engine.AttachTimeout(paths); err != nil {
+					a.fail(err) // and go on with the default
+				}
+			}
+			return engine.RemoteOptions(engine.OpenOptions{Build: build, Dir: wd}, 5<<20, attach, nil, a.log)
 		}})
 }
