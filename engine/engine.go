@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"path/filepath"
 	"strings"
 
 	"myco.dev/hosts"
 	"myco.dev/hosts/mcp"
 	"myco.dev/hosts/tools"
 	"myco.dev/internal/reaper"
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/sessions/catalog"
 	"myco.dev/workspace"
@@ -27,9 +30,16 @@ type Options struct {
 	// ServerURL is this instance's URL when the process serves the profile
 	// (MYCO_SERVER_URL for the tools); TokenFile the 0600 file holding the header that
 	// carries its secret, where the owner of a connection cannot be told
-	// (MYCO_SERVER_TOKEN_FILE for the tools).
+	// (MYCO_SERVER_TOKEN_FILE for the tools). Set by a worker, whose supervisor owns the
+	// port.
 	ServerURL, TokenFile string
-	Log                  *slog.Logger // nil means slog.Default()
+	// API, when set, is the profile's server on a loopback port of the engine's own
+	// ([web.Loopback]; myco -p and the chat), so that the tools' MYCO_SERVER_URL works for
+	// nested sessions: the port is reserved before the tools are built, and API makes the
+	// handler of e, port and token (set where the owner of a connection cannot be told)
+	// once the session service is. It is stopped first when the engine closes.
+	API func(e *Engine, port, token string) (http.Handler, error)
+	Log *slog.Logger // nil means slog.Default()
 }
 
 // Engine is one profile's session service and what it runs on: the host harness shared
@@ -41,6 +51,7 @@ type Engine struct {
 	std      []tools.Tool
 	mcp      *mcp.Set // the local MCP servers
 	reaper   *reaper.Reaper
+	api      *web.Loopback // the API of o.API; nil when none
 }
 
 // New builds the session service of profile p. On an error, o.Reaper is closed too.
@@ -48,6 +59,40 @@ func New(p *Profile, o Options) (*Engine, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	var api *web.Loopback
+	if o.API != nil {
+		// As the server does where a connection's owner cannot be told: a token that only
+		// this user can read, in a file of MYCO_HOME.
+		tokenFile := func(port string) string { return filepath.Join(p.Paths.Home, "cli-"+port+".token") }
+		var err error
+		if api, err = web.ListenLoopback(tokenFile, o.Log); err != nil {
+			o.Reaper.Close()
+			return nil, fmt.Errorf("the nested-session API: %w", err)
+		}
+		o.ServerURL, o.TokenFile = api.URL()+"/profiles/"+p.Paths.Profile, api.TokenFile
+	}
+	e, err := build(p, o)
+	if err != nil {
+		if api != nil {
+			api.Close()
+		}
+		return nil, err
+	}
+	if api != nil {
+		h, err := o.API(e, api.Port, api.Token)
+		if err != nil {
+			api.Close()
+			e.Close()
+			return nil, err
+		}
+		api.Serve(h)
+		e.api = api
+	}
+	return e, nil
+}
+
+// build builds the engine of p, without its API.
+func build(p *Profile, o Options) (*Engine, error) {
 	reg := &sessions.Registry{}
 	std := catalog.LocalTools(catalog.LocalOptions{Paths: p.Paths, Config: p.Config, Env: p.o.Environ, Reaper: o.Reaper,
 		ServerURL: o.ServerURL, TokenFile: o.TokenFile})
@@ -95,8 +140,12 @@ func New(p *Profile, o Options) (*Engine, error) {
 }
 
 // Close stops every job (turns end cancelled and checkpointed), releases every session's
-// tools and ends the remote connections and local processes.
+// tools and ends the remote connections and local processes. The API stops first: no
+// request starts work on a service that is closing.
 func (e *Engine) Close() {
+	if e.api != nil {
+		e.api.Close()
+	}
 	e.Sessions.Close()
 	e.Harness.Close()
 	e.closeTools()

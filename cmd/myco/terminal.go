@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,13 +16,12 @@ import (
 	"myco.dev/engine"
 	"myco.dev/handlers"
 	"myco.dev/hosts"
-	"myco.dev/internal/web"
 )
 
 // terminal runs the terminal front end f (package cli) on the session service of o's
 // profile. With serve (myco -p, the chat), the profile's API is served on a loopback port
 // of this process while f runs, and the local tools get its MYCO_SERVER_URL, so that an
-// agent can start child sessions as the system prompt says (see [web.Loopback]).
+// agent can start child sessions as the system prompt says (see [engine.Options]).
 func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int) int {
 	p, err := a.setup(o)
 	if err != nil {
@@ -30,36 +30,21 @@ func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cl
 	log, closeLog := a.logs.File(filepath.Join(p.Paths.ProfileDir, "myco.log"), a.stderr, a.warn)
 	defer closeLog()
 	a.setLog(log)
-	eo := engine.Options{Wait: true, Log: a.log}
-	var api *web.Loopback
+	eo := engine.Options{Reaper: newReaper(a.log), Wait: true, Log: a.log}
 	if serve {
-		// As the server does where a connection's owner cannot be told: a token that only
-		// this user can read, in a file of MYCO_HOME.
-		tokenFile := func(port string) string { return filepath.Join(p.Paths.Home, "cli-"+port+".token") }
-		if api, err = web.ListenLoopback(tokenFile, a.log); err != nil {
-			return a.fail(fmt.Errorf("the nested-session API: %w", err))
+		eo.API = func(e *engine.Engine, port, token string) (http.Handler, error) {
+			d, err := a.deps(p.Paths, port, token)
+			if err != nil {
+				return nil, err
+			}
+			return handlers.New(withEngine(d, p, e)), nil
 		}
-		eo.ServerURL, eo.TokenFile = api.URL()+"/profiles/"+p.Paths.Profile, api.TokenFile
 	}
-	eo.Reaper = newReaper(a.log)
 	e, err := engine.New(p, eo)
 	if err != nil {
-		if api != nil {
-			api.Close()
-		}
 		return a.fail(err)
 	}
 	defer e.Close()
-	if api != nil {
-		// Stopped before the engine (the defer above runs after this one): no request
-		// starts work on a service that is closing.
-		defer api.Close()
-		d, err := a.deps(p.Paths, api.Port, api.Token)
-		if err != nil {
-			return a.fail(err)
-		}
-		api.Serve(handlers.New(withEngine(d, p, e)))
-	}
 	return f(context.Background(), e.Sessions, a.std(), cli.Options{
 		Model: o.model, Resume: o.resume, JSON: o.json,
 		Term: a.getenv("TERM"), NoColor: a.getenv("NO_COLOR") != "",
