@@ -136,8 +136,9 @@ func Compact(ctx context.Context, svc Sessions, std IO, id string, o Options) in
 	return ExitOK
 }
 
-// fail prints a one-line error on w and returns the error status.
-func fail(w io.Writer, err error) int {
+// Fail prints a one-line error on w, made safe for the terminal, and returns the error
+// status.
+func Fail(w io.Writer, err error) int {
 	fmt.Fprintln(w, "myco:", termtext.Safe(oneLine(err.Error())))
 	return ExitError
 }

@@ -9,6 +9,25 @@ import (
 	"myco.dev/internal/termtext"
 )
 
+// Usage is the first part of myco --help: the ways to run myco. The flags follow it
+// (see [Help]).
+const Usage = `myco: a coding agent server
+
+Usage:
+  myco [--addr 127.0.0.1:8080]            serve the browser UI on loopback; prints the URL to open
+  myco -p PROMPT [--model KEY] [--json]   one turn on a new durable session; the answer on stdout
+  myco -p - ...                           read the prompt from standard input
+  myco -p PROMPT --resume ID              continue a saved session
+  myco --compact ID                       compact a saved session into a successor thread
+  myco --mode cli [--resume ID]           terminal chat on a durable session (myco --help cli)
+  myco --mode host                        remote host runtime (NDJSON on stdin/stdout)
+  myco hosts [check|install ALIAS]        the remote hosts of ~/.ssh/config; check one, or copy myco there
+  myco mcp list [--profile NAME]          the MCP servers of the config: started, their state and tools (myco --help mcp)
+  myco --version
+  myco --help [TOPIC]                     this text, or a page of the manual (topics below)
+
+`
+
 // helpTopics maps the topics of myco --help TOPIC to pages of the manual, beyond each
 // page's own name (myco --help configuration works too).
 var helpTopics = map[string]string{

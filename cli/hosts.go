@@ -92,24 +92,24 @@ func printReady(w io.Writer, alias string, h proto.Hello) {
 func installHost(ctx context.Context, std IO, r *hosts.Remote, o HostsOptions) int {
 	f, err := os.Open(o.Self)
 	if err != nil {
-		return fail(std.Stderr, fmt.Errorf("open the running myco: %w", err))
+		return Fail(std.Stderr, fmt.Errorf("open the running myco: %w", err))
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return fail(std.Stderr, fmt.Errorf("open the running myco: %w", err))
+		return Fail(std.Stderr, fmt.Errorf("open the running myco: %w", err))
 	}
 	alias := r.Spec().Alias
 	res, err := r.Install(ctx, hosts.InstallOptions{Binary: f, Size: info.Size(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH})
 	if err != nil {
-		return fail(std.Stderr, err)
+		return Fail(std.Stderr, err)
 	}
 	fmt.Fprintf(std.Stdout, "installed myco %s (%d bytes, %s/%s) to %s on %s (%s)\n", o.Version, info.Size(), runtime.GOOS, runtime.GOARCH, hosts.InstallPath, alias, res.Platform)
 	installed := r.Installed()
 	defer installed.Close()
 	hello, err := installed.Attach(ctx)
 	if err != nil {
-		return fail(std.Stderr, err)
+		return Fail(std.Stderr, err)
 	}
 	printReady(std.Stdout, alias, hello)
 	if !res.OnPath {

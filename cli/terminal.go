@@ -41,7 +41,7 @@ func newTerminal(svc Sessions, std IO, asJSON, stream bool) *terminal {
 
 func (t *terminal) close() { signal.Stop(t.sig) }
 
-func (t *terminal) fail(err error) int { return fail(t.std.Stderr, err) }
+func (t *terminal) fail(err error) int { return Fail(t.std.Stderr, err) }
 
 // open opens session id (a new one when id is empty) with model key, when not empty, and
 // announces it on stderr.

@@ -8,7 +8,9 @@
 // or stand in for it. A worker that crashes is started again on the next request, after a
 // growing pause when it keeps crashing; its sessions recover the way any stopped
 // process's do, and the crash leaves one log line. Closing the pool closes the workers'
-// stdin pipes: each stops its sessions, saves them and exits.
+// stdin pipes: each stops its sessions, saves them and exits. The worker's side of that
+// contract (the inherited channel, "ready", a closed stdin as the order to stop) is
+// [WorkerChannel] and [ServeWorker], which serve whatever handler the worker gives them.
 //
 // The [Supervisor] is the HTTP server in front of them. It checks every request (Host,
 // the connecting socket's owner or the token, Origin) with package web, hands the

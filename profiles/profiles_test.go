@@ -2,6 +2,8 @@ package profiles
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,13 +45,42 @@ func TestCloseKillsEveryHungWorker(t *testing.T) {
 }
 
 // TestReadyTwice: a worker that says "ready" twice does not bring the supervisor down.
+// After the second "ready" it writes more than a pipe holds and then opens a FIFO: the
+// open returns once the pool has read past the second line (a panic there ends the test
+// binary).
 func TestReadyTwice(t *testing.T) {
-	p := shellPool(t, time.Second, `echo ready; echo ready; exec cat >/dev/null`)
+	fifo := filepath.Join(t.TempDir(), "past")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := shellPool(t, time.Second, `echo ready; echo ready; yes line | head -n 100000; echo >'`+fifo+`'; exec cat >/dev/null`)
 	t.Cleanup(p.Close)
 	if err := p.Start(t.Context(), "a"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // the second line is read by now; a panic ends the test binary
+	read := make(chan error, 1)
+	go func() { _, err := os.ReadFile(fifo); read <- err }()
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pool did not read past the second ready in 10 s")
+	}
+}
+
+// waitExited waits until the pool has seen profile name's worker exit.
+func waitExited(t *testing.T, p *Pool, name string) {
+	t.Helper()
+	p.mu.Lock()
+	done := p.workers[name].done
+	p.mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the killed worker still shows as running")
+	}
 }
 
 // TestGenerationAfterACrash: a worker started again after a crash has a new generation and
@@ -68,12 +99,9 @@ func TestGenerationAfterACrash(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for p.States()[0].Running {
-		if time.Now().After(deadline) {
-			t.Fatal("the killed worker still shows as running")
-		}
-		time.Sleep(10 * time.Millisecond)
+	waitExited(t, p, "a")
+	if p.States()[0].Running {
+		t.Fatal("the killed worker still shows as running")
 	}
 	snd2, gen2, err := p.Worker(t.Context(), "a")
 	if err != nil {
@@ -112,13 +140,7 @@ func TestCrashLeavesOneLogLine(t *testing.T) {
 			if err := syscall.Kill(p.States()[0].PID, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for p.States()[0].Running {
-				if time.Now().After(deadline) {
-					t.Fatal("the killed worker still shows as running")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitExited(t, p, "work")
 			var crashes []string
 			for _, l := range strings.Split(logs.String(), "\n") {
 				if strings.Contains(l, "crashed") {

@@ -29,9 +29,10 @@ type ServeOptions struct {
 	// by the kernel), "token" (a secret in the printed URL, then a cookie), or "" for owner
 	// where the system tells it, else token.
 	Auth string
-	// Worker returns the command line and environment of profile name's worker, whose
-	// instance URL is url; tokenFile, in token mode, is the file its tools send.
-	Worker  func(name, url, tokenFile string) (argv, env []string)
+	// Worker returns the command line of profile name's worker; its environment is
+	// Environ with the profile's variables (see [WorkerEnv]).
+	Worker  func(name string) (argv []string)
+	Environ []string  // the process's environment, which the workers start from
 	Version string    // the build, for /healthz
 	Pprof   bool      // serve net/http/pprof at /debug/pprof/ (and each worker's under its profile)
 	Stdout  io.Writer // the URL to open is its first line
@@ -99,7 +100,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	pool, err := New(Options{
 		Stderr: o.Stderr, Log: log,
 		Command: func(name string) ([]string, []string) {
-			return o.Worker(name, base+"/profiles/"+name, tokenFile)
+			return o.Worker(name), WorkerEnv(o.Environ, o.Home, name, base+"/profiles/"+name, tokenFile)
 		},
 	})
 	if err != nil {

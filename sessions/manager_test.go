@@ -468,8 +468,9 @@ func TestChildIdentityAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j2 := waitIdleJob(t, m2, child)
-	_ = j2
+	if j := m2.job(child); j != nil {
+		j.Wait(ctx)
+	}
 	body := string(f.srv.Requests()[1].Body)
 	for _, want := range []string{"hello parent", "parent answer", "session id: " + child, "parent session: " + parent,
 		"forked from session " + parent, "do the child's work"} {
@@ -483,20 +484,6 @@ func TestChildIdentityAfterRestart(t *testing.T) {
 	if len(f.srv.Requests()) != 2 {
 		t.Errorf("%d model requests, want 2: a repeat submits nothing", len(f.srv.Requests()))
 	}
-}
-
-// waitIdleJob waits until session id is idle in m.
-func waitIdleJob(t *testing.T, m *Manager, id string) bool {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, st, _ := m.Snapshot(t.Context(), id); !st.Busy {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the session stayed busy")
-	return false
 }
 
 // TestBusForget (issue 20): a closed session's ring is let go; a subscriber that had not

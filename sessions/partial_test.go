@@ -22,19 +22,22 @@ func lastPartial(s *Session) (Entry, bool) {
 	return Entry{}, false
 }
 
-// waitText waits until sub has seen text streamed of session id.
+// waitStreamed waits until session id has streamed text: it looks again after each update
+// of the session, which is published with what streamed up to it.
 func waitStreamed(t *testing.T, m *Manager, id, text string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	sub := m.Subscribe([]string{id}, m.EventID()) // before the first look: no update is missed
+	defer sub.Close()
 	for {
 		got, _ := m.Streaming(id, m.EventID())
 		if strings.Contains(got, text) {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never streamed %q; got %q", text, got)
+		if _, err := sub.Next(ctx); err != nil {
+			t.Fatalf("never streamed %q; got %q (%v)", text, got, err)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -214,18 +214,23 @@ func TestOpenLoadsWithoutTheManagerLock(t *testing.T) {
 			opened <- l
 		}()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		f.m.mu.Lock()
-		loading := f.m.loading[id] != nil
-		f.m.mu.Unlock()
-		if loading {
-			break
+	// The FIFO's one writer: opening it returns once a load has opened the file to read.
+	writer := make(chan *os.File, 1)
+	go func() {
+		w, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the open did not start loading")
-		}
-		time.Sleep(5 * time.Millisecond)
+		writer <- w
+	}()
+	var w *os.File
+	select {
+	case w = <-writer:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the open did not start loading")
+	}
+	if w == nil {
+		t.FailNow()
 	}
 	answered := make(chan bool, 1)
 	go func() { answered <- f.m.Stop("20261203-000000-aaaaaa") }()
@@ -234,7 +239,10 @@ func TestOpenLoadsWithoutTheManagerLock(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Stop of another session waited for this session's file")
 	}
-	if err := os.WriteFile(path, data, 0o600); err != nil { // the FIFO's one writer
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if a, b := <-opened, <-opened; a == nil || a != b {

@@ -12,7 +12,7 @@ import (
 
 	"myco.dev/cli"
 	"myco.dev/docs"
-	"myco.dev/internal/termtext"
+	"myco.dev/internal/logging"
 	"myco.dev/profiles"
 )
 
@@ -24,7 +24,7 @@ type app struct {
 	stderr io.Writer
 	getenv func(string) string
 	// logs is how this process logs, and log its one logger, which every object gets.
-	logs logging
+	logs logging.Config
 	log  *slog.Logger
 }
 
@@ -55,30 +55,12 @@ type options struct {
 	set        []string // the flags given, by name
 }
 
-// Exit statuses.
+// Exit statuses: the front ends'.
 const (
-	exitOK        = 0
-	exitError     = 1
-	exitUsage     = 2
-	exitInterrupt = 130 // 128 + SIGINT
+	exitOK    = cli.ExitOK
+	exitError = cli.ExitError
+	exitUsage = cli.ExitUsage
 )
-
-const usageText = `myco: a coding agent server
-
-Usage:
-  myco [--addr 127.0.0.1:8080]            serve the browser UI on loopback; prints the URL to open
-  myco -p PROMPT [--model KEY] [--json]   one turn on a new durable session; the answer on stdout
-  myco -p - ...                           read the prompt from standard input
-  myco -p PROMPT --resume ID              continue a saved session
-  myco --compact ID                       compact a saved session into a successor thread
-  myco --mode cli [--resume ID]           terminal chat on a durable session (myco --help cli)
-  myco --mode host                        remote host runtime (NDJSON on stdin/stdout)
-  myco hosts [check|install ALIAS]        the remote hosts of ~/.ssh/config; check one, or copy myco there
-  myco mcp list [--profile NAME]          the MCP servers of the config: started, their state and tools (myco --help mcp)
-  myco --version
-  myco --help [TOPIC]                     this text, or a page of the manual (topics below)
-
-`
 
 func (a *app) parse() (options, error) {
 	var o options
@@ -260,11 +242,11 @@ func (a *app) main() int {
 // at def unless a level was asked for. A bad flag or variable is reported as a usage error.
 func (a *app) startLog(o options, def slog.Level) bool {
 	var err error
-	if a.logs, err = a.logging(o); err != nil {
+	if a.logs, err = logging.Parse(o.logLevel, o.logFormat, a.getenv); err != nil {
 		fmt.Fprintln(a.stderr, "myco:", err)
 		return false
 	}
-	a.setLog(a.logs.logger(a.stderr, def))
+	a.setLog(a.logs.Logger(a.stderr, def))
 	return true
 }
 
@@ -275,20 +257,21 @@ func (a *app) setLog(log *slog.Logger) {
 	slog.SetDefault(log)
 }
 
-// fail prints a one-line error and returns the error status.
-func (a *app) fail(err error) int {
-	fmt.Fprintln(a.stderr, "myco:", termtext.Safe(oneLine(err.Error())))
-	return exitError
+// logArgs are the log flags given on o's command line, for the processes this one starts
+// (a profile's worker, the host daemon); the environment reaches them anyway.
+func logArgs(o options) []string {
+	var args []string
+	if o.logLevel != "" {
+		args = append(args, "--log-level", o.logLevel)
+	}
+	if o.logFormat != "" {
+		args = append(args, "--log-format", o.logFormat)
+	}
+	return args
 }
 
-// oneLine keeps an error on one line, unless it carries a block to paste (an example
-// config), which must stay intact.
-func oneLine(s string) string {
-	if strings.Contains(s, "\n\n") {
-		return s
-	}
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
-}
+// fail prints a one-line error (see [cli.Fail]) and returns the error status.
+func (a *app) fail(err error) int { return cli.Fail(a.stderr, err) }
 
 // isHelp reports whether arg asks for help.
 func isHelp(arg string) bool {
@@ -306,5 +289,5 @@ func (a *app) help(args []string) int {
 	defineFlags(fs, &options{})
 	fs.SetOutput(&flags)
 	fs.PrintDefaults()
-	return cli.Help(a.std(), args, docs.FS, usageText, flags.String())
+	return cli.Help(a.std(), args, docs.FS, cli.Usage, flags.String())
 }

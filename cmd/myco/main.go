@@ -1,6 +1,8 @@
 // Command myco is the coding-agent server, its one-shot prompt and terminal modes, and the
 // remote host runtime. It is the only package that knows every other: it parses flags,
-// resolves the profile and config once, builds the objects below and starts them.
+// resolves the profile, reads the environment once and wires the packages below into each
+// mode's process (the server, a profile's worker, the host, the terminal modes); what a
+// mode does is theirs.
 package main
 
 import (

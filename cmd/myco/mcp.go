@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"myco.dev/cli"
-	"myco.dev/hosts"
+	"myco.dev/engine"
 )
 
 // mcpCmd runs `myco mcp list [--profile NAME] [--config PATH]`: the profile's MCP servers,
@@ -40,23 +40,13 @@ func (a *app) mcpCmd(args []string) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	remotes, ro, err := p.remotes()
-	if err != nil {
-		return a.fail(err)
-	}
 	rp := newReaper(a.log)
 	defer rp.Close()
-	ho, err := a.mcpOptions(p, remotes, rp)
+	h, closeHosts, err := engine.MCPHosts(p, rp, a.log)
 	if err != nil {
 		return a.fail(err)
 	}
-	defer ho.MCP.Close()
-	ho.Remotes, ho.Remote = remotes, ro
-	h, err := hosts.NewHarness(ho)
-	if err != nil {
-		return a.fail(err)
-	}
-	defer h.Close()
+	defer closeHosts()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
 	return cli.MCPCommand(ctx, a.std(), args[:1], h)

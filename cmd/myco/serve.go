@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
 
 	"myco.dev/config"
+	"myco.dev/engine"
 	"myco.dev/handlers"
-	"myco.dev/hosts"
 	"myco.dev/profiles"
+	"myco.dev/static"
+	"myco.dev/workspace"
 )
 
 // serve runs the browser server (myco with no mode): the supervisor that owns the loopback
@@ -33,9 +33,7 @@ func (a *app) serve(o options) int {
 		fmt.Fprintf(a.stderr, "myco: --auth %q: want owner or token\n", o.auth)
 		return exitUsage
 	}
-	home, _ := os.UserHomeDir()
-	paths, err := config.ResolvePaths(config.PathOptions{ProfileFlag: o.profile, ProfileSet: o.profileSet, ConfigFlag: o.config,
-		Getenv: a.getenv, UserHome: home})
+	paths, err := a.paths(o)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -47,9 +45,8 @@ func (a *app) serve(o options) int {
 	defer stop()
 	err = profiles.Serve(ctx, profiles.ServeOptions{
 		Addr: addr, Home: paths.Home, Launch: paths.Profile, Auth: o.auth,
-		Worker: func(name, url, tokenFile string) ([]string, []string) {
-			return a.workerCommand(exe, o, paths, name, url, tokenFile)
-		},
+		Worker:  func(name string) []string { return workerCommand(exe, o, paths, name) },
+		Environ: os.Environ(),
 		Version: buildInfo().String(), Pprof: o.pprof,
 		Stdout: a.stdout, Stderr: a.stderr, Log: a.log,
 	})
@@ -59,12 +56,10 @@ func (a *app) serve(o options) int {
 	return exitOK
 }
 
-// workerCommand is the command line and environment of profile name's worker: the same
-// binary, with the profile's variables set once (MYCO_PROFILE, an absolute MYCO_HOME, the
-// instance's MYCO_SERVER_URL, url, and in token mode MYCO_SERVER_TOKEN_FILE). The
-// launch overrides (--model, --config) go to the launch profile's worker only;
-// MYCO_CONFIG, which names one file, too.
-func (a *app) workerCommand(exe string, o options, paths config.Paths, name, url, tokenFile string) ([]string, []string) {
+// workerCommand is the command line of profile name's worker: the same binary, with the
+// log flags. The launch overrides (--model, --config) go to the launch profile's worker
+// only.
+func workerCommand(exe string, o options, paths config.Paths, name string) []string {
 	argv := append([]string{exe, "--mode", "profile-worker", "--profile", name}, logArgs(o)...)
 	if o.pprof {
 		argv = append(argv, "--pprof")
@@ -76,34 +71,36 @@ func (a *app) workerCommand(exe string, o options, paths config.Paths, name, url
 	if launch && paths.ConfigNamed {
 		argv = append(argv, "--config", paths.ConfigFile)
 	}
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
-		return k == "MYCO_PROFILE" || k == "MYCO_HOME" || k == "MYCO_SERVER_URL" || k == "MYCO_CONFIG" ||
-			k == "MYCO_SERVER_TOKEN" || k == "MYCO_SERVER_TOKEN_FILE"
-	})
-	env = append(env, "MYCO_PROFILE="+name, "MYCO_HOME="+paths.Home, "MYCO_SERVER_URL="+url)
-	if tokenFile != "" {
-		env = append(env, "MYCO_SERVER_TOKEN_FILE="+tokenFile)
-	}
-	return argv, env
+	return argv
 }
 
-// catalogInfo lists the catalog's models for the pages.
-func catalogInfo(p *profile) []handlers.ModelInfo {
-	var out []handlers.ModelInfo
-	for _, key := range p.cfg.ModelKeys() {
-		if m, err := p.cfg.Resolve(key); err == nil {
-			out = append(out, handlers.ModelInfo{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, MaxImageBase64Bytes: m.MaxImageBase64Bytes})
+// deps are the handlers' deps of the profile at paths, served by this process on port,
+// token when set guarding it: its pages, workspace and API, without a session service
+// yet.
+func (a *app) deps(paths config.Paths, port, token string) (handlers.Deps, error) {
+	files, err := workspace.OpenFiles(paths.WorkspaceDir())
+	if err != nil {
+		return handlers.Deps{}, err
+	}
+	home, _ := os.UserHomeDir()
+	wd, _ := os.Getwd()
+	return handlers.Deps{Profile: paths.Profile, Workspace: files, WorkspaceDir: paths.WorkspaceDir(), Dir: wd, Home: home,
+		Assets: static.New("/static/"), Port: port, UID: os.Getuid(), Token: token, Log: a.log}, nil
+}
+
+// withEngine is d serving the session service of p's engine e, its models and its hosts.
+func withEngine(d handlers.Deps, p *engine.Profile, e *engine.Engine) handlers.Deps {
+	d.Sessions, d.Default = e.Sessions, p.Model.Key
+	for _, m := range p.Models() {
+		d.Models = append(d.Models, handlers.ModelInfo{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow,
+			MaxImageBase64Bytes: m.MaxImageBase64Bytes})
+	}
+	d.Hosts = func() []handlers.HostState {
+		var out []handlers.HostState
+		for _, st := range e.Harness.Statuses() {
+			out = append(out, handlers.HostState{Name: st.Alias, State: string(st.State), Error: st.Err})
 		}
+		return out
 	}
-	return out
-}
-
-// hostStates lists the remote hosts' states for the status bar.
-func hostStates(h *hosts.Harness) []handlers.HostState {
-	var out []handlers.HostState
-	for _, st := range h.Statuses() {
-		out = append(out, handlers.HostState{Name: st.Alias, State: string(st.State), Error: st.Err})
-	}
-	return out
+	return d
 }

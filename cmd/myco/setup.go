@@ -2,76 +2,52 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
-	"path/filepath"
+	"runtime"
 
 	"myco.dev/config"
-	"myco.dev/hosts"
+	"myco.dev/docs"
+	"myco.dev/engine"
+	"myco.dev/internal/reaper"
 	"myco.dev/internal/termtext"
 )
 
-// profile is everything startup resolves once: paths, config, the selected model and the
-// environment credentials are looked up in.
-type profile struct {
-	// remotes returns the remote hosts and their options (from ~/.ssh/config).
-	remotes func() ([]hosts.RemoteSpec, hosts.RemoteOptions, error)
-	paths   config.Paths
-	cfg     *config.Config
-	model   config.Model // the launch model: --model, else the config's default
-	env     config.Env   // the process environment, then the .env credentials
-	home    string       // the user's home directory, for ~/ in auth file paths
-	// serverURL is this instance's URL when myco serves it (MYCO_SERVER_URL for tools);
-	// tokenFile the 0600 file holding the header that carries its secret, where the owner
-	// of a connection cannot be told (MYCO_SERVER_TOKEN_FILE for tools).
-	serverURL, tokenFile string
+// paths resolves o's profile from the flags and the environment: its name, MYCO_HOME and
+// config file.
+func (a *app) paths(o options) (config.Paths, error) {
+	home, _ := os.UserHomeDir()
+	return config.ResolvePaths(config.PathOptions{ProfileFlag: o.profile, ProfileSet: o.profileSet, ConfigFlag: o.config,
+		Getenv: a.getenv, UserHome: home})
 }
 
-// setup resolves the profile from the real environment, loads and validates the config,
-// reads the working directory's .env for the credentials the config names, and selects
-// the model, all before any model call.
-func (a *app) setup(o options) (*profile, error) {
+// setup resolves o's profile and opens it with what this process has (see [engine.Open]).
+func (a *app) setup(o options) (*engine.Profile, error) {
+	paths, err := a.paths(o)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Open(a.openOptions(paths, o.model))
+}
+
+// openOptions are what a profile's start takes from this process.
+func (a *app) openOptions(paths config.Paths, model string) engine.OpenOptions {
 	home, _ := os.UserHomeDir()
-	paths, err := config.ResolvePaths(config.PathOptions{
-		ProfileFlag: o.profile, ProfileSet: o.profileSet, ConfigFlag: o.config, Getenv: a.getenv, UserHome: home,
-	})
-	if err != nil {
-		return nil, err
+	wd, _ := os.Getwd()
+	return engine.OpenOptions{Paths: paths, Model: model, Home: home, Dir: wd, Environ: os.Environ(), LookupEnv: os.LookupEnv,
+		Version: version, Build: buildInfo().String(), Manual: docs.FS, Warn: a.warn}
+}
+
+// newReaper returns this process's reaper: myco itself in its reaper mode, started before
+// the first tool process, which kills every tool process group still running when this
+// process dies, however it dies.
+// A reaper that cannot start is logged on log: the tools then run unprotected.
+func newReaper(log *slog.Logger) *reaper.Reaper {
+	path := "/proc/self/exe" // this binary, even after an upgrade replaced its file
+	if runtime.GOOS != "linux" {
+		path, _ = os.Executable()
 	}
-	cfg, err := config.Load(paths.ConfigFile, paths.ConfigNamed)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range cfg.Warnings {
-		a.warn(w.String())
-	}
-	key, err := cfg.DefaultModel(o.model)
-	if err != nil {
-		return nil, err
-	}
-	m, err := cfg.Resolve(key)
-	if err != nil {
-		return nil, err
-	}
-	env := config.NewEnv(os.LookupEnv)
-	if wd, err := os.Getwd(); err == nil {
-		var warnings []config.Warning
-		env, warnings, err = config.LoadDotEnv(filepath.Join(wd, ".env"), cfg, os.LookupEnv)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range warnings {
-			a.warn(w.String())
-		}
-	}
-	if err := paths.Ensure(); err != nil {
-		return nil, err
-	}
-	if err := startWorkspace(paths, cfg); err != nil {
-		return nil, err
-	}
-	pr := &profile{paths: paths, cfg: cfg, model: m, env: env, home: home}
-	pr.remotes = func() ([]hosts.RemoteSpec, hosts.RemoteOptions, error) { return a.remoteOptions(pr) }
-	return pr, nil
+	return reaper.New(reaper.Options{Path: path, Argv: []string{os.Args[0], "--mode", "reaper"}, Log: log})
 }
 
 // warn prints a one-line warning on stderr, made safe for the terminal.

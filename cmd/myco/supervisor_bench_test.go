@@ -138,8 +138,8 @@ func BenchmarkSupervisor(b *testing.B) {
 		}()
 		return ch
 	}
+	// Each stream is subscribed once its headers have come (the worker subscribes first).
 	supEv, dirEv := open(viaSup, root), open(direct, "http://worker")
-	time.Sleep(200 * time.Millisecond)
 	var supLat, dirLat []time.Duration
 	for i := range n {
 		start := time.Now()

@@ -4,56 +4,53 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"myco.dev/cli"
+	"myco.dev/config"
+	"myco.dev/engine"
+	"myco.dev/handlers"
 	"myco.dev/hosts"
 )
 
 // terminal runs the terminal front end f (package cli) on the session service of o's
 // profile. With serve (myco -p, the chat), the profile's API is served on a loopback port
 // of this process while f runs, and the local tools get its MYCO_SERVER_URL, so that an
-// agent can start child sessions as the system prompt says (see [localAPI]).
+// agent can start child sessions as the system prompt says (see [engine.Options]).
 func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cli.Sessions, std cli.IO, co cli.Options) int) int {
 	p, err := a.setup(o)
 	if err != nil {
 		return a.fail(err)
 	}
-	log, closeLog := a.fileLogger(filepath.Join(p.paths.ProfileDir, "myco.log"))
+	log, closeLog := a.logs.File(filepath.Join(p.Paths.ProfileDir, "myco.log"), a.stderr, a.warn)
 	defer closeLog()
 	a.setLog(log)
-	var api *localAPI
+	eo := engine.Options{Reaper: newReaper(a.log), Wait: true, Log: a.log}
 	if serve {
-		if api, err = a.listenAPI(p); err != nil {
-			return a.fail(err)
+		eo.API = func(e *engine.Engine, port, token string) (http.Handler, error) {
+			d, err := a.deps(p.Paths, port, token)
+			if err != nil {
+				return nil, err
+			}
+			return handlers.New(withEngine(d, p, e)), nil
 		}
 	}
-	e, err := a.newEngine(p, true)
+	e, err := engine.New(p, eo)
 	if err != nil {
-		if api != nil {
-			api.close(a)
-		}
 		return a.fail(err)
 	}
-	defer e.close()
-	if api != nil {
-		// Stopped before the engine (the defer above runs after this one): no request
-		// starts work on a service that is closing.
-		defer api.close(a)
-		if err := api.serve(a, p, e); err != nil {
-			return a.fail(err)
-		}
-	}
-	return f(context.Background(), e.mgr, a.std(), cli.Options{
+	defer e.Close()
+	return f(context.Background(), e.Sessions, a.std(), cli.Options{
 		Model: o.model, Resume: o.resume, JSON: o.json,
 		Term: a.getenv("TERM"), NoColor: a.getenv("NO_COLOR") != "",
-		History: filepath.Join(p.paths.ProfileDir, "cli-history"), Hosts: e.harness, MCP: e.harness,
+		History: filepath.Join(p.Paths.ProfileDir, "cli-history"), Hosts: e.Harness, MCP: e.Harness,
 	})
 }
-
 func (a *app) std() cli.IO { return cli.IO{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr} }
 
 // oneShot runs `myco -p`; the prompt is read, and refused when empty, before the profile
@@ -84,13 +81,24 @@ func (a *app) chat(o options) int { return a.terminal(o, true, cli.Chat) }
 
 // hostsCmd runs `myco hosts [check|install ALIAS]` on the hosts of ~/.ssh/config.
 func (a *app) hostsCmd(args []string) int {
-	specs, path, err := a.sshRemotes()
+	home, _ := os.UserHomeDir()
+	specs, path, err := engine.SSHRemotes(home)
 	if err != nil {
 		return a.fail(err)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
 	self, _ := os.Executable()
-	return cli.HostsCommand(ctx, a.std(), args, cli.HostsOptions{Specs: specs, SSHConfig: path, Self: self, Version: buildInfo().String(),
-		Remote: func() hosts.RemoteOptions { return a.remoteDefaults(5<<20, a.attachTimeout(), nil) }})
+	wd, _ := os.Getwd()
+	build := buildInfo().String()
+	return cli.HostsCommand(ctx, a.std(), args, cli.HostsOptions{Specs: specs, SSHConfig: path, Self: self, Version: build,
+		Remote: func() hosts.RemoteOptions {
+			attach := config.DefaultAttachTimeoutSecs * time.Second
+			if paths, err := a.paths(options{}); err == nil {
+				if attach, err = engine.AttachTimeout(paths); err != nil {
+					a.fail(err) // and go on with the default
+				}
+			}
+			return engine.RemoteOptions(engine.OpenOptions{Build: build, Dir: wd}, 5<<20, attach, nil, a.log)
+		}})
 }

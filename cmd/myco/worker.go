@@ -2,33 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"myco.dev/config"
+	"myco.dev/engine"
 	"myco.dev/handlers"
-	"myco.dev/internal/handoff"
-	"myco.dev/internal/peercred"
-	"myco.dev/internal/web"
 	"myco.dev/profiles"
-	"myco.dev/sessions"
-	"myco.dev/static"
-	"myco.dev/workspace"
 )
 
 // profileWorker runs myco --mode profile-worker: one profile's pages, API and sessions,
-// served over the channel its supervisor (the server that owns the port) passes it as
-// descriptor 3, which hands it connections and dials it (see package handoff). It prints
-// "ready" on stdout once it serves. When its stdin closes (the supervisor stops it, or
-// died) or on SIGTERM, it stops its sessions' work, saves it, releases the tools and exits;
+// served over the channel its supervisor (the server that owns the port) passes it (see
+// [profiles.ServeWorker]). When its stdin closes (the supervisor stops it, or died) or on
+// SIGTERM, it stops its sessions' work, saves it, releases the tools and exits;
 // SIGPIPE is ignored, so that its log to a supervisor that died cannot kill it first. A
 // profile whose config cannot be loaded is served without models (see
 // [handlers.Reloader]) until the config is fixed; one whose paths cannot be used fails
@@ -37,70 +23,39 @@ func (a *app) profileWorker(o options) int {
 	// The log goes to the supervisor's pipe: when the supervisor died, a write there must
 	// be an error (EPIPE), not a SIGPIPE that kills this process before it saved its turns.
 	signal.Ignore(syscall.SIGPIPE)
-	// The supervisor's end of the channel: inherited, with no name to connect to. It is
-	// checked to come from the process that started this one, as it must.
-	ch, err := handoff.Inherit(profiles.WorkerFD)
+	ch, err := profiles.WorkerChannel()
 	if err != nil {
-		return a.fail(fmt.Errorf("--mode profile-worker is started by myco's server, which passes it a channel on descriptor %d: %w", profiles.WorkerFD, err))
+		return a.fail(err)
 	}
-	if err := peercred.CheckUnix(ch, os.Getuid(), os.Getppid()); err != nil && !errors.Is(err, peercred.ErrUnavailable) {
-		ch.Close()
-		return a.fail(fmt.Errorf("the channel on descriptor %d is not from the server that started this worker: %w", profiles.WorkerFD, err))
-	}
-	// The supervisor sets the instance's URL once, for the pages' checks and the tools.
-	serverURL, tokenFile := a.getenv("MYCO_SERVER_URL"), a.getenv("MYCO_SERVER_TOKEN_FILE")
-	u, err := url.Parse(serverURL)
-	if err != nil || u.Port() == "" {
-		return a.fail(fmt.Errorf("MYCO_SERVER_URL %q is not this instance's http://127.0.0.1:PORT/profiles/NAME URL", serverURL))
-	}
-	token := ""
-	if tokenFile != "" {
-		if token, err = web.ReadTokenFile(tokenFile); err != nil {
-			return a.fail(err)
-		}
+	srv, err := profiles.WorkerServer(a.getenv)
+	if err != nil {
+		return a.fail(err)
 	}
 	log := a.log
-	home, _ := os.UserHomeDir()
-	paths, err := config.ResolvePaths(config.PathOptions{ProfileFlag: o.profile, ProfileSet: o.profileSet, ConfigFlag: o.config,
-		Getenv: a.getenv, UserHome: home})
+	paths, err := a.paths(o)
 	if err != nil {
 		return a.fail(err)
 	}
-	files, err := workspace.OpenFiles(paths.WorkspaceDir())
+	base, err := a.deps(paths, srv.Port, srv.Token)
 	if err != nil {
 		return a.fail(err)
 	}
-	wd, _ := os.Getwd()
-	base := handlers.Deps{
-		Profile: paths.Profile, Workspace: files, WorkspaceDir: paths.WorkspaceDir(), Dir: wd, Home: home,
-		Assets:   static.New("/static/"),
-		Profiles: func() []string { return profiles.List(paths.Home) },
-		Port:     u.Port(), UID: os.Getuid(), Token: token, Worker: true, Pprof: o.pprof, Log: log,
-		Build: buildInfo(),
-	}
+	base.Profiles = func() []string { return profiles.List(paths.Home) }
+	base.Worker, base.Pprof, base.Build = true, o.pprof, buildInfo()
 	h, err := handlers.NewReloader(handlers.ReloaderOptions{
 		Load: func() (handlers.Built, error, error) {
 			p, cfgErr := a.setup(o)
 			if cfgErr != nil {
 				return handlers.Built{}, cfgErr, nil
 			}
-			p.serverURL, p.tokenFile = serverURL, tokenFile
-			e, err := a.newEngine(p, false)
+			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: srv.URL, TokenFile: srv.TokenFile, Log: log})
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}
-			d := base
-			d.Sessions, d.Models, d.Default = e.mgr, catalogInfo(p), p.model.Key
-			d.Hosts = func() []handlers.HostState { return hostStates(e.harness) }
-			return handlers.Built{Deps: d, Busy: e.mgr.Running, Stop: e.mgr.Close, Close: e.close}, nil, nil
+			return handlers.Built{Deps: withEngine(base, p, e), Busy: e.Sessions.Running, Stop: e.Sessions.Close, Close: e.Close}, nil, nil
 		},
 		Degraded: func(cfgErr error) (handlers.Built, error) {
-			// The profile's directories, made and checked as for any start: another user's
-			// directory is refused, whatever the config says.
-			if err := paths.Ensure(); err != nil {
-				return handlers.Built{}, err
-			}
-			m, err := sessions.NewManager(sessions.ManagerOptions{Store: sessions.NewStore(paths.SessionDir()), Models: brokenCatalog{cfgErr}, Dir: wd, Log: log})
+			m, err := engine.Degraded(paths, base.Dir, cfgErr, log)
 			if err != nil {
 				return handlers.Built{}, err
 			}
@@ -114,45 +69,12 @@ func (a *app) profileWorker(o options) int {
 		return a.fail(err)
 	}
 	defer h.Close()
-	// The supervisor hands whole connections here (their first request read), so that a
-	// page costs no second hop, and dials over the same channel for what it forwards.
-	handed := handoff.Listen(ch)
-	srv := web.NewServer(h, log)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(handed) }()
-	fmt.Fprintln(a.stdout, "ready")
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	eof := make(chan struct{})
-	go func() {
-		io.Copy(io.Discard, a.stdin)
-		close(eof)
-	}()
-	select {
-	case err := <-served:
-		return a.fail(fmt.Errorf("serve: %w", err))
-	case <-ctx.Done():
-	case <-eof:
-	case <-handed.Done(): // the supervisor is gone
-	}
-	log.Info("stopping: running turns are cancelled and saved", "profile", paths.Profile)
-	h.Stop()
-	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shut); err != nil {
-		srv.Close()
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
-		log.Warn("serve", "err", err)
+	err = profiles.ServeWorker(ctx, ch, profiles.WorkerOptions{Profile: paths.Profile, Handler: h, Stop: h.Stop,
+		Stdin: a.stdin, Stdout: a.stdout, Log: log})
+	if err != nil {
+		return a.fail(err)
 	}
 	return exitOK
-}
-
-// brokenCatalog is the model catalog of a profile whose config is invalid: it has no model.
-type brokenCatalog struct{ err error }
-
-func (brokenCatalog) Default() string { return "" }
-func (c brokenCatalog) Agent(string, []string) (sessions.AgentConfig, error) {
-	return sessions.AgentConfig{}, fmt.Errorf("the profile's config is invalid: %w", c.err)
 }

@@ -6,7 +6,7 @@ import (
 	"myco.dev/internal/depstest"
 )
 
-// TestDeps: the catalog is below every front end.
+// TestDeps: the catalog is below every front end and below the engine that wires it in.
 func TestDeps(t *testing.T) {
-	depstest.Forbid(t, append([]string{"myco.dev/cli", "myco.dev/profiles", "myco.dev/hosts/hostd"}, depstest.Upper...)...)
+	depstest.Forbid(t, append([]string{"myco.dev/cli", "myco.dev/engine", "myco.dev/profiles", "myco.dev/hosts/hostd"}, depstest.Upper...)...)
 }

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"myco.dev/hosts"
+	"myco.dev/hosts/mcp"
+	"myco.dev/hosts/tools"
+	"myco.dev/internal/reaper"
+	"myco.dev/internal/web"
+	"myco.dev/sessions"
+	"myco.dev/sessions/catalog"
+	"myco.dev/workspace"
+	"myco.dev/workspace/preludetool"
+)
+
+// Options configure an [Engine].
+type Options struct {
+	// Reaper makes the tool processes die with this process; the engine owns it and
+	// closes it last.
+	Reaper *reaper.Reaper
+	// Wait makes jobs wait for another process that works on the same session (the
+	// terminal modes); otherwise they are refused (the server).
+	Wait bool
+	// ServerURL is this instance's URL when the process serves the profile
+	// (MYCO_SERVER_URL for the tools); TokenFile the 0600 file holding the header that
+	// carries its secret, where the owner of a connection cannot be told
+	// (MYCO_SERVER_TOKEN_FILE for the tools). Set by a worker, whose supervisor owns the
+	// port.
+	ServerURL, TokenFile string
+	// API, when set, is the profile's server on a loopback port of the engine's own
+	// ([web.Loopback]; myco -p and the chat), so that the tools' MYCO_SERVER_URL works for
+	// nested sessions: the port is reserved before the tools are built, and API makes the
+	// handler of e, port and token (set where the owner of a connection cannot be told)
+	// once the session service is. It is stopped first when the engine closes.
+	API func(e *Engine, port, token string) (http.Handler, error)
+	Log *slog.Logger // nil means slog.Default()
+}
+
+// Engine is one profile's session service and what it runs on: the host harness shared
+// by every session (local tools in process, lazy remotes), the root-only tools and the
+// model catalog. Close it when done.
+type Engine struct {
+	Sessions *sessions.Manager
+	Harness  *hosts.Harness
+	std      []tools.Tool
+	mcp      *mcp.Set // the local MCP servers
+	reaper   *reaper.Reaper
+	api      *web.Loopback // the API of o.API; nil when none
+}
+
+// New builds the session service of profile p. On an error, o.Reaper is closed too.
+func New(p *Profile, o Options) (*Engine, error) {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	var api *web.Loopback
+	if o.API != nil {
+		// As the server does where a connection's owner cannot be told: a token that only
+		// this user can read, in a file of MYCO_HOME.
+		tokenFile := func(port string) string { return filepath.Join(p.Paths.Home, "cli-"+port+".token") }
+		var err error
+		if api, err = web.ListenLoopback(tokenFile, o.Log); err != nil {
+			o.Reaper.Close()
+			return nil, fmt.Errorf("the nested-session API: %w", err)
+		}
+		o.ServerURL, o.TokenFile = api.URL()+"/profiles/"+p.Paths.Profile, api.TokenFile
+	}
+	e, err := build(p, o)
+	if err != nil {
+		if api != nil {
+			api.Close()
+		}
+		return nil, err
+	}
+	if api != nil {
+		h, err := o.API(e, api.Port, api.Token)
+		if err != nil {
+			api.Close()
+			e.Close()
+			return nil, err
+		}
+		api.Serve(h)
+		e.api = api
+	}
+	return e, nil
+}
+
+// build builds the engine of p, without its API.
+func build(p *Profile, o Options) (*Engine, error) {
+	reg := &sessions.Registry{}
+	std := catalog.LocalTools(catalog.LocalOptions{Paths: p.Paths, Config: p.Config, Env: p.o.Environ, Reaper: o.Reaper,
+		ServerURL: o.ServerURL, TokenFile: o.TokenFile})
+	e := &Engine{std: std, reaper: o.Reaper}
+	remotes, ro, err := p.remotes(o.Log)
+	if err != nil {
+		e.closeTools()
+		return nil, err
+	}
+	ro.OnState = func(st hosts.Status) {
+		if e.Sessions != nil {
+			e.Sessions.Publish(hostUpdate(st))
+		}
+	}
+	prelude := preludetool.New(&workspace.Prelude{Dir: p.Paths.PreludeDir(), Max: p.Config.MaxPreludeBytes})
+	ho, err := p.mcpOptions(remotes, o.Reaper, o.Log)
+	if err != nil {
+		e.closeTools()
+		return nil, err
+	}
+	ho.Tools, ho.Root = std, []tools.Tool{sessions.NewHistoryTool(reg), sessions.NewMetaTool(reg), prelude}
+	ho.Remotes, ho.Remote = remotes, ro
+	e.mcp = ho.MCP
+	if e.Harness, err = hosts.NewHarness(ho); err != nil {
+		e.closeTools()
+		return nil, fmt.Errorf("build the harness: %w", err)
+	}
+	e.Sessions, err = sessions.NewManager(sessions.ManagerOptions{
+		Store:    sessions.NewStore(p.Paths.SessionDir()),
+		Models:   catalog.New(catalog.Options{Config: p.Config, Default: p.Model.Key, Env: p.Env, Home: p.o.Home, Tools: e.Harness}),
+		Tools:    toolHost{e.Harness},
+		Registry: reg,
+		Wait:     o.Wait,
+		Log:      o.Log,
+		Dir:      p.o.Dir,
+		Prompt: catalog.Prompt(catalog.PromptOptions{Paths: p.Paths, MaxPreludeBytes: p.Config.MaxPreludeBytes, Manual: p.o.Manual,
+			Warn: p.o.Warn, Config: p.Config, Tools: e.Harness}),
+	})
+	if err != nil {
+		e.Harness.Close()
+		e.closeTools()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close stops every job (turns end cancelled and checkpointed), releases every session's
+// tools and ends the remote connections and local processes. The API stops first: no
+// request starts work on a service that is closing.
+func (e *Engine) Close() {
+	if e.api != nil {
+		e.api.Close()
+	}
+	e.Sessions.Close()
+	e.Harness.Close()
+	e.closeTools()
+}
+
+// closeTools ends the local tools' processes, the local MCP servers and the reaper.
+func (e *Engine) closeTools() {
+	for _, t := range e.std {
+		if c, ok := t.(interface{ Close() }); ok {
+			c.Close()
+		}
+	}
+	if e.mcp != nil {
+		e.mcp.Close()
+	}
+	e.reaper.Close()
+}
+
+// hostUpdate is a remote host's state change as a profile-wide update.
+func hostUpdate(st hosts.Status) sessions.Update {
+	u := sessions.Update{Type: sessions.UpdateHost, Host: st.Alias, State: string(st.State), Error: st.Err, Attaches: st.Attaches}
+	if st.State == hosts.StateAttached && st.Attaches == 1 {
+		u.Text = fmt.Sprintf("myco %s, %s/%s", st.Hello.Version, st.Hello.OS, st.Hello.Arch)
+	}
+	if st.State == hosts.StateAttached && st.Warning != "" {
+		u.Text = strings.TrimPrefix(u.Text+"; "+st.Warning, "; ")
+	}
+	return u
+}
+
+// toolHost gives each session runtime its executor on the shared harness, ends an owner's
+// resources when its session closes, and lists them for the runtime facts.
+type toolHost struct{ h *hosts.Harness }
+
+var (
+	_ sessions.Releaser    = toolHost{}
+	_ sessions.Inventorier = toolHost{}
+)
+
+func (t toolHost) Tools(owner string) sessions.Tools { return t.h.For(owner) }
+func (t toolHost) Release(owner string)              { t.h.Release(owner) }
+
+// Inventory lists owner's bash sessions, editor read stamps and MCP servers on every host. A remote
+// that is not attached, or does not answer, is listed with its last-known handles, marked
+// as such; it is never connected for this.
+func (t toolHost) Inventory(ctx context.Context, owner string) (sessions.Inventory, error) {
+	var out sessions.Inventory
+	for _, inv := range t.h.Inventory(ctx, owner) {
+		out = append(out, sessions.HostHandles{Host: inv.Host, Bash: inv.Resources.Bash, Stamps: inv.Resources.Editor, MCP: inv.Resources.MCP,
+			LastKnown: inv.LastKnown, Err: inv.Err})
+	}
+	return out, nil
+}
