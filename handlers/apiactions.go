@@ -152,19 +152,17 @@ func (s *server) apiSubmit(w http.ResponseWriter, r *http.Request, id, dir strin
 	if err != nil {
 		return nil, err
 	}
-	var parts []model.Part
+	sub := sessions.Submission{Text: req.Text, Uploads: files}
 	warnings := []string{}
 	if req.Text != "" {
-		parts = append(parts, model.TextPart(req.Text))
 		refs, warned := s.pathAttachments(req.Text, dir, maxImage)
-		parts, warnings = append(parts, refs...), append(warnings, warned...)
+		sub.Refs, warnings = refs, append(warnings, warned...)
 	}
-	parts = append(parts, files...)
 	// The cursor before the submission: /api/events?after= it misses none of the turn's
 	// events, however late the stream is opened. A repeat's turn began earlier, so it
 	// gets none (its client reads the snapshot, which has its own).
 	cursor := s.Sessions.EventID()
-	acc, err := s.Sessions.SubmitRequest(r.Context(), id, req.RequestID, parts...)
+	acc, err := s.Sessions.SubmitRequest(r.Context(), id, req.RequestID, sub)
 	if err != nil {
 		return nil, err
 	}

@@ -253,6 +253,27 @@ func TestAPIAttachments(t *testing.T) {
 	if m := snap["messages"].([]any)[0].(map[string]any); m["images"] != float64(1) {
 		t.Errorf("the message = %v, want one image", m)
 	}
+
+	// The request id again: the same body is a repeat, even though a file its text names
+	// has changed since; other uploads under the same id are another request, refused.
+	os.WriteFile(notes, []byte("changed since"), 0o600)
+	same := []map[string]any{{"name": "dir/spec.md", "data": b64([]byte("# The spec"))}, {"name": "shot.png", "data": b64(png)}}
+	retry := func(files []map[string]any) (int, map[string]any) {
+		return act(map[string]any{"request_id": "ok", "action": "submit", "text": "Read @notes.txt and @missing/file.txt and @/dev/null, please.", "attachments": files})
+	}
+	if code, out := retry(same); code != 200 || out["repeat"] != true {
+		t.Errorf("the same submit again = %d %v, want a repeat", code, out)
+	}
+	other := []map[string]any{{"name": "dir/spec.md", "data": b64([]byte("# Another spec"))}, {"name": "shot.png", "data": b64(png)}}
+	if code, out := retry(other); code != 409 || errCode(out) != "request_id_conflict" {
+		t.Errorf("the id with another upload = %d %v, want 409 request_id_conflict", code, out)
+	}
+	if code, out := retry(same[:1]); code != 409 || errCode(out) != "request_id_conflict" {
+		t.Errorf("the id with one upload fewer = %d %v, want 409 request_id_conflict", code, out)
+	}
+	if n := len(ts.fake.Requests()); n != 1 {
+		t.Errorf("the model got %d requests, want the first only", n)
+	}
 }
 
 // TestAPIListPaging (issue 22): the list comes a page at a time, newest first, each session

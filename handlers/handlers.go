@@ -51,7 +51,7 @@ type Sessions interface {
 	Streaming(id, cursor string) (text, thinking string)
 	// The JSON API's idempotent requests and the session trees.
 	CreateRequest(ctx context.Context, requestID string, o sessions.CreateOptions) (string, bool, error)
-	SubmitRequest(ctx context.Context, id, requestID string, input ...model.Part) (sessions.Acceptance, error)
+	SubmitRequest(ctx context.Context, id, requestID string, sub sessions.Submission) (sessions.Acceptance, error)
 	Act(ctx context.Context, id, requestID, action, arg string) (sessions.ActionRecord, bool, error)
 	Lineage(ctx context.Context, id string) (root string, depth int, err error)
 	Tree(ctx context.Context, id string) (*sessions.TreeNode, error)

@@ -111,7 +111,7 @@ func runLoad(t testing.TB, children, clients int) loadResult {
 				return
 			}
 			ids[i] = id
-			if _, err := ts.mgr.SubmitRequest(ctx, id, "task-"+strconv.Itoa(i), model.TextPart("task "+strconv.Itoa(i))); err != nil {
+			if _, err := ts.mgr.SubmitRequest(ctx, id, "task-"+strconv.Itoa(i), sessions.Submission{Text: "task " + strconv.Itoa(i)}); err != nil {
 				errs <- err.Error()
 			}
 		})

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"myco.dev/agent"
-	"myco.dev/agent/model"
 	"myco.dev/internal/fakemodel"
 )
 
@@ -28,7 +27,7 @@ func TestCancelRacingASubmit(t *testing.T) {
 	var acc Acceptance
 	go func() {
 		var err error
-		acc, err = m.SubmitRequest(ctx, id, "r1", model.TextPart("do it"))
+		acc, err = m.SubmitRequest(ctx, id, "r1", Submission{Text: "do it"})
 		done <- err
 	}()
 	<-host.entered // the turn is starting: its input is not durable yet
@@ -57,7 +56,7 @@ func TestLateCancelIsANoOp(t *testing.T) {
 	f := newManager(t, ManagerOptions{}, fakemodel.Turn{Text: "one"}, fakemodel.Turn{Text: "two", DelayMs: 20, ChunkSize: 1})
 	ctx := t.Context()
 	id, _ := f.m.Create(ctx, CreateOptions{})
-	acc, err := f.m.SubmitRequest(ctx, id, "a", model.TextPart("first"))
+	acc, err := f.m.SubmitRequest(ctx, id, "a", Submission{Text: "first"})
 	if err != nil || acc.JobID == "" {
 		t.Fatalf("submit = %+v, %v; want a job id", acc, err)
 	}
@@ -65,7 +64,7 @@ func TestLateCancelIsANoOp(t *testing.T) {
 	if j := f.m.job(id); j != nil {
 		j.Wait(ctx)
 	}
-	acc, err = f.m.SubmitRequest(ctx, id, "b", model.TextPart("second"))
+	acc, err = f.m.SubmitRequest(ctx, id, "b", Submission{Text: "second"})
 	if err != nil || acc.JobID == first {
 		t.Fatalf("second submit = %+v, %v", acc, err)
 	}

@@ -464,7 +464,7 @@ func TestChildIdentityAfterRestart(t *testing.T) {
 	if again, created, _ := m2.CreateRequest(ctx, "fork-1", CreateOptions{Parent: parent, Fork: true}); again != child || created {
 		t.Errorf("the create request after a restart = %q %v, want %q again", again, created, child)
 	}
-	acc, err := m2.SubmitRequest(ctx, child, "task-1", model.TextPart("do the child's work"))
+	acc, err := m2.SubmitRequest(ctx, child, "task-1", Submission{Text: "do the child's work"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +478,7 @@ func TestChildIdentityAfterRestart(t *testing.T) {
 			t.Errorf("the child's first request lacks %q", want)
 		}
 	}
-	if again, err := m2.SubmitRequest(ctx, child, "task-1", model.TextPart("do the child's work")); err != nil || !again.Repeat || !again.At.Equal(acc.At) {
+	if again, err := m2.SubmitRequest(ctx, child, "task-1", Submission{Text: "do the child's work"}); err != nil || !again.Repeat || !again.At.Equal(acc.At) {
 		t.Errorf("a repeated submit = %+v %v, want the first acceptance again", again, err)
 	}
 	if len(f.srv.Requests()) != 2 {

@@ -64,14 +64,40 @@ func requestSum(kind string, fields ...string) string {
 // were kept) matches any.
 func sameRequest(saved, sum string) bool { return saved == "" || saved == sum }
 
-// submitSum is the digest of a submit: the message as typed, which is the first part
-// (attachments follow it, read from files that may have changed since).
-func submitSum(input []model.Part) string {
-	text := ""
-	if len(input) > 0 && input[0].Kind == model.KindText {
-		text = input[0].Text
+// A Submission is a message as an API client sent it: its text, the files its @path tokens
+// named (Refs, read from the session's directory) and the files it carried (Uploads). The
+// model gets the text, then the refs, then the uploads.
+type Submission struct {
+	Text    string
+	Refs    []model.Part
+	Uploads []model.Part
+}
+
+// parts is the message as the model gets it.
+func (s Submission) parts() []model.Part {
+	var ps []model.Part
+	if s.Text != "" {
+		ps = append(ps, model.TextPart(s.Text))
 	}
-	return requestSum("submit", text)
+	ps = append(ps, s.Refs...)
+	return append(ps, s.Uploads...)
+}
+
+// submitSum is the digest of a submit: the text and the uploads, which are the request's
+// body. The refs are not: they were read from files that may have changed before a retry,
+// and the text names them. A submit without uploads has the digest it had before uploads
+// were kept, so that retries of requests saved then still match.
+func submitSum(s Submission) string {
+	fields := []string{s.Text}
+	for _, u := range s.Uploads {
+		h := sha256.New()
+		h.Write([]byte(u.Text))
+		if u.Image != nil {
+			h.Write([]byte(u.Image.MediaType + "\x00" + u.Image.Data))
+		}
+		fields = append(fields, "upload", u.Name, hex.EncodeToString(h.Sum(nil)))
+	}
+	return requestSum("submit", fields...)
 }
 
 // createSum is the digest of a create request: the fields a client sends. The directory
@@ -194,16 +220,16 @@ type Acceptance struct {
 	Repeat bool
 }
 
-// SubmitRequest submits input to session id for API request requestID and returns once
-// the input is durable. A request id that was accepted before answers its first
-// acceptance and submits nothing; one that was used for another message or an action
-// answers a [RequestConflictError]. A busy session refuses with a [BusyError].
-func (m *Manager) SubmitRequest(ctx context.Context, id, requestID string, input ...model.Part) (Acceptance, error) {
+// SubmitRequest submits sub to session id for API request requestID and returns once it
+// is durable. A request id that was accepted before answers its first acceptance and
+// submits nothing; one that was used for another message (other text or other uploads)
+// or an action answers a [RequestConflictError]. A busy session refuses with a [BusyError].
+func (m *Manager) SubmitRequest(ctx context.Context, id, requestID string, sub Submission) (Acceptance, error) {
 	if requestID == "" {
 		return Acceptance{}, errors.New("sessions: a request needs a request id")
 	}
 	defer m.requests.lock(id + "\x00" + requestID)()
-	req := request{id: requestID, sum: submitSum(input)}
+	req := request{id: requestID, sum: submitSum(sub)}
 	// A retry whose first attempt's client gave up before the input was durable waits for
 	// that turn, which goes on. The job is looked at before the document: a job that ends
 	// between the two has its acceptance in the document.
@@ -230,7 +256,7 @@ func (m *Manager) SubmitRequest(ctx context.Context, id, requestID string, input
 	if a, ok := sess.Action(requestID); ok {
 		return Acceptance{}, &RequestConflictError{RequestID: requestID, Before: "the action " + a.Action}
 	}
-	j, err := m.submit(ctx, id, req, input)
+	j, err := m.submit(ctx, id, req, sub.parts())
 	if err != nil {
 		return Acceptance{}, err
 	}

@@ -95,7 +95,7 @@ func TestSubmitRetryWaitsForTheFirst(t *testing.T) {
 	}
 	first, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { _, err := m.SubmitRequest(first, id, "r1", model.TextPart("do it")); done <- err }()
+	go func() { _, err := m.SubmitRequest(first, id, "r1", Submission{Text: "do it"}); done <- err }()
 	<-host.entered
 	cancel() // the client gives up
 	if err := <-done; err == nil {
@@ -105,7 +105,7 @@ func TestSubmitRetryWaitsForTheFirst(t *testing.T) {
 	var acc Acceptance
 	go func() {
 		var err error
-		acc, err = m.SubmitRequest(ctx, id, "r1", model.TextPart("do it"))
+		acc, err = m.SubmitRequest(ctx, id, "r1", Submission{Text: "do it"})
 		retry <- err
 	}()
 	time.Sleep(50 * time.Millisecond) // the retry waits; a refusal would come at once
@@ -281,20 +281,23 @@ func TestRequestConflict(t *testing.T) {
 	if sess.Archived || sess.Title != "Hello" {
 		t.Errorf("after the refused actions: archived %v title %q, want neither done", sess.Archived, sess.Title)
 	}
-	if _, err := f.m.SubmitRequest(ctx, id, "a1", model.TextPart("hi")); !errors.Is(err, ErrRequestConflict) {
+	if _, err := f.m.SubmitRequest(ctx, id, "a1", Submission{Text: "hi"}); !errors.Is(err, ErrRequestConflict) {
 		t.Errorf("a submit reusing an action's request id = %v, want ErrRequestConflict", err)
 	}
-	if _, err := f.m.SubmitRequest(ctx, id, "s1", model.TextPart("hi")); err != nil {
+	if _, err := f.m.SubmitRequest(ctx, id, "s1", Submission{Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	if j := f.m.job(id); j != nil {
 		j.Wait(ctx)
 	}
-	if acc, err := f.m.SubmitRequest(ctx, id, "s1", model.TextPart("hi")); err != nil || !acc.Repeat {
+	if acc, err := f.m.SubmitRequest(ctx, id, "s1", Submission{Text: "hi"}); err != nil || !acc.Repeat {
 		t.Errorf("the same submit again = %+v %v, want a repeat", acc, err)
 	}
-	if _, err := f.m.SubmitRequest(ctx, id, "s1", model.TextPart("something else")); !errors.Is(err, ErrRequestConflict) {
+	if _, err := f.m.SubmitRequest(ctx, id, "s1", Submission{Text: "something else"}); !errors.Is(err, ErrRequestConflict) {
 		t.Errorf("a submit with another text = %v, want ErrRequestConflict", err)
+	}
+	if _, err := f.m.SubmitRequest(ctx, id, "s1", Submission{Text: "hi", Uploads: []model.Part{model.TextPart("a file")}}); !errors.Is(err, ErrRequestConflict) {
+		t.Errorf("a submit with the same text and an upload = %v, want ErrRequestConflict", err)
 	}
 	if _, _, err := f.m.Act(ctx, id, "s1", ActArchive, ""); !errors.Is(err, ErrRequestConflict) {
 		t.Errorf("an archive reusing a submit's request id = %v, want ErrRequestConflict", err)
