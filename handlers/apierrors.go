@@ -21,6 +21,8 @@ var apiErrorCodes = []apiErrorCode{
 	{"unknown_action", 400, "an action that does not exist"},
 	{"bad_attachment", 400, "an attachment cannot be attached (too big, binary and not an image, too many)"},
 	{"forbidden_origin", 403, "the request comes from another site's page"},
+	{"not_owner", 403, "the connection comes from another user of the machine than the server's, or its owner cannot be told (the connection is closed)"},
+	{"token_required", 403, "the server runs with a token (its owner cannot be told by the socket) and the request lacks it (the connection is closed)"},
 	{"not_found", 404, "no such session, endpoint or profile"},
 	{"parent_not_found", 404, "parent_session does not exist"},
 	{"method_not_allowed", 405, "the endpoint does not take this method (Allow lists those it takes)"},

@@ -176,7 +176,7 @@ func (s *server) apiRoutes(r chi.Router) {
 	for _, op := range ops {
 		h := s.api(op.Query, op.handle)
 		if op.Origin {
-			h = s.apiOrigin(h).ServeHTTP
+			h = s.origin(h).ServeHTTP
 		}
 		r.Method(op.Method, op.Path, h)
 	}

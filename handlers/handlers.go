@@ -223,14 +223,7 @@ func (s *server) router() chi.Router {
 
 // origin is the origin check as chi middleware.
 func (s *server) origin(next http.Handler) http.Handler {
-	return web.OriginGuard(s.Port, web.Forbid)(next)
-}
-
-// apiOrigin is the origin check of the API, answering in its error envelope.
-func (s *server) apiOrigin(next http.Handler) http.Handler {
-	return web.OriginGuard(s.Port, func(w http.ResponseWriter, msg string) {
-		web.WriteError(w, web.NewError(http.StatusForbidden, "forbidden_origin", msg))
-	})(next)
+	return web.OriginGuard(s.Port, web.ForbidOrigin)(next)
 }
 
 // pprofHandler serves net/http/pprof's pages: the index and the named profiles.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -164,7 +165,8 @@ func refuse(c net.Conn, msg string) {
 	c.SetReadDeadline(time.Now().Add(time.Second))
 	http.ReadRequest(bufio.NewReader(io.LimitReader(c, 16<<10)))
 	c.SetWriteDeadline(time.Now().Add(time.Second))
-	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s\n", len(msg)+1, msg)
+	body, _ := json.MarshalIndent(web.NewError(http.StatusForbidden, "not_owner", msg).Body(), "", "  ")
+	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: %d\r\n\r\n%s\n", len(body)+1, body)
 }
 
 // profileOf returns NAME of a path /profiles/NAME or /profiles/NAME/…, or "".

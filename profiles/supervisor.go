@@ -120,7 +120,7 @@ func (s *supervisor) router() chi.Router {
 }
 
 func (s *supervisor) origin(next http.Handler) http.Handler {
-	return web.OriginGuard(s.Port, web.Forbid)(next)
+	return web.OriginGuard(s.Port, web.ForbidOrigin)(next)
 }
 
 // profileName matches a valid profile name: letters, digits, '-' and '_'.
@@ -145,7 +145,7 @@ func (s *supervisor) forward(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead || strings.HasSuffix(r.URL.Path, "/events") {
 		if msg := web.OriginCheck(s.Port, r); msg != "" {
-			web.Forbid(w, msg)
+			web.ForbidOrigin(w, msg)
 			return
 		}
 	}

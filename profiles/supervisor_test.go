@@ -204,8 +204,8 @@ func TestSupervisorRoutes(t *testing.T) {
 		{"a malformed name", "GET", "/profiles/w%20rk/", nil, 404, "There is no profile", "text/html; charset=utf-8"},
 		{"nothing here", "GET", "/nowhere", nil, 404, "There is nothing at this address.", "text/html; charset=utf-8"},
 		{"a method not taken", "POST", "/status", nil, 405, "does not take a POST request", "text/html; charset=utf-8"},
-		{"a cross-site post", "POST", "/profiles/work/s", []string{"Origin", "http://evil.example"}, 403, "cross-origin request refused", "text/plain; charset=utf-8"},
-		{"a cross-site stream", "GET", "/profiles/work/s/1/events", []string{"Sec-Fetch-Site", "cross-site"}, 403, "cross-site request refused", "text/plain; charset=utf-8"},
+		{"a cross-site post", "POST", "/profiles/work/s", []string{"Origin", "http://evil.example"}, 403, `"code": "forbidden_origin"`, "application/json"},
+		{"a cross-site stream", "GET", "/profiles/work/s/1/events", []string{"Sec-Fetch-Site", "cross-site"}, 403, `"code": "forbidden_origin"`, "application/json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body := ts.do(t, tt.method, tt.path, "", tt.header...)

@@ -231,8 +231,8 @@ func TestOtherUserRefusedAndClosed(t *testing.T) {
 			if err != nil {
 				t.Fatalf("read: %v (after %v), got %q; want the connection closed", err, time.Since(start), got)
 			}
-			if !strings.HasPrefix(string(got), "HTTP/1.1 403 ") || !strings.Contains(string(got), "uid "+strconv.Itoa(otherUID)) {
-				t.Errorf("answer = %q, want a 403 naming uid %d", got, otherUID)
+			if !strings.HasPrefix(string(got), "HTTP/1.1 403 ") || !strings.Contains(string(got), "uid "+strconv.Itoa(otherUID)) || !strings.Contains(string(got), `"code": "not_owner"`) {
+				t.Errorf("answer = %q, want a 403 not_owner naming uid %d", got, otherUID)
 			}
 		})
 	}
@@ -368,8 +368,14 @@ func TestTokenNeverOnACommandLine(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(&out)
 		return resp, out
 	}
-	if resp, _ := http.Get(base + "api/sessions"); resp.StatusCode != 403 {
-		t.Errorf("a request without the token = %d, want 403", resp.StatusCode)
+	if resp, err := http.Get(base + "api/sessions"); err != nil {
+		t.Fatal(err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 403 || !strings.Contains(string(body), `"code": "token_required"`) {
+			t.Errorf("a request without the token = %d %s, want 403 token_required", resp.StatusCode, body)
+		}
 	}
 	_, created := req("POST", "api/sessions", `{"request_id":"top"}`)
 	id, _ := created["session_id"].(string)

@@ -101,11 +101,13 @@ func OriginGuard(port string, refuse func(http.ResponseWriter, string)) func(htt
 	}
 }
 
-// Forbid refuses a request with 403 and closes its connection, so that a refused client
-// holds nothing once it has its answer.
-func Forbid(w http.ResponseWriter, msg string) {
+// Forbid refuses a request with 403, in the JSON error envelope (code says why:
+// forbidden_origin, not_owner, token_required), and closes its connection, so that a
+// refused client holds nothing once it has its answer.
+func Forbid(w http.ResponseWriter, code, msg string) {
 	w.Header().Set("Connection", "close")
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusForbidden)
-	w.Write([]byte(msg + "\n"))
+	WriteError(w, NewError(http.StatusForbidden, code, msg))
 }
+
+// ForbidOrigin is [Forbid] for a request [OriginCheck] refused.
+func ForbidOrigin(w http.ResponseWriter, msg string) { Forbid(w, "forbidden_origin", msg) }

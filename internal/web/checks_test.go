@@ -86,8 +86,8 @@ func TestTokenFallback(t *testing.T) {
 	srv.Config.Handler = TokenCheck("s3cret", port, inside)
 	srv.Start()
 	defer srv.Close()
-	if resp, _ := get(t, srv, "/profiles/default/", nil); resp.StatusCode != http.StatusForbidden || !resp.Close {
-		t.Errorf("without the token: %d %v, want 403 and the connection closed", resp.StatusCode, resp.Header)
+	if resp, body := get(t, srv, "/profiles/default/", nil); resp.StatusCode != http.StatusForbidden || !resp.Close || !strings.Contains(body, `"code": "token_required"`) {
+		t.Errorf("without the token: %d %v %s, want 403 token_required and the connection closed", resp.StatusCode, resp.Header, body)
 	}
 	if resp, _ := get(t, srv, "/profiles/default/?token=wrong", nil); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("with a wrong token: %d, want 403", resp.StatusCode)

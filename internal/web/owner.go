@@ -65,9 +65,9 @@ func OwnerCheck(uid int, next http.Handler) http.Handler {
 		p, ok := r.Context().Value(peerKey{}).(peer)
 		switch {
 		case !ok || p.err != nil:
-			Forbid(w, "the owner of this connection could not be told, so it is refused")
+			Forbid(w, "not_owner", "the owner of this connection could not be told, so it is refused")
 		case p.uid != uid:
-			Forbid(w, fmt.Sprintf("this myco server belongs to uid %d; the connection comes from uid %d", uid, p.uid))
+			Forbid(w, "not_owner", fmt.Sprintf("this myco server belongs to uid %d; the connection comes from uid %d", uid, p.uid))
 		default:
 			next.ServeHTTP(w, r)
 		}

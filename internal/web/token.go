@@ -41,7 +41,7 @@ func TokenCheck(token, port string, next http.Handler) http.Handler {
 			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 			return
 		}
-		Forbid(w, "this myco server needs the token it printed at start (open the URL it printed once)")
+		Forbid(w, "token_required", "this myco server needs the token it printed at start (open the URL it printed once)")
 	})
 }
 
