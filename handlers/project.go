@@ -217,47 +217,57 @@ func (p *projector) end(k int, e sessions.TurnEnd) (views.MessageView, bool) {
 		if e.Code == "shutdown" {
 			b.Note = "The server stopped while this turn ran. A call that was running may have taken effect: check before running it again."
 		}
-	case sessions.TurnFailed:
-		b = views.Block{Note: failedNote(e.Code), NoteKind: "error", Detail: e.Error}
-	case sessions.TurnRejected:
-		b = views.Block{Note: rejectedNote(e.Code), NoteKind: "error", Detail: e.Error}
+	case sessions.TurnFailed, sessions.TurnRejected:
 	default:
 		return m, false
 	}
-	m.Blocks = []views.Block{b}
-	// A request that does not fit would not fit again: those say what to do instead.
+	// A request that does not fit would not fit again: those say what to do instead. Only
+	// the Retry button's hint speaks of Retry, and goes with it.
 	again := e.Code != "context_overflow" && e.Code != "request_too_large"
-	if p.retry && again && k == len(p.thread.Ends())-1 && e.After >= len(p.thread.Entries)-1 {
-		m.RetryURL = p.s.sessionURL(p.sess) + "retry"
+	retry := p.retry && again && k == len(p.thread.Ends())-1 && e.After >= len(p.thread.Entries)-1
+	var hint string
+	switch e.Status {
+	case sessions.TurnFailed:
+		b.Note, hint = failedNote(e.Code)
+		b.NoteKind, b.Detail = "error", e.Error
+	case sessions.TurnRejected:
+		b.Note, hint = rejectedNote(e.Code)
+		b.NoteKind, b.Detail = "error", e.Error
+	}
+	m.Blocks = []views.Block{b}
+	if retry {
+		m.RetryURL, m.RetryHint = p.s.sessionURL(p.sess)+"retry", hint
 	}
 	return m, true
 }
 
-// failedNote says what a turn that failed with code means, and what to do.
-func failedNote(code string) string {
+// failedNote says what a turn that failed with code means and what to do; hint is the part
+// that speaks of Retry, shown with its button.
+func failedNote(code string) (note, hint string) {
 	switch code {
 	case "model_error":
-		return "The model's answer broke off: its endpoint failed or the connection dropped. Retry sends the turn again."
+		return "The model's answer broke off: its endpoint failed or the connection dropped.", "Retry sends the turn again."
 	case "save_failed":
-		return "A save failed, so the work stopped. Free some disk space (or fix what failed), then Retry."
+		return "A save failed, so the work stopped.", "Free some disk space (or fix what failed), then Retry."
 	case "compaction_loop":
-		return "Compacting the conversation would have gone round in circles, so the run stopped. Start a new session, or send a shorter message."
+		return "Compacting the conversation would have gone round in circles, so the run stopped. Start a new session, or send a shorter message.", ""
 	case "unknown_model":
-		return "This session's model is no longer configured. Choose another model below, then Retry."
+		return "This session's model is no longer configured.", "Choose another model below, then Retry."
 	}
-	return "The turn failed. Retry sends it again."
+	return "The turn failed.", "Retry sends it again."
 }
 
 // rejectedNote says what a turn that the model endpoint (or the size check) refused means:
-// the turn was rewound, so the message is not in the model's context.
-func rejectedNote(code string) string {
+// the turn was rewound, so the message is not in the model's context; hint is the part
+// that speaks of Retry.
+func rejectedNote(code string) (note, hint string) {
 	switch code {
 	case "context_overflow":
-		return "The conversation no longer fits in the model's context window, so the turn was rewound: the message above is not in the model's context. Compact the session (/compact) and send it again, or start a new session."
+		return "The conversation no longer fits in the model's context window, so the turn was rewound: the message above is not in the model's context. Compact the session (/compact) and send it again, or start a new session.", ""
 	case "request_too_large":
-		return "The message was too large to send, so the turn was rewound: it is not in the model's context. Send a shorter message or fewer attachments."
+		return "The message was too large to send, so the turn was rewound: it is not in the model's context. Send a shorter message or fewer attachments.", ""
 	}
-	return "The model refused this request, so the turn was rewound: the message above is not in the model's context. Edit it and send it again, or Retry."
+	return "The model refused this request, so the turn was rewound: the message above is not in the model's context.", "Edit it and send it again, or Retry."
 }
 
 // interrupted renders the note of a turn the process running it never ended (it crashed,

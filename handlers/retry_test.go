@@ -25,7 +25,8 @@ func TestBrokenStreamKeepsTextAndRetries(t *testing.T) {
 	}
 	j.Wait(t.Context())
 	_, page := ts.do(t, "GET", p, nil, nil)
-	for _, want := range []string{"Half an answer", "The answer broke off here.", "<summary>Details</summary>", `hx-post="` + p + `retry"`, ">Retry</button>"} {
+	for _, want := range []string{"Half an answer", "The answer broke off here.", "<summary>Details</summary>", `hx-post="` + p + `retry"`, ">Retry</button>",
+		`<span class="hint">Retry sends the turn again.</span>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page after a broken stream lacks %q", want)
 		}
@@ -38,6 +39,10 @@ func TestBrokenStreamKeepsTextAndRetries(t *testing.T) {
 	_, page = ts.do(t, "GET", p, nil, nil)
 	if !strings.Contains(page, "the whole answer") || !strings.Contains(page, "Half an answer") || strings.Contains(page, ">Retry</button>") {
 		t.Errorf("after the retry the page should show both answers and no Retry:\n%s", page)
+	}
+	// The failure's note stays, and no longer speaks of a Retry it does not offer.
+	if !strings.Contains(page, "The model&#39;s answer broke off") || strings.Contains(page, "Retry sends") {
+		t.Errorf("after the retry the old failure's note should stay without its Retry hint:\n%s", page)
 	}
 	if resp, _ := ts.do(t, "POST", p+"retry", http.Header{"HX-Request": {"true"}}, url.Values{}); resp.StatusCode != http.StatusConflict {
 		t.Errorf("a retry of an answered turn = %d, want 409", resp.StatusCode)

@@ -213,8 +213,10 @@ type MessageView struct {
 	EditURL  string
 	EditText string
 	// RetryURL is where Retry posts, on the end note of a turn that failed or was stopped
-	// and can be sent again; "" for none.
-	RetryURL string
+	// and can be sent again; "" for none. RetryHint is what to do, shown with the button
+	// (and gone with it once Retry is clicked, or when the turn is no longer the last).
+	RetryURL  string
+	RetryHint string
 }
 
 // Block is one piece of a message, in order. Exactly one of its fields is set.
