@@ -162,19 +162,21 @@ func newStuckServer(t *testing.T) (ts *testServer, started <-chan struct{}) {
 // waitIdle waits until session id's job has ended.
 func (ts *testServer) waitIdle(t *testing.T, id string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	sub := ts.mgr.Subscribe([]string{id}, ts.mgr.EventID()) // before the first look: no update is missed
+	defer sub.Close()
 	for {
-		_, st, err := ts.mgr.Snapshot(t.Context(), id)
+		_, st, err := ts.mgr.Snapshot(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !st.Busy {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the session stayed busy")
+		if _, err := sub.Next(ctx); err != nil {
+			t.Fatalf("the session stayed busy (%v)", err)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -23,22 +23,26 @@ func (f *mgrFixture) busyUntilStopped() <-chan struct{} {
 	return started
 }
 
-// waitSettled waits until session id's queue holds n messages and nothing runs on it.
+// waitSettled waits until session id's queue holds n messages and nothing runs on it: it
+// looks again after each update of the session (a queue change and a job's end are both
+// published).
 func waitSettled(t *testing.T, m *Manager, id string, n int) *Session {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	sub := m.Subscribe([]string{id}, m.EventID()) // before the first look: no update is missed
+	defer sub.Close()
 	for {
-		sess, st, err := m.Snapshot(t.Context(), id)
+		sess, st, err := m.Snapshot(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !st.Busy && len(sess.Queue) == n {
 			return sess
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("queue %d, busy %v; want %d queued and idle", len(sess.Queue), st.Busy, n)
+		if _, err := sub.Next(ctx); err != nil {
+			t.Fatalf("queue %d, busy %v; want %d queued and idle (%v)", len(sess.Queue), st.Busy, n, err)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
