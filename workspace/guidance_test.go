@@ -232,3 +232,43 @@ func TestExportManual(t *testing.T) {
 		t.Errorf("ManualBlock =\n%s", block)
 	}
 }
+
+// TestExportManualRewritesOnlyWhatDiffers: a start finds the exported pages as they were
+// and leaves them (the same file, not rewritten), and rewrites a page that differs, even in
+// one byte past the first pieces compared or with the same size.
+func TestExportManualRewritesOnlyWhatDiffers(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 3<<10) // 48 KiB: three pieces of 16 KiB
+	manual := fstest.MapFS{
+		"big.md":   {Data: []byte(big + "end")},
+		"exact.md": {Data: []byte(big)},
+		"small.md": {Data: []byte("# Small\n")},
+	}
+	dir := filepath.Join(t.TempDir(), "manual")
+	if err := ExportManual(manual, dir); err != nil {
+		t.Fatal(err)
+	}
+	inode := func(name string) uint64 {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	before := map[string]uint64{"big.md": inode("big.md"), "exact.md": inode("exact.md"), "small.md": inode("small.md")}
+	write(t, filepath.Join(dir, "big.md"), big+"END")     // the same size, the last byte differs
+	write(t, filepath.Join(dir, "small.md"), "# Smell\n") // the same size
+	if err := ExportManual(manual, dir); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"big.md": big + "end", "exact.md": big, "small.md": "# Small\n"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
+			t.Errorf("%s after the second export differs from the manual", name)
+		}
+	}
+	if inode("exact.md") != before["exact.md"] {
+		t.Error("exact.md was rewritten, though it held the manual's page")
+	}
+	if inode("big.md") == before["big.md"] || inode("small.md") == before["small.md"] {
+		t.Error("a page that differed was not replaced")
+	}
+}

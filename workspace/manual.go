@@ -1,8 +1,10 @@
 package workspace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,15 +26,16 @@ func ExportManual(manual fs.FS, dir string) error {
 		return fmt.Errorf("export the manual: %w", err)
 	}
 	keep := map[string]bool{}
+	var bufs [2][]byte
 	for _, name := range names {
+		dst := filepath.Join(dir, name)
+		if same(manual, name, dst, &bufs) {
+			keep[name] = true
+			continue
+		}
 		data, err := fs.ReadFile(manual, name)
 		if err != nil {
 			return fmt.Errorf("export the manual: %w", err)
-		}
-		dst := filepath.Join(dir, name)
-		if old, err := os.ReadFile(dst); err == nil && string(old) == string(data) {
-			keep[name] = true
-			continue
 		}
 		if err := atomicfile.Write(dst, data, 0o644); err != nil {
 			return fmt.Errorf("export the manual: %w", err)
@@ -51,6 +54,44 @@ func ExportManual(manual fs.FS, dir string) error {
 		}
 	}
 	return nil
+}
+
+// same reports whether file dst holds what name holds in manual, compared a piece at a time
+// in bufs (made on first use): every start of myco exports the manual, and reading both
+// whole would allocate twice its size, a collection's worth, before the first request.
+func same(manual fs.FS, name, dst string, bufs *[2][]byte) bool {
+	want, err := manual.Open(name)
+	if err != nil {
+		return false
+	}
+	defer want.Close()
+	got, err := os.Open(dst)
+	if err != nil {
+		return false
+	}
+	defer got.Close()
+	wi, err1 := want.Stat()
+	gi, err2 := got.Stat()
+	if err1 != nil || err2 != nil || !gi.Mode().IsRegular() || wi.Size() != gi.Size() {
+		return false
+	}
+	if bufs[0] == nil {
+		bufs[0], bufs[1] = make([]byte, 16<<10), make([]byte, 16<<10)
+	}
+	for { // the sizes are equal: the pieces end together
+		n, err := io.ReadFull(want, bufs[0])
+		if n > 0 {
+			if _, err := io.ReadFull(got, bufs[1][:n]); err != nil || !bytes.Equal(bufs[0][:n], bufs[1][:n]) {
+				return false
+			}
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
 }
 
 // ManualBlock renders the # Manual section: where the exported manual is and what each
