@@ -15,6 +15,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -48,7 +49,12 @@ type Assets struct {
 
 type asset struct {
 	name string
-	data []byte
+	size int
+
+	// data is the file's bytes, read on its first request: the hashes are made reading it
+	// a piece at a time, so that a process that serves no page (myco -p) holds no copy.
+	dataOnce sync.Once
+	data     []byte
 
 	// gz is data gzipped, when that is smaller; made on its first request, not when the
 	// assets are loaded: a process that serves no page (myco -p serves only the API) never
@@ -57,28 +63,40 @@ type asset struct {
 	gz     []byte
 }
 
+// bytes returns the asset's data.
+func (f *asset) bytes() []byte {
+	f.dataOnce.Do(func() { f.data, _ = files.ReadFile(f.name) })
+	return f.data
+}
+
 // gzipped returns the asset's gzipped data, or nil when gzip does not make it smaller.
 func (f *asset) gzipped() []byte {
-	f.gzOnce.Do(func() { f.gz = gzipped(f.data) })
+	f.gzOnce.Do(func() { f.gz = gzipped(f.bytes()) })
 	return f.gz
 }
 
 // New returns the embedded assets, served under prefix.
 func New(prefix string) *Assets {
 	a := &Assets{prefix: prefix, urls: map[string]string{}, byURL: map[string]*asset{}}
+	buf := make([]byte, 32<<10)
 	fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !servable(p) {
 			return nil
 		}
-		data, err := files.ReadFile(p)
+		f, err := files.Open(p)
 		if err != nil {
 			return nil
 		}
-		sum := sha256.Sum256(data)
+		defer f.Close()
+		h := sha256.New()
+		n, err := io.CopyBuffer(h, f, buf)
+		if err != nil {
+			return nil
+		}
 		ext := path.Ext(p)
-		hashed := strings.TrimSuffix(p, ext) + "." + hex.EncodeToString(sum[:6]) + ext
+		hashed := strings.TrimSuffix(p, ext) + "." + hex.EncodeToString(h.Sum(nil)[:6]) + ext
 		a.urls[p] = prefix + hashed
-		a.byURL[hashed] = &asset{name: p, data: data}
+		a.byURL[hashed] = &asset{name: p, size: int(n)}
 		return nil
 	})
 	return a
@@ -111,7 +129,7 @@ func (a *Assets) Missing(want ...string) []string {
 // Size returns the bytes of asset name.
 func (a *Assets) Size(name string) int {
 	if u := a.urls[name]; u != "" {
-		return len(a.byURL[strings.TrimPrefix(u, a.prefix)].data)
+		return a.byURL[strings.TrimPrefix(u, a.prefix)].size
 	}
 	return 0
 }
@@ -138,7 +156,7 @@ func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Public code and styles; a sandboxed workspace document (an opaque origin) loads them.
 	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
 	h.Set("Vary", "Accept-Encoding")
-	data := f.data
+	data := f.bytes()
 	if acceptsGzip(r) {
 		if gz := f.gzipped(); gz != nil {
 			data = gz

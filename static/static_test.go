@@ -3,9 +3,13 @@ package static
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +45,25 @@ func TestServeGzip(t *testing.T) {
 	a.ServeHTTP(w, req)
 	if w.Code != http.StatusOK || w.Header().Get("Content-Encoding") != "" || !bytes.Equal(w.Body.Bytes(), raw) {
 		t.Errorf("without gzip: %d %q, %d bytes", w.Code, w.Header().Get("Content-Encoding"), w.Body.Len())
+	}
+}
+
+// TestHashedNames: each asset's URL carries the first bytes of its content's SHA-256 (read a
+// piece at a time when the assets load) and its size is the file's.
+func TestHashedNames(t *testing.T) {
+	a := New("/static/")
+	for _, name := range []string{AppJS, AppCSS, HTMX} {
+		raw, err := files.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(raw)
+		ext := path.Ext(name)
+		if want := "/static/" + strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:6]) + ext; a.URL(name) != want {
+			t.Errorf("URL(%s) = %s, want %s", name, a.URL(name), want)
+		}
+		if a.Size(name) != len(raw) {
+			t.Errorf("Size(%s) = %d, want %d", name, a.Size(name), len(raw))
+		}
 	}
 }

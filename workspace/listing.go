@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -148,7 +147,9 @@ func title(fsys fs.FS, p string) string {
 		return ""
 	}
 	defer f.Close()
-	head, _ := io.ReadAll(io.LimitReader(f, titleReadBytes))
+	head := make([]byte, titleReadBytes)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
 	if bytes.IndexByte(head, 0) >= 0 {
 		return ""
 	}
@@ -160,23 +161,24 @@ func title(fsys fs.FS, p string) string {
 	if !utf8.Valid(head) {
 		return ""
 	}
-	first := ""
-	sc := bufio.NewScanner(bytes.NewReader(head))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+	var first []byte
+	for rest := head; len(rest) > 0; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
 			continue
 		}
-		if strings.HasPrefix(line, "#") && path.Ext(p) == ".md" {
-			if h := strings.TrimSpace(strings.TrimLeft(line, "#")); h != "" {
-				return clip(h)
+		if line[0] == '#' && path.Ext(p) == ".md" {
+			if h := bytes.TrimSpace(bytes.TrimLeft(line, "#")); len(h) > 0 {
+				return clip(string(h))
 			}
 		}
-		if first == "" {
+		if first == nil {
 			first = line
 		}
 	}
-	return clip(first)
+	return clip(string(first))
 }
 
 func clip(s string) string {
