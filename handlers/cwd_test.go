@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"myco.dev/sessions"
 )
 
 // TestAPICwd: a create takes cwd, the snapshot and the list carry it, ?cwd= filters; a
@@ -63,5 +65,24 @@ func TestAPICwd(t *testing.T) {
 	}
 	if code, out := ts.call(t, "GET", "/sessions?cwd=rel", nil); code != 400 || errCode(out) != "invalid_field" {
 		t.Errorf("?cwd=rel = %d %v, want 400", code, out)
+	}
+}
+
+// TestListShowsTheProjectEndOfADirectory: a row of the session list shows the last parts of
+// a long directory (the project), with the whole path in its title and link.
+func TestListShowsTheProjectEndOfADirectory(t *testing.T) {
+	ts := newTestServer(t)
+	dir := filepath.Join(t.TempDir(), "src", "github.com", "some-org", "the-project")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.mgr.Create(t.Context(), sessions.CreateOptions{Cwd: dir, Title: "In the project"}); err != nil {
+		t.Fatal(err)
+	}
+	_, page := ts.do(t, "GET", "/profiles/default/", nil, nil)
+	for _, want := range []string{`title="Sessions in ` + dir + `"`, ">…/some-org/the-project</a>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the list lacks %q:\n%s", want, page)
+		}
 	}
 }

@@ -98,7 +98,7 @@ func (s *server) rows(list []sessions.Listed, current string) []views.SessionRow
 			Activity: ago(l.Modified), ISOTime: l.Modified.Format(time.RFC3339), Busy: l.Busy, Archived: l.Archived,
 			Current: l.ID == current}
 		if l.Cwd != "" {
-			row.Cwd, row.CwdPath, row.CwdURL = shortDir(l.Cwd, s.Home), l.Cwd, s.sessionsURL(l.Cwd)
+			row.Cwd, row.CwdPath, row.CwdURL = tailDir(shortDir(l.Cwd, s.Home), rowDirRunes), l.Cwd, s.sessionsURL(l.Cwd)
 		}
 		out = append(out, row)
 	}

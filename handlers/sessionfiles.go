@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -47,6 +48,29 @@ func (s *server) mdOptionsFor(id, cwd string) views.MarkdownOptions {
 		o.ProjectDir, o.ProjectURL = cwd, s.filesURL(id)
 	}
 	return o
+}
+
+// rowDirRunes is how long a directory may read in a row of the session list before its
+// start gives way: the last parts of a path (the project) tell sessions apart, its
+// start (/home/me/src/…) rarely does.
+const rowDirRunes = 32
+
+// tailDir is label (a [shortDir]) cut to its last parts when it is longer than max runes:
+// "…/org/project". The last part is kept whole, however long.
+func tailDir(label string, max int) string {
+	if utf8.RuneCountInString(label) <= max {
+		return label
+	}
+	parts := strings.Split(strings.TrimSuffix(label, "/"), "/")
+	out := parts[len(parts)-1]
+	for i := len(parts) - 2; i >= 0; i-- {
+		cand := parts[i] + "/" + out
+		if utf8.RuneCountInString(cand)+2 > max {
+			break
+		}
+		out = cand
+	}
+	return "…/" + out
 }
 
 // shortDir is dir as a person reads it: under home, with ~ for it.

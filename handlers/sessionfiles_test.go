@@ -159,3 +159,20 @@ func TestNewSessionPage(t *testing.T) {
 		t.Errorf("?cwd=rel = %d", resp.StatusCode)
 	}
 }
+
+// TestTailDir: a directory too long for a row of the list keeps its last parts, the ones
+// that tell projects apart; a short one is left as it is.
+func TestTailDir(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"~/src/myco", "~/src/myco"},
+		{"/srv/a/b", "/srv/a/b"},
+		{"~/src/github.com/some-org/the-project/cmd/tool", "…/some-org/the-project/cmd/tool"},
+		{"/tmp/TestBrowserScreenshots1825440846/003", "…/003"},
+		{"/x/" + strings.Repeat("long", 10), "…/" + strings.Repeat("long", 10)},
+		{"/home/ünïcødé/ünïcødé/ünïcødé/ünïcødé/p", "…/ünïcødé/ünïcødé/ünïcødé/p"},
+	} {
+		if got := tailDir(tt.in, rowDirRunes); got != tt.want {
+			t.Errorf("tailDir(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
