@@ -29,7 +29,11 @@ type warmPool struct {
 
 	mu    sync.Mutex // guards the fields below
 	conns map[string]warmConn
-	used  time.Time // the last request: its connection may still be idle in the pool
+	// dialing holds, for each address a Warm is opening a connection to, a channel closed
+	// when it is done: a request that comes meanwhile waits for that connection rather than
+	// opening a second one, whose TLS handshake would start from nothing.
+	dialing map[string]chan struct{}
+	used    time.Time // the last request: its connection may still be idle in the pool
 }
 
 type warmConn struct {
@@ -63,7 +67,7 @@ func (c *Client) roundTripper() http.RoundTripper {
 			w.dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 		}
 		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if conn := w.take("http", addr); conn != nil {
+			if conn := w.take(ctx, "http", addr); conn != nil {
 				return conn, nil
 			}
 			return w.dial(ctx, network, addr)
@@ -71,7 +75,7 @@ func (c *Client) roundTripper() http.RoundTripper {
 		if t.DialTLSContext == nil && t.DialTLS == nil {
 			cfg := tlsConfig(t)
 			t.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				if conn := w.take("https", addr); conn != nil {
+				if conn := w.take(ctx, "https", addr); conn != nil {
 					return conn, nil
 				}
 				raw, err := w.dial(ctx, network, addr)
@@ -123,21 +127,33 @@ func handshake(ctx context.Context, raw net.Conn, cfg *tls.Config, addr string) 
 	return tc, nil
 }
 
-// take returns the connection opened ahead for scheme and addr, if there is a fresh one.
-func (w *warmPool) take(scheme, addr string) net.Conn {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// take returns the connection opened ahead for scheme and addr, if there is a fresh one,
+// waiting for one that a Warm is opening (or until ctx ends).
+func (w *warmPool) take(ctx context.Context, scheme, addr string) net.Conn {
 	k := scheme + "://" + addr
-	wc, ok := w.conns[k]
-	if !ok {
-		return nil
+	for {
+		w.mu.Lock()
+		wc, ok := w.conns[k]
+		if ok {
+			delete(w.conns, k)
+			w.mu.Unlock()
+			if time.Since(wc.at) > warmKeep {
+				wc.c.Close()
+				return nil
+			}
+			return wc.c
+		}
+		done := w.dialing[k]
+		w.mu.Unlock()
+		if done == nil {
+			return nil
+		}
+		select {
+		case <-done: // look again: the connection, or a failure left to the request
+		case <-ctx.Done():
+			return nil
+		}
 	}
-	delete(w.conns, k)
-	if time.Since(wc.at) > warmKeep {
-		wc.c.Close()
-		return nil
-	}
-	return wc.c
 }
 
 // Warm opens a connection to the endpoint, TLS handshake included, for the next request to
@@ -145,8 +161,8 @@ func (w *warmPool) take(scheme, addr string) net.Conn {
 // request once that is done. It does nothing when the client sent a request lately (its
 // connection may still be open in the pool), when a proxy is configured for the endpoint
 // (the transport goes through it), or when its transport is not an *http.Transport.
-// Failures are left to the request, which dials again. It returns when the connection is
-// open or ctx ends.
+// Failures are left to the request, which dials again. A request sent while the connection
+// is being opened waits for it. It returns when the connection is open or ctx ends.
 func (c *Client) Warm(ctx context.Context) {
 	c.roundTripper()
 	w := c.pool()
@@ -165,24 +181,34 @@ func (c *Client) Warm(ctx context.Context) {
 	}
 	addr := hostPort(u)
 	k := u.Scheme + "://" + addr
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return
+	}
 	w.mu.Lock()
 	_, have := w.conns[k]
 	recent := !w.used.IsZero() && time.Since(w.used) < warmIdle
+	if have || recent || w.dialing[k] != nil {
+		w.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	if w.dialing == nil {
+		w.dialing = map[string]chan struct{}{}
+	}
+	w.dialing[k] = done
 	w.mu.Unlock()
-	if have || recent || u.Scheme != "http" && u.Scheme != "https" {
-		return
-	}
+
 	conn, err := w.dial(ctx, "tcp", addr)
-	if err != nil {
-		return
-	}
-	if u.Scheme == "https" {
-		if conn, err = handshake(ctx, conn, tlsConfig(w.transport), addr); err != nil {
-			return
-		}
+	if err == nil && u.Scheme == "https" {
+		conn, err = handshake(ctx, conn, tlsConfig(w.transport), addr)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	delete(w.dialing, k)
+	close(done)
+	if err != nil {
+		return
+	}
 	if w.conns == nil {
 		w.conns = map[string]warmConn{}
 	}

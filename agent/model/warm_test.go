@@ -71,3 +71,52 @@ func TestWarm(t *testing.T) {
 		})
 	}
 }
+
+// slowAccept holds each accepted connection for delay before the server sees it, so that a
+// client's TLS handshake takes at least that long; accepted gets each connection's arrival.
+type slowAccept struct {
+	net.Listener
+	delay    time.Duration
+	accepted chan struct{}
+}
+
+func (l *slowAccept) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted <- struct{}{}
+		time.Sleep(l.delay) // the handshake's wait: what a distant gateway costs
+	}
+	return c, err
+}
+
+// TestWarmInFlight (issue 20): a request sent while Warm is still in its TLS handshake (a
+// distant gateway's, or one slower than the save it overlaps) waits for that connection
+// instead of opening a second one and starting its handshake from nothing.
+func TestWarmInFlight(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: hi\n\n")
+	}))
+	l := &slowAccept{Listener: srv.Listener, delay: 300 * time.Millisecond, accepted: make(chan struct{}, 8)}
+	srv.Listener = l
+	srv.StartTLS()
+	defer srv.Close()
+	client := &http.Client{Transport: srv.Client().Transport.(*http.Transport).Clone()}
+	c := &Client{Protocol: lineProtocol{}, BaseURL: srv.URL, HTTP: client, Retry: fastRetry(1)}
+	warmed := make(chan struct{})
+	go func() { c.Warm(t.Context()); close(warmed) }()
+	<-l.accepted // Warm's connection is in its handshake, held by the server
+	select {
+	case <-warmed:
+		t.Fatal("Warm returned before its handshake could end")
+	default:
+	}
+	if text, _, err := collect(c, t.Context(), Request{System: "x"}); err != nil || text != "hi" {
+		t.Fatalf("the request during Warm = %q, %v", text, err)
+	}
+	<-warmed
+	select {
+	case <-l.accepted:
+		t.Error("the request opened a second connection instead of waiting for Warm's")
+	default:
+	}
+}
