@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"myco.dev/hosts"
 	"myco.dev/hosts/mcp"
@@ -36,8 +37,8 @@ type Options struct {
 	// API, when set, is the profile's server on a loopback port of the engine's own
 	// ([web.Loopback]; myco -p and the chat), so that the tools' MYCO_SERVER_URL works for
 	// nested sessions: the port is reserved before the tools are built, and API makes the
-	// handler of e, port and token (set where the owner of a connection cannot be told)
-	// once the session service is. It is stopped first when the engine closes.
+	// handler of e, port and token (set where the owner of a connection cannot be told) on
+	// the port's first request. It is stopped first when the engine closes.
 	API func(e *Engine, port, token string) (http.Handler, error)
 	Log *slog.Logger // nil means slog.Default()
 }
@@ -79,16 +80,28 @@ func New(p *Profile, o Options) (*Engine, error) {
 		return nil, err
 	}
 	if api != nil {
-		h, err := o.API(e, api.Port, api.Token)
-		if err != nil {
-			api.Close()
-			e.Close()
-			return nil, err
-		}
-		api.Serve(h)
+		api.Serve(lazyAPI(func() (http.Handler, error) { return o.API(e, api.Port, api.Token) }, o.Log))
 		e.api = api
 	}
 	return e, nil
+}
+
+// lazyAPI serves the handler that build makes on the first request: most runs of myco -p
+// make none (only an agent that starts a child session does), and building the server (its
+// router, the assets' hashes) would come before the first model request. A build that fails
+// is logged once and every request is answered 503 with why.
+func lazyAPI(build func() (http.Handler, error), log *slog.Logger) http.Handler {
+	serve := sync.OnceValue(func() http.Handler {
+		h, err := build()
+		if err == nil {
+			return h
+		}
+		log.Error("the nested-session API cannot serve", "err", err)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			web.WriteError(w, web.NewError(http.StatusServiceUnavailable, "unavailable", "this myco's API for nested sessions failed to start: "+err.Error()))
+		})
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve().ServeHTTP(w, r) })
 }
 
 // build builds the engine of p, without its API.

@@ -2,10 +2,16 @@ package engine
 
 import (
 	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
@@ -120,5 +126,41 @@ func TestDegraded(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "the profile's config is invalid") || !errors.Is(err, cfgErr) {
 		t.Errorf("a session of the degraded service = %v, want the config's error", err)
+	}
+}
+
+// TestLazyAPI: the nested-session API's handler is built on the first request, once however
+// many come at once, and a build that fails answers every request 503 with why.
+func TestLazyAPI(t *testing.T) {
+	var builds atomic.Int32
+	h := lazyAPI(func() (http.Handler, error) {
+		builds.Add(1)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "served") }), nil
+	}, slog.New(slog.DiscardHandler))
+	if builds.Load() != 0 {
+		t.Fatal("the handler was built before any request")
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+			if w.Body.String() != "served" {
+				t.Errorf("answer %q, want the built handler's", w.Body.String())
+			}
+		})
+	}
+	wg.Wait()
+	if n := builds.Load(); n != 1 {
+		t.Errorf("%d builds, want 1", n)
+	}
+
+	failed := lazyAPI(func() (http.Handler, error) { return nil, errors.New("no workspace") }, slog.New(slog.DiscardHandler))
+	for range 2 {
+		w := httptest.NewRecorder()
+		failed.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+		if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), `"code": "unavailable"`) || !strings.Contains(w.Body.String(), "no workspace") {
+			t.Errorf("a failed build answers %d %s, want 503 unavailable with why", w.Code, w.Body.String())
+		}
 	}
 }
