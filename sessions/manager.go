@@ -221,7 +221,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	if key == "" {
 		key = m.o.Models.Default()
 	}
-	if _, err := m.o.Models.Agent(key, nil); err != nil {
+	if err := m.checkModel(key); err != nil {
 		return "", err
 	}
 	now := time.Now().UTC()

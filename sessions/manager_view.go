@@ -260,7 +260,7 @@ func (m *Manager) SetArchived(ctx context.Context, id string, archived bool) err
 // SelectModel makes catalog key the model of session id's next turns. The next job builds
 // the model anew, with the prelude read again.
 func (m *Manager) SelectModel(ctx context.Context, id, key string) error {
-	if _, err := m.o.Models.Agent(key, nil); err != nil {
+	if err := m.checkModel(key); err != nil {
 		return err
 	}
 	return m.update(ctx, id, func(s *Session) error { s.Selected = key; return nil })
@@ -287,6 +287,22 @@ type ModelInfo struct {
 // ModelLister is a [Models] that lists its models, in catalog order.
 type ModelLister interface {
 	List() []ModelInfo
+}
+
+// ModelChecker is a [Models] that can tell whether it has a usable model key (with the
+// error [Models.Agent] would give) without building a run's configuration, whose system
+// prompt and tool specifications a check does not need.
+type ModelChecker interface {
+	Check(key string) error
+}
+
+// checkModel returns the error a run of model key would meet in the catalog, if any.
+func (m *Manager) checkModel(key string) error {
+	if c, ok := m.o.Models.(ModelChecker); ok {
+		return c.Check(key)
+	}
+	_, err := m.o.Models.Agent(key, nil)
+	return err
 }
 
 // Models returns the catalog's models in order. A catalog that is not a [ModelLister]

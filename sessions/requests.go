@@ -306,7 +306,7 @@ func (m *Manager) Act(ctx context.Context, id, requestID, action, arg string) (r
 	var change func(*Session) error
 	switch action {
 	case ActSelectModel:
-		if _, err := m.o.Models.Agent(arg, nil); err != nil {
+		if err := m.checkModel(arg); err != nil {
 			return rec, false, err
 		}
 		rec.Result = arg

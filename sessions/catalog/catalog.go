@@ -38,8 +38,9 @@ type Catalog struct {
 }
 
 var (
-	_ sessions.Models      = (*Catalog)(nil)
-	_ sessions.ModelLister = (*Catalog)(nil)
+	_ sessions.Models       = (*Catalog)(nil)
+	_ sessions.ModelLister  = (*Catalog)(nil)
+	_ sessions.ModelChecker = (*Catalog)(nil)
 )
 
 // New returns the catalog of o.Config.
@@ -57,6 +58,17 @@ func (c *Catalog) List() []sessions.ModelInfo {
 		}
 	}
 	return out
+}
+
+// Check returns the error [Catalog.Agent] would give for key: one naming a key the
+// catalog does not have, or a model whose client cannot be made (its credential).
+func (c *Catalog) Check(key string) error {
+	m, err := c.o.Config.Resolve(key)
+	if err != nil {
+		return err
+	}
+	_, err = c.client(m)
+	return err
 }
 
 // Agent returns the configuration of a run of model key whose system prompt carries

@@ -168,3 +168,19 @@ func writeFile(t *testing.T, path, text string) {
 type discoverCount int
 
 func (d *discoverCount) Discover(context.Context) { *d++ }
+
+// TestCatalogCheck: Check answers for a key what Agent would, without building a run's
+// configuration.
+func TestCatalogCheck(t *testing.T) {
+	_, c := testCatalog(t)
+	for _, key := range []string{"big", "small", "nope", ""} {
+		_, aerr := c.Agent(key, nil)
+		cerr := c.Check(key)
+		if (aerr == nil) != (cerr == nil) || aerr != nil && aerr.Error() != cerr.Error() {
+			t.Errorf("Check(%q) = %v, Agent gives %v", key, cerr, aerr)
+		}
+	}
+	if c.Check("nope") == nil {
+		t.Error("Check(nope) = nil, want an error naming the key")
+	}
+}
