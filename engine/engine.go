@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"myco.dev/hosts"
 	"myco.dev/hosts/mcp"
@@ -53,6 +54,24 @@ type Engine struct {
 	mcp      *mcp.Set // the local MCP servers
 	reaper   *reaper.Reaper
 	api      *web.Loopback // the API of o.API; nil when none
+	catalog  *catalog.Catalog
+
+	warmStop context.CancelFunc // ends a Warm in progress; nil when none was started
+	warming  sync.WaitGroup
+}
+
+// Warm opens model key's connection ("" means the profile's model) in the background,
+// bounded by 10 s and by Close: myco -p, whose first request follows the session's
+// creation and its input's save, overlaps the dial and the TLS handshake with them, and the
+// request waits for the connection rather than opening another. Call it once, before the
+// first turn.
+func (e *Engine) Warm(key string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	e.warmStop = cancel
+	e.warming.Go(func() {
+		defer cancel()
+		e.catalog.Warm(ctx, key)
+	})
 }
 
 // New builds the session service of profile p. On an error, o.Reaper is closed too.
@@ -133,9 +152,10 @@ func build(p *Profile, o Options) (*Engine, error) {
 		e.closeTools()
 		return nil, fmt.Errorf("build the harness: %w", err)
 	}
+	e.catalog = catalog.New(catalog.Options{Config: p.Config, Default: p.Model.Key, Env: p.Env, Home: p.o.Home, Tools: e.Harness})
 	e.Sessions, err = sessions.NewManager(sessions.ManagerOptions{
 		Store:    sessions.NewStore(p.Paths.SessionDir()),
-		Models:   catalog.New(catalog.Options{Config: p.Config, Default: p.Model.Key, Env: p.Env, Home: p.o.Home, Tools: e.Harness}),
+		Models:   e.catalog,
 		Tools:    toolHost{e.Harness},
 		Registry: reg,
 		Wait:     o.Wait,
@@ -156,6 +176,10 @@ func build(p *Profile, o Options) (*Engine, error) {
 // tools and ends the remote connections and local processes. The API stops first: no
 // request starts work on a service that is closing.
 func (e *Engine) Close() {
+	if e.warmStop != nil {
+		e.warmStop()
+		e.warming.Wait()
+	}
 	if e.api != nil {
 		e.api.Close()
 	}

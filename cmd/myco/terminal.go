@@ -45,6 +45,9 @@ func (a *app) terminal(o options, serve bool, f func(ctx context.Context, svc cl
 		return a.fail(err)
 	}
 	defer e.Close()
+	if o.promptSet && o.resume == "" {
+		e.Warm(o.model) // -p's request follows at once: its connection opens meanwhile
+	}
 	return f(context.Background(), e.Sessions, a.std(), cli.Options{
 		Model: o.model, Resume: o.resume, JSON: o.json,
 		Term: a.getenv("TERM"), NoColor: a.getenv("NO_COLOR") != "",

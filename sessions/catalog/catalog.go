@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"sync"
 
 	"myco.dev/agent"
@@ -69,6 +70,22 @@ func (c *Catalog) Check(key string) error {
 	}
 	_, err = c.client(m)
 	return err
+}
+
+// Warm opens the connection of model key ("" means the default) to its endpoint, TLS
+// handshake included, for its first request to take ([model.Client.Warm]); it returns when
+// the connection is open, or failed (left to the request), or ctx ends.
+func (c *Catalog) Warm(ctx context.Context, key string) {
+	if key == "" {
+		key = c.o.Default
+	}
+	m, err := c.o.Config.Resolve(key)
+	if err != nil {
+		return
+	}
+	if cl, err := c.client(m); err == nil {
+		cl.Warm(ctx)
+	}
 }
 
 // Agent returns the configuration of a run of model key whose system prompt carries

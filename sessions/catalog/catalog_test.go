@@ -2,12 +2,16 @@ package catalog
 
 import (
 	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"myco.dev/agent/model"
 	"myco.dev/config"
@@ -182,5 +186,36 @@ func TestCatalogCheck(t *testing.T) {
 	}
 	if c.Check("nope") == nil {
 		t.Error("Check(nope) = nil, want an error naming the key")
+	}
+}
+
+// TestCatalogWarm: Warm opens the connection of the default model (or of the key named) to
+// its endpoint, for its first request; a key the catalog does not have opens nothing.
+func TestCatalogWarm(t *testing.T) {
+	conns := make(chan struct{}, 8)
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns <- struct{}{}
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	cfg, err := config.Parse("config.toml", []byte(strings.ReplaceAll(testConfig, "http://127.0.0.1:9", srv.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(Options{Config: cfg, Default: "big", Env: config.NewEnv(func(string) (string, bool) { return "", false }), Tools: fakeTools{}})
+	c.Warm(t.Context(), "nope")
+	c.Warm(t.Context(), "")
+	select {
+	case <-conns:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Warm opened no connection to the default model's endpoint")
+	}
+	select {
+	case <-conns:
+		t.Error("a second connection: an unknown key opened one, or Warm opened two")
+	case <-time.After(50 * time.Millisecond):
 	}
 }
