@@ -13,6 +13,7 @@ import (
 	"myco.dev/hosts/mcp"
 	"myco.dev/hosts/mcp/mcptest"
 	"myco.dev/hosts/proto"
+	"myco.dev/internal/sshdtest"
 )
 
 // BenchmarkMCPEcho measures an echo round trip to server-everything over stdio through the
@@ -30,7 +31,7 @@ func BenchmarkMCPEcho(b *testing.B) {
 	}
 	defer set.Close()
 	o := RemoteOptions{SSH: fakeSSHPath(b), MaxImageBase64Bytes: 1 << 20, AttachTimeout: 30 * time.Second, Hello: proto.Hello{Version: "bench"}, Log: quiet}
-	h, err := NewHarness(Options{MCP: set, Log: quiet, Remotes: []RemoteSpec{{Alias: "devbox", Command: []string{mycoBin, "--host-dir", daemonDir(b)}}}, Remote: o,
+	h, err := NewHarness(Options{MCP: set, Log: quiet, Remotes: []RemoteSpec{{Alias: "devbox", Command: []string{mycoBin, "--host-dir", sshdtest.NewDaemonDir(b)}}}, Remote: o,
 		RemoteMCP: []RemoteMCP{{Host: "devbox", Server: proto.MCPServer{Name: "remote", Command: bin, Args: []string{"stdio"}, StartupTimeoutMS: 30000}}}})
 	if err != nil {
 		b.Fatal(err)

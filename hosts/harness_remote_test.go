@@ -12,6 +12,7 @@ import (
 
 	"myco.dev/agent/model"
 	"myco.dev/hosts/tools"
+	"myco.dev/internal/sshdtest"
 )
 
 // tinyPNG is a 1x1 PNG.
@@ -30,7 +31,7 @@ func newRemoteHarness(t testing.TB, spec RemoteSpec, o RemoteOptions) *Harness {
 		spec.Alias = "devbox"
 	}
 	if spec.Command == nil {
-		spec.Command = []string{mycoBin, "--host-dir", daemonDir(t)}
+		spec.Command = []string{mycoBin, "--host-dir", sshdtest.NewDaemonDir(t)}
 	}
 	h, err := NewHarness(Options{Tools: std, Remotes: []RemoteSpec{spec}, Remote: o, Log: testLog(t)})
 	if err != nil {

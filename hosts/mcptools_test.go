@@ -120,7 +120,7 @@ func remoteMCPHarness(t *testing.T, spec RemoteSpec, o RemoteOptions, servers ..
 	t.Helper()
 	spec.Alias = "devbox"
 	if spec.Command == nil {
-		spec.Command = []string{mycoBin, "--host-dir", daemonDir(t)}
+		spec.Command = []string{mycoBin, "--host-dir", sshdtest.NewDaemonDir(t)}
 	}
 	var rm []RemoteMCP
 	for _, s := range servers {
@@ -176,7 +176,7 @@ func TestHarnessMCPRemote(t *testing.T) {
 	var inFlight model.ToolResult
 	wg.Go(func() { inFlight = xcall(t, h.For("rt2"), "mcp__fake__block", `{}`) })
 	daemonDir := h.Remote("devbox").spec.Command[2] // mycoBin --host-dir DIR
-	waitFor(t, 10*time.Second, "the blocking call reached the server", func() bool {
+	sshdtest.WaitFor(t, 10*time.Second, "the blocking call reached the server", func() bool {
 		var r tools.Resources
 		for _, i := range h.Inventory(t.Context(), "rt2") {
 			if i.Host == "devbox" {
@@ -297,7 +297,7 @@ func TestHarnessMCPRetryOnUse(t *testing.T) {
 	if err := os.Symlink(exe, filepath.Join(bin, "fake-mcp")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the backoff passed", func() bool { return time.Now().After(h.MCPStatuses()[0].RetryAt) })
+	sshdtest.WaitFor(t, 5*time.Second, "the backoff passed", func() bool { return time.Now().After(h.MCPStatuses()[0].RetryAt) })
 	if res := xcall(t, h.For("rt1"), "mcp__late__echo", `{"text":"started on use"}`); res.IsError || res.Text != "started on use" {
 		t.Errorf("a call after the backoff = %+v, want the server started and its answer", res)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"myco.dev/hosts/proto"
+	"myco.dev/internal/sshdtest"
 )
 
 // TestRemoteCallTooLarge: a call over proto.MaxRequestLine is refused by the controller
@@ -48,7 +49,7 @@ func TestRemoteWithoutEnv(t *testing.T) {
 		{"in-process", []string{"--no-daemon"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := daemonDir(t)
+			dir := sshdtest.NewDaemonDir(t)
 			spec := RemoteSpec{Command: append([]string{"env", "MYCO_TEST_SECRET=s3cret", "MYCO_TEST_PLAIN=plain", mycoBin, "--host-dir", dir}, tt.extra...)}
 			o := testRemoteOptions(t)
 			o.WithoutEnv = []string{"MYCO_TEST_SECRET", "OTHER_KEY"}
@@ -83,7 +84,7 @@ func TestRemoteNoDaemonWarning(t *testing.T) {
 			o := testRemoteOptions(t)
 			var warnings []string
 			o.OnState = func(st Status) { warnings = append(warnings, st.Warning) }
-			r := newTestRemote(t, RemoteSpec{Command: append([]string{mycoBin, "--host-dir", daemonDir(t)}, tt.extra...)}, o)
+			r := newTestRemote(t, RemoteSpec{Command: append([]string{mycoBin, "--host-dir", sshdtest.NewDaemonDir(t)}, tt.extra...)}, o)
 			if _, err := r.Attach(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func TestRemoteHostStringsFiltered(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newTestRemote(t, RemoteSpec{Command: []string{"sh", "-c", tt.host}}, testRemoteOptions(t))
 			r.Attach(t.Context())
-			waitFor(t, 5*time.Second, "the host did not end", func() bool { return tt.name != "fatal after the hello" || r.Status().State == StateDropped })
+			sshdtest.WaitFor(t, 5*time.Second, "the host did not end", func() bool { return tt.name != "fatal after the hello" || r.Status().State == StateDropped })
 			st := r.Status()
 			got := tt.check(st)
 			if strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, `\x1b]0;pwned\x07`) {
@@ -176,7 +177,7 @@ func TestRemoteHostEndsRightAfterHello(t *testing.T) {
 		host := fmt.Sprintf(`echo '{"hello":{"protocol":%d,"version":"v"}}'; echo '{"error":{"message":"gone","fatal":true}}'`, proto.Version)
 		r := newTestRemote(t, RemoteSpec{Command: []string{"sh", "-c", host}}, testRemoteOptions(t))
 		r.Attach(t.Context())
-		waitFor(t, 5*time.Second, "the host was not dropped", func() bool { return r.Status().State == StateDropped })
+		sshdtest.WaitFor(t, 5*time.Second, "the host was not dropped", func() bool { return r.Status().State == StateDropped })
 		if st := r.Status(); !strings.Contains(st.Err, "the host ended the connection: gone") {
 			t.Fatalf("Status.Err = %q, want the host's fatal message", st.Err)
 		}

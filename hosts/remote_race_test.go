@@ -12,6 +12,7 @@ import (
 
 	"myco.dev/hosts/proto"
 	"myco.dev/hosts/tools"
+	"myco.dev/internal/sshdtest"
 )
 
 // TestRemoteCallAfterHostOutputEnded: the host's output ends, and the controller closes
@@ -20,7 +21,7 @@ import (
 // fresh connection, and was once reported as of unknown outcome, or as a write error. An
 // inventory query then says the connection ended.
 func TestRemoteCallAfterHostOutputEnded(t *testing.T) {
-	dir := daemonDir(t)
+	dir := sshdtest.NewDaemonDir(t)
 	closed := filepath.Join(dir, "stdin-closed")
 	// The first host process closes its stdout after the hellos, notes when its stdin
 	// closes, and lingers; the next ones are real hosts.
@@ -35,7 +36,7 @@ exec sleep 5`, closed, mycoBin, dir, proto.Version)
 	if _, err := r.Attach(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the controller did not close the host's stdin", func() bool {
+	sshdtest.WaitFor(t, 5*time.Second, "the controller did not close the host's stdin", func() bool {
 		_, err := os.Stat(closed)
 		return err == nil
 	})
@@ -71,7 +72,7 @@ func TestCutWriter(t *testing.T) {
 // the answer is noted, so the drop found no session to tell about. The owner's next call
 // still hears that the session is gone, once; it once heard nothing.
 func TestRemoteNoteAfterDrop(t *testing.T) {
-	dir := daemonDir(t)
+	dir := sshdtest.NewDaemonDir(t)
 	first := filepath.Join(dir, "first")
 	host := fmt.Sprintf(`if [ -e %[1]s ]; then exec %[2]s --host-dir %[3]s "$@"; fi
 touch %[1]s
@@ -125,7 +126,7 @@ func TestRemoteCloseDuringAttach(t *testing.T) {
 			attached <- err
 		}()
 		if i == 0 {
-			waitFor(t, 5*time.Second, "the host did not start", func() bool {
+			sshdtest.WaitFor(t, 5*time.Second, "the host did not start", func() bool {
 				_, err := os.Stat(started)
 				return err == nil
 			})
@@ -173,7 +174,7 @@ func TestRemotePingWhileReaped(t *testing.T) {
 	if _, err := r.Attach(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the host was not dropped", func() bool { return r.Status().State == StateDropped })
+	sshdtest.WaitFor(t, 10*time.Second, "the host was not dropped", func() bool { return r.Status().State == StateDropped })
 	if st := r.Status(); strings.Contains(st.Err, "ping") || !strings.Contains(st.Err, "killed") {
 		t.Errorf("Status.Err = %q, want the host's end (killed after its output ended)", st.Err)
 	}

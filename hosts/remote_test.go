@@ -59,7 +59,7 @@ func newTestRemote(t *testing.T, spec RemoteSpec, o RemoteOptions) *Remote {
 		spec.Alias = "devbox"
 	}
 	if spec.Command == nil {
-		spec.Command = []string{mycoBin, "--host-dir", daemonDir(t)}
+		spec.Command = []string{mycoBin, "--host-dir", sshdtest.NewDaemonDir(t)}
 	}
 	r := NewRemote(spec, o)
 	t.Cleanup(r.Close)
@@ -234,12 +234,12 @@ func TestRemoteDropKeepsDaemon(t *testing.T) {
 	wg.Go(func() {
 		inFlight = rcallResult(t, r, "o1", map[string]any{"command": "touch " + started + "; " + wait + "echo exec-done"})
 	})
-	waitFor(t, 5*time.Second, "the call did not start", func() bool { _, err := os.Stat(started); return err == nil })
+	sshdtest.WaitFor(t, 5*time.Second, "the call did not start", func() bool { _, err := os.Stat(started); return err == nil })
 	r.mu.Lock()
 	proxy := r.conn.cmd.Process.Pid
 	r.mu.Unlock()
 	syscall.Kill(proxy, syscall.SIGKILL)
-	waitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return strings.Contains(states.String(), "dropped") })
+	sshdtest.WaitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return strings.Contains(states.String(), "dropped") })
 	if err := os.WriteFile(flag, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestRemotePingDetectsHang(t *testing.T) {
 	if _, err := r.Attach(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the hung host was not noticed", func() bool { return r.Status().State == StateDropped })
+	sshdtest.WaitFor(t, 5*time.Second, "the hung host was not noticed", func() bool { return r.Status().State == StateDropped })
 	if st := r.Status(); !strings.Contains(st.Err, "liveness pings") {
 		t.Errorf("Status = %+v, want an error about the pings", st)
 	}
@@ -328,7 +328,7 @@ func TestRemoteInventory(t *testing.T) {
 	proxy := r.conn.cmd.Process.Pid
 	r.mu.Unlock()
 	syscall.Kill(proxy, syscall.SIGKILL)
-	waitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return r.Status().State == StateDropped })
+	sshdtest.WaitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return r.Status().State == StateDropped })
 	inv2 := r.Inventory(t.Context(), "o1")
 	if !inv2.LastKnown || !reflect.DeepEqual(inv2.Resources, inv.Resources) || inv2.Err == "" {
 		t.Errorf("Inventory after the drop = %+v, want the earlier data marked last-known", inv2)
@@ -366,12 +366,12 @@ func TestRemoteReleaseAfterDrop(t *testing.T) {
 	proxy := r.conn.cmd.Process.Pid
 	r.mu.Unlock()
 	syscall.Kill(proxy, syscall.SIGKILL)
-	waitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return r.Status().State == StateDropped })
+	sshdtest.WaitFor(t, 5*time.Second, "the drop was not noticed", func() bool { return r.Status().State == StateDropped })
 	if sshdtest.Gone(session) {
 		t.Fatalf("the session ended with the connection")
 	}
 	r.Release(t.Context(), "o1")
-	waitFor(t, 5*time.Second, "the session outlived the release", func() bool { return sshdtest.Gone(session) })
+	sshdtest.WaitFor(t, 5*time.Second, "the session outlived the release", func() bool { return sshdtest.Gone(session) })
 	r.Release(t.Context(), "o3") // an owner that never used the host does not connect it
 	if st := r.Status(); st.Attaches != 2 {
 		t.Errorf("Status = %+v, want 2 attaches", st)

@@ -109,7 +109,7 @@ func TestSSHRemoteTools(t *testing.T) {
 	wg.Go(func() {
 		inFlight = hcall(t, ex, "bash", map[string]any{"command": "echo $$ > " + pidFile + "; sleep 3", "host": "devbox"})
 	})
-	waitFor(t, 10*time.Second, "the remote call started", func() bool { _, err := os.Stat(pidFile); return err == nil })
+	sshdtest.WaitFor(t, 10*time.Second, "the remote call started", func() bool { _, err := os.Stat(pidFile); return err == nil })
 	if err := syscall.Kill(daemonPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -151,13 +151,13 @@ func TestSSHDropKeepsSession(t *testing.T) {
 	wg.Go(func() {
 		inFlight = hcall(t, ex, "bash", map[string]any{"host": "devbox", "command": "touch " + started + "; " + wait + "echo exec-done"})
 	})
-	waitFor(t, 10*time.Second, "the call did not start", func() bool { _, err := os.Stat(started); return err == nil })
+	sshdtest.WaitFor(t, 10*time.Second, "the call did not start", func() bool { _, err := os.Stat(started); return err == nil })
 	r := h.Remote("devbox")
 	r.mu.Lock()
 	ssh := r.conn.cmd.Process.Pid
 	r.mu.Unlock()
 	syscall.Kill(ssh, syscall.SIGKILL)
-	waitFor(t, 10*time.Second, "the drop was not noticed", func() bool { return strings.Contains(states.String(), "dropped") })
+	sshdtest.WaitFor(t, 10*time.Second, "the drop was not noticed", func() bool { return strings.Contains(states.String(), "dropped") })
 	if err := os.WriteFile(flag, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -384,5 +384,5 @@ func TestSSHRemoteMCP(t *testing.T) {
 		t.Fatalf("inventory = %+v, want everything running on devbox", h.Inventory(t.Context(), "rt1"))
 	}
 	h.Release("rt1")
-	waitFor(t, 10*time.Second, "the server on devbox ended after the release", func() bool { return sshdtest.Gone(pid) })
+	sshdtest.WaitFor(t, 10*time.Second, "the server on devbox ended after the release", func() bool { return sshdtest.Gone(pid) })
 }

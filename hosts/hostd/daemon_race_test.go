@@ -12,6 +12,7 @@ import (
 
 	"myco.dev/hosts/proto"
 	"myco.dev/hosts/tools"
+	"myco.dev/internal/sshdtest"
 )
 
 // hookHandler passes every log record to on, in the goroutine that logs it: a test runs
@@ -84,7 +85,7 @@ func (g gatedListener) Accept() (net.Conn, error) {
 func TestDaemonIdleExitAfterAccept(t *testing.T) {
 	d := NewDaemon(Options{IdleExit: 50 * time.Millisecond, Log: testLog(t)})
 	t.Cleanup(d.Close)
-	sock := filepath.Join(daemonDir(t), "d.sock")
+	sock := filepath.Join(sshdtest.NewDaemonDir(t), "d.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)

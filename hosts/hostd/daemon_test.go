@@ -16,6 +16,7 @@ import (
 	"myco.dev/hosts/proto"
 	"myco.dev/hosts/tools"
 	"myco.dev/internal/needs"
+	"myco.dev/internal/sshdtest"
 )
 
 // pipeConn is one in-process connection to a daemon.
@@ -183,7 +184,7 @@ func TestDaemonCloseWaitsForCalls(t *testing.T) {
 		answer <- m
 	}()
 	start := time.Now()
-	waitFor(t, 5*time.Second, "the call did not start", func() bool { _, err := os.Stat(started); return err == nil })
+	sshdtest.WaitFor(t, 5*time.Second, "the call did not start", func() bool { _, err := os.Stat(started); return err == nil })
 	d.Close()
 	if d.inFlight.Load() != 0 {
 		t.Errorf("Close returned with %d calls in flight, want it to wait for the killed call", d.inFlight.Load())
@@ -200,7 +201,7 @@ func TestDaemonCloseWaitsForCalls(t *testing.T) {
 // returns the socket's path.
 func runDaemon(t *testing.T, d *Daemon) string {
 	t.Helper()
-	sock := filepath.Join(daemonDir(t), "d.sock")
+	sock := filepath.Join(sshdtest.NewDaemonDir(t), "d.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +266,7 @@ func TestDaemonMaxConns(t *testing.T) {
 		t.Fatalf("connection 3: first frame %+v, want a fatal error about the limit", m)
 	}
 	open[0].Close()
-	waitFor(t, 5*time.Second, "a slot was not freed", func() bool {
+	sshdtest.WaitFor(t, 5*time.Second, "a slot was not freed", func() bool {
 		_, m := dial()
 		return m.Hello != nil
 	})
@@ -281,7 +282,7 @@ func TestDaemonExitsWithStuckCall(t *testing.T) {
 			defer close(stuck.release)
 			d := NewDaemon(Options{Tools: []tools.Tool{stuck}, Grace: 50 * time.Millisecond, IdleExit: 50 * time.Millisecond,
 				CloseTimeout: 100 * time.Millisecond, Log: testLog(t)})
-			l, err := net.Listen("unix", filepath.Join(daemonDir(t), "d.sock"))
+			l, err := net.Listen("unix", filepath.Join(sshdtest.NewDaemonDir(t), "d.sock"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"myco.dev/hosts/mcp/mcptest"
 	"myco.dev/hosts/proto"
 	"myco.dev/hosts/tools"
+	"myco.dev/internal/sshdtest"
 )
 
 // fakeMCP is the configuration of the fake MCP server (this test binary), with scratch
@@ -118,7 +119,7 @@ func TestDaemonMCP(t *testing.T) {
 	if m := c.read(t); m.Released == nil {
 		t.Fatalf("release = %+v", m)
 	}
-	waitFor(t, 10*time.Second, "o2's server ended after its release", func() bool { return syscall.Kill(pid2, 0) != nil })
+	sshdtest.WaitFor(t, 10*time.Second, "o2's server ended after its release", func() bool { return syscall.Kill(pid2, 0) != nil })
 	if inv := inventoryOf(t, c, 11, "o2"); len(inv.MCP) != 0 {
 		t.Errorf("o2's inventory after its release = %+v", inv)
 	}

@@ -35,7 +35,7 @@ type hostProc struct {
 // startHost starts the host with a host daemon of the test's own.
 func startHost(t *testing.T, maxImage int) *hostProc {
 	t.Helper()
-	return startHostIn(t, daemonDir(t), maxImage)
+	return startHostIn(t, sshdtest.NewDaemonDir(t), maxImage)
 }
 
 // startHostIn starts the host with its daemon in daemonDir, with extra flags.
@@ -146,7 +146,7 @@ func TestHostVersionMismatch(t *testing.T) {
 		{"in-process", []string{"--no-daemon"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := startHostIn(t, daemonDir(t), 100, tt.extra...)
+			h := startHostIn(t, sshdtest.NewDaemonDir(t), 100, tt.extra...)
 			hello := h.read(t)
 			h.send(t, proto.Msg{Hello: &proto.Hello{Protocol: proto.Version + 1, Version: "9.9.9"}})
 			m := h.read(t)
@@ -187,7 +187,7 @@ func TestHostRequestLineCap(t *testing.T) {
 		{"in-process", []string{"--no-daemon"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := daemonDir(t)
+			dir := sshdtest.NewDaemonDir(t)
 			h := startHostIn(t, dir, 100, tt.extra...)
 			h.handshake(t)
 			text := strings.Repeat("x", proto.MaxRequestLine)
@@ -316,7 +316,7 @@ func childPIDs(t *testing.T, h *hostProc) (session, inFlight int) {
 	session, _ = strconv.Atoi(strings.Fields(after)[0])
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	h.send(t, bashCall(2, "o1", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 1000"}))
-	waitFor(t, 5*time.Second, "the exec call wrote its pid", func() bool {
+	sshdtest.WaitFor(t, 5*time.Second, "the exec call wrote its pid", func() bool {
 		b, err := os.ReadFile(pidFile)
 		inFlight, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && inFlight > 0
@@ -347,14 +347,14 @@ func TestHostReleaseThenCloseKillsChildren(t *testing.T) {
 		t.Errorf("the host exited with %v after stdin closed, want 0 (stderr: %s)", err, h.stderr)
 	}
 	for _, pid := range []int{session, inFlight} {
-		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the release", pid), func() bool { return sshdtest.Gone(pid) })
+		sshdtest.WaitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the release", pid), func() bool { return sshdtest.Gone(pid) })
 	}
 }
 
 // TestHostNoDaemonStdinCloseKillsChildren: without the daemon, the host is the process
 // that runs the tools, and stdin closing ends them all.
 func TestHostNoDaemonStdinCloseKillsChildren(t *testing.T) {
-	h := startHostIn(t, daemonDir(t), 100, "--no-daemon")
+	h := startHostIn(t, sshdtest.NewDaemonDir(t), 100, "--no-daemon")
 	if hello := h.handshake(t); hello.PID != h.cmd.Process.Pid || hello.NoDaemon == "" {
 		t.Errorf("hello = %+v, want the host's own pid %d and a no_daemon reason", hello, h.cmd.Process.Pid)
 	}
@@ -364,7 +364,7 @@ func TestHostNoDaemonStdinCloseKillsChildren(t *testing.T) {
 		t.Errorf("the host exited with %v after stdin closed, want 0 (stderr: %s)", err, h.stderr)
 	}
 	for _, pid := range []int{session, inFlight} {
-		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the host", pid), func() bool { return sshdtest.Gone(pid) })
+		sshdtest.WaitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the host", pid), func() bool { return sshdtest.Gone(pid) })
 	}
 }
 
@@ -375,7 +375,7 @@ func TestHostDaemonSIGTERMKillsChildren(t *testing.T) {
 	syscall.Kill(hello.PID, syscall.SIGTERM)
 	h.waitExit(t) // the daemon closed the connection, so the proxy ends
 	for _, pid := range []int{session, inFlight} {
-		waitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the daemon", pid), func() bool { return sshdtest.Gone(pid) })
+		sshdtest.WaitFor(t, 5*time.Second, fmt.Sprintf("child %d outlived the daemon", pid), func() bool { return sshdtest.Gone(pid) })
 	}
 }
 
@@ -384,7 +384,7 @@ func TestHostDaemonSIGTERMKillsChildren(t *testing.T) {
 // no one is connected, and a new proxy to the same daemon reads the session's output
 // and fetches the call's result by key.
 func TestHostDropKeepsSessions(t *testing.T) {
-	dir := daemonDir(t)
+	dir := sshdtest.NewDaemonDir(t)
 	h := startHostIn(t, dir, 100)
 	hello := h.handshake(t)
 	flag := filepath.Join(t.TempDir(), "go")
@@ -426,12 +426,12 @@ func TestHostDropKeepsSessions(t *testing.T) {
 	}
 	h2.send(t, proto.Msg{ID: 4, Release: &proto.Release{Owner: "o1"}})
 	h2.read(t)
-	waitFor(t, 5*time.Second, "the session outlived the release", func() bool { return sshdtest.Gone(session) })
+	sshdtest.WaitFor(t, 5*time.Second, "the session outlived the release", func() bool { return sshdtest.Gone(session) })
 }
 
 // TestHostGraceReaps: a dropped owner's sessions end when the grace period passes.
 func TestHostGraceReaps(t *testing.T) {
-	dir := daemonDir(t)
+	dir := sshdtest.NewDaemonDir(t)
 	h := startHostIn(t, dir, 100, "--host-grace", "300ms", "--host-idle", "100ms")
 	if hello := h.handshake(t); hello.GraceSecs != 0 {
 		t.Errorf("hello grace = %d s, want 0 (300 ms)", hello.GraceSecs)
@@ -439,7 +439,7 @@ func TestHostGraceReaps(t *testing.T) {
 	session, _ := childPIDs(t, h)
 	h.stdin.Close()
 	h.waitExit(t)
-	waitFor(t, 5*time.Second, "the session outlived the grace period", func() bool { return sshdtest.Gone(session) })
+	sshdtest.WaitFor(t, 5*time.Second, "the session outlived the grace period", func() bool { return sshdtest.Gone(session) })
 	h2 := startHostIn(t, dir, 100)
 	h2.handshake(t)
 	h2.send(t, bashCall(1, "o1", map[string]any{"action": "read", "session_id": "b1"}))
@@ -451,7 +451,7 @@ func TestHostGraceReaps(t *testing.T) {
 // TestHostConcurrentStartsOneDaemon starts five hosts at once on a directory with no
 // daemon: the start lock lets one of them start it, and all five reach that one.
 func TestHostConcurrentStartsOneDaemon(t *testing.T) {
-	dir := daemonDir(t)
+	dir := sshdtest.NewDaemonDir(t)
 	var hs []*hostProc
 	for range 5 {
 		hs = append(hs, startHostIn(t, dir, 100))
@@ -505,7 +505,7 @@ func TestHostProgress(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := startHostIn(t, daemonDir(t), 100, tt.extra...)
+			h := startHostIn(t, sshdtest.NewDaemonDir(t), 100, tt.extra...)
 			h.handshake(t)
 			call := bashCall(1, "o1", map[string]any{"command": "echo first; sleep 0.6; echo second"})
 			call.Call.Progress = tt.progress
