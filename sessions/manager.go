@@ -90,6 +90,9 @@ type ManagerOptions struct {
 	// DeltaEvery is the least time between two published deltas of one session; the text
 	// in between is coalesced. 0 means 40 ms.
 	DeltaEvery time.Duration
+	// PartialEvery is how often what streams of an answer is saved for a crash
+	// ([Entry.Partial]); 0 means 2 s.
+	PartialEvery time.Duration
 	// IdleClose is how long a session with no job, no subscription of its own and no live
 	// tool handle stays open (its document, runtime and event ring in memory) after its
 	// last use; it reopens from disk when next used. 0 means 3 minutes; negative, never.
@@ -623,7 +626,7 @@ func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 	}
 	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
 	l := &live{m: m, id: id}
-	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink}
+	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink, PartialEvery: m.o.PartialEvery}
 	doc.view(func(s *Session) { ro.Dir = m.dirOf(s) })
 	if th := m.o.Tools; th != nil {
 		ro.Tools = th.Tools(owner)

@@ -127,10 +127,7 @@ func TestStopKeepsToolOutput(t *testing.T) {
 // is in the file; a process that loads it while the turn is still open (as after a crash)
 // shows it as an interrupted partial answer.
 func TestCrashKeepsThePartialAnswer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("streams for a few seconds")
-	}
-	f := newManager(t, ManagerOptions{}, fakemodel.Turn{Text: strings.Repeat("word ", 200), ChunkSize: 5, DelayMs: 25})
+	f := newManager(t, ManagerOptions{PartialEvery: 100 * time.Millisecond}, fakemodel.Turn{Text: strings.Repeat("word ", 200), ChunkSize: 5, DelayMs: 25})
 	ctx := t.Context()
 	id, _ := f.m.Create(ctx, CreateOptions{})
 	j, _ := f.m.Submit(ctx, id, model.TextPart("explain"))

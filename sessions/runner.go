@@ -515,7 +515,8 @@ type turn struct {
 }
 
 // Partial answers: what streamed of a step is saved for a crash once it has streamed for
-// partialEvery, then at most every partialEvery, up to maxPartial bytes.
+// partialEvery (the runtime's, by default this), then at most as often, up to maxPartial
+// bytes.
 const (
 	partialEvery = 2 * time.Second
 	maxPartial   = 256 << 10
@@ -555,7 +556,7 @@ func (tn *turn) streamed(b *strings.Builder, delta string) {
 		tn.streamStart, tn.partialSaved = now, now
 		return
 	}
-	if now.Sub(tn.partialSaved) < partialEvery {
+	if now.Sub(tn.partialSaved) < tn.r.rt.partial {
 		return
 	}
 	tn.partialSaved = now

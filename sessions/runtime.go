@@ -33,6 +33,9 @@ type runtimeOptions struct {
 	// Inventory lists the tool handles Owner holds now; nil means the runtime tracks none.
 	Inventory func(ctx context.Context) (Inventory, error)
 	Now       func() time.Time // nil means time.Now
+	// PartialEvery is how often a streaming answer is saved for a crash; 0 means
+	// [partialEvery].
+	PartialEvery time.Duration
 	// OnMeta, when set, is called after each metadata change Update saved (the
 	// session tools' included), so that front ends hear of it.
 	OnMeta func()
@@ -56,6 +59,7 @@ type runtime struct {
 	inventory func(ctx context.Context) (Inventory, error)
 	now       func() time.Time
 	onMeta    func()
+	partial   time.Duration // how often a streaming answer is saved
 
 	sinkMu sync.Mutex // serializes the calls of sink
 	sink   func(event)
@@ -91,8 +95,12 @@ func newRuntime(o runtimeOptions) (*runtime, error) {
 	if ts != nil && o.Dir != "" {
 		ts = dirTools{Tools: ts, dir: o.Dir}
 	}
+	partial := o.PartialEvery
+	if partial <= 0 {
+		partial = partialEvery
+	}
 	return &runtime{store: o.Doc.store, doc: o.Doc, tools: ts, owner: o.Owner, dir: o.Dir, inventory: o.Inventory,
-		now: now, onMeta: o.OnMeta, sink: o.Sink}, nil
+		now: now, onMeta: o.OnMeta, sink: o.Sink, partial: partial}, nil
 }
 
 // View calls f with the session document while no write changes it.
