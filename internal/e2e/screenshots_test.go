@@ -42,6 +42,7 @@ func TestBrowserScreenshots(t *testing.T) {
 	f.model.Script(
 		fakemodel.Turn{Text: "The failure comes from **two** places: the loader, and", ChunkSize: 8, Drop: true},
 		fakemodel.Turn{Text: "Starting the long job.", ToolCalls: []fakemodel.ToolCall{bash("call_gate", "echo building…; "+gate)}},
+		fakemodel.Turn{Text: "Reading the build log, the first error is", ChunkSize: 8, Drop: true},
 		fakemodel.Turn{Text: "The job is done."},
 		fakemodel.Turn{Text: "Summary: all good."},
 	)
@@ -71,12 +72,21 @@ func TestBrowserScreenshots(t *testing.T) {
 	tb.wait("the queued message", `document.querySelector("#queue .queued")`)
 	defer open()
 
+	// A session whose last turn failed, at rest: the failure's note, and Retry with what it
+	// does beside it.
+	failed := f.newSession()
+	tb.navigate(failed)
+	tb.waitLive()
+	tb.send("Why did the build break?")
+	tb.wait("the failure and its Retry", `document.querySelector("#messages form.retry .hint")`)
+
 	screens := []struct{ name, url, ready string }{
-		{"sessions", f.srv.URL, `document.querySelectorAll("#session-list > li.session-row").length === 3`},
+		{"sessions", f.srv.URL, `document.querySelectorAll("#session-list > li.session-row").length === 4`},
 		{"session", page, `document.querySelector("#tool-call_list.ok") && document.querySelector("#messages .md table")`},
 		{"session-top", page, `document.querySelector("#tool-call_fail.error") && (scrollTo(0, 0), scrollY === 0)`},
 		{"document", doc, `document.querySelector("main.document-body h1")`},
 		{"trouble", trouble, `document.querySelector("#queue .queued") && document.querySelector("#messages .note.partial") && document.querySelector("#tool-call_gate.running")`},
+		{"failed", failed, `document.querySelector("#messages form.retry .hint") && document.querySelector("#status .idle")`},
 	}
 	sizes := []struct {
 		name          string
@@ -93,7 +103,7 @@ func TestBrowserScreenshots(t *testing.T) {
 			for _, s := range screens {
 				tb.navigate(s.url)
 				tb.wait(s.name, s.ready)
-				if s.name == "session" || s.name == "trouble" {
+				if s.name == "session" || s.name == "trouble" || s.name == "failed" {
 					// The end of the session, with the status bar and the composer: a
 					// session should open there, but does not yet (TestBrowserFollowsTheEnd),
 					// so the reader goes there with End.
