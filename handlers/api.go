@@ -332,11 +332,10 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 	}
 	sub := s.Sessions.Subscribe(ids, after).Exact()
 	defer sub.Close()
-	sse, err := web.StartSSE(w)
+	sse, err := web.StartSSE(w, r)
 	if err != nil {
 		return nil, nil
 	}
-	web.SmallSendBuffer(r)
 	sse.Timeout = s.StreamWriteTimeout
 	ctx := r.Context()
 	ping := s.APIPing
@@ -364,7 +363,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 			}
 			sse.AppendJSON(sub.IDOf(u.Seq), u.Type, b)
 		}
-		if sse.Flush() != nil {
+		if sse.Flush() != nil || !sse.Pace(ctx) {
 			return nil, nil // the client is gone, or stopped reading
 		}
 	}

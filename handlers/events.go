@@ -36,7 +36,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	sub := s.Sessions.Subscribe([]string{id}, after)
 	defer sub.Close()
-	sse, err := web.StartSSE(w)
+	sse, err := web.StartSSE(w, r)
 	if err != nil {
 		return nil // the client is gone
 	}
@@ -68,9 +68,10 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 			msgs = []sseMessage{{id: sub.Cursor(), html: html}}
 		}
 		for _, m := range msgs {
-			if sse.Send(m.id, views.EventUpdate, m.html) != nil {
-				return nil
-			}
+			sse.Append(m.id, views.EventUpdate, m.html)
+		}
+		if sse.Flush() != nil || !sse.Pace(ctx) {
+			return nil
 		}
 	}
 }

@@ -104,7 +104,7 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		m.mu.Unlock()
 	}()
-	sse, err := web.StartSSE(w)
+	sse, err := web.StartSSE(w, r)
 	if err != nil {
 		return
 	}

@@ -115,6 +115,7 @@ func soak(b *testing.B, idlers int) soakResult {
 	}()
 
 	// Clients that open the event stream and never read it.
+	var idle []net.Conn
 	for range idlers {
 		c, err := net.Dial("tcp", host)
 		if err != nil {
@@ -122,6 +123,15 @@ func soak(b *testing.B, idlers int) soakResult {
 		}
 		defer c.Close()
 		fmt.Fprintf(c, "GET /profiles/default/api/events HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+		idle = append(idle, c)
+	}
+	// Each has its stream's headers before the turns start: it is subscribed, and what is
+	// measured is the cost of its not reading, not of its connecting.
+	for _, c := range idle {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if err := readHead(c); err != nil {
+			b.Fatalf("an idle client's event stream: %v", err)
+		}
 	}
 
 	post := func(path, body string) map[string]any {
@@ -207,4 +217,21 @@ func soak(b *testing.B, idlers int) soakResult {
 		rss200:    rss200, rssEnd: rssEnd,
 		p99: p[len(p)*99/100],
 	}
+}
+
+// readHead reads c up to the end of an HTTP response's head, a byte at a time so that
+// nothing after it is read, and fails unless its status is 200.
+func readHead(c net.Conn) error {
+	var head []byte
+	b := make([]byte, 1)
+	for !strings.HasSuffix(string(head), "\r\n\r\n") {
+		if _, err := c.Read(b); err != nil {
+			return err
+		}
+		head = append(head, b[0])
+	}
+	if !strings.HasPrefix(string(head), "HTTP/1.1 200 ") {
+		return fmt.Errorf("answered %q", head)
+	}
+	return nil
 }

@@ -11,13 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// diagUID asks the kernel (NETLINK_SOCK_DIAG) for the owner of the TCP socket at local
-// connected to remote: one exact lookup, where reading /proc/net/tcp walks every socket of
-// the machine (milliseconds on a busy one).
-func diagUID(local, remote *net.TCPAddr) (int, error) {
+// diagSock asks the kernel (NETLINK_SOCK_DIAG) about the TCP socket at local connected to
+// remote: one exact lookup, where reading /proc/net/tcp walks every socket of the machine
+// (milliseconds on a busy one).
+func diagSock(local, remote *net.TCPAddr) (Sock, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return 0, err
+		return Sock{}, err
 	}
 	defer unix.Close(fd)
 	family, src, dst := uint8(unix.AF_INET), local.IP.To4(), remote.IP.To4()
@@ -41,34 +41,37 @@ func diagUID(local, remote *net.TCPAddr) (int, error) {
 	binary.NativeEndian.PutUint32(id[40:], 0xffffffff) // INET_DIAG_NOCOOKIE
 	binary.NativeEndian.PutUint32(id[44:], 0xffffffff)
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return 0, err
+		return Sock{}, err
 	}
 	buf := make([]byte, 8192)
 	n, _, err := unix.Recvfrom(fd, buf, 0)
 	if err != nil {
-		return 0, err
+		return Sock{}, err
 	}
 	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
 	if err != nil {
-		return 0, err
+		return Sock{}, err
 	}
 	for _, m := range msgs {
 		switch m.Header.Type {
 		case unix.NLMSG_ERROR:
 			if len(m.Data) >= 4 {
 				if e := int32(binary.NativeEndian.Uint32(m.Data)); e != 0 {
-					return 0, fmt.Errorf("sock_diag: %w", unix.Errno(-e))
+					return Sock{}, fmt.Errorf("sock_diag: %w", unix.Errno(-e))
 				}
 			}
-			return 0, errors.New("sock_diag: an error without a code")
+			return Sock{}, errors.New("sock_diag: an error without a code")
 		case 20:
 			// inet_diag_msg: family, state, timer, retrans (4), id (48), expires,
 			// rqueue, wqueue (12), uid (4), inode (4)
 			if len(m.Data) < 72 {
-				return 0, errors.New("sock_diag: a short answer")
+				return Sock{}, errors.New("sock_diag: a short answer")
 			}
-			return int(binary.NativeEndian.Uint32(m.Data[64:])), nil
+			return Sock{
+				UID:    int(binary.NativeEndian.Uint32(m.Data[64:])),
+				Unread: int(binary.NativeEndian.Uint32(m.Data[56:])),
+			}, nil
 		}
 	}
-	return 0, os.ErrNotExist
+	return Sock{}, os.ErrNotExist
 }

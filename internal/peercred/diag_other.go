@@ -7,6 +7,6 @@ import (
 	"net"
 )
 
-func diagUID(local, remote *net.TCPAddr) (int, error) {
-	return 0, errors.New("sock_diag is Linux only")
+func diagSock(local, remote *net.TCPAddr) (Sock, error) {
+	return Sock{}, errors.New("sock_diag is Linux only")
 }

@@ -3,7 +3,8 @@
 // user that owns the client socket of a loopback TCP connection, from the kernel's socket
 // tables (sock_diag, or /proc/net/tcp where that is refused). Both of myco's servers use
 // it: the browser server to serve only its own user, the host daemon to refuse another
-// user's connection.
+// user's connection. The same tables tell how much a client has not read yet, which the
+// browser server's event streams watch (see web.SSE.Pace).
 //
 // It imports only the standard library and golang.org/x/sys.
 package peercred
@@ -70,25 +71,36 @@ func TCPAvailable() bool {
 	return err == nil
 }
 
+// Sock is what the kernel's socket tables tell of one TCP socket of this machine.
+type Sock struct {
+	UID    int // its owner
+	Unread int // the bytes it has received and its program not read yet
+}
+
 // TCP returns the uid that owns the socket at client, connected to server, from the
 // kernel's socket tables: for a loopback connection both ends are sockets of this machine.
-// It asks the kernel for that one socket (sock_diag), and reads /proc/net/tcp where that
-// is not allowed.
 func TCP(client, server net.Addr) (int, error) {
+	sock, err := TCPSock(client, server)
+	return sock.UID, err
+}
+
+// TCPSock looks up the socket at client, connected to server, in the kernel's socket
+// tables. It asks the kernel for that one socket (sock_diag), and reads /proc/net/tcp
+// where that is not allowed.
+func TCPSock(client, server net.Addr) (Sock, error) {
 	c, ok1 := client.(*net.TCPAddr)
 	s, ok2 := server.(*net.TCPAddr)
 	if !ok1 || !ok2 {
-		return 0, fmt.Errorf("peer of %s: not a TCP connection", client)
+		return Sock{}, fmt.Errorf("peer of %s: not a TCP connection", client)
 	}
-	if uid, err := diagUID(c, s); err == nil {
-		return uid, nil
+	if sock, err := diagSock(c, s); err == nil {
+		return sock, nil
 	}
-	return tableUID(c, s)
+	return tableSock(c, s)
 }
 
-// tableUID finds the socket at c, connected to s, in /proc/net/tcp (or tcp6) and returns
-// its owner.
-func tableUID(c, s *net.TCPAddr) (int, error) {
+// tableSock finds the socket at c, connected to s, in /proc/net/tcp (or tcp6).
+func tableSock(c, s *net.TCPAddr) (Sock, error) {
 	var table, local, remote string
 	if c.IP.To4() != nil && s.IP.To4() != nil {
 		table, local, remote = "/proc/net/tcp", hexAddr4(c), hexAddr4(s)
@@ -97,7 +109,7 @@ func tableUID(c, s *net.TCPAddr) (int, error) {
 	}
 	f, err := os.Open(table)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return Sock{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -108,14 +120,20 @@ func tableUID(c, s *net.TCPAddr) (int, error) {
 		}
 		uid, err := strconv.Atoi(fields[7])
 		if err != nil {
-			return 0, fmt.Errorf("%s: bad uid %q", table, fields[7])
+			return Sock{}, fmt.Errorf("%s: bad uid %q", table, fields[7])
 		}
-		return uid, nil
+		// tx_queue:rx_queue, in hex
+		_, rx, _ := strings.Cut(fields[4], ":")
+		unread, err := strconv.ParseUint(rx, 16, 32)
+		if err != nil {
+			return Sock{}, fmt.Errorf("%s: bad queues %q", table, fields[4])
+		}
+		return Sock{UID: uid, Unread: int(unread)}, nil
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err // "read TABLE: why"
+		return Sock{}, err // "read TABLE: why"
 	}
-	return 0, fmt.Errorf("peer %s of %s: no socket in %s", c, s, table)
+	return Sock{}, fmt.Errorf("peer %s of %s: no socket in %s", c, s, table)
 }
 
 // hexAddr4 writes an IPv4 address and port as /proc/net/tcp does: the address as one

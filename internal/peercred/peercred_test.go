@@ -1,10 +1,12 @@
 package peercred
 
 import (
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"myco.dev/internal/needs"
 )
@@ -43,23 +45,56 @@ func TestTCP(t *testing.T) {
 			if uid, err := TCP(client, server); err != nil || uid != os.Getuid() {
 				t.Errorf("TCP = %d, %v; want %d", uid, err, os.Getuid())
 			}
-			if uid, err := diagUID(client, server); err != nil || uid != os.Getuid() {
-				t.Errorf("diagUID = %d, %v; want %d", uid, err, os.Getuid())
+			if sock, err := diagSock(client, server); err != nil || sock.UID != os.Getuid() {
+				t.Errorf("diagSock = %+v, %v; want uid %d", sock, err, os.Getuid())
 			}
-			if uid, err := tableUID(client, server); err != nil || uid != os.Getuid() {
-				t.Errorf("tableUID = %d, %v; want %d", uid, err, os.Getuid())
+			if sock, err := tableSock(client, server); err != nil || sock.UID != os.Getuid() {
+				t.Errorf("tableSock = %+v, %v; want uid %d", sock, err, os.Getuid())
 			}
 			gone := &net.TCPAddr{IP: client.IP, Port: 1}
-			if _, err := diagUID(gone, server); err == nil {
-				t.Error("diagUID of a socket that does not exist succeeded")
+			if _, err := diagSock(gone, server); err == nil {
+				t.Error("diagSock of a socket that does not exist succeeded")
 			}
-			if _, err := tableUID(gone, server); err == nil {
-				t.Error("tableUID of a socket that does not exist succeeded")
+			if _, err := tableSock(gone, server); err == nil {
+				t.Error("tableSock of a socket that does not exist succeeded")
 			}
 			if _, err := TCP(c.LocalAddr(), &net.UnixAddr{Name: "x", Net: "unix"}); err == nil {
 				t.Error("TCP of a Unix address succeeded")
 			}
 		})
+	}
+}
+
+// TestUnread tells how many bytes the client end of a loopback connection has received
+// and not read, by both lookups: what the server wrote, then nothing once it is read.
+func TestUnread(t *testing.T) {
+	c, s := loopback(t, "127.0.0.1:0")
+	client, server := s.RemoteAddr(), s.LocalAddr()
+	const n = 5000
+	if _, err := s.Write(make([]byte, n)); err != nil {
+		t.Fatal(err)
+	}
+	unread := func(want int) {
+		t.Helper()
+		var d, tb Sock
+		var err1, err2 error
+		for range 200 { // the bytes cross the loopback device soon after the write
+			d, err1 = diagSock(client.(*net.TCPAddr), server.(*net.TCPAddr))
+			tb, err2 = tableSock(client.(*net.TCPAddr), server.(*net.TCPAddr))
+			if err1 == nil && err2 == nil && d.Unread == want && tb.Unread == want {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("unread: sock_diag says %d (%v), /proc/net/tcp %d (%v); want %d", d.Unread, err1, tb.Unread, err2, want)
+	}
+	unread(n)
+	if _, err := io.ReadFull(c, make([]byte, n)); err != nil {
+		t.Fatal(err)
+	}
+	unread(0)
+	if sock, err := TCPSock(client, server); err != nil || sock.Unread != 0 || sock.UID != os.Getuid() {
+		t.Errorf("TCPSock = %+v, %v", sock, err)
 	}
 }
 

@@ -44,19 +44,6 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 
 type connKey struct{}
 
-// streamSendBuffer is the kernel send buffer of an event stream's connection.
-const streamSendBuffer = 32 << 10
-
-// SmallSendBuffer gives the connection of r, an event stream, a small kernel send buffer
-// (TCP would grow it to megabytes on loopback): a client that does not read then stops
-// costing the server anything once a few events wait, instead of taking every event of a
-// busy profile into its buffers, and [StreamWriteTimeout] cuts it off.
-func SmallSendBuffer(r *http.Request) {
-	if c, ok := r.Context().Value(connKey{}).(interface{ SetWriteBuffer(int) error }); ok {
-		c.SetWriteBuffer(streamSendBuffer)
-	}
-}
-
 // OwnerCheck serves only requests whose connection belongs to uid, as [ConnContext] told:
 // another user of the machine cannot drive the server, while the owner, an SSH
 // port-forward (which sshd opens as the user) and the agent's own tools need no login.

@@ -2,11 +2,15 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
+
+	"myco.dev/internal/peercred"
 )
 
 // StreamWriteTimeout bounds how long one write of an event stream may wait for its client
@@ -15,20 +19,41 @@ import (
 // cursor and gets what it missed, or a reset.
 const StreamWriteTimeout = 15 * time.Second
 
+// streamSendBuffer is the kernel send buffer of an event stream's connection. TCP would
+// grow it to megabytes on loopback: a client that does not read would take every event of a
+// busy profile into its buffers before a write blocked and [StreamWriteTimeout] cut it off.
+const streamSendBuffer = 32 << 10
+
+// A client is behind when streamBehind of what it was sent waits in its socket unread; its
+// stream then waits until it has read (see [SSE.Pace]), looking again after
+// streamPaceFirst, then twice as long each time up to streamPaceMax. Whether it is behind
+// is looked up (in the kernel's socket tables) once streamLook more was written to it.
+const (
+	streamBehind    = 32 << 10
+	streamLook      = 16 << 10
+	streamPaceFirst = 10 * time.Millisecond
+	streamPaceMax   = 250 * time.Millisecond
+)
+
 // SSE writes server-sent events and flushes each one. It is not safe for concurrent use:
 // one handler writes its stream.
 type SSE struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
 	b  bytes.Buffer // events appended and not yet written
+	// client and server are the ends of the stream's connection, where its client's
+	// unread bytes are looked up; nil when unknown.
+	client, server net.Addr
+	written        int // bytes written since the client's unread bytes were last looked up
 	// Timeout bounds each write; StartSSE sets it to StreamWriteTimeout.
 	Timeout time.Duration
 }
 
 // StartSSE writes the headers of an event stream and lifts the connection's deadlines: the
 // request is read, and the stream lasts. A proxy must not buffer it, nothing may cache it,
-// and it is never compressed.
-func StartSSE(w http.ResponseWriter) (*SSE, error) {
+// and it is never compressed. The connection of r (as [ConnContext] kept it) gets a small
+// send buffer, and what its client has not read is watched for [SSE.Pace].
+func StartSSE(w http.ResponseWriter, r *http.Request) (*SSE, error) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -40,7 +65,57 @@ func StartSSE(w http.ResponseWriter) (*SSE, error) {
 	if _, err := w.Write([]byte("retry: 1000\n\n")); err != nil {
 		return nil, err
 	}
-	return &SSE{w: w, rc: rc, Timeout: StreamWriteTimeout}, rc.Flush()
+	s := &SSE{w: w, rc: rc, Timeout: StreamWriteTimeout}
+	if c, ok := r.Context().Value(connKey{}).(*net.TCPConn); ok {
+		c.SetWriteBuffer(streamSendBuffer)
+		s.client, s.server = c.RemoteAddr(), c.LocalAddr()
+	}
+	return s, rc.Flush()
+}
+
+// Behind reports whether the client has not read streamBehind of what it was sent. It
+// looks only once streamLook was written since it last did: a reading client costs a
+// lookup per 16 KiB of events.
+func (s *SSE) Behind() bool {
+	if s.client == nil || s.written < streamLook {
+		return false
+	}
+	return s.behind()
+}
+
+// behind looks up how much the client has not read. A connection whose client socket the
+// tables do not show (not this machine's) is never behind.
+func (s *SSE) behind() bool {
+	s.written = 0
+	sock, err := peercred.TCPSock(s.client, s.server)
+	return err == nil && sock.Unread >= streamBehind
+}
+
+// Pace waits while the client is behind, so that a client that does not read is sent
+// little more than streamBehind: the events of that time wait in the bus, and go out in
+// one write once it has read (or as a reset, once they are no longer kept). 200 tabs asleep
+// would otherwise cost a busy profile the time of its readers, as every event went to each
+// until its buffers were full. Pace reports false when ctx ended, or when the client stayed
+// behind for Timeout: it is cut off, as a write that waits that long is, and gets what it
+// missed when it reconnects.
+func (s *SSE) Pace(ctx context.Context) bool {
+	if !s.Behind() {
+		return true
+	}
+	end := time.Now().Add(s.Timeout)
+	for wait := streamPaceFirst; time.Now().Before(end); wait = min(2*wait, streamPaceMax) {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+		if !s.behind() {
+			return true
+		}
+	}
+	return false
 }
 
 var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
@@ -90,7 +165,8 @@ func (s *SSE) AppendJSON(id, event string, data []byte) {
 // Timeout.
 func (s *SSE) Flush() error {
 	s.rc.SetWriteDeadline(time.Now().Add(s.Timeout))
-	_, err := s.w.Write(s.b.Bytes())
+	n, err := s.w.Write(s.b.Bytes())
+	s.written += n
 	s.b.Reset()
 	if err != nil {
 		return err

@@ -1,15 +1,19 @@
 package web
 
 import (
+	"bufio"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestSSE: the stream's headers, the retry line, and events split into data lines, a bare
 // \r counting as a line break.
 func TestSSE(t *testing.T) {
 	rec := httptest.NewRecorder()
-	sse, err := StartSSE(rec)
+	sse, err := StartSSE(rec, httptest.NewRequest("GET", "/events", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,5 +39,81 @@ func TestSSE(t *testing.T) {
 	}
 	if !rec.Flushed {
 		t.Error("the stream was not flushed")
+	}
+}
+
+// TestSSEPace: a client that does not read is sent little more than streamBehind and is
+// then waited for, not written to; once it reads, its stream goes on; one that never does
+// is cut off after the stream's Timeout. A reading client is never held up.
+func TestSSEPace(t *testing.T) {
+	sent := make(chan int, 1000) // the handler's count of events after each one
+	cutOff := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sse, err := StartSSE(w, r)
+		if err != nil {
+			return
+		}
+		sse.Timeout = time.Second
+		event := strings.Repeat("x", 1000)
+		for i := 1; ; i++ {
+			sse.Append("", "", event)
+			if sse.Flush() != nil {
+				return
+			}
+			sent <- i
+			if !sse.Pace(r.Context()) {
+				close(cutOff)
+				return
+			}
+		}
+	}))
+	srv.Config.ConnContext = ConnContext
+	srv.Start()
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// Not reading: the handler stops writing after some 50 KB (a look after streamLook
+	// written, streamBehind unread, and what the client's bufio took). Without Pace it would
+	// write until both kernels' buffers were full, some 170 KB.
+	last := 0
+	quiet := time.After(500 * time.Millisecond)
+wait:
+	for {
+		select {
+		case last = <-sent:
+		case <-quiet:
+			break wait
+		}
+	}
+	if last == 0 || last > 100 {
+		t.Fatalf("a client that does not read was sent %d events of 1 KB before its stream waited; want 1 to 100", last)
+	}
+	// Reading: the stream goes on at once.
+	br := bufio.NewReader(resp.Body)
+	for n := 0; n < 200; {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read after %d events: %v", n, err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			n++
+		}
+	}
+	for last < 150 {
+		select {
+		case last = <-sent:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the stream did not go on once its client read: %d events sent", last)
+		}
+	}
+	// Never again reading: cut off after Timeout.
+	select {
+	case <-cutOff:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a client that stopped reading was not cut off")
 	}
 }
