@@ -73,18 +73,9 @@ func StartSSE(w http.ResponseWriter, r *http.Request) (*SSE, error) {
 	return s, rc.Flush()
 }
 
-// Behind reports whether the client has not read streamBehind of what it was sent. It
-// looks only once streamLook was written since it last did: a reading client costs a
-// lookup per 16 KiB of events.
-func (s *SSE) Behind() bool {
-	if s.client == nil || s.written < streamLook {
-		return false
-	}
-	return s.behind()
-}
-
-// behind looks up how much the client has not read. A connection whose client socket the
-// tables do not show (not this machine's) is never behind.
+// behind reports whether the client has not read streamBehind of what it was sent. A
+// connection whose client socket the tables do not show (not this machine's) is never
+// behind.
 func (s *SSE) behind() bool {
 	s.written = 0
 	sock, err := peercred.TCPSock(s.client, s.server)
@@ -99,7 +90,9 @@ func (s *SSE) behind() bool {
 // behind for Timeout: it is cut off, as a write that waits that long is, and gets what it
 // missed when it reconnects.
 func (s *SSE) Pace(ctx context.Context) bool {
-	if !s.Behind() {
+	// It looks only once streamLook was written since it last did: a reading client costs
+	// one lookup per 16 KiB of events.
+	if s.client == nil || s.written < streamLook || !s.behind() {
 		return true
 	}
 	end := time.Now().Add(s.Timeout)
