@@ -384,6 +384,9 @@ func (s *server) selectModel(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := chi.URLParam(r, "id")
 	key := r.PostForm.Get("model")
+	if key == "" {
+		return httpError(http.StatusBadRequest, "The request names no model: post the form field model, a key of the catalog.")
+	}
 	if !s.known(key) {
 		return httpError(http.StatusBadRequest, "There is no model "+quote(key)+" in the catalog.")
 	}

@@ -68,13 +68,22 @@ type fixture struct {
 // newFixture starts the fake model with turns and the server on a fresh port.
 func newFixture(t *testing.T, turns ...fakemodel.Turn) *fixture {
 	t.Helper()
+	return newFixtureConfig(t, "", turns...)
+}
+
+// newFixtureConfig is newFixture whose config.toml also has extra: more models, say, where
+// "{{model_url}}" stands for the fake model's URL. Model m comes first in the catalog and
+// is the default.
+func newFixtureConfig(t *testing.T, extra string, turns ...fakemodel.Turn) *fixture {
+	t.Helper()
 	prerequisites(t) // before the build and the server, which a skip would waste
 	f := &fixture{t: t, model: fakemodel.New(t, turns...), home: t.TempDir(), gates: t.TempDir()}
 	dir := filepath.Join(f.home, "profiles", "default")
 	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := "[models.m]\nprotocol = \"anthropic-messages\"\nbase_url = \"" + f.model.URL + "\"\ncontext_window = 100000\n"
+	cfg := "model = \"m\"\n[models.m]\nprotocol = \"anthropic-messages\"\nbase_url = \"" + f.model.URL + "\"\ncontext_window = 100000\n" +
+		strings.ReplaceAll(extra, "{{model_url}}", f.model.URL)
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
