@@ -42,7 +42,8 @@ func (s *server) rename(w http.ResponseWriter, r *http.Request) error {
 	return views.Title(title).Render(r.Context(), w)
 }
 
-// rawMessage serves the text of one message as it was written (its Markdown), for Copy.
+// rawMessage serves one message as Markdown, as the page shows it, for Copy: a user's text,
+// or an answer's text with each tool call it made and what the call printed.
 func (s *server) rawMessage(w http.ResponseWriter, r *http.Request) error {
 	sess, _, err := s.Sessions.Snapshot(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
@@ -55,7 +56,14 @@ func (s *server) rawMessage(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	_, err = w.Write([]byte(visibleText(th.Entries[i].Message)))
+	m := th.Entries[i].Message
+	text := visibleText(m)
+	if m.Role == model.Assistant {
+		var b strings.Builder
+		answerMarkdown(&b, m, threadResults(th))
+		text = strings.TrimSpace(b.String())
+	}
+	_, err = w.Write([]byte(text))
 	return err
 }
 
@@ -72,6 +80,17 @@ func visibleText(m model.Message) string {
 		}
 	}
 	return b.String()
+}
+
+// threadResults are the tool results of th by the id of the call they answer.
+func threadResults(th *sessions.Thread) map[string]*model.ToolResult {
+	out := map[string]*model.ToolResult{}
+	for _, e := range th.Entries {
+		for _, r := range toolResults(e.Message) {
+			out[r.CallID] = r
+		}
+	}
+	return out
 }
 
 // export serves the session as one Markdown document: its title, then each thread's
@@ -102,18 +121,24 @@ func exportMarkdown(sess *sessions.Session) string {
 			}
 			b.WriteString("\n")
 		}
+		results := threadResults(th)
+		calls := map[string]bool{}
 		for i, e := range th.Entries {
 			if i == 0 && th.Reason == "compaction" {
 				fmt.Fprintf(&b, "\n### Summary of the earlier conversation\n\n%s\n", sessions.CompactedSummary(e.Message.Text()))
 				continue
 			}
-			exportEntry(&b, e)
+			exportEntry(&b, e, results, calls)
 		}
 	}
 	return b.String()
 }
 
-func exportEntry(b *strings.Builder, e sessions.Entry) {
+// exportEntry writes one entry: a user's text, or an answer with its tool calls, each
+// followed by its result. calls gathers the calls written, whose results are then not
+// written again where they were saved; a result whose call is not in the thread (a fork's
+// first, say) is written there.
+func exportEntry(b *strings.Builder, e sessions.Entry, results map[string]*model.ToolResult, calls map[string]bool) {
 	m := e.Message
 	switch m.Role {
 	case model.User:
@@ -125,33 +150,60 @@ func exportEntry(b *strings.Builder, e sessions.Entry) {
 			fmt.Fprintf(b, "\n### You%s\n\n%s\n", when, t)
 		}
 		for _, p := range m.Parts {
-			if r := p.ToolResult; r != nil {
-				fmt.Fprintf(b, "\n%s\n", fence("result of "+r.CallID, r.Text))
+			if r := p.ToolResult; r != nil && !calls[r.CallID] {
+				fmt.Fprintf(b, "\n%s\n", fence("result of "+r.CallID, "", r.Text))
 			}
 		}
 	case model.Assistant:
-		wrote := false
-		for _, p := range m.Parts {
-			switch {
-			case p.Kind == model.KindText && strings.TrimSpace(p.Text) != "":
-				if !wrote {
-					b.WriteString("\n### myco\n")
-					wrote = true
-				}
-				fmt.Fprintf(b, "\n%s\n", p.Text)
-			case p.ToolCall != nil:
-				fmt.Fprintf(b, "\n%s\n", fence("tool call "+p.ToolCall.Name+" ("+p.ToolCall.ID+")", string(p.ToolCall.Input)))
-			}
+		if visibleText(m) != "" || len(m.ToolCalls()) > 0 {
+			b.WriteString("\n### myco\n")
+		}
+		answerMarkdown(b, m, results)
+		for _, c := range m.ToolCalls() {
+			calls[c.ID] = true
 		}
 	}
 }
 
-// fence puts text in a fenced code block whose fence no line of text can close, under a
-// caption.
-func fence(caption, text string) string {
+// answerMarkdown writes an answer's text and tool calls in order, each call with its
+// result from results (when it has one).
+func answerMarkdown(b *strings.Builder, m model.Message, results map[string]*model.ToolResult) {
+	for _, p := range m.Parts {
+		switch {
+		case p.Kind == model.KindText && strings.TrimSpace(p.Text) != "":
+			fmt.Fprintf(b, "\n%s\n", p.Text)
+		case p.ToolCall != nil:
+			fmt.Fprintf(b, "\n%s\n", toolMarkdown(*p.ToolCall, results[p.ToolCall.ID]))
+		}
+	}
+}
+
+// toolMarkdown is a tool call as a person reads it: a bash command as a shell block, any
+// other input as JSON with its characters as written (not encoding/json's \u0026), and
+// then what it printed.
+func toolMarkdown(c model.ToolCall, r *model.ToolResult) string {
+	var out string
+	if cmd := bashCommand(c); cmd != "" {
+		out = fence(c.Name+" ("+c.ID+")", "sh", cmd)
+	} else {
+		out = fence("tool call "+c.Name+" ("+c.ID+")", "json", prettyJSON(c.Input))
+	}
+	if r != nil {
+		text := r.Text
+		if r.Stopped {
+			text = sessions.PrintedBeforeStop(text)
+		}
+		out += "\n\n" + fence("output", "", text)
+	}
+	return out
+}
+
+// fence puts text in a fenced code block of language lang whose fence no line of text can
+// close, under a caption.
+func fence(caption, lang, text string) string {
 	marker := "```"
 	for strings.Contains(text, marker) {
 		marker += "`"
 	}
-	return "*" + caption + "*\n\n" + marker + "\n" + strings.TrimRight(text, "\n") + "\n" + marker
+	return "*" + caption + "*\n\n" + marker + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + marker
 }

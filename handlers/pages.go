@@ -315,8 +315,21 @@ func (s *server) toolOutput(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return errNotFound
 	}
+	text := res.res.Text
+	if res.res.Stopped {
+		text = sessions.PrintedBeforeStop(text)
+	}
+	if r.URL.Query().Get("format") == "text" { // Copy: the output as it was printed
+		if c, ok := findCall(th, len(th.Entries), res.res.CallID); ok && c.Name == "bash" {
+			text = withoutBashEnd(text)
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, err := w.Write([]byte(text))
+		return err
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return views.ToolOutput(res.res.Text).Render(r.Context(), w)
+	return views.ToolOutput(text).Render(r.Context(), w)
 }
 
 // image serves an image of a message (an attachment) or of a tool result, with the type

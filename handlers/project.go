@@ -418,6 +418,16 @@ func bashEnd(text string) (end string, failed bool) {
 	return "", false
 }
 
+// withoutBashEnd is a bash call's output without the line that says how it ended (see
+// [bashEnd]), which the card shows apart: what the command printed.
+func withoutBashEnd(text string) string {
+	if end, _ := bashEnd(text); end == "" {
+		return text
+	}
+	text = strings.TrimRight(text, "\n")
+	return text[:strings.LastIndexByte(text, '\n')+1]
+}
+
 func headTail(s string, n int) (string, bool) {
 	if len(s) <= n {
 		return s, false
@@ -458,7 +468,7 @@ func compactJSON(raw json.RawMessage) string {
 	if json.Compact(&b, raw) != nil {
 		return string(raw)
 	}
-	return b.String()
+	return unescapeHTML(b.String())
 }
 
 func prettyJSON(raw json.RawMessage) string {
@@ -466,7 +476,48 @@ func prettyJSON(raw json.RawMessage) string {
 	if len(raw) == 0 || json.Indent(&b, raw, "", "  ") != nil {
 		return string(raw)
 	}
+	return unescapeHTML(b.String())
+}
+
+// unescapeHTML undoes what encoding/json does to &, < and > in the strings of a JSON text
+// it wrote (\u0026, \u003c, \u003e), so that a person reads them as the model wrote them.
+// An escaped backslash before them ("\\u0026") is left as it is.
+func unescapeHTML(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			if c, ok := htmlEscapes[strings.ToLower(s[i+2:i+6])]; ok {
+				b.WriteByte(c)
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2]) // an escape of its own, \\ among them
+		i++
+	}
 	return b.String()
+}
+
+var htmlEscapes = map[string]byte{"0026": '&', "003c": '<', "003e": '>'}
+
+// bashCommand is the command of a bash call that runs one (exec, start); "" for any other
+// call.
+func bashCommand(c model.ToolCall) string {
+	if c.Name != "bash" {
+		return ""
+	}
+	var in struct{ Action, Command string }
+	if json.Unmarshal(c.Input, &in) != nil || in.Action != "" && in.Action != "exec" && in.Action != "start" {
+		return ""
+	}
+	return in.Command
 }
 
 // editDiff shows an editor edit as a unified diff: str_replace's old and new text, an

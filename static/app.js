@@ -141,7 +141,7 @@
   document.addEventListener("click", async (ev) => {
     const t = ev.target instanceof Element ? ev.target : null;
     if (!t) return;
-    const msg = t.closest("button.copy[data-copy-url]");
+    const msg = t.closest("button[data-copy-url]");
     if (msg) {
       try {
         const resp = await fetch(msg.dataset.copyUrl, { credentials: "same-origin" });
@@ -153,8 +153,10 @@
     }
     const code = t.closest("button.copy-code");
     if (code) {
+      // The source exactly: textContent, not innerText, which ends every highlighted line
+      // (a block of its own) with a second newline; without the fence's last newline.
       const pre = code.parentElement.querySelector("pre");
-      copied(code, !!pre && (await copyText(pre.innerText)));
+      copied(code, !!pre && (await copyText(pre.textContent.replace(/\n$/, ""))));
     }
   });
 

@@ -243,8 +243,11 @@ func TestToolCard(t *testing.T) {
 		tool.Links = []Link{{Title: "child session s2", URL: "/profiles/default/s/s2/"}}
 		card := tree(t, ToolCard(tool))
 		more := one(t, card, "#tool-c1-out details.show-all")
-		if attr(more, "hx-get") != tool.FullURL || attr(more, "hx-trigger") != "toggle once" || attr(more, "hx-target") != "find .full" {
+		if attr(more, "hx-get") != tool.FullURL || attr(more, "hx-trigger") != "toggle once" || attr(more, "hx-target") != "#tool-c1-out" {
 			t.Errorf("show all = %s", outerHTML(more))
+		}
+		if got := attr(one(t, card, "button.copy-output"), "data-copy-url"); got != tool.FullURL+"?format=text" {
+			t.Errorf("Copy output copies %q, want the whole output as text", got)
 		}
 		if got := attr(one(t, more, ".full a"), "href"); got != tool.FullURL {
 			t.Errorf("the no-script link = %q", got)

@@ -59,3 +59,75 @@ func requestModel(t *testing.T, m *fakemodel.Server) string {
 	s, _ := reqs[len(reqs)-1].JSON()["model"].(string)
 	return strings.TrimSpace(s)
 }
+
+// TestBrowserCopyExact clicks each Copy control and reads the clipboard: a code block gives
+// its source exactly (a command continued with \, a heredoc with a tab, a diff), the Copy
+// of a message with tool calls gives the message as the page shows it (its text, each
+// command and what it printed), and a tool card's own Copy gives its whole output.
+func TestBrowserCopyExact(t *testing.T) {
+	t.Parallel()
+	continued := "docker run \\\n  --rm \\\n  alpine echo hi"
+	heredoc := "cat <<'EOF' > notes.txt\nline one\n\tindented\n\nEOF"
+	patch := "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-old\n+new\n same"
+	answer := "Run it:\n\n```sh\n" + continued + "\n```\n\nA heredoc:\n\n```bash\n" + heredoc + "\n```\n\nA diff:\n\n```diff\n" + patch + "\n```\n"
+	command := `printf 'a & b\nsecond <line>\n'`
+	f := newFixture(t,
+		fakemodel.Turn{Text: answer},
+		fakemodel.Turn{Text: "Let me look.", ToolCalls: []fakemodel.ToolCall{bash("call_look", command)}},
+		fakemodel.Turn{Text: "Done."},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{bash("call_long", "seq 1 5000")}},
+		fakemodel.Turn{Text: "Counted."},
+	)
+	page := f.newSession()
+	b := newBrowser(t)
+	tb := newTab(t, b, "main")
+	tb.grantClipboard(f.srv.origin())
+	tb.navigate(page)
+	tb.waitLive()
+	tb.send("Show me code")
+	tb.wait("the answer's three code blocks", `document.querySelectorAll("#messages .msg.assistant .code button.copy-code").length === 3 && document.querySelector("#status .idle")`)
+	for i, want := range []string{continued, heredoc, patch} {
+		// The block in the middle of the window, where the dock does not cover it.
+		eval[bool](tb, `(() => { const c = document.querySelectorAll("#messages .msg.assistant .code")[`+itoa(i)+`]; c.id = "code-`+itoa(i)+`"; c.scrollIntoView({block: "center"}); return true; })()`)
+		tb.click(`#code-` + itoa(i) + ` button.copy-code`)
+		tb.waitExplained(waitTimeout, "Copied", `document.querySelector("#code-`+itoa(i)+` button.copy-code").textContent === "Copied"`,
+			`document.querySelector("#code-`+itoa(i)+`").outerHTML`)
+		if got := tb.clipboard(); got != want {
+			t.Errorf("code block %d: the clipboard holds %q, want exactly %q", i+1, got, want)
+		}
+	}
+
+	tb.send("Look at it")
+	tb.wait("the tool card and the answer", `document.querySelector("#tool-call_look.ok") && document.querySelector("#messages")?.textContent.includes("Done.") && document.querySelector("#status .idle")`)
+	tb.click(`#tool-call_look summary`)
+	tb.click(`#tool-call_look button.copy-output`)
+	tb.wait("Copied", `document.querySelector("#tool-call_look button.copy-output").textContent === "Copied"`)
+	if got := tb.clipboard(); got != "a & b\nsecond <line>\n" {
+		t.Errorf("the tool card's Copy put %q on the clipboard, want what the command printed", got)
+	}
+	tb.click(`#messages .msg.assistant:has(#tool-call_look) button.copy`)
+	tb.wait("Copied", `document.querySelector("#messages .msg.assistant:has(#tool-call_look) button.copy").textContent === "Copied"`)
+	got := tb.clipboard()
+	for _, want := range []string{"Let me look.", command, "a & b\nsecond <line>"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the message's Copy lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `\u0026`) {
+		t.Errorf("the message's Copy escapes & as \\u0026:\n%s", got)
+	}
+	got = await[string](tb, `fetch(document.querySelector("a.export[download]").href).then((r) => r.text())`)
+	if !strings.Contains(got, command) || strings.Contains(got, `\u0026`) {
+		t.Errorf("the export does not show the command as written (%q):\n%s", command, got)
+	}
+
+	// show all: the whole output takes the place of its head and tail, once.
+	tb.send("Count")
+	tb.wait("the long call", `document.querySelector("#tool-call_long.ok") && document.querySelector("#messages")?.textContent.includes("Counted.") && document.querySelector("#status .idle")`)
+	tb.click(`#tool-call_long summary`)
+	tb.click(`#tool-call_long details.show-all summary`)
+	tb.wait("the whole output", `document.querySelector("#tool-call_long-out pre.tool-output")?.textContent.includes("\n2500\n")`)
+	if n := eval[int](tb, `document.querySelector("#tool-call_long-out").textContent.split("\n5000\n").length - 1`); n != 1 {
+		t.Errorf("after show all the output's last line shows %d times, want once: %s", n, eval[string](tb, `document.querySelector("#tool-call_long-out").innerHTML.slice(0, 300)`))
+	}
+}
