@@ -48,12 +48,19 @@
 
   // The page follows new output while the reader is at the bottom; once they scroll up it
   // stays put and offers a button back to the latest.
+  // Only the reader starts following again, by going down to the end: a scroll that the
+  // page's own change made (the page got shorter, and the browser moved up to its end) is no
+  // sign that the reader wants the end, so it never turns following on.
   const nearBottom = () => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
   let follow = true;
+  let lastY = window.scrollY;
   const latest = () => $("#to-latest");
 
   window.addEventListener("scroll", () => {
-    follow = nearBottom();
+    const y = window.scrollY;
+    if (!nearBottom()) follow = false;
+    else if (y > lastY) follow = true;
+    lastY = y;
     const b = latest();
     if (b) b.hidden = follow;
   }, { passive: true });

@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -129,5 +130,37 @@ func TestBrowserCopyExact(t *testing.T) {
 	tb.wait("the whole output", `document.querySelector("#tool-call_long-out pre.tool-output")?.textContent.includes("\n2500\n")`)
 	if n := eval[int](tb, `document.querySelector("#tool-call_long-out").textContent.split("\n5000\n").length - 1`); n != 1 {
 		t.Errorf("after show all the output's last line shows %d times, want once: %s", n, eval[string](tb, `document.querySelector("#tool-call_long-out").innerHTML.slice(0, 300)`))
+	}
+}
+
+// TestBrowserStaysWhereYouRead scrolls up with the mouse wheel while an answer streams, as
+// a reader does, and checks the scroll offset when the turn ends and after: the page stays
+// where the reader is; only "↓ latest" goes to the end.
+func TestBrowserStaysWhereYouRead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakemodel.Turn{Text: longAnswer("Streaming slowly"), ChunkSize: 24, DelayMs: 25}, fakemodel.Turn{Text: longAnswer("Again")})
+	page := f.newSession()
+	b := newBrowser(t)
+	tb := newTab(t, b, "main")
+	tb.navigate(page)
+	tb.waitLive()
+	for round, prompt := range []string{"Write a lot", "Once more"} {
+		tb.send(prompt)
+		tb.wait("a long part of the answer", `document.documentElement.scrollHeight > innerHeight * 2 && document.querySelector("#status .busy")`)
+		tb.wheel(-500)
+		tb.wait("the reader scrolled up", `!document.getElementById("to-latest").hidden`)
+		at := eval[float64](tb, `scrollY`)
+		tb.wait("the turn ends", `document.querySelector("#status .idle") && !document.querySelector("#live-md").textContent`)
+		// The end's swaps (the saved message in place of the live one, the status) and
+		// the resize they cause have happened; give the page's own reactions a moment.
+		tb.do("a moment", chromedp.Sleep(300*time.Millisecond))
+		if now := eval[float64](tb, `scrollY`); now < at-2 || now > at+2 {
+			t.Errorf("round %d: the page moved from y %.0f to y %.0f when the turn ended; the reader scrolled up", round+1, at, now)
+		}
+		if eval[bool](tb, `document.getElementById("to-latest").hidden`) {
+			t.Errorf("round %d: ↓ latest is gone though the reader is not at the end", round+1)
+		}
+		tb.click("#to-latest")
+		tb.wait("back at the end", `document.getElementById("to-latest").hidden && innerHeight + scrollY >= document.documentElement.scrollHeight - 2`)
 	}
 }

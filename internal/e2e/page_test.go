@@ -93,6 +93,19 @@ func (tb *tab) click(sel string) {
 	tb.do("click "+sel, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
 }
 
+// wheel turns the mouse wheel by dy pixels (negative: up) over the middle of the window,
+// as a reader scrolls.
+func (tb *tab) wheel(dy float64) {
+	tb.t.Helper()
+	tb.do("turn the wheel", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+			// DeltaX must be sent, and a zero is left out of the JSON: one pixel sideways,
+			// on pages that do not scroll sideways.
+			Type: input.DispatchMouseEventTypeMouseWheel, X: 400, Y: 300, DeltaX: 1, DeltaY: dy})
+		return err
+	}))
+}
+
 // clickAndLoad clicks sel and waits for the page it navigates to.
 func (tb *tab) clickAndLoad(sel string) {
 	tb.t.Helper()
