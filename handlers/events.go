@@ -236,20 +236,28 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 }
 
 // text renders a text delta: the parts of the response that settle with it are rendered
-// once and appended, and the open end shown as text grows, or is replaced by what is still
-// open after them. A window's fragment is as large as what settled in it, never the answer.
+// once and appended, and the open end shown grows (its text, or the code of the code block
+// it begins), or is replaced by what is still open after them. A window's fragment is as
+// large as what settled in it, never the answer.
 func (e *eventRenderer) text(b *bytes.Buffer, ctx context.Context, delta string) error {
 	if e.md == nil {
 		e.md = views.NewLiveMarkdown(e.s.mdOptionsFor(e.id, e.cwd))
 	}
-	settled, tail := e.md.Add(delta)
-	if settled.String() == "" {
-		return views.Partial(views.IDLiveTail, views.SwapAppend, views.Text(delta)).Render(ctx, b)
+	u := e.md.Delta(delta)
+	if u.Settled.String() != "" {
+		if err := views.Partial(views.IDLiveMarkdown, views.SwapAppend, u.Settled).Render(ctx, b); err != nil {
+			return err
+		}
 	}
-	if err := views.Partial(views.IDLiveMarkdown, views.SwapAppend, settled).Render(ctx, b); err != nil {
-		return err
+	switch {
+	case u.Tail != nil:
+		return views.Partial(views.IDLiveTail, views.SwapOuter, views.LiveTail(*u.Tail)).Render(ctx, b)
+	case u.Code != "":
+		return views.Partial(views.IDLiveCode, views.SwapAppend, views.Text(u.Code)).Render(ctx, b)
+	case u.Text != "":
+		return views.Partial(views.IDLiveTail, views.SwapAppend, views.Text(u.Text)).Render(ctx, b)
 	}
-	return views.Partial(views.IDLiveTail, views.SwapInner, views.Text(tail)).Render(ctx, b)
+	return nil
 }
 
 // appendMessage renders m at the end of the transcript, in place of the same message if

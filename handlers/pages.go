@@ -429,7 +429,7 @@ func (s *server) withLive(v *views.SessionView, cwd, cursor string) *views.LiveM
 }
 
 // live is the live region of session id's page whose stream starts after cursor: the
-// response that streamed up to it, its settled Markdown rendered and its open end as text,
+// response that streamed up to it, its settled Markdown rendered and its open end as shown,
 // and the renderer that carries on from there (nil when nothing streams). cwd is the
 // session's directory, which its links open.
 func (s *server) live(id, cwd, cursor string) (views.LiveView, *views.LiveMarkdown) {
@@ -439,7 +439,7 @@ func (s *server) live(id, cwd, cursor string) (views.LiveView, *views.LiveMarkdo
 		return v, nil
 	}
 	md := views.NewLiveMarkdown(s.mdOptionsFor(id, cwd))
-	md.Add(text)
-	v.Settled, v.Tail = md.Settled(), md.Tail()
+	md.Delta(text)
+	v.Settled, v.Open = md.Settled(), md.Shown()
 	return v, md
 }

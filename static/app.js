@@ -127,7 +127,7 @@
   // Every code block of rendered Markdown gets a Copy button of its own.
   const addCodeCopy = (root) => {
     for (const pre of root.querySelectorAll(".md pre")) {
-      if (pre.closest("#live-md") || pre.parentElement.classList.contains("code")) continue;
+      if (pre.closest("#live") || pre.parentElement.classList.contains("code")) continue;
       const wrap = document.createElement("div");
       wrap.className = "code";
       pre.replaceWith(wrap);

@@ -706,7 +706,7 @@ func TestIDs(t *testing.T) {
 func TestLiveRegion(t *testing.T) {
 	md := NewLiveMarkdown(MarkdownOptions{})
 	md.Add("## Plan\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nNow the `cod")
-	doc := tree(t, Live(LiveView{Settled: md.Settled(), Tail: md.Tail(), Thinking: "thinking…"}))
+	doc := tree(t, Live(LiveView{Settled: md.Settled(), Open: md.Open(), Thinking: "thinking…"}))
 	one(t, doc, "#"+IDLiveText+" #"+IDLiveMarkdown+" h2")
 	one(t, doc, "#"+IDLiveMarkdown+" table tbody tr")
 	if got := textContent(one(t, doc, "#"+IDLiveTail)); got != "Now the `cod" {

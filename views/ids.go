@@ -14,6 +14,7 @@ const (
 	IDLiveText     = "live-text"     // the streamed text of the response
 	IDLiveMarkdown = "live-md"       // its settled Markdown, rendered: parts are appended
 	IDLiveTail     = "live-tail"     // its open end, as text: replaced or extended
+	IDLiveCode     = "live-code"     // the code of the open code block the open end begins
 	IDLiveThinking = "live-thinking" // the streamed thinking of the response
 	IDLiveNotes    = "live-notes"    // notes: notices, host states, errors
 	IDStatus       = "status"        // the status bar's slot

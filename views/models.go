@@ -111,11 +111,12 @@ type SessionView struct {
 }
 
 // LiveView is the live region: the response streaming now, up to the page's cursor (its
-// settled Markdown rendered, the open end as text), and notes.
+// settled Markdown rendered, the open end as text or as the code block or table it
+// begins), and notes.
 type LiveView struct {
 	Empty    bool // a session without messages yet: a hint, gone with the first one
 	Settled  MarkdownHTML
-	Tail     string
+	Open     LiveOpen // the open end, as the page shows it
 	Thinking string
 }
 

@@ -13,7 +13,8 @@ import (
 // A settle point is the start of a line that follows a blank line outside a fenced code
 // block, when that line begins at its first column with something that starts a new block:
 // not a list item (a blank line between two items makes them one loose list), not an
-// indented line (a list item's continuation, indented code). Everything before it is whole
+// indented line (a list item's continuation, indented code); and a fence that opens in the
+// first column, which ends whatever block came before it. Everything before it is whole
 // Markdown blocks that render alone exactly as they render within the whole text, except
 // where link reference definitions or footnotes tie distant parts together; then the whole
 // text is rendered again at the end (see [LiveMarkdown.Whole]).
@@ -26,6 +27,9 @@ type LiveMarkdown struct {
 	text strings.Builder // every byte added
 	n    int             // bytes of text settled
 	safe bool            // rendering the parts equals rendering the whole, so far
+
+	// shown is the open tail as the page shows it (see [LiveMarkdown.Delta]).
+	shown LiveOpen
 
 	// The scan of the open tail, text[n:], resumed where it stopped.
 	scanned int    // bytes of the tail whose lines are scanned (whole lines only)
@@ -105,6 +109,12 @@ func (l *LiveMarkdown) scan(tail string) int {
 		if l.fence == "" && l.blank && !isBlank(line) && startsBlock(line) {
 			cut = l.scanned
 		}
+		if l.fence == "" && !l.blank && l.scanned > 0 && line != "" && (line[0] == '`' || line[0] == '~') && opensFence(line) != "" {
+			// A fence in the first column ends the paragraph, list or quote before it,
+			// which settle: the open fence is then the tail's start, which the page shows as
+			// the code block it is (see [LiveMarkdown.Open]).
+			cut = l.scanned
+		}
 		l.scanned += nl + 1
 		switch {
 		case l.fence != "":
@@ -171,3 +181,122 @@ func closesFence(line, marker string) bool {
 	rest := strings.TrimLeft(t, marker[:1])
 	return strings.TrimRight(rest, " \t\r") == ""
 }
+
+// LiveOpen is the open tail as the page shows it: text as it came, or the block it begins
+// with, when that is a code block or a table, as that block.
+type LiveOpen struct {
+	Kind LiveKind
+	// Text is the tail, for LiveText; after the block, for the others.
+	Text string
+	// Code is the code of an open fence so far, its lines after the fence's first; Fence
+	// is the fenced block's whole text once it is closed (highlighted then).
+	Code, Fence string
+	// Table is the table's whole lines so far; the line still streaming is held back.
+	Table string
+	// HTML is the closed fence or the table rendered, once the page is to show it.
+	HTML MarkdownHTML
+}
+
+// LiveKind is what the open tail begins with.
+type LiveKind int
+
+const (
+	LiveText  LiveKind = iota // text: a paragraph, a list, anything else still open
+	LiveCode                  // a fenced code block, whose first line is whole
+	LiveTable                 // a table, from its first row (shown once the delimiter row is whole)
+)
+
+// Open returns the open tail as the page shows it: a fence whose first line has come is a
+// code block from then on, never its raw text; a table shows its whole rows as a table.
+func (l *LiveMarkdown) Open() LiveOpen {
+	tail := l.Tail()
+	first, rest, whole := strings.Cut(tail, "\n")
+	if marker := opensFence(first); marker != "" && whole && (first[0] == '`' || first[0] == '~') {
+		end := 0
+		for line := range strings.Lines(rest) {
+			if closesFence(strings.TrimSuffix(line, "\n"), marker) && strings.HasSuffix(line, "\n") {
+				fence := first + "\n" + rest[:end+len(line)]
+				return LiveOpen{Kind: LiveCode, Code: rest[:end], Fence: fence, Text: rest[end+len(line):]}
+			}
+			end += len(line)
+		}
+		// A last line that may yet close the fence ("`", "``") is held back.
+		if i := strings.LastIndexByte(rest, '\n'); strings.Trim(rest[i+1:], " "+marker[:1]) == "" {
+			rest = rest[:i+1]
+		}
+		return LiveOpen{Kind: LiveCode, Code: rest}
+	}
+	if strings.HasPrefix(first, "|") {
+		delim, _, delimWhole := strings.Cut(rest, "\n")
+		switch {
+		case !whole || !delimWhole && isDelimiterStart(delim):
+			return LiveOpen{Kind: LiveTable} // a table, or not: the next line tells
+		case isDelimiterRow(delim):
+			i := strings.LastIndexByte(tail, '\n')
+			return LiveOpen{Kind: LiveTable, Table: tail[:i+1]}
+		}
+	}
+	return LiveOpen{Kind: LiveText, Text: tail}
+}
+
+// isDelimiterRow reports whether line is a table's delimiter row: cells of dashes, each
+// with an optional colon at either end, between pipes.
+func isDelimiterRow(line string) bool {
+	line = strings.TrimSpace(line)
+	if !strings.Contains(line, "-") {
+		return false
+	}
+	line = strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|")
+	for cell := range strings.SplitSeq(line, "|") {
+		c := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(cell), ":"), ":")
+		if c == "" || strings.Trim(c, "-") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// isDelimiterStart reports whether line may still become a delimiter row.
+func isDelimiterStart(line string) bool {
+	return strings.Trim(line, "|-: \t") == ""
+}
+
+// LiveUpdate is what a page changes for a delta (see [LiveMarkdown.Delta]): Settled goes
+// after the parts before it; then either Text is appended to the open tail shown, or Code
+// to its open code block, or Tail, when not nil, takes the open tail's place.
+type LiveUpdate struct {
+	Settled    MarkdownHTML
+	Text, Code string
+	Tail       *LiveOpen
+}
+
+// Delta adds delta to the answer and returns what the page, which showed the answer before
+// it, changes: the least it can, so that a window's fragment stays as large as what came in
+// it (an open code block grows by its new text, not by the whole block again).
+func (l *LiveMarkdown) Delta(delta string) LiveUpdate {
+	settled, _ := l.Add(delta)
+	was, now := l.shown, l.Open()
+	u := LiveUpdate{Settled: settled}
+	same := settled.html == ""
+	switch {
+	case same && was.Kind == LiveText && now.Kind == LiveText:
+		u.Text = delta
+	case same && was.Kind == LiveCode && now.Kind == LiveCode && was.Fence == "" && now.Fence == "" && strings.HasPrefix(now.Code, was.Code):
+		u.Code = now.Code[len(was.Code):]
+	case same && was.Kind == LiveTable && now.Kind == LiveTable && was.Table == now.Table:
+		now = was // a row still streaming: nothing new to show
+	default:
+		switch {
+		case now.Fence != "":
+			now.HTML = Markdown(now.Fence, l.o)
+		case now.Table != "":
+			now.HTML = Markdown(now.Table, l.o)
+		}
+		u.Tail = &now
+	}
+	l.shown = now
+	return u
+}
+
+// Shown returns the open tail as the page shows it after the last [LiveMarkdown.Delta].
+func (l *LiveMarkdown) Shown() LiveOpen { return l.shown }

@@ -23,6 +23,10 @@ func streamCorpus(t testing.TB) map[string]string {
 		"quote":            "> a quote\n\n> another\n\nText.\n",
 		"numbers":          "2026 was a year.\n\n12 items.\n\n12. a list item\n",
 		"thematic":         "Text\n\n---\n\n* * *\n\n*emphasis*\n",
+		"para then fence":  "Here:\n```go\nx := 1\n```\nAfter, with no blank.\n",
+		"list then fence":  "- a\n- b\n```sh\nls\n```\n\nText\n",
+		"quote then fence": "> q\n~~~\ncode\n~~~\n",
+		"indented fence":   "- item\n\n  ```\n  in the item\n  ```\n\nEnd.\n",
 	}
 	files, _ := filepath.Glob("testdata/markdown/golden/*.md")
 	for _, f := range files {
@@ -103,6 +107,82 @@ func TestLiveMarkdownSettles(t *testing.T) {
 		l.Add(tt.src)
 		if l.Tail() != tt.tail {
 			t.Errorf("%s: tail = %q, want %q", tt.name, l.Tail(), tt.tail)
+		}
+	}
+}
+
+// TestLiveMarkdownDelta: a page that applies each update a delta brings (the settled HTML
+// appended, the open end's text or code extended, or the open end replaced) shows exactly
+// what the renderer says is open, however the answer is cut into deltas.
+func TestLiveMarkdownDelta(t *testing.T) {
+	for name, src := range streamCorpus(t) {
+		t.Run(name, func(t *testing.T) {
+			for seed := range uint64(20) {
+				rng := rand.New(rand.NewPCG(seed, 9))
+				l := NewLiveMarkdown(MarkdownOptions{})
+				var settled strings.Builder
+				var page LiveOpen
+				for i := 0; i < len(src); {
+					n := min(len(src)-i, 1+rng.IntN(40))
+					u := l.Delta(src[i : i+n])
+					i += n
+					settled.WriteString(u.Settled.String())
+					switch {
+					case u.Tail != nil:
+						page = *u.Tail
+					case u.Code != "":
+						if page.Kind != LiveCode {
+							t.Fatalf("seed %d: code %q appended to a %v tail", seed, u.Code, page.Kind)
+						}
+						page.Code += u.Code
+					case u.Text != "":
+						if page.Kind != LiveText {
+							t.Fatalf("seed %d: text %q appended to a %v tail", seed, u.Text, page.Kind)
+						}
+						page.Text += u.Text
+					}
+					open := l.Open()
+					open.HTML, page.HTML = MarkdownHTML{}, MarkdownHTML{}
+					if page != open {
+						t.Fatalf("seed %d after %q: the page shows %+v, the renderer says %+v", seed, src[:i], page, open)
+					}
+				}
+				if settled.String() != l.Settled().String() {
+					t.Fatalf("seed %d: the page's settled parts differ from the renderer's", seed)
+				}
+			}
+		})
+	}
+}
+
+// TestLiveOpen: the open end of an answer is shown as the block it begins: a fence whose
+// first line came is code (a last line that may close it held back), a paragraph before a
+// fence settles, a table shows its whole rows once its delimiter row came.
+func TestLiveOpen(t *testing.T) {
+	for _, tt := range []struct {
+		name, src string
+		want      LiveOpen
+		settled   string
+	}{
+		{"a fence's first line still coming", "```g", LiveOpen{Kind: LiveText, Text: "```g"}, ""},
+		{"an open fence", "```go\nfunc main() {\n\tpri", LiveOpen{Kind: LiveCode, Code: "func main() {\n\tpri"}, ""},
+		{"a paragraph, then a fence", "Here:\n```sh\nls -l\n", LiveOpen{Kind: LiveCode, Code: "ls -l\n"}, "<p>Here:</p>\n"},
+		{"a fence that may be closing", "```\na\n``", LiveOpen{Kind: LiveCode, Code: "a\n"}, ""},
+		{"a closed fence", "```\na\n```\nafter", LiveOpen{Kind: LiveCode, Code: "a\n", Fence: "```\na\n```\n", Text: "after"}, ""},
+		{"a table's first row", "| a | b |", LiveOpen{Kind: LiveTable}, ""},
+		{"a table's delimiter coming", "| a | b |\n|--", LiveOpen{Kind: LiveTable}, ""},
+		{"a table", "| a | b |\n|---|:-:|\n| 1 | 2 |\n| 3 |", LiveOpen{Kind: LiveTable, Table: "| a | b |\n|---|:-:|\n| 1 | 2 |\n"}, ""},
+		{"pipes, not a table", "| a | b |\nplain", LiveOpen{Kind: LiveText, Text: "| a | b |\nplain"}, ""},
+	} {
+		l := NewLiveMarkdown(MarkdownOptions{})
+		l.Delta(tt.src)
+		got := l.Open()
+		got.HTML = MarkdownHTML{}
+		if got != tt.want {
+			t.Errorf("%s: Open() = %+v, want %+v", tt.name, got, tt.want)
+		}
+		if l.Settled().String() != tt.settled {
+			t.Errorf("%s: settled %q, want %q", tt.name, l.Settled().String(), tt.settled)
 		}
 	}
 }

@@ -164,3 +164,47 @@ func TestBrowserStaysWhereYouRead(t *testing.T) {
 		tb.wait("back at the end", `document.getElementById("to-latest").hidden && innerHeight + scrollY >= document.documentElement.scrollHeight - 2`)
 	}
 }
+
+// TestBrowserOpenBlocksStream: a code block streams as a code block from its first line
+// (monospaced, in its box, never its fence as text), a table as a table from its first
+// whole rows, and nothing jumps when they settle: the layout shift of the whole turn stays
+// under 0.05 (the "good" bound of Core Web Vitals is 0.1).
+func TestBrowserOpenBlocksStream(t *testing.T) {
+	t.Parallel()
+	var code, rows strings.Builder
+	for i := range 40 {
+		code.WriteString("\tfmt.Println(\"line " + itoa(i+1) + "\")\n")
+	}
+	for i := range 30 {
+		rows.WriteString("| " + itoa(i+1) + " | row " + itoa(i+1) + " of the table |\n")
+	}
+	answer := "Here is the program:\n```go\nfunc main() {\n" + code.String() + "}\n```\n\nAnd the table:\n\n| n | what |\n|---|---|\n" + rows.String() + "\nThat is all."
+	f := newFixture(t, fakemodel.Turn{Text: answer, ChunkSize: 12, DelayMs: 25})
+	page := f.newSession()
+	b := newBrowser(t)
+	tb := newTab(t, b, "main")
+	tb.navigate(page)
+	tb.waitLive()
+	eval[bool](tb, `(() => { window.__cls = 0; new PerformanceObserver((l) => { for (const e of l.getEntries()) if (!e.hadRecentInput) window.__cls += e.value; }).observe({type: "layout-shift", buffered: true}); return true; })()`)
+	tb.send("Show me")
+
+	tb.wait("the open code block, mid-stream", `document.querySelector("#live-tail pre code")?.textContent.includes("line 5") && !document.querySelector("#live-tail pre code").textContent.includes("line 40")`)
+	if text := eval[string](tb, `document.getElementById("live-text").textContent`); strings.Contains(text, "```") {
+		t.Errorf("the open fence shows as text: %q", text)
+	}
+	if font := eval[string](tb, `getComputedStyle(document.querySelector("#live-tail pre code")).fontFamily`); !strings.Contains(strings.ToLower(font), "mono") {
+		t.Errorf("the open code block's font is %q, want the monospaced one", font)
+	}
+	if !eval[bool](tb, `document.querySelector("#live-md p")?.textContent === "Here is the program:"`) {
+		t.Errorf("the paragraph before the fence is not rendered: %s", eval[string](tb, `document.getElementById("live-text").innerHTML.slice(0, 300)`))
+	}
+	tb.wait("the open table, mid-stream", `document.querySelectorAll("#live-tail table tbody tr").length >= 3 && !document.querySelector("#live-text")?.textContent.includes("That is all")`)
+	if text := eval[string](tb, `document.getElementById("live-tail").textContent`); strings.Contains(text, "|") {
+		t.Errorf("the open table shows pipes as text: %q", text)
+	}
+	tb.wait("the end of the turn", `document.querySelector("#status .idle") && document.querySelector("#messages .msg.assistant table")`)
+	tb.do("a moment for the last frames", chromedp.Sleep(300*time.Millisecond))
+	if cls := eval[float64](tb, `window.__cls`); cls >= 0.05 {
+		t.Errorf("the turn's layout shift is %.3f, want under 0.05", cls)
+	}
+}
