@@ -150,6 +150,9 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 			err = part(views.IDLiveThinking, views.SwapAppend, views.Text(u.Text))
 		case sessions.UpdateAccepted, sessions.UpdateCheckpoint:
 			err = e.entries(ctx, &b, u)
+			if err == nil && u.Type == sessions.UpdateCheckpoint {
+				err = status() // the meter counts the step just saved
+			}
 		case sessions.UpdateToolProgress:
 			err = part(views.ToolOutputID(u.CallID), views.SwapInner, views.ToolOutput(u.Text))
 		case sessions.UpdateToolFinished:
@@ -174,12 +177,14 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 			err = status()
 		case sessions.UpdateMeta:
 			var sess *sessions.Session
-			var st sessions.Status
-			if sess, st, err = e.snapshot(ctx); err == nil {
+			if sess, _, err = e.snapshot(ctx); err == nil {
 				err = part(views.IDTitle, views.SwapInner, views.Title(sess.Title))
 			}
 			if err == nil {
-				err = part(views.IDQueue, views.SwapInner, views.Queue(e.s.queue(sess, st)))
+				err = part(views.IDPageTitle, views.SwapInner, views.Text(views.PageTitle(sessionTitle(sess.Title))))
+			}
+			if err == nil {
+				err = status() // the queue, and the sidebar's row with the title
 			}
 		case sessions.UpdateDone, sessions.UpdateError, sessions.UpdateCancelled:
 			err = e.end(ctx, &b, u, clearLive)

@@ -178,11 +178,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 			return views.SessionView{}, errNotFound
 		}
 	}
-	title := sess.Title
-	if title == "" {
-		title = "New session"
-	}
-	v := views.SessionView{Chrome: s.chrome(title, "sessions"), ID: sess.ID, URL: s.sessionURL(sess.ID), Title: sess.Title,
+	v := views.SessionView{Chrome: s.chrome(sessionTitle(sess.Title), "sessions"), ID: sess.ID, URL: s.sessionURL(sess.ID), Title: sess.Title,
 		Archived: sess.Archived, Thread: th.ID, ReadOnly: th != sess.Latest(),
 		Cwd: shortDir(sess.Cwd, s.Home), CwdPath: sess.Cwd, FilesURL: s.filesURL(sess.ID)}
 	v.Chrome.Cwd = sess.Cwd
@@ -223,6 +219,14 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 		v.Tree = s.treeView(tree)
 	}
 	return v, nil
+}
+
+// sessionTitle is the page title of a session titled title.
+func sessionTitle(title string) string {
+	if title == "" {
+		return "New session"
+	}
+	return title
 }
 
 func orUntitled(title, id string) string {

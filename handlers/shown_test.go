@@ -70,7 +70,7 @@ func TestWorkspaceNamesShown(t *testing.T) {
 		t.Fatalf("GET %s = %d", fileURL, resp.StatusCode)
 	}
 	noRaw(t, "the file's page", body)
-	for _, want := range []string{`<title>rtl\u202etxt.exe\x1b]0;pwned\x07 · myco</title>`, `<span aria-current="page">rtl\u202etxt.exe\x1b]0;pwned\x07</span>`} {
+	for _, want := range []string{`<title id="page-title">rtl\u202etxt.exe\x1b]0;pwned\x07 · myco</title>`, `<span aria-current="page">rtl\u202etxt.exe\x1b]0;pwned\x07</span>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the file's page lacks %s:\n%s", want, body)
 		}

@@ -301,7 +301,18 @@
   // When a turn ends while the tab is hidden, the tab's title says so ("● " before it) until
   // the tab is seen again; with Notify me on (and the browser's permission), a notification
   // says so too.
-  const baseTitle = document.title;
+  // baseTitle follows the session's title, which its stream may change (a rename, the
+  // title of a first message); marked is the "● " a turn that ended unseen put before it.
+  let baseTitle = document.title;
+  let marked = false;
+  const titleEl = document.querySelector("title");
+  if (titleEl) {
+    new MutationObserver(() => {
+      if (document.title.startsWith("● ")) return;
+      baseTitle = document.title;
+      if (marked) document.title = "● " + baseTitle;
+    }).observe(titleEl, { childList: true, characterData: true, subtree: true });
+  }
   const notifyButton = $("#notify");
   const wantNotify = () => {
     try {
@@ -335,6 +346,7 @@
     new MutationObserver(() => {
       const busy = !!status.querySelector(".status-bar.busy");
       if (wasBusy && !busy && document.hidden) {
+        marked = true;
         document.title = "● " + baseTitle;
         if (wantNotify()) {
           try {
@@ -348,7 +360,10 @@
     }).observe(status, { childList: true, subtree: true, attributes: true });
   }
   document.addEventListener("visibilitychange", () => {
-    if (!document.hidden && document.title !== baseTitle) document.title = baseTitle;
+    if (!document.hidden && marked) {
+      marked = false;
+      document.title = baseTitle;
+    }
   });
 
   // --- The session's live updates ---------------------------------------------------------

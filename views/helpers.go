@@ -133,3 +133,6 @@ func cwdPart(dir string) string {
 	}
 	return "&cwd=" + url.QueryEscape(dir)
 }
+
+// PageTitle is the document's title of a page titled title.
+func PageTitle(title string) string { return title + " · myco" }

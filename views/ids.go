@@ -23,6 +23,7 @@ const (
 	IDComposerSlot = "composer-slot" // where a submit's fresh composer goes
 	IDQueue        = "queue"         // the messages that wait for the running turn to end
 	IDToast        = "toast"         // the alert area of an htmx request's error
+	IDPageTitle    = "page-title"    // the document's title, which follows a session's
 	IDSessionList  = "session-list"  // the sessions page's list, swapped by the search
 )
 

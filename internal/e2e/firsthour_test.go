@@ -208,3 +208,52 @@ func TestBrowserOpenBlocksStream(t *testing.T) {
 		t.Errorf("the turn's layout shift is %.3f, want under 0.05", cls)
 	}
 }
+
+// TestBrowserHeadStaysCurrent: while the first turn runs, the sidebar's row and the tab's
+// title already have the session's title and the meter counts the tokens of the step that
+// ended; a rename shows at once in the header, the sidebar and the title of every tab on
+// the session.
+func TestBrowserHeadStaysCurrent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	gate, open := f.gate("first")
+	f.model.Script(
+		// The model takes its time to answer: the session has its title meanwhile.
+		fakemodel.Turn{Text: "Let me check.", ToolCalls: []fakemodel.ToolCall{bash("call_gate", gate)}, Usage: fakemodel.Usage{Input: 5000, Output: 20}, HangMs: 5000},
+		fakemodel.Turn{Text: "Done.", Usage: fakemodel.Usage{Input: 6200, Output: 10}},
+	)
+	page := f.newSession()
+	id := sessionID(page)
+	b := newBrowser(t)
+	tb := newTab(t, b, "main")
+	tb.navigate(page)
+	tb.waitLive()
+	other := newTab(t, b, "other")
+	other.navigate(page)
+	other.waitLive()
+
+	tb.send("Fix the flaky parser test")
+	title := "Fix the flaky parser test"
+	tb.wait("the title in the header", `document.getElementById("title").textContent.trim() === `+quoteJS(title))
+	row := `document.querySelector("#side-` + id + ` a")?.textContent.replace("●", "").trim()`
+	if eval[bool](tb, `!!document.querySelector("#tool-call_gate")`) {
+		t.Fatal("the model answered before the checks of the waiting turn")
+	}
+	tb.waitExplained(2*time.Second, "the sidebar row's title before the model answers", row+` === `+quoteJS(title), row)
+	tb.waitExplained(2*time.Second, "the tab's title before the model answers", `document.title.startsWith(`+quoteJS(title)+`)`, `document.title`)
+	tb.wait("the call runs", `document.querySelector("#tool-call_gate.running")`)
+	tb.waitExplained(waitTimeout, "the meter counts the first step", `document.querySelector("#status .meter")?.textContent.includes("5k of 100k")`,
+		`document.querySelector("#status .meter")?.textContent`)
+	open()
+	tb.wait("the answer", `document.querySelector("#messages")?.textContent.includes("Done.") && document.querySelector("#status .idle")`)
+	tb.wait("the meter after the turn", `document.querySelector("#status .meter")?.textContent.includes("6.2k of 100k")`)
+
+	tb.click(`button#rename`)
+	eval[bool](tb, `(document.getElementById("rename-input").value = "", true)`)
+	tb.do("type a title", typeInto(chromedp.CSS("#rename-input"), "Parser flake"), pressEnter())
+	for _, tab := range []*tab{tb, other} {
+		tab.waitExplained(waitTimeout, "the new title in the header, the sidebar and the tab's title",
+			`document.getElementById("title").textContent.trim() === "Parser flake" && `+row+` === "Parser flake" && document.title.startsWith("Parser flake")`,
+			`JSON.stringify([document.getElementById("title").textContent, `+row+`, document.title])`)
+	}
+}
