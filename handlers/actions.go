@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -156,39 +157,33 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := s.configured(); err != nil {
 		return s.refusal(r, err, refuse)
 	}
-	if len(text) > maxForm {
-		return refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("The message is %d bytes, over the %d a message may have; attach long text as a file.", len(text), maxForm))
-	}
-	files, err := uploads(r, s.model(st.Model).MaxImageBase64Bytes)
-	if err != nil {
-		return refuse(http.StatusBadRequest, err.Error())
-	}
 	queued := false
 	switch cmd := strings.TrimSpace(text); {
-	case cmd == "" && len(files) == 0:
-		return refuse(http.StatusBadRequest, "The message is empty.")
-	case cmd == "":
-		if queued, err = s.send(r, id, files); err != nil {
-			return s.refusal(r, err, refuse)
+	case cmd == "/help":
+		if !htmx(r) {
+			http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+			return nil
 		}
+		c := s.composer(sess, st, false)
+		c.Notice = composerHelp
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		return views.Composer(c).Render(r.Context(), w)
 	case cmd == "/new":
-		nid, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: st.Model, Cwd: sess.Cwd})
-		if err != nil {
-			return err
-		}
-		return goTo(w, r, s.sessionURL(nid))
+		// A new session is made with its first message: the page that takes it, in this
+		// session's directory and on its model.
+		return goTo(w, r, s.base+"/new?cwd="+url.QueryEscape(sess.Cwd)+"&model="+url.QueryEscape(st.Model))
 	case cmd == "/compact":
 		if _, err := s.Sessions.Compact(r.Context(), id); err != nil {
 			return s.refusal(r, err, refuse)
 		}
 	case strings.HasPrefix(cmd, "/") && !strings.Contains(strings.Fields(cmd)[0][1:], "/"):
-		return refuse(http.StatusBadRequest, "Unknown command "+quote(strings.Fields(cmd)[0])+": the commands are /compact and /new. To send a message that starts with /, put a space before it.")
+		return refuse(http.StatusBadRequest, "Unknown command "+quote(strings.Fields(cmd)[0])+": the commands are /compact, /new and /help. To send a message that starts with /, put a space before it.")
 	default:
-		parts, err := sessions.Attachments(text, sess.Cwd, s.Home, s.model(st.Model).MaxImageBase64Bytes)
+		input, err := s.message(r, text, sess.Cwd, st.Model)
 		if err != nil {
-			return refuse(http.StatusBadRequest, err.Error())
+			return s.refusal(r, err, refuse)
 		}
-		if queued, err = s.send(r, id, append(parts, files...)); err != nil {
+		if queued, err = s.send(r, id, input); err != nil {
 			return s.refusal(r, err, refuse)
 		}
 	}
@@ -207,6 +202,36 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	return views.Composer(c).Render(r.Context(), w)
+}
+
+// composerHelp is what /help says, in the composer.
+const composerHelp = "Commands: /compact summarises the conversation so far and goes on in a new thread with the summary; " +
+	"/new starts a new session in this directory; /help shows this. @path attaches a file of the session's directory " +
+	"(or ~/path); Enter sends, Shift+Enter breaks the line, Esc stops a running turn, ↑ in an empty box recalls your last message."
+
+// message is the input of a message: its text with the files its @paths name (in cwd),
+// and the files uploaded with it, held to the caps of model key; an error is an answer
+// that says what was refused.
+func (s *server) message(r *http.Request, text, cwd, key string) ([]model.Part, error) {
+	if len(text) > maxForm {
+		return nil, httpError(http.StatusRequestEntityTooLarge, fmt.Sprintf("The message is %d bytes, over the %d a message may have; attach long text as a file.", len(text), maxForm))
+	}
+	limit := s.model(key).MaxImageBase64Bytes
+	files, err := uploads(r, limit)
+	if err != nil {
+		return nil, httpError(http.StatusBadRequest, err.Error())
+	}
+	if strings.TrimSpace(text) == "" {
+		if len(files) == 0 {
+			return nil, httpError(http.StatusBadRequest, "The message is empty.")
+		}
+		return files, nil
+	}
+	parts, err := sessions.Attachments(text, cwd, s.Home, limit)
+	if err != nil {
+		return nil, httpError(http.StatusBadRequest, err.Error())
+	}
+	return append(parts, files...), nil
 }
 
 // send submits input as a turn of session id and answers once it is durable, so that a

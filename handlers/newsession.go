@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"myco.dev/agent/model"
 	"myco.dev/sessions"
 	"myco.dev/views"
 )
@@ -16,27 +18,61 @@ import (
 // maxRecentDirs bounds the directories used lately that a page offers.
 const maxRecentDirs = 8
 
-// newSessionPage asks where a new session works (?cwd= fills the field in: the header's
-// New session sends the current session's directory), and with which model.
+// newSessionPage is the composer of a session not yet made: the directory it will work in
+// (?cwd=, which the header's New session sends from a session page; else the one used
+// last) and its model (?model=) beside the message. Nothing is written until Send.
 func (s *server) newSessionPage(w http.ResponseWriter, r *http.Request) error {
-	cwd := r.URL.Query().Get("cwd")
+	q := r.URL.Query()
+	cwd := q.Get("cwd")
 	if cwd == "" {
-		cwd = s.Dir
+		cwd = s.lastDir(r.Context())
 	}
-	return s.renderNewSession(w, r, http.StatusOK, cwd, r.URL.Query().Get("model"), "")
+	return s.renderNewSession(w, r, http.StatusOK, newPage{Cwd: cwd, Model: q.Get("model")})
 }
 
-// renderNewSession renders the new-session page with the directory cwd in its field and,
-// when it was refused, why.
-func (s *server) renderNewSession(w http.ResponseWriter, r *http.Request, status int, cwd, model, refusal string) error {
-	if model == "" || !s.known(model) {
-		model = s.Default
+// newPage is what the new-session page shows: the fields as typed, and what was wrong.
+type newPage struct {
+	Cwd, Model, Text        string
+	Error, CwdError, Notice string
+}
+
+// renderNewSession renders the new-session page.
+func (s *server) renderNewSession(w http.ResponseWriter, r *http.Request, status int, p newPage) error {
+	if p.Model == "" || !s.known(p.Model) {
+		p.Model = s.Default
 	}
 	v := views.NewSessionView{Chrome: s.chrome("New session", "sessions"), Action: s.base + "/s", CompleteURL: s.base + "/dirs",
-		Cwd: cwd, Error: refusal, Recent: s.recentDirs(r.Context(), ""), Models: s.modelKeys(), Model: model}
+		Cwd: p.Cwd, CwdError: p.CwdError, Recent: s.recentDirs(r.Context(), p.Cwd), Models: s.modelChoices(), Model: p.Model,
+		Text: p.Text, Error: p.Error, Notice: p.Notice}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	return views.NewSessionPage(v).Render(r.Context(), w)
+}
+
+// lastDir is the directory of the session used last, else the server's.
+func (s *server) lastDir(ctx context.Context) string {
+	if list, err := s.Sessions.List(ctx, sessions.ListOptions{All: true}); err == nil {
+		for _, l := range list {
+			if l.Cwd != "" {
+				return l.Cwd
+			}
+		}
+	}
+	return s.Dir
+}
+
+// modelChoices are the catalog's models as a person chooses them: each key with its
+// context window.
+func (s *server) modelChoices() []views.ModelChoice {
+	out := make([]views.ModelChoice, 0, len(s.Models))
+	for _, m := range s.Models {
+		label := m.Key
+		if m.ContextWindow > 0 {
+			label += " · " + views.Tokens(m.ContextWindow) + " context"
+		}
+		out = append(out, views.ModelChoice{Key: m.Key, Label: label})
+	}
+	return out
 }
 
 // recentDirs are the directories to offer: the server's own, then those of the sessions,
@@ -90,11 +126,13 @@ func completeDir(typed string, max int) []string {
 	return out
 }
 
-// newSession creates a session (form fields cwd, or pick, a directory chosen from those
-// offered; model, optional) and opens it. A directory that cannot be used is refused on
-// the new-session page, with the directory as typed and the reason at the field.
+// newSession creates a session (form fields cwd, or pick, a directory; model, optional)
+// and sends its first message (text and files), then opens it. The page's form always
+// has a message: one that is empty, or refused, or a directory that cannot be used,
+// shows the page again with the reason and all that was typed, and nothing is written.
+// A post without a text field at all (a script's) makes an empty session, as it always did.
 func (s *server) newSession(w http.ResponseWriter, r *http.Request) error {
-	if err := form(w, r); err != nil {
+	if err := uploadForm(w, r); err != nil {
 		return err
 	}
 	if err := s.configured(); err != nil {
@@ -111,12 +149,47 @@ func (s *server) newSession(w http.ResponseWriter, r *http.Request) error {
 	if cwd == "~" || strings.HasPrefix(cwd, "~/") && s.Home != "" {
 		cwd = filepath.Join(s.Home, strings.TrimPrefix(cwd, "~"))
 	}
+	page := newPage{Cwd: cwd, Model: key, Text: r.PostForm.Get("text")}
+	refuse := func(msg string) error {
+		page.Error = msg
+		return s.renderNewSession(w, r, http.StatusBadRequest, page)
+	}
+	var input []model.Part
+	if r.PostForm.Has("text") {
+		if strings.TrimSpace(page.Text) == "/help" {
+			page.Text, page.Notice = "", composerHelp
+			return s.renderNewSession(w, r, http.StatusOK, page)
+		}
+		if cwd != "" {
+			if _, err := sessions.CheckDir(cwd); err != nil {
+				if de, ok := errors.AsType[*sessions.DirError](err); ok {
+					page.CwdError = "This directory " + de.Problem + ": choose another."
+					return s.renderNewSession(w, r, http.StatusBadRequest, page)
+				}
+				return err
+			}
+		}
+		var err error
+		if input, err = s.message(r, page.Text, cwd, cmp.Or(key, s.Default)); err != nil {
+			return refuse(err.Error())
+		}
+	}
 	id, err := s.Sessions.Create(r.Context(), sessions.CreateOptions{Model: key, Cwd: cwd})
 	if de, ok := errors.AsType[*sessions.DirError](err); ok {
-		return s.renderNewSession(w, r, http.StatusBadRequest, cwd, key, "This directory "+de.Problem+": choose another.")
+		page.CwdError = "This directory " + de.Problem + ": choose another."
+		return s.renderNewSession(w, r, http.StatusBadRequest, page)
 	}
 	if err != nil {
 		return err
+	}
+	if input != nil {
+		if _, err := s.send(r, id, input); err != nil {
+			// The session is made but its message was not taken: its page shows why,
+			// with the message in its composer to send again.
+			s.Log.Warn("first message refused", "session_id", id, "err", err)
+			why := s.errors.Answer(r, err).Message
+			return goTo(w, r, s.sessionURL(id)+"?draft="+url.QueryEscape(page.Text)+"&why="+url.QueryEscape(why))
+		}
 	}
 	return goTo(w, r, s.sessionURL(id))
 }

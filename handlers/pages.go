@@ -164,6 +164,11 @@ func (s *server) showThread(w http.ResponseWriter, r *http.Request, threadID str
 	if !v.ReadOnly {
 		v.EventsURL = s.sessionURL(id) + "events?after=" + url.QueryEscape(cursor)
 		s.withLive(&v, sess.Cwd, cursor) // what streamed before the cursor, at once
+		// A first message the new-session page could not send comes back to the composer.
+		if draft := r.URL.Query().Get("draft"); draft != "" && len(draft) <= maxForm {
+			v.Composer.Text = draft
+			v.Composer.Error = "The session was made, but its first message was not sent: " + oneLine(r.URL.Query().Get("why"), 300) + " Send it again when that is fixed."
+		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

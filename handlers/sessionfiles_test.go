@@ -146,10 +146,11 @@ func TestNewSessionPage(t *testing.T) {
 	if len(list) != 2 || list[0].Cwd != filepath.Join(proj, "beta") || list[1].Cwd != filepath.Join(proj, "alpha") {
 		t.Fatalf("sessions = %+v", list)
 	}
-	// The directories used lately are offered, and the list filters by them.
+	// The directories used lately are offered, the last one first, and the list filters
+	// by them.
 	_, body = ts.do(t, "GET", "/profiles/default/new", nil, nil)
-	if !strings.Contains(body, `name="pick" value="`+filepath.Join(proj, "alpha")+`"`) {
-		t.Errorf("the page does not offer alpha")
+	if !strings.Contains(body, `data-dir="`+filepath.Join(proj, "alpha")+`"`) || !strings.Contains(body, `id="cwd" name="cwd" value="`+filepath.Join(proj, "beta")+`"`) {
+		t.Errorf("the page does not offer alpha, or does not start in beta, the directory used last:\n%s", body)
 	}
 	_, body = ts.do(t, "GET", "/profiles/default/?cwd="+url.QueryEscape(filepath.Join(proj, "beta")), nil, nil)
 	if !strings.Contains(body, list[0].ID) || strings.Contains(body, list[1].ID) || !strings.Contains(body, `id="dir-filter"`) {
@@ -157,6 +158,64 @@ func TestNewSessionPage(t *testing.T) {
 	}
 	if resp, _ := ts.do(t, "GET", "/profiles/default/?cwd=rel", nil, nil); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("?cwd=rel = %d", resp.StatusCode)
+	}
+}
+
+// TestNewSessionFirstMessage: the new-session page makes a session only with its first
+// message: visiting it writes nothing, an empty message or a refused directory shows the
+// page again with all that was typed and writes nothing, and a message is sent as the
+// session's first turn, with its @path attachment read in the session's directory.
+func TestNewSessionFirstMessage(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{Text: "On it."})
+	proj := t.TempDir()
+	os.WriteFile(filepath.Join(proj, "notes.md"), []byte("the parser flakes on Tuesdays\n"), 0o600)
+	count := func() int {
+		list, _ := ts.mgr.List(t.Context(), sessionsAll())
+		return len(list)
+	}
+	for range 3 {
+		if resp, _ := ts.do(t, "GET", "/profiles/default/new", nil, nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /new = %d", resp.StatusCode)
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		form   url.Values
+		status int
+		want   string
+	}{
+		{"an empty message", url.Values{"cwd": {proj}, "text": {"  "}}, http.StatusBadRequest, "The message is empty."},
+		{"a bad directory", url.Values{"cwd": {proj + "/nope"}, "text": {"fix the parser"}}, http.StatusBadRequest, "does not exist"},
+		{"help", url.Values{"cwd": {proj}, "text": {"/help"}}, http.StatusOK, "Commands: /compact"},
+	} {
+		resp, body := ts.do(t, "POST", "/profiles/default/s", nil, tt.form)
+		if resp.StatusCode != tt.status || !strings.Contains(body, tt.want) || !strings.Contains(body, `id="new-session-form"`) {
+			t.Errorf("%s: POST /s = %d, want %d and the page with %q:\n%s", tt.name, resp.StatusCode, tt.status, tt.want, body)
+		}
+		if text := tt.form.Get("text"); text != "/help" && !strings.Contains(body, ">"+text+"</textarea>") {
+			t.Errorf("%s: the page lost the message %q", tt.name, text)
+		}
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("visits and refusals made %d sessions, want none", n)
+	}
+	resp, _ := ts.do(t, "POST", "/profiles/default/s", nil, url.Values{"cwd": {proj}, "model": {"fake"}, "text": {"What does @notes.md say?"}})
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/profiles/default/s/") {
+		t.Fatalf("POST /s with a message = %d %q", resp.StatusCode, loc)
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(loc, "/profiles/default/s/"), "/")
+	ts.waitIdle(t, id)
+	sess, st, _ := ts.mgr.Snapshot(t.Context(), id)
+	if sess.Cwd != proj || st.LastTurn.Answer != "On it." {
+		t.Errorf("the session works in %q and answered %q, want %s and the answer", sess.Cwd, st.LastTurn.Answer, proj)
+	}
+	reqs := ts.fake.Requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), "the parser flakes on Tuesdays") {
+		t.Errorf("the first message did not reach the model with its attachment")
+	}
+	if n := count(); n != 1 {
+		t.Errorf("%d sessions, want the one", n)
 	}
 }
 

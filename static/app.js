@@ -207,7 +207,7 @@
     if (ev.target instanceof Element && ev.target.id === "files") showChips();
   });
   document.addEventListener("paste", (ev) => {
-    if (!(ev.target instanceof Element) || !ev.target.closest("#composer")) return;
+    if (!(ev.target instanceof Element) || !ev.target.closest("form.composer")) return;
     const files = [...(ev.clipboardData?.files || [])];
     if (files.length) {
       ev.preventDefault(); // a pasted image is a file, not text
@@ -215,20 +215,33 @@
     }
   });
   document.addEventListener("dragover", (ev) => {
-    if (ev.target instanceof Element && ev.target.closest("#composer") && ev.dataTransfer?.types.includes("Files")) {
+    if (ev.target instanceof Element && ev.target.closest("form.composer") && ev.dataTransfer?.types.includes("Files")) {
       ev.preventDefault();
-      ev.target.closest("#composer").classList.add("dropping");
+      ev.target.closest("form.composer").classList.add("dropping");
     }
   });
   document.addEventListener("dragleave", (ev) => {
-    if (ev.target instanceof Element && ev.target.closest("#composer")) ev.target.closest("#composer").classList.remove("dropping");
+    if (ev.target instanceof Element && ev.target.closest("form.composer")) ev.target.closest("form.composer").classList.remove("dropping");
   });
   document.addEventListener("drop", (ev) => {
-    const composer = ev.target instanceof Element && ev.target.closest("#composer");
+    const composer = ev.target instanceof Element && ev.target.closest("form.composer");
     if (!composer || !ev.dataTransfer?.files.length) return;
     ev.preventDefault();
     composer.classList.remove("dropping");
     addFiles([...ev.dataTransfer.files]);
+  });
+
+  // --- New session ----------------------------------------------------------------------
+
+  // A directory used lately, clicked, goes into the directory field; the message is next.
+  document.addEventListener("click", (ev) => {
+    const b = ev.target instanceof Element ? ev.target.closest("button[data-dir]") : null;
+    const cwd = $("#cwd");
+    if (!b || !cwd) return;
+    cwd.value = b.dataset.dir;
+    cwd.removeAttribute("aria-invalid");
+    const p = $("#prompt");
+    if (p) p.focus();
   });
 
   // --- Rename -----------------------------------------------------------------------------

@@ -136,3 +136,11 @@ func cwdPart(dir string) string {
 
 // PageTitle is the document's title of a page titled title.
 func PageTitle(title string) string { return title + " · myco" }
+
+// noteSuffix is note after a separator, or "" for none.
+func noteSuffix(note string) string {
+	if note == "" {
+		return ""
+	}
+	return " (" + note + ")"
+}

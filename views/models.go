@@ -51,17 +51,25 @@ type DirChoice struct {
 	Note        string
 }
 
-// NewSessionView is the page that starts a session: which directory (typed, with
-// completion, or one used lately) and which model.
+// NewSessionView is the page that starts a session with its first message: which
+// directory (typed, with completion, or one used lately) and which model.
 type NewSessionView struct {
 	Chrome
 	Action      string // where the form posts
 	CompleteURL string // the completion of a typed directory (option elements)
 	Cwd         string // the directory typed or offered
-	Error       string // why the directory was refused, shown at the field
+	CwdError    string // why the directory was refused, shown at the field
 	Recent      []DirChoice
-	Models      []string
+	Models      []ModelChoice
 	Model       string
+	Text        string // the message, kept when it was refused
+	Error       string // why the message was refused
+	Notice      string // a note for the person: the commands, say
+}
+
+// ModelChoice is a model offered: its key and how it reads (with its context window).
+type ModelChoice struct {
+	Key, Label string
 }
 
 // SessionRow is one session in a listing.

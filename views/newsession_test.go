@@ -7,18 +7,19 @@ import (
 
 func testNewSessionView() NewSessionView {
 	return NewSessionView{Chrome: testChrome("New session"), Action: "/profiles/default/s", CompleteURL: "/profiles/default/dirs",
-		Cwd: "/home/u/src/app", Models: []string{"fake", "other"}, Model: "fake",
+		Cwd: "/home/u/src/app", Models: []ModelChoice{{"fake", "fake · 100k context"}, {"other", "other · 1k context"}}, Model: "fake",
 		Recent: []DirChoice{{Path: "/home/u/src/app", Label: "~/src/app", Note: "the server's directory"}, {Path: "/srv/x", Label: "/srv/x"}}}
 }
 
-// TestNewSessionPage: the directory field (prefilled, completed through the datalist as it
-// is typed), the model, the start button, and the directories used lately, each a button
-// that starts a session there; a refusal shows at the field.
+// TestNewSessionPage: the composer of a session to be: the directory field (prefilled,
+// completed through the datalist as it is typed, which first holds the directories used
+// lately), the model with its context window, the message and Send; each directory used
+// lately is a button that fills the field in; a refusal shows at the field.
 func TestNewSessionPage(t *testing.T) {
 	v := testNewSessionView()
 	doc := tree(t, NewSessionPage(v))
 	f := one(t, doc, "form#new-session-form")
-	if attr(f, "method") != "post" || attr(f, "action") != "/profiles/default/s" {
+	if attr(f, "method") != "post" || attr(f, "action") != "/profiles/default/s" || attr(f, "enctype") != "multipart/form-data" {
 		t.Errorf("form = %s", outerHTML(f))
 	}
 	in := one(t, f, "input#cwd")
@@ -27,20 +28,36 @@ func TestNewSessionPage(t *testing.T) {
 		t.Errorf("directory field = %s", outerHTML(in))
 	}
 	one(t, doc, "label[for=cwd]")
-	one(t, doc, "datalist#cwd-options")
-	one(t, f, "select#new-model option[selected][value=fake]")
-	one(t, f, "button#start-session[type=submit]")
-	picks := all(f, "ul.dir-choices button[name=pick]")
-	if len(picks) != 2 || attr(picks[1], "value") != "/srv/x" || attr(picks[1], "aria-label") != "Start a session in /srv/x" {
+	if got := len(all(doc, "datalist#cwd-options option")); got != 2 {
+		t.Errorf("the datalist offers %d directories at first, want the 2 used lately", got)
+	}
+	if got := textContent(one(t, f, "select#new-model option[selected][value=fake]")); got != "fake · 100k context" {
+		t.Errorf("the model reads %q", got)
+	}
+	one(t, f, "label[for=new-model]")
+	one(t, f, "textarea#prompt[name=text][required]") // an empty message is not sent
+	one(t, f, "input#files[type=file][name=files]")
+	if got := textContent(one(t, f, "button#start-session[type=submit]")); got != "Send" {
+		t.Errorf("the send button reads %q", got)
+	}
+	picks := all(f, ".dir-choices button[data-dir]")
+	if len(picks) != 2 || attr(picks[1], "data-dir") != "/srv/x" || attr(picks[1], "type") != "button" || attr(picks[1], "aria-label") != "Work in /srv/x" {
 		t.Errorf("recent directories = %d", len(picks))
 	}
-	v.Error = `cwd "rel" is not an absolute path`
+	v.Text, v.Error = "fix it", "The message is empty."
+	doc = tree(t, NewSessionPage(v))
+	if got := textContent(one(t, doc, "textarea#prompt")); got != "fix it" {
+		t.Errorf("a refused message is not kept: %q", got)
+	}
+	one(t, doc, "p#composer-error[role=alert]")
+	v.Error = ""
+	v.CwdError = `cwd "rel" is not an absolute path`
 	doc = tree(t, NewSessionPage(v))
 	in = one(t, doc, "input#cwd")
 	if attr(in, "aria-invalid") != "true" || !strings.Contains(attr(in, "aria-describedby"), "cwd-error") {
 		t.Errorf("a refused directory's field = %s", outerHTML(in))
 	}
-	if got := textContent(one(t, doc, "p#cwd-error[role=alert]")); got != v.Error {
+	if got := textContent(one(t, doc, "p#cwd-error[role=alert]")); got != v.CwdError {
 		t.Errorf("the refusal reads %q", got)
 	}
 	opts := all(tree(t, DirOptions([]string{"/a/", "/b\x1b/", "/c/"})), "option")

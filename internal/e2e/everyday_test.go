@@ -38,18 +38,16 @@ func (tb *tab) clipboard() string {
 func TestBrowserEverydayActions(t *testing.T) {
 	t.Parallel()
 	answer := "Here is the command:\n\n```sh\necho hi\n```\n\nDone **now**."
-	f := newFixture(t, fakemodel.Turn{Text: answer}, fakemodel.Turn{Text: "Read it."})
+	f := newFixture(t, fakemodel.Turn{Text: answer}, fakemodel.Turn{Text: "A new one."}, fakemodel.Turn{Text: "Read it."})
 	b := newBrowser(t)
 	tb := newTab(t, b, "main")
 	tb.grantClipboard(f.srv.origin())
 
 	tb.navigate(f.srv.URL + "workspace/")
 	tb.clickAndLoad(`button#new-session`)
-	tb.clickAndLoad(`button#start-session`) // in the directory offered: the server's
-	tb.wait("a new session's page", `document.getElementById("transcript") && document.getElementById("prompt")`)
+	tb.startSession("Show me the command") // in the directory offered: the server's
 	first := eval[string](tb, `location.href`)
 	tb.waitLive()
-	tb.send("Show me the command")
 	tb.wait("the answer", `document.querySelector("#messages .msg.assistant .md strong")?.textContent === "now" && !!document.querySelector("#status .idle")`)
 
 	t.Run("Copy an answer", func(t *testing.T) {
@@ -92,7 +90,7 @@ func TestBrowserEverydayActions(t *testing.T) {
 	t.Run("New session from a session page", func(t *testing.T) {
 		tb := tb.in(t)
 		tb.clickAndLoad(`button#new-session`)
-		tb.clickAndLoad(`button#start-session`)
+		tb.startSession("Read this")
 		if now := eval[string](tb, `location.href`); now == first || !strings.Contains(now, "/s/") {
 			t.Errorf("New session led to %s (from %s)", now, first)
 		}

@@ -257,3 +257,50 @@ func TestBrowserHeadStaysCurrent(t *testing.T) {
 			`JSON.stringify([document.getElementById("title").textContent, `+row+`, document.title])`)
 	}
 }
+
+// TestBrowserNewSessionOnSend: New session is a composer; visiting it and leaving writes
+// nothing (the list stays as it was), and the session is made by its first message, in
+// the directory of the session the person came from, which the page offers first.
+func TestBrowserNewSessionOnSend(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakemodel.Turn{Text: "First answer."}, fakemodel.Turn{Text: "Second answer."})
+	proj := t.TempDir()
+	b := newBrowser(t)
+	tb := newTab(t, b, "main")
+	rows := `document.querySelectorAll("#session-list li.session-row").length`
+
+	tb.navigate(f.srv.URL)
+	tb.clickAndLoad(`form.new-session button[type=submit]`)
+	tb.wait("the composer at once", `document.activeElement?.id === "prompt" && document.getElementById("cwd")`)
+	eval[bool](tb, `(() => { const c = document.getElementById("cwd"); c.value = `+quoteJS(proj)+`; return true; })()`)
+	tb.navigate(f.srv.URL) // and leave
+	tb.clickAndLoad(`button#new-session`)
+	tb.navigate(f.srv.URL)
+	if n := eval[int](tb, rows); n != 0 {
+		t.Fatalf("visiting New session twice and leaving listed %d sessions, want none", n)
+	}
+
+	tb.clickAndLoad(`form.new-session button[type=submit]`)
+	eval[bool](tb, `(() => { const c = document.getElementById("cwd"); c.value = `+quoteJS(proj)+`; return true; })()`)
+	tb.startSession("Start here")
+	tb.waitLive()
+	tb.wait("the first message and its answer", `document.querySelector("#messages .msg.user")?.textContent.includes("Start here") && document.querySelector("#messages")?.textContent.includes("First answer.")`)
+	if got := eval[string](tb, `document.getElementById("session-cwd").title`); !strings.HasSuffix(got, proj) {
+		t.Errorf("the session works in %q, want %s", got, proj)
+	}
+	first := eval[string](tb, `location.href`)
+
+	// From a session page, New session offers that session's directory.
+	tb.clickAndLoad(`button#new-session`)
+	if got := eval[string](tb, `document.getElementById("cwd").value`); got != proj {
+		t.Errorf("New session from a session in %s offers %q", proj, got)
+	}
+	tb.startSession("Another")
+	if now := eval[string](tb, `location.href`); now == first {
+		t.Errorf("the second session's page is the first's")
+	}
+	tb.navigate(f.srv.URL)
+	if n := eval[int](tb, rows); n != 2 {
+		t.Errorf("the list has %d sessions, want the two that were sent a message", n)
+	}
+}

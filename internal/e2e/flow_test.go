@@ -231,6 +231,7 @@ func TestBrowserPlainFormPosts(t *testing.T) {
 	tb := newTab(t, b, "main")
 	tb.navigate(f.srv.URL)
 	tb.clickAndLoad(`form.new-session button[type=submit]`)
+	tb.do("type the first message", typeInto(chromedp.ID("prompt"), "Hello"))
 	tb.clickAndLoad(`form#new-session-form button#start-session`)
 	tb.wait("the new session's page", `document.getElementById("transcript") && document.getElementById("prompt")`)
 	tb.clickAndLoad("#archive-button")

@@ -126,6 +126,21 @@ func (tb *tab) send(text string) {
 	tb.do("press Enter", pressEnter())
 }
 
+// startSession types text into the New session page's message and presses Enter, as a
+// user starts a session, and waits for the session's page.
+func (tb *tab) startSession(text string) {
+	tb.t.Helper()
+	tb.wait("the new session's composer", `document.getElementById("new-session-form") && document.getElementById("prompt")`)
+	tb.do("type "+text, chromedp.Click(chromedp.ID("prompt"), chromedp.NodeVisible), typeInto(chromedp.ID("prompt"), text))
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	if _, err := chromedp.RunResponse(ctx, pressEnter()); err != nil {
+		tb.fail("press Enter and wait for the session's page: %v", err)
+	}
+	tb.installRecorder()
+	tb.wait("the session's page", `document.getElementById("transcript") && document.getElementById("prompt")`)
+}
+
 // typeInto focuses the element sel finds and types text into it, key by key. It stands in
 // for chromedp.SendKeys, which (v0.23.1) reads the node's attributes without the node's
 // lock: a data race with the DOM events of a page that changes the element's attributes,

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"myco.dev/internal/fakemodel"
 )
 
@@ -36,6 +38,7 @@ func TestBrowserProjects(t *testing.T) {
 	tb.navigate(f.srv.URL)
 	tb.clickAndLoad(`form.new-session button[type=submit]`)
 	tb.wait("the new session page", `document.getElementById("cwd") && document.getElementById("start-session")`)
+	tb.do("type the first message", typeInto(chromedp.ID("prompt"), "Where is the handler?"))
 
 	set := func(v string) {
 		eval[bool](tb, `(() => { const c = document.getElementById("cwd"); c.value = `+quoteJS(v)+`; c.dispatchEvent(new Event("input", {bubbles: true})); return true; })()`)
@@ -43,7 +46,7 @@ func TestBrowserProjects(t *testing.T) {
 	set("relative/dir")
 	tb.allow(`status of 400 \(Bad Request\) ` + regexp.QuoteMeta(f.srv.URL+"s")) // the refusal, on purpose
 	tb.clickAndLoad(`button#start-session`)
-	tb.wait("the refusal at the field", `document.getElementById("cwd-error")?.textContent.includes("is not an absolute path") && document.getElementById("cwd").getAttribute("aria-invalid") === "true" && document.getElementById("cwd").value === "relative/dir"`)
+	tb.wait("the refusal at the field, the message kept", `document.getElementById("cwd-error")?.textContent.includes("is not an absolute path") && document.getElementById("cwd").getAttribute("aria-invalid") === "true" && document.getElementById("cwd").value === "relative/dir" && document.getElementById("prompt").value === "Where is the handler?"`)
 
 	set(filepath.Join(proj, "sr"))
 	tb.wait("the typed path completed", `[...document.querySelectorAll("#cwd-options option")].some((o) => o.value === `+quoteJS(filepath.Join(proj, "src")+"/")+`)`)
@@ -53,7 +56,6 @@ func TestBrowserProjects(t *testing.T) {
 	if got := eval[string](tb, `document.getElementById("session-cwd").textContent`); got != proj {
 		t.Errorf("the session's head names %q, want %s", got, proj)
 	}
-	tb.send("Where is the handler?")
 	tb.wait("the answer's link to the file", `!!document.querySelector("#messages .msg.assistant a[href$='/files/src/app.go?line=7#L7'] code")`)
 	session := eval[string](tb, `location.href`)
 	tb.clickAndLoad(`#messages .msg.assistant a[href$='/files/src/app.go?line=7#L7']`)
