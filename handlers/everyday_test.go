@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -41,5 +43,34 @@ func TestToolMarkdown(t *testing.T) {
 	got = toolMarkdown(bash, &model.ToolResult{CallID: "c1", Text: "```\n"})
 	if want := "````\n```\n````"; !strings.Contains(got, want) {
 		t.Errorf("toolMarkdown of fenced output = %q, want it inside %q", got, want)
+	}
+}
+
+// TestComposerCommands: /help lists the commands in the composer and sends nothing; /new
+// opens New session in the session's directory, on its model; an unknown command names the
+// known ones.
+func TestComposerCommands(t *testing.T) {
+	ts := newTestServer(t)
+	id, p := ts.session(t)
+	hx := http.Header{"HX-Request": {"true"}}
+	resp, body := ts.do(t, "POST", p+"submit", hx, url.Values{"text": {" /help "}})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Commands: /compact") || !strings.Contains(body, `id="composer-notice"`) {
+		t.Errorf("/help = %d:\n%s", resp.StatusCode, body)
+	}
+	resp, _ = ts.do(t, "POST", p+"submit", hx, url.Values{"text": {"/new"}})
+	sess, st, _ := ts.mgr.Snapshot(t.Context(), id)
+	want := "/profiles/default/new?cwd=" + url.QueryEscape(sess.Cwd) + "&model=" + url.QueryEscape(st.Model)
+	if got := resp.Header.Get("HX-Redirect"); got != want {
+		t.Errorf("/new sends the page to %q, want %q", got, want)
+	}
+	resp, body = ts.do(t, "POST", p+"submit", hx, url.Values{"text": {"/frobnicate"}})
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "/compact, /new and /help") {
+		t.Errorf("/frobnicate = %d:\n%s", resp.StatusCode, body)
+	}
+	if len(ts.fake.Requests()) != 0 {
+		t.Errorf("a command reached the model")
+	}
+	if list, _ := ts.mgr.List(t.Context(), sessionsAll()); len(list) != 1 {
+		t.Errorf("the commands made %d sessions, want the one", len(list))
 	}
 }
