@@ -186,7 +186,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 	v := views.SessionView{Chrome: s.chrome(sessionTitle(sess.Title), "sessions"), ID: sess.ID, URL: s.sessionURL(sess.ID), Title: sess.Title,
 		Archived: sess.Archived, Thread: th.ID, ReadOnly: th != sess.Latest(),
 		Cwd: shortDir(sess.Cwd, s.Home), CwdPath: sess.Cwd, FilesURL: s.filesURL(sess.ID)}
-	v.Chrome.Cwd = sess.Cwd
+	v.Chrome.Cwd, v.Chrome.Main = sess.Cwd, views.IDTranscript
 	if sess.Parent != "" {
 		v.Parent = &views.Link{Title: "the parent session", URL: s.sessionURL(sess.Parent)}
 	}

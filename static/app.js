@@ -36,6 +36,16 @@
       }
       return;
     }
+    if (t && t.id === "prompt" && ev.key === "ArrowUp" && !ev.shiftKey && !ev.altKey && !ev.ctrlKey && !ev.metaKey && t.value === "") {
+      // ↑ in the empty composer brings back the last message sent, to send again or change.
+      const last = lastSent();
+      if (last) {
+        ev.preventDefault();
+        t.value = last;
+        t.setSelectionRange(last.length, last.length);
+      }
+      return;
+    }
     if (t && t.id === "prompt" && ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
       ev.preventDefault();
       const form = t.form;
@@ -43,6 +53,36 @@
       if (form && (t.value.trim() !== "" || (files && files.files.length))) form.requestSubmit();
     }
   });
+
+  // lastSent is the text of the last message the person sent in this thread, "" for none.
+  const lastSent = () => {
+    const users = document.querySelectorAll("#messages .msg.user");
+    const m = users[users.length - 1];
+    if (!m) return "";
+    const edit = m.querySelector("details.edit-message textarea");
+    if (edit) return edit.defaultValue;
+    const plain = m.querySelector(".plain");
+    return plain ? plain.textContent : "";
+  };
+
+  // The boxes that edit a sent or queued message work as the composer does: Enter sends,
+  // Shift+Enter breaks the line, and Esc closes the box (and stops nothing).
+  document.addEventListener("keydown", (ev) => {
+    const t = ev.target;
+    if (!(t instanceof HTMLTextAreaElement)) return;
+    const box = t.closest("details.edit-message, details.queued-edit");
+    if (!box) return;
+    if (ev.key === "Escape") {
+      ev.preventDefault();
+      ev.stopPropagation();
+      box.open = false;
+      box.querySelector("summary")?.focus();
+    } else if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      ev.stopPropagation();
+      if (t.value.trim() !== "") t.form?.requestSubmit();
+    }
+  }, true);
 
   // --- Following the transcript ----------------------------------------------------------
 

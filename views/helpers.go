@@ -144,3 +144,11 @@ func noteSuffix(note string) string {
 	}
 	return " (" + note + ")"
 }
+
+// mainID is the id of the main content of a page with chrome c.
+func mainID(c Chrome) string {
+	if c.Main == "" {
+		return "main"
+	}
+	return c.Main
+}

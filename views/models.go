@@ -27,6 +27,8 @@ type Chrome struct {
 	// Cwd is the directory the header's New session offers first: the session's on a
 	// session page; "" means the server's.
 	Cwd string
+	// Main is the id of the page's main content, where the skip link goes; "" means "main".
+	Main string
 }
 
 // SessionsView is the sessions page.

@@ -40,7 +40,7 @@ func SessionsPage(v SessionsView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<main class=\"narrow sessions-page\"><div class=\"page-head\"><h1>Sessions</h1><form class=\"new-session\" method=\"get\" action=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<main id=\"main\" class=\"narrow sessions-page\"><div class=\"page-head\"><h1>Sessions</h1><form class=\"new-session\" method=\"get\" action=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

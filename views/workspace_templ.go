@@ -42,7 +42,7 @@ func WorkspacePage(v WorkspaceView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<main class=\"narrow workspace-page\"><nav class=\"crumbs\" aria-label=\"Path\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<main id=\"main\" class=\"narrow workspace-page\"><nav class=\"crumbs\" aria-label=\"Path\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

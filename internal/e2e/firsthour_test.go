@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"myco.dev/internal/fakemodel"
 )
@@ -302,5 +303,63 @@ func TestBrowserNewSessionOnSend(t *testing.T) {
 	tb.navigate(f.srv.URL)
 	if n := eval[int](tb, rows); n != 2 {
 		t.Errorf("the list has %d sessions, want the two that were sent a message", n)
+	}
+}
+
+// TestBrowserKeyboard: the keyboard alone: Tab's first stop is the skip link, which goes
+// past the header and the sidebar to the transcript; ↑ in the empty composer brings back
+// the last message; in a message's Edit box Enter sends the edit and Esc closes the box.
+func TestBrowserKeyboard(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakemodel.Turn{Text: "One."}, fakemodel.Turn{Text: "Two."}, fakemodel.Turn{Text: "Three."})
+	for range 5 {
+		f.newSession() // a sidebar to skip
+	}
+	page := f.newSession()
+	b := newBrowser(t)
+	tb := newTab(t, b, "main")
+	tb.navigate(page)
+	tb.waitLive()
+
+	first := `[...document.querySelectorAll("a[href], button, input, select, textarea, summary, [tabindex]")].find((e) => e.tabIndex >= 0 && !e.disabled && e.type !== "hidden")`
+	if got := eval[string](tb, first+`?.textContent`); got != "Skip to the content" {
+		t.Fatalf("the first stop of Tab is %q, want the skip link", got)
+	}
+	// From the top of the page (the composer has the focus on load), Tab reaches it first.
+	eval[bool](tb, `(`+first+`.focus(), true)`)
+	tb.do("Shift+Tab", chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(kb.ModifierShift)))
+	tb.do("Tab", chromedp.KeyEvent(kb.Tab))
+	if got := eval[string](tb, `document.activeElement.textContent`); got != "Skip to the content" || !eval[bool](tb, `document.querySelector(".skip-link").getBoundingClientRect().top >= 0`) {
+		t.Fatalf("Tab from the top stops at %q, want the skip link, in view", got)
+	}
+	tb.do("Enter on the skip link", pressEnter())
+	tb.wait("at the transcript", `location.hash === "#transcript"`)
+	tb.do("Tab", chromedp.KeyEvent(kb.Tab))
+	if eval[bool](tb, `!!document.activeElement.closest("header.top, aside.sidebar")`) {
+		t.Errorf("after the skip link, Tab goes to %s", eval[string](tb, `document.activeElement.outerHTML.slice(0, 200)`))
+	}
+
+	tb.send("Deploy to staging")
+	tb.wait("the answer", `document.querySelector("#messages")?.textContent.includes("One.") && document.querySelector("#status .idle")`)
+	tb.do("↑ in the empty composer", chromedp.Focus(chromedp.ID("prompt"), chromedp.NodeVisible), chromedp.KeyEvent(kb.ArrowUp))
+	if got := eval[string](tb, `document.getElementById("prompt").value`); got != "Deploy to staging" {
+		t.Fatalf("↑ in the empty composer gives %q, want the last message", got)
+	}
+	tb.do("send it again", pressEnter())
+	tb.wait("the second answer", `document.querySelector("#messages")?.textContent.includes("Two.") && document.querySelector("#status .idle")`)
+
+	eval[bool](tb, `([...document.querySelectorAll("#messages .msg.user")].pop().querySelector("details.edit-message").id = "the-edit", true)`)
+	edit := `#the-edit`
+	tb.click(edit + ` summary`)
+	tb.wait("the Edit box", `document.querySelector(`+quoteJS(edit)+`).open`)
+	tb.do("type and Esc", typeInto(chromedp.CSS(edit+" textarea"), " now"), chromedp.KeyEvent(kb.Escape))
+	tb.wait("the box closed", `!document.querySelector(`+quoteJS(edit)+`).open`)
+	tb.click(edit + ` summary`)
+	eval[bool](tb, `(document.querySelector(`+quoteJS(edit+" textarea")+`).value = "Deploy to production", true)`)
+	tb.do("Enter sends the edit", chromedp.Focus(chromedp.CSS(edit+" textarea"), chromedp.NodeVisible), pressEnter())
+	tb.wait("the edit's answer", `document.querySelector("#messages")?.textContent.includes("Three.") && document.querySelector("#status .idle")`)
+	reqs := f.model.Requests()
+	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, "Deploy to production") || strings.Contains(body, `Deploy to production\n`) {
+		t.Errorf("the edit that reached the model is not the one typed (without a newline):\n%s", body)
 	}
 }
