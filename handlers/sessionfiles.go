@@ -33,7 +33,7 @@ func (s *server) sessionFiles(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.files(w, r, viewer{files: files, url: s.filesURL(id), root: shortDir(sess.Cwd, s.Home), where: quote(sess.Cwd),
-		nav: "sessions", back: s.sessionURL(id)})
+		nav: "sessions", back: s.sessionURL(id), session: s.sessionURL(id)})
 }
 
 // filesURL is the route of session id's directory viewer.

@@ -31,6 +31,17 @@ type viewer struct {
 	where string // the directory as a sentence names it, for a 404
 	nav   string // the navigation item of its pages
 	back  string // where a document's brand link goes
+	// session is the page of the session whose directory this is, "" for the workspace:
+	// every page of the viewer leads back to it.
+	session string
+}
+
+// backLink leads back to the session of a session's viewer; nil for the workspace.
+func (v viewer) backLink() *views.Link {
+	if v.session == "" {
+		return nil
+	}
+	return &views.Link{Title: "Back to the session", URL: v.session}
 }
 
 // workspaceViewer is the viewer of the profile's workspace.
@@ -88,7 +99,7 @@ func (s *server) files(w http.ResponseWriter, r *http.Request, v viewer) error {
 	}
 	defer f.Close()
 	page := views.WorkspaceView{Chrome: s.chrome(path.Base(name), v.nav), Path: name, Crumbs: v.crumbs(name),
-		RawURL: v.fileURL(name) + "?raw=1", Size: size(f.Info.Size)}
+		RawURL: v.fileURL(name) + "?raw=1", Size: size(f.Info.Size), Back: v.backLink()}
 	switch f.Kind {
 	case workspace.KindMarkdown:
 		if f.Info.Size <= maxDocument && r.URL.Query().Get("line") == "" {
@@ -144,7 +155,7 @@ func (s *server) filesDir(w http.ResponseWriter, r *http.Request, v viewer, name
 	} else if v.root == "workspace" {
 		title = "Workspace"
 	}
-	page := views.WorkspaceView{Chrome: s.chrome(title, v.nav), Path: name, Crumbs: v.crumbs(name), Kind: "dir", More: l.More}
+	page := views.WorkspaceView{Chrome: s.chrome(title, v.nav), Path: name, Crumbs: v.crumbs(name), Kind: "dir", More: l.More, Back: v.backLink()}
 	for _, it := range l.Items {
 		u := v.fileURL(path.Join(name, it.Name))
 		display := it.Name

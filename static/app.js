@@ -574,7 +574,6 @@
       l.replaceChildren();
     }
     if (p) {
-      p.setAttribute("aria-expanded", "false");
       p.removeAttribute("aria-activedescendant");
     }
     atToken = null;
@@ -639,7 +638,6 @@
         return li;
       }));
       l.hidden = false;
-      p.setAttribute("aria-expanded", "true");
       atSelect(0);
     }, 120);
   };

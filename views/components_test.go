@@ -52,7 +52,7 @@ func TestSessionPage(t *testing.T) {
 	if got := textContent(one(t, doc, "h1#"+IDTitle)); got != "Fix the build" {
 		t.Errorf("heading = %q", got)
 	}
-	tr := one(t, doc, "main#"+IDTranscript)
+	tr := one(t, doc, "main#main.session #"+IDTranscript) // one main landmark, at the top level
 	if got := attr(tr, "data-events"); got != v.EventsURL {
 		t.Errorf("data-events = %q, want %q", got, v.EventsURL)
 	}

@@ -385,7 +385,7 @@ func page(c Chrome) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<button type=\"submit\" id=\"new-session\" aria-label=\"New session\" title=\"Start a new session: choose its directory\">New<span class=\"wide-only\">session</span></button></form><form class=\"search\" method=\"get\" action=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<button type=\"submit\" id=\"new-session\" aria-label=\"New session\" title=\"Start a new session: choose its directory\">New<span class=\"wide-only\">&nbsp;session</span></button></form><form class=\"search\" method=\"get\" action=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -311,6 +311,8 @@ type WorkspaceView struct {
 	NextURL string
 	RawURL  string
 	Size    string
+	// Back leads back to the session whose directory this is; nil in the workspace.
+	Back *Link
 }
 
 // WorkspaceItem is one entry of a directory listing.

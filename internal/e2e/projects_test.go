@@ -60,6 +60,11 @@ func TestBrowserProjects(t *testing.T) {
 	session := eval[string](tb, `location.href`)
 	tb.clickAndLoad(`#messages .msg.assistant a[href$='/files/src/app.go?line=7#L7']`)
 	tb.wait("the file at line 7", `location.hash === "#L7" && document.getElementById("L7")?.matches(":target") && document.querySelector(".code-file")?.textContent.includes("// line 7")`)
+	if got := eval[string](tb, `document.querySelector("main h1")?.textContent`); got != "app.go" {
+		t.Errorf("the file's page is headed %q, want app.go", got)
+	}
+	tb.clickAndLoad(`main .back a`) // the way back to the session
+	tb.wait("back at the session", `location.href === `+quoteJS(session)+` && document.getElementById("transcript")`)
 
 	tb.navigate(session)
 	tb.clickAndLoad(`#session-cwd`)
