@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/humanize"
 	"myco.dev/sessions"
 	"myco.dev/views"
 )
@@ -314,7 +314,7 @@ func (p *projector) tool(c model.ToolCall) views.ToolView {
 		}
 	}
 	if !info.Started.IsZero() && !info.Finished.IsZero() {
-		t.Duration = duration(info.Finished.Sub(info.Started))
+		t.Duration = humanize.Duration(info.Finished.Sub(info.Started))
 	}
 	return t
 }
@@ -434,16 +434,6 @@ func headTail(s string, n int) (string, bool) {
 
 // validStart reports whether byte c can start a UTF-8 sequence.
 func validStart(c byte) bool { return c < 0x80 || c >= 0xC0 }
-
-func duration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return strconv.Itoa(int(d.Milliseconds())) + " ms"
-	case d < time.Minute:
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
-	}
-	return d.Round(time.Second).String()
-}
 
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
