@@ -361,61 +361,16 @@ func toolView(base, sess, thread string, c model.ToolCall) views.ToolView {
 	return t
 }
 
-// setResult puts a result's text and status on a card: the head and tail of a long output,
-// with "show all" for the rest. A bash command that exited with another status than 0, or
-// was killed, failed, whatever the tool's error flag says: the card says how it ended. An
-// edit that was refused shows the refusal and no diff: only what was applied is a diff. A
-// call stopped while it ran shows what it printed until then.
+// setResult puts a result's text and status on a card, as [sessions.ToolOutcome] reads
+// them: the head and tail of a long output, with "show all" for the rest. An edit that was
+// refused shows the refusal and no diff: only what was applied is a diff.
 func setResult(t *views.ToolView, r model.ToolResult) {
-	text := r.Text
-	switch {
-	case r.Stopped:
-		t.Status, t.StatusText = "unknown", "stopped"
-		text = sessions.PrintedBeforeStop(r.Text)
-	case r.Unknown:
-		t.Status = "unknown"
-	case r.IsError:
-		t.Status = "error"
-	default:
-		t.Status = "ok"
-	}
-	if t.Name == "bash" && !r.Unknown {
-		if end, failed := bashEnd(text); end != "" {
-			t.StatusText = end
-			if failed {
-				t.Status = "error"
-			}
-		}
-	}
+	o := sessions.ToolOutcome(t.Name, r)
+	t.Status, t.StatusText = o.Status, o.Words
 	if t.Status != "ok" {
 		t.Diff = nil
 	}
-	t.Output, t.Cut = headTail(text, outputShown)
-}
-
-// bashEnd reads how a bash call ended from the last line of its result ("[exit status 1]",
-// "[killed by signal killed]", "[killed after timeout 120s]", a session's "[session b1:
-// exited, exit status 2]"): a short phrase for the card, and whether it failed.
-func bashEnd(text string) (end string, failed bool) {
-	text = strings.TrimRight(text, "\n")
-	last := text[strings.LastIndexByte(text, '\n')+1:]
-	if !strings.HasPrefix(last, "[") || !strings.HasSuffix(last, "]") {
-		return "", false
-	}
-	last = last[1 : len(last)-1]
-	if _, rest, ok := strings.Cut(last, "exited, "); ok && strings.HasPrefix(last, "session ") {
-		last = rest
-	}
-	switch {
-	case strings.HasPrefix(last, "exit status "):
-		code := strings.TrimPrefix(last, "exit status ")
-		return "exit " + code, code != "0"
-	case strings.HasPrefix(last, "killed after timeout"):
-		return "timed out", true
-	case strings.HasPrefix(last, "killed"):
-		return "killed", true
-	}
-	return "", false
+	t.Output, t.Cut = headTail(o.Output, outputShown)
 }
 
 func headTail(s string, n int) (string, bool) {
