@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/term"
 
+	"myco.dev/agent/model"
+	"myco.dev/internal/humanize"
 	"myco.dev/internal/termmd"
 	"myco.dev/internal/termtext"
 	"myco.dev/sessions"
@@ -228,18 +230,8 @@ func (p *printer) update(u sessions.Update) {
 		}
 		p.styled(styleTool, "%s%s", head, summarize(string(u.Input), n))
 	case sessions.UpdateToolFinished:
-		status, style := "ok", styleDim
-		switch {
-		case u.Unknown:
-			status, style = "outcome unknown", styleWarn
-		case u.IsError:
-			status, style = "error: "+summarize(u.Text, 100), styleError
-		}
-		tool := u.Tool
-		if label, _, ok := mcpCall(p.mcp, u.Tool); ok {
-			tool = label
-		}
-		p.styled(style, "← %s %s (%s)", tool, status, (time.Duration(u.Duration * float64(time.Second))).Round(time.Millisecond))
+		o := sessions.ToolOutcome(u.Tool, model.ToolResult{Text: u.Text, IsError: u.IsError, Unknown: u.Unknown, Stopped: u.Stopped})
+		p.toolEnd(u, o)
 		p.working() // the model's next step
 	case sessions.UpdateNotice:
 		p.styled(styleWarn, "! %s", u.Text)
@@ -256,6 +248,33 @@ func (p *printer) update(u sessions.Update) {
 	case sessions.UpdateHost:
 		p.hostState(u)
 	}
+}
+
+// toolEnd prints the last line of a tool call: how it ended, in the browser's words
+// ([sessions.ToolOutcome]: "exit 1", "stopped", an error's text), and how long it took.
+func (p *printer) toolEnd(u sessions.Update, o sessions.Outcome) {
+	words, style := o.Words, styleDim
+	switch o.Status {
+	case "error":
+		style = styleError
+		if words == "" {
+			words = "error: " + summarize(u.Text, 100)
+		}
+	case "unknown":
+		style = styleWarn
+		if words == "" {
+			words = "outcome unknown"
+		}
+	default:
+		if words == "" {
+			words = "ok"
+		}
+	}
+	tool := u.Tool
+	if label, _, ok := mcpCall(p.mcp, u.Tool); ok {
+		tool = label
+	}
+	p.styled(style, "← %s %s (%s)", tool, words, humanize.Duration(time.Duration(u.Duration*float64(time.Second))))
 }
 
 // toolLabel names a tool call in its first line: the tool and, in the chat, its host;
@@ -311,8 +330,8 @@ func (p *printer) columns() int {
 	return 120
 }
 
-// meter prints the context meter: the prompt tokens of the last response and the model's
-// context window.
+// meter prints the context meter: the prompt tokens of the last response against the
+// model's context window, in the browser's words.
 func (p *printer) meter(used, window int) {
 	p.styled(styleDim, "%s", meterText(used, window))
 }

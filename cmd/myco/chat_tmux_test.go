@@ -274,12 +274,12 @@ func TestChatTmux(t *testing.T) {
 	home := chatHome(t, srv.URL)
 	p := startPane(t, home, "")
 
-	s := p.say("run the tool", "USER 1,234/100,000")
+	s := p.say("run the tool", "context: 1.2k of 100k tokens (1%)")
 	for _, want := range []string{
 		"model m · /help for commands",
 		"thinking: The user wants the tool run.",
 		`→ bash @local {"command":"echo hello from the tool"}`,
-		"← bash ok (",
+		"← bash exit 0 (",
 		"The tool said: hello from the tool",
 	} {
 		if !strings.Contains(s, want) {
@@ -305,13 +305,13 @@ func TestChatTmux(t *testing.T) {
 	}
 	p.say("/model nope", `unknown model "nope"; the catalog has m, m2`)
 	p.say("/model m2", "model m2 from the next turn (was m)")
-	p.say("and now?", "USER 50/200,000")
+	p.say("and now?", "context: 50 of 200k tokens (0%)")
 	if model, text := newestUserText(t, srv); model != "m2" || text != "and now?" {
 		t.Errorf("the turn after /model m2 asked model %q with %q, want m2 with %q", model, text, "and now?")
 	}
 
 	s = p.say("/status", "hosts: local")
-	for _, want := range []string{"session " + first + " · ", "model m2 · USER 50/200,000", "\nidle\n"} {
+	for _, want := range []string{"session " + first + " · ", "model m2 · context: 50 of 200k tokens (0%)", "\nidle\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("/status does not show %q:\n%s", want, s)
 		}
@@ -483,7 +483,7 @@ func TestChatTmuxStdoutToFile(t *testing.T) {
 		fakemodel.Turn{Text: "first answer\nin two lines", Usage: fakemodel.Usage{Input: 77}})
 	out := filepath.Join(t.TempDir(), "answers.txt")
 	p := startPane(t, chatHome(t, srv.URL), "--model m2 > '"+out+"'")
-	s := p.say("go", "USER 77/200,000")
+	s := p.say("go", "context: 77 of 200k tokens (0%)")
 	if !strings.Contains(s, "model m2 · /help for commands") {
 		t.Errorf("--model m2: the chat does not say it uses m2:\n%s", s)
 	}
@@ -537,7 +537,7 @@ func TestChatTmuxWorking(t *testing.T) {
 		t.Errorf("the working line is not dimmed:\n%q", st)
 	}
 	s = p.wait("the working line after the tool's result", func(s string) bool {
-		_, after, ok := strings.Cut(s, "← bash ok")
+		_, after, ok := strings.Cut(s, "← bash exit 0")
 		return ok && strings.Contains(after, workingLine)
 	})
 	if n := strings.Count(s, workingLine); n != 1 {
