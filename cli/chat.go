@@ -21,7 +21,8 @@ Usage:
   myco --mode cli --resume ID [--model KEY]        continue a saved session
 
 Type a message and press Enter. The answer streams to stdout; thinking (folded to one
-line), tool calls (with their host, and how each ended: exit 1, stopped), a dimmed "working…" while the model is awaited and
+line), tool calls (with their host, their output as it comes, at most 10 lines at a time,
+and how each ended: exit 1, stopped), a dimmed "working…" while the model is awaited and
 the context meter ("context: 72k of 200k tokens (36%)") show on stderr. Every step is
 saved as in myco -p, so a session can be continued later with --resume ID.
 

@@ -49,6 +49,10 @@ type printer struct {
 	// mcp tells which MCP server a tool belongs to and where it runs, for the tool lines
 	// ("mcp SERVER/TOOL"); nil reads the server from the tool's name alone.
 	mcp MCPServers
+	// output shows the tool calls' output on stderr (see tooloutput.go): the chat's, and
+	// myco -p's when stderr is a terminal.
+	output bool
+	calls  map[string]*callOutput // guarded by mu: the running calls whose output showed
 }
 
 // The SGR sequences of the stderr lines' styles.
@@ -229,8 +233,15 @@ func (p *printer) update(u sessions.Update) {
 			n = max(20, p.columns()-len([]rune(head))-1) // one line on the chat's terminal
 		}
 		p.styled(styleTool, "%s%s", head, summarize(string(u.Input), n))
+	case sessions.UpdateToolProgress:
+		if p.output {
+			p.progress(u)
+		}
 	case sessions.UpdateToolFinished:
 		o := sessions.ToolOutcome(u.Tool, model.ToolResult{Text: u.Text, IsError: u.IsError, Unknown: u.Unknown, Stopped: u.Stopped})
+		if p.output {
+			p.finished(u, o)
+		}
 		p.toolEnd(u, o)
 		p.working() // the model's next step
 	case sessions.UpdateNotice:

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,12 @@ context_window = 200000
 // The server is killed when the test ends.
 func startPane(t *testing.T, home, args string, env ...string) *tmuxPane {
 	t.Helper()
+	return startPaneWidth(t, home, args, 120, env...)
+}
+
+// startPaneWidth is [startPane] in a pane of width columns.
+func startPaneWidth(t *testing.T, home, args string, width int, env ...string) *tmuxPane {
+	t.Helper()
 	tmux := tmuxBinary(t)
 	dir, err := os.MkdirTemp("", "myco-tmux-") // short: a socket path is at most 108 bytes
 	if err != nil {
@@ -83,7 +90,7 @@ func startPane(t *testing.T, home, args string, env ...string) *tmuxPane {
 	p := &tmuxPane{t: t, tmux: tmux, sock: filepath.Join(dir, "sock")}
 	work := t.TempDir()
 	cmd := fmt.Sprintf("cd '%s' && exec '%s' --mode cli %s", work, binary(t), args)
-	argv := []string{"-f", conf, "new-session", "-d", "-x", "120", "-y", "40", "-s", "chat",
+	argv := []string{"-f", conf, "new-session", "-d", "-x", strconv.Itoa(width), "-y", "40", "-s", "chat",
 		"-e", "MYCO_HOME=" + home, "-e", "MYCO_PROFILE=", "-e", "MYCO_CONFIG="}
 	for _, e := range env {
 		argv = append(argv, "-e", e)
@@ -279,7 +286,7 @@ func TestChatTmux(t *testing.T) {
 		"model m · /help for commands",
 		"thinking: The user wants the tool run.",
 		`→ bash @local {"command":"echo hello from the tool"}`,
-		"← bash exit 0 (",
+		"  │ hello from the tool\n← bash exit 0 (",
 		"The tool said: hello from the tool",
 	} {
 		if !strings.Contains(s, want) {
