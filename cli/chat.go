@@ -53,6 +53,7 @@ Keys (when standard input and standard error are a terminal):
 
 Closing the terminal (SIGHUP) or SIGTERM stops the turn, saves it and ends the chat.
 With colour, the answer's Markdown is styled (headings and **strong** bold, code green).
+On a terminal its tables are laid out in columns fitted to the terminal's width.
 Colour is off when stdout or stderr is not a terminal, NO_COLOR is set, or TERM is unset
 or dumb.
 `

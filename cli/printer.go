@@ -37,8 +37,10 @@ type printer struct {
 	stream bool
 	// color styles the stderr lines (thinking and tool lines dimmed, errors red); the
 	// chat sets it when both outputs are terminals and NO_COLOR is not set.
-	color    bool
-	md       termmd.Renderer // styles the streamed answer's Markdown when color is on
+	color bool
+	// md lays out the answer's tables when stdout is a terminal, and styles its Markdown
+	// when color is on too.
+	md       termmd.Renderer
 	thinking strings.Builder // the thinking of the response streaming now, not yet shown
 	// waiting: the chat's "working…" line is on the terminal, to be erased by what comes
 	// next (see [printer.working]).
@@ -169,7 +171,7 @@ func (p *printer) clearWorking() {
 // endLine ends a streamed line of stdout, so that what follows starts on its own. Call it
 // with mu held.
 func (p *printer) endLine() {
-	if p.color {
+	if !p.rawOut {
 		io.WriteString(writerFunc(p.writeOut), p.md.Flush())
 	}
 	if p.midLine {
@@ -178,7 +180,8 @@ func (p *printer) endLine() {
 	}
 }
 
-// text streams model text to stdout, its Markdown styled when colour is on.
+// text streams model text to stdout: on a terminal, made safe, its tables laid out and,
+// when colour is on, its Markdown styled; otherwise as it came.
 func (p *printer) text(s string) {
 	if s == "" {
 		return
@@ -186,12 +189,19 @@ func (p *printer) text(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearWorking()
-	if p.color {
-		io.WriteString(writerFunc(p.writeOut), p.md.Write(termtext.Safe(s)))
-	} else {
-		p.outText(s)
-	}
+	p.outMarkdown(s)
 	p.midLine = !strings.HasSuffix(s, "\n")
+}
+
+// outMarkdown writes model text to stdout through the Markdown renderer when stdout is a
+// terminal, as it is when it is not. Call it with mu held.
+func (p *printer) outMarkdown(s string) {
+	if p.rawOut {
+		p.outText(s)
+		return
+	}
+	p.md.Plain, p.md.Width = !p.color, columns(p.stdout, 80)
+	io.WriteString(writerFunc(p.writeOut), p.md.Write(termtext.Safe(s)))
 }
 
 // session announces the session id before the first model call, so a run that dies can
@@ -332,13 +342,16 @@ func (p *printer) showThinking() {
 }
 
 // columns is the width of stderr's terminal, or 120 when it is not one.
-func (p *printer) columns() int {
-	if f, ok := p.stderr.(*os.File); ok {
+func (p *printer) columns() int { return columns(p.stderr, 120) }
+
+// columns is the width of w's terminal, or def when it is not one.
+func columns(w io.Writer, def int) int {
+	if f, ok := w.(*os.File); ok {
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
 			return w
 		}
 	}
-	return 120
+	return def
 }
 
 // meter prints the context meter: the prompt tokens of the last response against the
@@ -380,7 +393,8 @@ func (p *printer) done(res sessions.JobResult) {
 	if answer != "" && !strings.HasSuffix(answer, "\n") {
 		answer += "\n"
 	}
-	p.outText(answer)
+	p.outMarkdown(answer)
+	p.endLine()
 }
 
 func (p *printer) failed(err error) {

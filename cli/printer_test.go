@@ -127,3 +127,39 @@ func TestPrinterMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TestPrinterTable lays out a table of the answer when stdout is a terminal, in the chat
+// and in myco -p, with colour or without; to a file or a pipe the answer goes out as it
+// came, byte for byte.
+func TestPrinterTable(t *testing.T) {
+	const answer = "Sizes:\n| file | bytes |\n|---|--:|\n| a.go | 12 |\n| main.go | 1200 |\n\x1b[2J done"
+	const table = "Sizes:\nfile    │ bytes\n────────┼──────\na.go    │    12\nmain.go │  1200\n\\x1b[2J done\n"
+	for _, tt := range []struct {
+		name                  string
+		stream, color, rawOut bool
+		want                  string
+	}{
+		{"chat", true, false, false, table},
+		{"chat in colour", true, true, false, "Sizes:\n\x1b[1mfile\x1b[0m    │ \x1b[1mbytes\x1b[0m\n────────┼──────\na.go    │    12\nmain.go │  1200\n\\x1b[2J done\n"},
+		{"one-shot", false, false, false, table},
+		{"chat to a file", true, false, true, answer + "\n"},
+		{"one-shot to a file", false, false, true, answer + "\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout bytes.Buffer
+			p := newPrinter(&stdout, &bytes.Buffer{}, false)
+			p.stream, p.color, p.rawOut = tt.stream, tt.color, tt.rawOut
+			if tt.stream {
+				for i := 0; i < len(answer); i += 5 {
+					p.update(sessions.Update{Type: sessions.UpdateTextDelta, Text: answer[i:min(i+5, len(answer))]})
+				}
+			}
+			var res sessions.JobResult
+			res.Answer = answer
+			p.done(res)
+			if got := stdout.String(); got != tt.want {
+				t.Errorf("stdout =\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}

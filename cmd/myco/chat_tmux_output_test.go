@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"myco.dev/internal/fakemodel"
 )
@@ -65,5 +67,59 @@ func TestChatTmuxToolOutput(t *testing.T) {
 	p.keys("C-d")
 	if code := p.exitStatus(); code != 0 {
 		t.Errorf("Ctrl-D: exit status %d, want 0", code)
+	}
+}
+
+// TestChatTmuxTable: an answer's table shows as aligned columns, fitted to the pane: at 80
+// columns as it is, at 40 its wide column wrapped, never wider than the pane.
+func TestChatTmuxTable(t *testing.T) {
+	t.Parallel()
+	const answer = "The packages:\n\n" +
+		"| Package | Owns | Lines |\n" +
+		"|---|---|--:|\n" +
+		"| cli | the terminal front ends: -p and the chat | 1200 |\n" +
+		"| termmd | the answer's Markdown for a terminal | 560 |\n\n" +
+		"That is all."
+	for _, tt := range []struct {
+		width int
+		want  string
+	}{
+		{80, "The packages:\n\n" +
+			"Package │ Owns                                     │ Lines\n" +
+			"────────┼──────────────────────────────────────────┼──────\n" +
+			"cli     │ the terminal front ends: -p and the chat │  1200\n" +
+			"termmd  │ the answer's Markdown for a terminal     │   560\n\n" +
+			"That is all.\n"},
+		{40, "The packages:\n\n" +
+			"Package │ Owns                  │ Lines\n" +
+			"────────┼───────────────────────┼──────\n" +
+			"cli     │ the terminal front    │  1200\n" +
+			"        │ ends: -p and the chat │\n" +
+			"termmd  │ the answer's Markdown │   560\n" +
+			"        │ for a terminal        │\n\n" +
+			"That is all.\n"},
+	} {
+		t.Run(strconv.Itoa(tt.width), func(t *testing.T) {
+			t.Parallel()
+			srv := fakemodel.New(t, fakemodel.Turn{Text: answer})
+			p := startPaneWidth(t, chatHome(t, srv.URL), "", tt.width)
+			s := p.say("list the packages", "That is all.")
+			if !strings.Contains(s, tt.want) {
+				t.Errorf("the table is not laid out in %d columns:\n%s\nwant\n%s", tt.width, s, tt.want)
+			}
+			if strings.Contains(s, "|---|") || strings.Contains(s, "| cli |") {
+				t.Errorf("the table shows as raw pipes:\n%s", s)
+			}
+			// No line of the table wider than the pane: the pane's lines, not joined where
+			// they wrapped.
+			for _, l := range strings.Split(p.run("capture-pane", "-p", "-t", "chat"), "\n") {
+				if !strings.ContainsAny(l, "│─") {
+					continue
+				}
+				if n := utf8.RuneCountInString(strings.TrimRight(l, " ")); n >= tt.width {
+					t.Errorf("a line fills the pane's %d columns (it may have wrapped): %q", tt.width, l)
+				}
+			}
+		})
 	}
 }
