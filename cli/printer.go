@@ -231,6 +231,11 @@ func (p *printer) update(u sessions.Update) {
 		return
 	}
 	p.showThinking()
+	if u.Terminal() {
+		p.mu.Lock()
+		p.calls = nil // a call cut without its end (a failed turn) is not followed further
+		p.mu.Unlock()
+	}
 	switch u.Type {
 	case sessions.UpdateTextDelta:
 		if p.stream {

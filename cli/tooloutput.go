@@ -12,9 +12,9 @@ import (
 // A tool call's output shows on stderr while the call runs, from the progress updates of
 // the session service, and the rest of it when the call ends, each time as at most
 // [outputLines] lines, dimmed and indented under the call's header, every line cut to the
-// terminal's width. A progress update carries the newest [tools.ProgressBytes] of the
-// output, at most every two seconds, as the browser's card shows it; the lines that are
-// new since the last one are printed.
+// terminal's width. A progress update carries the newest 2 KiB of the output, at most
+// every two seconds, as the browser's card shows it; the lines that are new since the last
+// one are printed. Calls that run at once print their lines as they come, interleaved.
 
 // outputLines bounds the lines of a call's output printed at once: what a progress update
 // brought, or the rest when the call ended. The lines before them are counted as left out.
@@ -87,7 +87,7 @@ func (p *printer) finished(u sessions.Update, o sessions.Outcome) {
 }
 
 // newOutput returns what is new in cur, a progress update's text, after prev, the one
-// before: the output so far ends with cur, and ended with prev. Under [tools.ProgressBytes]
+// before: the output so far ends with cur, and ended with prev. Under the update's 2 KiB
 // the output only grew, so cur starts with prev; past it the window slid, and cur starts
 // with an end of prev (the longest is taken: output that repeats itself may show fewer new
 // lines than it had). gap reports that cur does not continue prev at all.

@@ -156,3 +156,18 @@ func TestPartialBounded(t *testing.T) {
 		t.Errorf("stderr = %q, want the bar's last redraw, cut, then done", got)
 	}
 }
+
+// TestPrinterToolOutputForgotten: a turn that ends without a call's end (it failed) does
+// not leave the call followed.
+func TestPrinterToolOutputForgotten(t *testing.T) {
+	p := newPrinter(&bytes.Buffer{}, &bytes.Buffer{}, false)
+	p.output = true
+	p.update(sessions.Update{Type: sessions.UpdateToolProgress, CallID: "c1", Text: "one\n"})
+	if len(p.calls) != 1 {
+		t.Fatalf("calls followed = %d, want 1", len(p.calls))
+	}
+	p.update(sessions.Update{Type: sessions.UpdateError, Error: "the host dropped"})
+	if len(p.calls) != 0 {
+		t.Errorf("after the turn's end %d calls are followed, want none", len(p.calls))
+	}
+}
