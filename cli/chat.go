@@ -21,9 +21,10 @@ Usage:
   myco --mode cli --resume ID [--model KEY]        continue a saved session
 
 Type a message and press Enter. The answer streams to stdout; thinking (folded to one
-line), tool calls (with their host), a dimmed "working…" while the model is awaited and
-the context meter USER n/m show on stderr. Every
-step is saved as in myco -p, so a session can be continued later with --resume ID.
+line), tool calls (with their host, their output as it comes, at most 10 lines at a time,
+and how each ended: exit 1, stopped), a dimmed "working…" while the model is awaited and
+the context meter ("context: 72k of 200k tokens (36%)") show on stderr. Every step is
+saved as in myco -p, so a session can be continued later with --resume ID.
 
 Commands:
   /help              this text
@@ -52,6 +53,7 @@ Keys (when standard input and standard error are a terminal):
 
 Closing the terminal (SIGHUP) or SIGTERM stops the turn, saves it and ends the chat.
 With colour, the answer's Markdown is styled (headings and **strong** bold, code green).
+On a terminal its tables are laid out in columns fitted to the terminal's width.
 Colour is off when stdout or stderr is not a terminal, NO_COLOR is set, or TERM is unset
 or dumb.
 `

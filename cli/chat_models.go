@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"myco.dev/hosts"
+	"myco.dev/internal/humanize"
 	"myco.dev/sessions"
 )
 
@@ -68,7 +69,7 @@ func (c *chatSession) modelCmd(ctx context.Context, key string) {
 			if m.Key == cur {
 				mark = "*"
 			}
-			out.note("%s %-*s  context window %s", mark, width, m.Key, thousands(m.ContextWindow))
+			out.note("%s %-*s  context window %s", mark, width, m.Key, humanize.Thousands(m.ContextWindow))
 		}
 		return
 	}
@@ -104,7 +105,7 @@ func (c *chatSession) status(ctx context.Context) {
 	if c.id == "" {
 		out.note("no session yet: one starts with your next message")
 		m := c.currentModel(ctx)
-		out.note("model %s · context window %s", m, thousands(c.contextWindow(m)))
+		out.note("model %s · context window %s", m, humanize.Thousands(c.contextWindow(m)))
 	} else {
 		m, err := c.meter(ctx)
 		if err != nil {

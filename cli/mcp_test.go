@@ -85,18 +85,18 @@ func TestPrinterMCPLines(t *testing.T) {
 		want   string
 	}{
 		{"chat", true, `→ mcp db/query @devbox {"sql":"select 1"}
-← mcp db/query ok (250ms)
+← mcp db/query ok (250 ms)
 → mcp everything/read.file @local {}
-← mcp everything/read.file outcome unknown (0s)
+← mcp everything/read.file outcome unknown (0 ms)
 → mcp x/y {}
-← mcp x/y error: mcp server x is not available (0s)
+← mcp x/y error: mcp server x is not available (0 ms)
 `},
 		{"one-shot", false, `→ mcp db/query {"sql":"select 1"}
-← mcp db/query ok (250ms)
+← mcp db/query ok (250 ms)
 → mcp everything/read.file {}
-← mcp everything/read.file outcome unknown (0s)
+← mcp everything/read.file outcome unknown (0 ms)
 → mcp x/y {}
-← mcp x/y error: mcp server x is not available (0s)
+← mcp x/y error: mcp server x is not available (0 ms)
 `},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/term"
 
+	"myco.dev/agent/model"
+	"myco.dev/internal/humanize"
 	"myco.dev/internal/termmd"
 	"myco.dev/internal/termtext"
 	"myco.dev/sessions"
@@ -35,8 +37,10 @@ type printer struct {
 	stream bool
 	// color styles the stderr lines (thinking and tool lines dimmed, errors red); the
 	// chat sets it when both outputs are terminals and NO_COLOR is not set.
-	color    bool
-	md       termmd.Renderer // styles the streamed answer's Markdown when color is on
+	color bool
+	// md lays out the answer's tables when stdout is a terminal, and styles its Markdown
+	// when color is on too.
+	md       termmd.Renderer
 	thinking strings.Builder // the thinking of the response streaming now, not yet shown
 	// waiting: the chat's "working…" line is on the terminal, to be erased by what comes
 	// next (see [printer.working]).
@@ -47,6 +51,10 @@ type printer struct {
 	// mcp tells which MCP server a tool belongs to and where it runs, for the tool lines
 	// ("mcp SERVER/TOOL"); nil reads the server from the tool's name alone.
 	mcp MCPServers
+	// output shows the tool calls' output on stderr (see tooloutput.go): the chat's, and
+	// myco -p's when stderr is a terminal.
+	output bool
+	calls  map[string]*callOutput // guarded by mu: the running calls whose output showed
 }
 
 // The SGR sequences of the stderr lines' styles.
@@ -163,7 +171,7 @@ func (p *printer) clearWorking() {
 // endLine ends a streamed line of stdout, so that what follows starts on its own. Call it
 // with mu held.
 func (p *printer) endLine() {
-	if p.color {
+	if !p.rawOut {
 		io.WriteString(writerFunc(p.writeOut), p.md.Flush())
 	}
 	if p.midLine {
@@ -172,7 +180,8 @@ func (p *printer) endLine() {
 	}
 }
 
-// text streams model text to stdout, its Markdown styled when colour is on.
+// text streams model text to stdout: on a terminal, made safe, its tables laid out and,
+// when colour is on, its Markdown styled; otherwise as it came.
 func (p *printer) text(s string) {
 	if s == "" {
 		return
@@ -180,12 +189,19 @@ func (p *printer) text(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearWorking()
-	if p.color {
-		io.WriteString(writerFunc(p.writeOut), p.md.Write(termtext.Safe(s)))
-	} else {
-		p.outText(s)
-	}
+	p.outMarkdown(s)
 	p.midLine = !strings.HasSuffix(s, "\n")
+}
+
+// outMarkdown writes model text to stdout through the Markdown renderer when stdout is a
+// terminal, as it is when it is not. Call it with mu held.
+func (p *printer) outMarkdown(s string) {
+	if p.rawOut {
+		p.outText(s)
+		return
+	}
+	p.md.Plain, p.md.Width = !p.color, columns(p.stdout, 80)
+	io.WriteString(writerFunc(p.writeOut), p.md.Write(termtext.Safe(s)))
 }
 
 // session announces the session id before the first model call, so a run that dies can
@@ -215,6 +231,11 @@ func (p *printer) update(u sessions.Update) {
 		return
 	}
 	p.showThinking()
+	if u.Terminal() {
+		p.mu.Lock()
+		p.calls = nil // a call cut without its end (a failed turn) is not followed further
+		p.mu.Unlock()
+	}
 	switch u.Type {
 	case sessions.UpdateTextDelta:
 		if p.stream {
@@ -227,19 +248,16 @@ func (p *printer) update(u sessions.Update) {
 			n = max(20, p.columns()-len([]rune(head))-1) // one line on the chat's terminal
 		}
 		p.styled(styleTool, "%s%s", head, summarize(string(u.Input), n))
+	case sessions.UpdateToolProgress:
+		if p.output {
+			p.progress(u)
+		}
 	case sessions.UpdateToolFinished:
-		status, style := "ok", styleDim
-		switch {
-		case u.Unknown:
-			status, style = "outcome unknown", styleWarn
-		case u.IsError:
-			status, style = "error: "+summarize(u.Text, 100), styleError
+		o := sessions.ToolOutcome(u.Tool, model.ToolResult{Text: u.Text, IsError: u.IsError, Unknown: u.Unknown, Stopped: u.Stopped})
+		if p.output {
+			p.finished(u, o)
 		}
-		tool := u.Tool
-		if label, _, ok := mcpCall(p.mcp, u.Tool); ok {
-			tool = label
-		}
-		p.styled(style, "← %s %s (%s)", tool, status, (time.Duration(u.Duration * float64(time.Second))).Round(time.Millisecond))
+		p.toolEnd(u, o)
 		p.working() // the model's next step
 	case sessions.UpdateNotice:
 		p.styled(styleWarn, "! %s", u.Text)
@@ -256,6 +274,33 @@ func (p *printer) update(u sessions.Update) {
 	case sessions.UpdateHost:
 		p.hostState(u)
 	}
+}
+
+// toolEnd prints the last line of a tool call: how it ended, in the browser's words
+// ([sessions.ToolOutcome]: "exit 1", "stopped", an error's text), and how long it took.
+func (p *printer) toolEnd(u sessions.Update, o sessions.Outcome) {
+	words, style := o.Words, styleDim
+	switch o.Status {
+	case "error":
+		style = styleError
+		if words == "" {
+			words = "error: " + summarize(u.Text, 100)
+		}
+	case "unknown":
+		style = styleWarn
+		if words == "" {
+			words = "outcome unknown"
+		}
+	default:
+		if words == "" {
+			words = "ok"
+		}
+	}
+	tool := u.Tool
+	if label, _, ok := mcpCall(p.mcp, u.Tool); ok {
+		tool = label
+	}
+	p.styled(style, "← %s %s (%s)", tool, words, humanize.Duration(time.Duration(u.Duration*float64(time.Second))))
 }
 
 // toolLabel names a tool call in its first line: the tool and, in the chat, its host;
@@ -302,17 +347,20 @@ func (p *printer) showThinking() {
 }
 
 // columns is the width of stderr's terminal, or 120 when it is not one.
-func (p *printer) columns() int {
-	if f, ok := p.stderr.(*os.File); ok {
+func (p *printer) columns() int { return columns(p.stderr, 120) }
+
+// columns is the width of w's terminal, or def when it is not one.
+func columns(w io.Writer, def int) int {
+	if f, ok := w.(*os.File); ok {
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
 			return w
 		}
 	}
-	return 120
+	return def
 }
 
-// meter prints the context meter: the prompt tokens of the last response and the model's
-// context window.
+// meter prints the context meter: the prompt tokens of the last response against the
+// model's context window, in the browser's words.
 func (p *printer) meter(used, window int) {
 	p.styled(styleDim, "%s", meterText(used, window))
 }
@@ -350,7 +398,8 @@ func (p *printer) done(res sessions.JobResult) {
 	if answer != "" && !strings.HasSuffix(answer, "\n") {
 		answer += "\n"
 	}
-	p.outText(answer)
+	p.outMarkdown(answer)
+	p.endLine()
 }
 
 func (p *printer) failed(err error) {

@@ -16,8 +16,10 @@ func TestPrinterChatLines(t *testing.T) {
 		{Type: sessions.UpdateThinkingDelta, Text: "First I look\nat the "},
 		{Type: sessions.UpdateThinkingDelta, Text: "files.\x1b]0;x\x07"},
 		{Type: sessions.UpdateToolStarted, Tool: "bash", Host: "box", Input: json.RawMessage(`{"host":"box","command":"ls"}`)},
-		{Type: sessions.UpdateToolFinished, Tool: "bash", Host: "box", Duration: 0.012},
+		{Type: sessions.UpdateToolFinished, Tool: "bash", Host: "box", Duration: 0.012, Text: "[exit status 0]\n"},
+		{Type: sessions.UpdateToolFinished, Tool: "bash", Host: "box", Duration: 1.5, Text: "[exit status 1]\n"},
 		{Type: sessions.UpdateToolFinished, Tool: "bash", Host: "local", IsError: true, Text: "no such file"},
+		{Type: sessions.UpdateToolFinished, Tool: "bash", Unknown: true, Stopped: true, Duration: 2, Text: "the call was cancelled while running"},
 		{Type: sessions.UpdateTextDelta, Text: "the answer"},
 		{Type: sessions.UpdateNotice, Text: "retrying"},
 	}
@@ -29,19 +31,25 @@ func TestPrinterChatLines(t *testing.T) {
 	}{
 		{"chat", true, false, "the answer\n", `thinking: First I look at the files.\x1b]0;x\x07
 → bash @box {"host":"box","command":"ls"}
-← bash ok (12ms)
-← bash error: no such file (0s)
+← bash exit 0 (12 ms)
+← bash exit 1 (1.5 s)
+← bash error: no such file (0 ms)
+← bash stopped (2.0 s)
 ! retrying
 `},
 		{"chat in colour", true, true, "the answer\n", "\x1b[2mthinking: First I look at the files.\\x1b]0;x\\x07\x1b[0m\n" +
 			"\x1b[36m→ bash @box {\"host\":\"box\",\"command\":\"ls\"}\x1b[0m\n" +
-			"\x1b[2m← bash ok (12ms)\x1b[0m\n" +
+			"\x1b[2m← bash exit 0 (12 ms)\x1b[0m\n" +
 			// After a tool's result the working line waits for the model, erased by what follows.
-			working + "\x1b[31m← bash error: no such file (0s)\x1b[0m\n" +
+			working + "\x1b[31m← bash exit 1 (1.5 s)\x1b[0m\n" +
+			working + "\x1b[31m← bash error: no such file (0 ms)\x1b[0m\n" +
+			working + "\x1b[33m← bash stopped (2.0 s)\x1b[0m\n" +
 			working + "\x1b[33m! retrying\x1b[0m\n"},
 		{"one-shot", false, false, "", `→ bash {"host":"box","command":"ls"}
-← bash ok (12ms)
-← bash error: no such file (0s)
+← bash exit 0 (12 ms)
+← bash exit 1 (1.5 s)
+← bash error: no such file (0 ms)
+← bash stopped (2.0 s)
 ! retrying
 `},
 	} {
@@ -87,10 +95,10 @@ func TestMeterText(t *testing.T) {
 		used, window int
 		want         string
 	}{
-		{123456, 1000000, "USER 123,456/1,000,000"},
-		{0, 200000, "USER 0/200,000"},
-		{999, 1000, "USER 999/1,000"},
-		{-1234, 0, "USER -1,234/0"},
+		{123456, 1000000, "context: 123k of 1M tokens (12%)"},
+		{0, 200000, "context: 0 of 200k tokens (0%)"},
+		{72_000, 200_000, "context: 72k of 200k tokens (36%)"},
+		{999, 0, "context: 999 of 0 tokens (0%)"},
 	} {
 		if got := meterText(tt.used, tt.window); got != tt.want {
 			t.Errorf("meterText(%d, %d) = %q, want %q", tt.used, tt.window, got, tt.want)
@@ -117,5 +125,41 @@ func TestPrinterMarkdown(t *testing.T) {
 		if got := stdout.String(); got != want {
 			t.Errorf("colour %v: stdout =\n%q\nwant\n%q", color, got, want)
 		}
+	}
+}
+
+// TestPrinterTable lays out a table of the answer when stdout is a terminal, in the chat
+// and in myco -p, with colour or without; to a file or a pipe the answer goes out as it
+// came, byte for byte.
+func TestPrinterTable(t *testing.T) {
+	const answer = "Sizes:\n| file | bytes |\n|---|--:|\n| a.go | 12 |\n| main.go | 1200 |\n\x1b[2J done"
+	const table = "Sizes:\nfile    │ bytes\n────────┼──────\na.go    │    12\nmain.go │  1200\n\\x1b[2J done\n"
+	for _, tt := range []struct {
+		name                  string
+		stream, color, rawOut bool
+		want                  string
+	}{
+		{"chat", true, false, false, table},
+		{"chat in colour", true, true, false, "Sizes:\n\x1b[1mfile\x1b[0m    │ \x1b[1mbytes\x1b[0m\n────────┼──────\na.go    │    12\nmain.go │  1200\n\\x1b[2J done\n"},
+		{"one-shot", false, false, false, table},
+		{"chat to a file", true, false, true, answer + "\n"},
+		{"one-shot to a file", false, false, true, answer + "\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout bytes.Buffer
+			p := newPrinter(&stdout, &bytes.Buffer{}, false)
+			p.stream, p.color, p.rawOut = tt.stream, tt.color, tt.rawOut
+			if tt.stream {
+				for i := 0; i < len(answer); i += 5 {
+					p.update(sessions.Update{Type: sessions.UpdateTextDelta, Text: answer[i:min(i+5, len(answer))]})
+				}
+			}
+			var res sessions.JobResult
+			res.Answer = answer
+			p.done(res)
+			if got := stdout.String(); got != tt.want {
+				t.Errorf("stdout =\n%q\nwant\n%q", got, tt.want)
+			}
+		})
 	}
 }

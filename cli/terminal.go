@@ -31,6 +31,9 @@ type terminal struct {
 func newTerminal(svc Sessions, std IO, asJSON, stream bool) *terminal {
 	out := newPrinter(std.Stdout, std.Stderr, asJSON)
 	out.stream = stream
+	// The calls' output: always in the chat; in myco -p when someone watches stderr, so
+	// that a script's log keeps the short lines it had.
+	out.output = stream || isTerminal(std.Stderr)
 	t := &terminal{svc: svc, std: std, out: out, sig: make(chan os.Signal, 1)}
 	signal.Notify(t.sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	// A write to a closed stdout returns EPIPE, reported as an error, instead of killing

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/humanize"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/views"
@@ -162,7 +163,7 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 			}
 			t := toolView(e.s.base, e.id, sess.Latest().ID, model.ToolCall{ID: u.CallID, Name: u.Tool, Input: u.Input})
 			setResult(&t, model.ToolResult{Text: u.Text, IsError: u.IsError, Unknown: u.Unknown, Stopped: u.Stopped})
-			t.Duration = duration(time.Duration(u.Duration * float64(time.Second)))
+			t.Duration = humanize.Duration(time.Duration(u.Duration * float64(time.Second)))
 			err = part(views.ToolID(t.CallID), views.SwapOuter, views.ToolCard(t))
 		case sessions.UpdateNotice, sessions.UpdateResumed:
 			err = part(views.IDLiveNotes, views.SwapAppend, views.Note("notice", u.Text))

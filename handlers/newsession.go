@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/humanize"
 	"myco.dev/sessions"
 	"myco.dev/views"
 )
@@ -68,7 +69,7 @@ func (s *server) modelChoices() []views.ModelChoice {
 	for _, m := range s.Models {
 		label := m.Key
 		if m.ContextWindow > 0 {
-			label += " · " + views.Tokens(m.ContextWindow) + " context"
+			label += " · " + humanize.Tokens(m.ContextWindow) + " context"
 		}
 		out = append(out, views.ModelChoice{Key: m.Key, Label: label})
 	}

@@ -14,6 +14,7 @@ import (
 
 	"myco.dev/agent/model"
 	"myco.dev/hosts/tools"
+	"myco.dev/internal/humanize"
 	"myco.dev/sessions"
 	"myco.dev/static"
 	"myco.dev/views"
@@ -394,7 +395,7 @@ func (s *server) mdOptions() views.MarkdownOptions {
 func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 	t := tree.Totals()
 	v := &views.TreeView{Sessions: t.Sessions, Busy: t.Busy, OpenCalls: t.OpenCalls,
-		Tokens: views.Thousands(t.Spent.Input + t.Spent.Output), Work: duration(t.Work)}
+		Tokens: humanize.Thousands(t.Spent.Input + t.Spent.Output), Work: humanize.Duration(t.Work)}
 	var walk func(n *sessions.TreeNode)
 	walk = func(n *sessions.TreeNode) {
 		for _, c := range n.Children {

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/humanize"
 	"myco.dev/sessions"
 	"myco.dev/views"
 )
@@ -314,7 +314,7 @@ func (p *projector) tool(c model.ToolCall) views.ToolView {
 		}
 	}
 	if !info.Started.IsZero() && !info.Finished.IsZero() {
-		t.Duration = duration(info.Finished.Sub(info.Started))
+		t.Duration = humanize.Duration(info.Finished.Sub(info.Started))
 	}
 	return t
 }
@@ -361,67 +361,22 @@ func toolView(base, sess, thread string, c model.ToolCall) views.ToolView {
 	return t
 }
 
-// setResult puts a result's text and status on a card: the head and tail of a long output,
-// with "show all" for the rest. A bash command that exited with another status than 0, or
-// was killed, failed, whatever the tool's error flag says: the card says how it ended. An
-// edit that was refused shows the refusal and no diff: only what was applied is a diff. A
-// call stopped while it ran shows what it printed until then.
+// setResult puts a result's text and status on a card, as [sessions.ToolOutcome] reads
+// them: the head and tail of a long output, with "show all" for the rest. An edit that was
+// refused shows the refusal and no diff: only what was applied is a diff.
 func setResult(t *views.ToolView, r model.ToolResult) {
-	text := r.Text
-	switch {
-	case r.Stopped:
-		t.Status, t.StatusText = "unknown", "stopped"
-		text = sessions.PrintedBeforeStop(r.Text)
-	case r.Unknown:
-		t.Status = "unknown"
-	case r.IsError:
-		t.Status = "error"
-	default:
-		t.Status = "ok"
-	}
-	if t.Name == "bash" && !r.Unknown {
-		if end, failed := bashEnd(text); end != "" {
-			t.StatusText = end
-			if failed {
-				t.Status = "error"
-			}
-		}
-	}
+	o := sessions.ToolOutcome(t.Name, r)
+	t.Status, t.StatusText = o.Status, o.Words
 	if t.Status != "ok" {
 		t.Diff = nil
 	}
-	t.Output, t.Cut = headTail(text, outputShown)
-}
-
-// bashEnd reads how a bash call ended from the last line of its result ("[exit status 1]",
-// "[killed by signal killed]", "[killed after timeout 120s]", a session's "[session b1:
-// exited, exit status 2]"): a short phrase for the card, and whether it failed.
-func bashEnd(text string) (end string, failed bool) {
-	text = strings.TrimRight(text, "\n")
-	last := text[strings.LastIndexByte(text, '\n')+1:]
-	if !strings.HasPrefix(last, "[") || !strings.HasSuffix(last, "]") {
-		return "", false
-	}
-	last = last[1 : len(last)-1]
-	if _, rest, ok := strings.Cut(last, "exited, "); ok && strings.HasPrefix(last, "session ") {
-		last = rest
-	}
-	switch {
-	case strings.HasPrefix(last, "exit status "):
-		code := strings.TrimPrefix(last, "exit status ")
-		return "exit " + code, code != "0"
-	case strings.HasPrefix(last, "killed after timeout"):
-		return "timed out", true
-	case strings.HasPrefix(last, "killed"):
-		return "killed", true
-	}
-	return "", false
+	t.Output, t.Cut = headTail(o.Output, outputShown)
 }
 
 // withoutBashEnd is a bash call's output without the line that says how it ended (see
-// [bashEnd]), which the card shows apart: what the command printed.
+// [sessions.BashEndLine]), which the card shows apart: what the command printed.
 func withoutBashEnd(text string) string {
-	if end, _ := bashEnd(text); end == "" {
+	if sessions.BashEndLine(text) == "" {
 		return text
 	}
 	text = strings.TrimRight(text, "\n")
@@ -444,16 +399,6 @@ func headTail(s string, n int) (string, bool) {
 
 // validStart reports whether byte c can start a UTF-8 sequence.
 func validStart(c byte) bool { return c < 0x80 || c >= 0xC0 }
-
-func duration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return strconv.Itoa(int(d.Milliseconds())) + " ms"
-	case d < time.Minute:
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
-	}
-	return d.Round(time.Second).String()
-}
 
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"myco.dev/internal/peercred"
@@ -36,27 +37,41 @@ type ServeOptions struct {
 	Version string    // the build, for /healthz
 	Pprof   bool      // serve net/http/pprof at /debug/pprof/ (and each worker's under its profile)
 	Stdout  io.Writer // the URL to open is its first line
-	Stderr  io.Writer // the workers' stderr
+	Stderr  io.Writer // the workers' stderr, and how to forward the port bound ([ForwardHint])
 	Log     *slog.Logger
 }
 
 // CheckAddr refuses an address that is not a loopback one: the server drives an agent
-// that runs commands, and is reached from elsewhere through an SSH port-forward.
-func CheckAddr(addr string) error {
+// that runs commands, and is reached from elsewhere through an SSH port-forward. from
+// names where addr came from in the error: "--addr", "MYCO_ADDR".
+func CheckAddr(from, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--addr %q: want HOST:PORT, e.g. %s (%v)", addr, DefaultAddr, err)
+		return fmt.Errorf("%s %q: want HOST:PORT, e.g. %s (%v)", from, addr, DefaultAddr, err)
 	}
 	if _, err := net.LookupPort("tcp", port); err != nil {
-		return fmt.Errorf("--addr %q: bad port %q", addr, port)
+		return fmt.Errorf("%s %q: bad port %q", from, addr, port)
 	}
 	if host == "localhost" {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--addr %q is not a loopback address: myco serves only on loopback (127.0.0.1, ::1 or localhost); reach it from another machine through an SSH port-forward (ssh -L 8080:127.0.0.1:8080 HOST)", addr)
+		if port == "0" {
+			port = "PORT"
+		}
+		return fmt.Errorf("%s %q is not a loopback address: myco serves only on loopback (127.0.0.1, ::1 or localhost); "+
+			"serve on 127.0.0.1:%s and reach it from another machine through an SSH port-forward (%s)",
+			from, addr, port, ForwardHint(net.JoinHostPort("127.0.0.1", port)))
 	}
 	return nil
+}
+
+// ForwardHint is the command that forwards the server at addr, the loopback HOST:PORT it
+// is bound to, to the same port of another machine: "ssh -L 8080:127.0.0.1:8080
+// THIS-HOST", run there.
+func ForwardHint(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return "ssh -L " + port + ":" + addr + " THIS-HOST"
 }
 
 // Serve runs the browser server until ctx ends: the supervisor on the loopback port,
@@ -72,7 +87,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.Addr, err)
+		return err // "listen tcp ADDR: bind: address already in use" says it all
 	}
 	port := web.PortOf(ln.Addr())
 	// The URL names the address actually bound: [::1] when that is where it listens.
@@ -126,6 +141,10 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		url += "?token=" + token
 	}
 	fmt.Fprintln(o.Stdout, url)
+	if o.Stderr != nil {
+		// The port actually bound: with port 0 it is the one the system picked.
+		fmt.Fprintf(o.Stderr, "myco: to open it from another machine, forward its port there first: %s\n", ForwardHint(strings.TrimPrefix(base, "http://")))
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "profile", o.Launch, "home", o.Home)
 
 	served := make(chan error, 1)

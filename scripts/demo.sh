@@ -5,7 +5,8 @@
 # readable and resumable) at it and starts myco's server, which prints the URL to open. With
 # -p PROMPT it runs one prompt instead. Ctrl-C ends both.
 #
-#   scripts/demo.sh                    the browser UI on 127.0.0.1:8080 (MYCO_ADDR to change it)
+#   scripts/demo.sh                    the browser UI on 127.0.0.1:8080 (MYCO_ADDR=127.0.0.1:PORT
+#                                      for another port, 127.0.0.1:0 for any free one)
 #   scripts/demo.sh -p "What machine is this?"
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +56,7 @@ if [ "${1:-}" = "-p" ]; then
 	echo "# the session stays in $home: make demo (or scripts/demo.sh) shows it in the browser" >&2
 	MYCO_HOME="$home" "$myco" -p "${2:-What machine is this?}"
 else
-	echo "# open the URL below in a browser (from another machine: ssh -L 8080:127.0.0.1:8080 THIS-HOST); Ctrl-C stops" >&2
-	MYCO_HOME="$home" "$myco" --addr "${MYCO_ADDR:-127.0.0.1:8080}"
+	# myco reads MYCO_ADDR itself, and names the port it bound in its port-forward hint.
+	echo "# open the URL below in a browser (from another machine: forward the port as myco says); Ctrl-C stops" >&2
+	MYCO_HOME="$home" "$myco"
 fi

@@ -1,7 +1,6 @@
 package views
 
 import (
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -71,47 +70,6 @@ func diffClass(op byte) string {
 		return "del"
 	}
 	return "ctx"
-}
-
-// ContextMeter is the context meter's words on a page: "72k of 200k tokens (36%)", what
-// the context holds of the model's window.
-func ContextMeter(used, window int) string {
-	pct := 0
-	if window > 0 {
-		pct = int(math.Round(100 * float64(used) / float64(window)))
-	}
-	return Tokens(used) + " of " + Tokens(window) + " tokens (" + strconv.Itoa(pct) + "%)"
-}
-
-// Tokens formats a token count for a person: 950, 7.2k, 72k, 1.2M.
-func Tokens(n int) string {
-	f := float64(n)
-	switch {
-	case n < 1000:
-		return strconv.Itoa(n)
-	case n < 10_000:
-		return strings.TrimSuffix(strconv.FormatFloat(math.Floor(f/100)/10, 'f', 1, 64), ".0") + "k"
-	case n < 1_000_000:
-		return strconv.Itoa(n/1000) + "k"
-	default:
-		return strings.TrimSuffix(strconv.FormatFloat(math.Floor(f/100_000)/10, 'f', 1, 64), ".0") + "M"
-	}
-}
-
-// Thousands formats n with thin separators: 12 345.
-func Thousands(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + Thousands(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteString(",")
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // queuedLabel says when the i-th queued message runs.

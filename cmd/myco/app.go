@@ -94,7 +94,7 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 	})
 	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
 	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
-	fs.StringVar(&o.addr, "addr", "", "the server's loopback `ADDRESS` (default "+profiles.DefaultAddr+"; port 0 picks one)")
+	fs.StringVar(&o.addr, "addr", "", "the server's loopback `ADDRESS` (default $MYCO_ADDR, else "+profiles.DefaultAddr+"; port 0 picks one)")
 	fs.BoolVar(&o.pprof, "pprof", false, "the server: serve Go's profiler (net/http/pprof) at /debug/pprof/ and at each profile's /profiles/NAME/debug/pprof/, behind the same checks as every page")
 	fs.StringVar(&o.auth, "auth", "", "how the server tells its user: `HOW` is owner (the connecting socket's user id; the default where the system tells it) or token (a secret in a cookie; see docs/security.md)")
 	fs.StringVar(&o.resume, "resume", "", "with -p or --mode cli: continue the saved session `ID` (live tools are not restored)")

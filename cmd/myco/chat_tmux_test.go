@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,12 @@ context_window = 200000
 // The server is killed when the test ends.
 func startPane(t *testing.T, home, args string, env ...string) *tmuxPane {
 	t.Helper()
+	return startPaneWidth(t, home, args, 120, env...)
+}
+
+// startPaneWidth is [startPane] in a pane of width columns.
+func startPaneWidth(t *testing.T, home, args string, width int, env ...string) *tmuxPane {
+	t.Helper()
 	tmux := tmuxBinary(t)
 	dir, err := os.MkdirTemp("", "myco-tmux-") // short: a socket path is at most 108 bytes
 	if err != nil {
@@ -83,7 +90,7 @@ func startPane(t *testing.T, home, args string, env ...string) *tmuxPane {
 	p := &tmuxPane{t: t, tmux: tmux, sock: filepath.Join(dir, "sock")}
 	work := t.TempDir()
 	cmd := fmt.Sprintf("cd '%s' && exec '%s' --mode cli %s", work, binary(t), args)
-	argv := []string{"-f", conf, "new-session", "-d", "-x", "120", "-y", "40", "-s", "chat",
+	argv := []string{"-f", conf, "new-session", "-d", "-x", strconv.Itoa(width), "-y", "40", "-s", "chat",
 		"-e", "MYCO_HOME=" + home, "-e", "MYCO_PROFILE=", "-e", "MYCO_CONFIG="}
 	for _, e := range env {
 		argv = append(argv, "-e", e)
@@ -274,12 +281,12 @@ func TestChatTmux(t *testing.T) {
 	home := chatHome(t, srv.URL)
 	p := startPane(t, home, "")
 
-	s := p.say("run the tool", "USER 1,234/100,000")
+	s := p.say("run the tool", "context: 1.2k of 100k tokens (1%)")
 	for _, want := range []string{
 		"model m · /help for commands",
 		"thinking: The user wants the tool run.",
 		`→ bash @local {"command":"echo hello from the tool"}`,
-		"← bash ok (",
+		"  │ hello from the tool\n← bash exit 0 (",
 		"The tool said: hello from the tool",
 	} {
 		if !strings.Contains(s, want) {
@@ -305,13 +312,13 @@ func TestChatTmux(t *testing.T) {
 	}
 	p.say("/model nope", `unknown model "nope"; the catalog has m, m2`)
 	p.say("/model m2", "model m2 from the next turn (was m)")
-	p.say("and now?", "USER 50/200,000")
+	p.say("and now?", "context: 50 of 200k tokens (0%)")
 	if model, text := newestUserText(t, srv); model != "m2" || text != "and now?" {
 		t.Errorf("the turn after /model m2 asked model %q with %q, want m2 with %q", model, text, "and now?")
 	}
 
 	s = p.say("/status", "hosts: local")
-	for _, want := range []string{"session " + first + " · ", "model m2 · USER 50/200,000", "\nidle\n"} {
+	for _, want := range []string{"session " + first + " · ", "model m2 · context: 50 of 200k tokens (0%)", "\nidle\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("/status does not show %q:\n%s", want, s)
 		}
@@ -483,7 +490,7 @@ func TestChatTmuxStdoutToFile(t *testing.T) {
 		fakemodel.Turn{Text: "first answer\nin two lines", Usage: fakemodel.Usage{Input: 77}})
 	out := filepath.Join(t.TempDir(), "answers.txt")
 	p := startPane(t, chatHome(t, srv.URL), "--model m2 > '"+out+"'")
-	s := p.say("go", "USER 77/200,000")
+	s := p.say("go", "context: 77 of 200k tokens (0%)")
 	if !strings.Contains(s, "model m2 · /help for commands") {
 		t.Errorf("--model m2: the chat does not say it uses m2:\n%s", s)
 	}
@@ -537,7 +544,7 @@ func TestChatTmuxWorking(t *testing.T) {
 		t.Errorf("the working line is not dimmed:\n%q", st)
 	}
 	s = p.wait("the working line after the tool's result", func(s string) bool {
-		_, after, ok := strings.Cut(s, "← bash ok")
+		_, after, ok := strings.Cut(s, "← bash exit 0")
 		return ok && strings.Contains(after, workingLine)
 	})
 	if n := strings.Count(s, workingLine); n != 1 {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,11 @@ func TestDemoServer(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "MYCO_HOME="+home+" (kept") {
 		t.Errorf("the demo does not say where its home is kept:\n%s", stderr)
+	}
+	// MYCO_ADDR=127.0.0.1:0: the port-forward named is the port the system picked.
+	u, _ := url.Parse(strings.TrimSpace(line))
+	if port := u.Port(); !strings.Contains(stderr.String(), "ssh -L "+port+":127.0.0.1:"+port+" ") || port != "8080" && strings.Contains(stderr.String(), "ssh -L 8080:") {
+		t.Errorf("the demo does not name the port it bound (%s) in its port-forward:\n%s", port, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(home, "profiles", "default", "config.toml")); err != nil {
 		t.Errorf("the demo's home is gone: %v", err)

@@ -102,8 +102,9 @@ const hostile = "\x1b]52;c;ZXZpbA==\x07 \x1b]0;pwned\x07 \x1b[2J"
 var mycoSequences = regexp.MustCompile(`\x1b\[(?:[0-9;]*[mABCDK]|\?2004[hl])`)
 
 // TestSecTerminalEscapesOnPty runs myco -p and the chat with stdout and stderr on a
-// terminal (script(1) gives them a pseudo-terminal): the model's answer, a tool's error and
-// a retry notice carrying escape sequences reach the terminal only as visible escapes.
+// terminal (script(1) gives them a pseudo-terminal): the model's answer, a tool's error, a
+// tool's output and a retry notice carrying escape sequences reach the terminal only as
+// visible escapes.
 // (With stdout not a terminal the answer is written as it is, by design; sec_escapes.txtar
 // covers stderr and --json in that case.)
 func TestSecTerminalEscapesOnPty(t *testing.T) {
@@ -112,7 +113,8 @@ func TestSecTerminalEscapesOnPty(t *testing.T) {
 	turns := []fakemodel.Turn{
 		{Status: 529, ErrorType: "overloaded_error", ErrorMessage: "busy " + hostile},
 		{ToolCalls: []fakemodel.ToolCall{{Name: "str_replace_based_edit_tool",
-			Args: `{"command":"view","path":"/nonexistent/f\u001b]0;pwned\u0007"}`}}},
+			Args: `{"command":"view","path":"/nonexistent/f\u001b]0;pwned\u0007"}`},
+			{Name: "bash", Args: `{"command":"printf 'out \\033]0;pwned\\007 \\033[2J end\\n'"}`}}},
 		{Text: "answer " + hostile + " done"},
 	}
 	for _, tt := range []struct {
@@ -147,6 +149,8 @@ func TestSecTerminalEscapesOnPty(t *testing.T) {
 				`returned 529 (overloaded_error): busy \x1b]52;c;ZXZpbA==\x07`,
 				`← str_replace_based_edit_tool error: `,
 				`/nonexistent/f\x1b]0;pwned\x07`,
+				// A tool's output shows on a terminal, myco -p's too.
+				"  │ out \\x1b]0;pwned\\x07 \\x1b[2J end",
 			} {
 				if !bytes.Contains(out, []byte(want)) {
 					t.Errorf("the terminal output does not show %q:\n%q", want, out)

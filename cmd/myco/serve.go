@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,11 +23,14 @@ import (
 // the instance / redirects to, which --model and --config apply to. SIGINT, SIGTERM and
 // SIGHUP stop it: each worker stops its turns, saves them and releases its tools.
 func (a *app) serve(o options) int {
-	addr := o.addr
+	addr, from := o.addr, "--addr"
+	if addr == "" {
+		addr, from = a.getenv("MYCO_ADDR"), "MYCO_ADDR"
+	}
 	if addr == "" {
 		addr = profiles.DefaultAddr
 	}
-	if err := profiles.CheckAddr(addr); err != nil {
+	if err := profiles.CheckAddr(from, addr); err != nil {
 		fmt.Fprintln(a.stderr, "myco:", err)
 		return exitUsage
 	}
@@ -50,10 +55,23 @@ func (a *app) serve(o options) int {
 		Version: buildInfo().String(), Pprof: o.pprof,
 		Stdout: a.stdout, Stderr: a.stderr, Log: a.log,
 	})
+	if errors.Is(err, syscall.EADDRINUSE) {
+		fmt.Fprintln(a.stderr, "myco:", portTaken(addr))
+	}
 	if err != nil {
 		return a.fail(err)
 	}
 	return exitOK
+}
+
+// portTaken says what to do when the port of addr is taken, in a sentence a newcomer
+// can follow; the technical error follows it.
+func portTaken(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	return fmt.Sprintf("port %s is already in use on %s, by another program or another myco. "+
+		"Start myco on any free port with --addr %s, or on one you choose with --addr %s "+
+		"(or set MYCO_ADDR=%s, which make demo reads too).",
+		port, host, net.JoinHostPort(host, "0"), net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "PORT"))
 }
 
 // workerCommand is the command line of profile name's worker: the same binary, with the

@@ -103,12 +103,21 @@ func TestServerStartsAndStops(t *testing.T) {
 	}
 }
 
-// TestServerLoopbackOnly refuses an address that is not loopback, with exit status 2.
+// TestServerLoopbackOnly refuses an address that is not loopback, with exit status 2,
+// from --addr or from MYCO_ADDR; the port-forward it suggests names the port asked for.
 func TestServerLoopbackOnly(t *testing.T) {
 	home := profileHome(t, "anthropic-messages", "http://127.0.0.1:9", "")
+	cmd := exec.Command(binary(t))
+	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=", "MYCO_ADDR=0.0.0.0:9000")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), `MYCO_ADDR "0.0.0.0:9000" is not a loopback address`) ||
+		!strings.Contains(string(out), "ssh -L 9000:127.0.0.1:9000 THIS-HOST") {
+		t.Errorf("MYCO_ADDR=0.0.0.0:9000 myco = %v, output %q; want exit 2 naming MYCO_ADDR and forwarding port 9000", err, out)
+	}
 	for _, addr := range []string{"0.0.0.0:8080", "[::]:0", "192.168.1.10:8080", ":8080", "example.com:80", "127.0.0.1"} {
 		cmd := exec.Command(binary(t), "--addr", addr)
-		cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+		cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=", "MYCO_ADDR=")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		cmd.Stdout = io.Discard

@@ -1,13 +1,15 @@
-// Package termmd styles a model's Markdown answer for a terminal as it streams: headings
+// Package termmd renders a model's Markdown answer for a terminal as it streams: headings
 // and **strong** text bold, `code` spans and fenced code blocks in colour, the fences
-// dimmed. The markers of a span are dropped once its closer arrives; a span that does not
-// close on its line (`**kwargs`, a lone backquote) is printed as it was written. Only the
-// text of an open span, or the start of a line that may still become a heading or a
-// fence, is held back, and a held span is given up after [maxHeld] bytes, so the answer
-// still streams.
+// dimmed, and tables (GFM's, their lines starting with a pipe) as aligned columns fitted
+// to the terminal's width. The markers of a span are dropped once its closer arrives; a
+// span that does not close on its line (`**kwargs`, a lone backquote) is printed as it was
+// written. Only the text of an open span, the start of a line that may still become a
+// heading or a fence, and a table until its end are held back, each within a bound
+// ([maxHeld], [maxTableBytes]), so the answer still streams. Without styles
+// ([Renderer.Plain]) the text is written as it came, but for its tables.
 //
 // The input must already be safe for a terminal ([myco.dev/internal/termtext.Safe]): the
-// renderer adds SGR sequences and nothing else.
+// renderer adds SGR sequences, spaces and box-drawing characters, and nothing else.
 package termmd
 
 import (
@@ -25,8 +27,14 @@ const (
 // maxHeld bounds the text held after a span's opener while its closer is awaited.
 const maxHeld = 256
 
-// Renderer styles one answer. Its zero value is ready; it is not safe for concurrent use.
+// Renderer renders one answer. Its zero value is ready, with styles; it is not safe for
+// concurrent use.
 type Renderer struct {
+	// Plain leaves the text unstyled, as written, and lays out only its tables.
+	Plain bool
+	// Width is the terminal's columns, which a table is fitted to; 0 means 80.
+	Width int
+
 	out strings.Builder // what Write returns
 
 	midLine bool            // the line's start has been decided (plain, heading or fence)
@@ -37,6 +45,11 @@ type Renderer struct {
 	span string          // the open span's marker: "**" or "`"; "" when none is open
 	held strings.Builder // the text after span's opener, held until its closer
 	star bool            // one '*' is held: it may be the start of "**"
+
+	tbl       *table          // the table held, or the line that may start one
+	row       strings.Builder // the line starting with a pipe held now, until its end
+	inRow     bool            // the bytes go to row
+	replaying bool            // held lines that made no table are written out: no table starts
 }
 
 // Write styles s, the next piece of the answer, and returns what to print now.
@@ -48,21 +61,29 @@ func (r *Renderer) Write(s string) string {
 	return r.out.String()
 }
 
-// Flush returns everything still held, as written, with the style reset, and readies the
-// renderer for a new answer.
+// Flush returns everything still held (a table laid out, the rest as written), with the
+// style reset, and readies the renderer for a new answer.
 func (r *Renderer) Flush() string {
 	r.out.Reset()
+	if r.inRow {
+		r.endRow(false)
+	}
+	r.endTable()
 	r.release()
 	r.out.WriteString(r.prefix.String())
 	if r.line != "" {
 		r.out.WriteString(reset)
 	}
 	s := r.out.String()
-	*r = Renderer{}
+	*r = Renderer{Plain: r.Plain, Width: r.Width}
 	return s
 }
 
 func (r *Renderer) byte(c byte) {
+	if r.inRow {
+		r.rowByte(c)
+		return
+	}
 	if c == '\n' {
 		r.endLine()
 		return
@@ -79,6 +100,10 @@ func (r *Renderer) byte(c byte) {
 func (r *Renderer) endLine() {
 	if !r.midLine {
 		r.decide(true)
+		if r.inRow {
+			r.endRow(true)
+			return
+		}
 	}
 	r.release()
 	if r.line != "" {
@@ -96,6 +121,17 @@ func (r *Renderer) decide(end bool) {
 	fence, more := fencePrefix(p)
 	if more && !end {
 		return // the line may still open or close a fence, or its run of markers goes on
+	}
+	if r.fence == "" && !r.replaying && tableRow(p) {
+		r.prefix.Reset()
+		r.startRow(p)
+		return
+	}
+	if r.tbl != nil {
+		// A line that is no table's row: the table held before it goes out first.
+		r.prefix.Reset()
+		r.endTable()
+		r.prefix.WriteString(p)
 	}
 	if fence != "" && (r.fence == "" || fence[0] == r.fence[0] && len(fence) >= len(r.fence)) {
 		if r.fence == "" {
@@ -125,6 +161,9 @@ func (r *Renderer) decide(end bool) {
 
 // start begins a line in style, with its first bytes p.
 func (r *Renderer) start(style, p string) {
+	if r.Plain {
+		style = ""
+	}
 	r.prefix.Reset()
 	r.midLine, r.line = true, style
 	r.out.WriteString(style + p)
@@ -172,7 +211,7 @@ func headingPrefix(p string) (heading, ok bool) {
 
 // inline styles one byte of a line that is not a fence's.
 func (r *Renderer) inline(c byte) {
-	if r.fence != "" {
+	if r.fence != "" || r.Plain {
 		r.out.WriteByte(c)
 		return
 	}

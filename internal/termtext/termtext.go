@@ -1,7 +1,8 @@
 // Package termtext makes untrusted text safe to write to a terminal. Model output, tool
 // output, gateway error messages, file names and session titles may carry escape sequences
 // that set the window title, write the clipboard (OSC 52) or clear the screen; every write
-// myco makes to a terminal passes through [Safe] first.
+// myco makes to a terminal passes through [Safe] first. [Width], [Cut] and [ExpandTabs]
+// measure such text in the terminal's columns and fit it to them.
 package termtext
 
 import (
