@@ -217,10 +217,7 @@ func (p *projector) end(k int, e sessions.TurnEnd) (views.MessageView, bool) {
 	var hint string
 	switch e.Status {
 	case sessions.TurnCancelled:
-		b = views.Block{Note: "Stopped. A call that was running may have taken effect: check before running it again.", NoteKind: "cancelled"}
-		if e.Code == "shutdown" {
-			b.Note = "The server stopped while this turn ran. A call that was running may have taken effect: check before running it again."
-		}
+		b = views.Block{Note: p.stopNote(e), NoteKind: "cancelled"}
 	case sessions.TurnFailed:
 		b = views.Block{Note: sentence(e.Error), NoteKind: "error", Detail: e.Detail}
 		hint = "Retry sends the turn again."
@@ -235,6 +232,28 @@ func (p *projector) end(k int, e sessions.TurnEnd) (views.MessageView, bool) {
 		m.RetryURL, m.RetryHint = p.s.sessionURL(p.sess)+"retry", hint
 	}
 	return m, true
+}
+
+// stopNote says how turn end e, a stop, left the turn: a call that was running when it
+// stopped may have taken effect; an answer that was streaming was cut off.
+func (p *projector) stopNote(e sessions.TurnEnd) string {
+	what, where := "Stopped.", "where you stopped it"
+	if e.Code == "shutdown" {
+		what, where = "The server stopped while this turn ran.", "there"
+	}
+	if e.After < 1 || e.After > len(p.thread.Entries) {
+		return what
+	}
+	last := p.thread.Entries[e.After-1]
+	for _, part := range last.Message.Parts {
+		if r := part.ToolResult; part.Kind == model.KindToolResult && r != nil && (r.Stopped || r.Unknown) {
+			return what + " A call that was running may have taken effect: check before running it again."
+		}
+	}
+	if last.Partial != "" && last.Message.Role == model.Assistant {
+		return what + " The answer above was cut off " + where + "."
+	}
+	return what
 }
 
 // sentence is s as a note starts it: with a capital letter (turn ends saved by older
