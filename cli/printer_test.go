@@ -127,7 +127,7 @@ func TestPrinterTurnFailed(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	p := newPrinter(&stdout, &stderr, false)
 	p.turnFailed(&model.ProviderError{Status: 401, Type: "authentication_error", Message: "bad key \x1b]0;x\x07"})
-	want := "myco: The model endpoint refused the credential (401 Unauthorized). Check `auth` of the model's gateway in config.toml; then send the message again.\n" +
+	want := "myco: The model endpoint refused the credential (401 Unauthorized). Check `auth` of the model's gateway in config.toml; then try again.\n" +
 		`  detail: model endpoint returned 401 (authentication_error): bad key \x1b]0;x\x07` + "\n"
 	if got := stderr.String(); got != want {
 		t.Errorf("stderr = %q, want %q", got, want)

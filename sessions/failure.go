@@ -140,7 +140,7 @@ func (w where) providerFailure(pe *model.ProviderError) Failure {
 		if pe.Status == http.StatusForbidden || pe.Type == "permission_error" {
 			msg += ": the key may not be allowed this model"
 		}
-		return Failure{"auth_failed", msg + ". Check `auth` of " + w.authOf() + " in config.toml" + w.authFrom() + "; then send the message again.", detail}
+		return Failure{"auth_failed", msg + ". Check `auth` of " + w.authOf() + " in config.toml" + w.authFrom() + "; then try again.", detail}
 	case pe.Status == http.StatusNotFound:
 		msg := w.who(true) + " answered 404 Not Found: the model id or the base URL is wrong. Check "
 		if w.apiModel != "" {
@@ -153,7 +153,7 @@ func (w where) providerFailure(pe *model.ProviderError) Failure {
 		} else {
 			msg += " and its `base_url`"
 		}
-		return Failure{"not_found", msg + " in config.toml; then send the message again.", detail}
+		return Failure{"not_found", msg + " in config.toml; then try again.", detail}
 	case pe.Status == http.StatusTooManyRequests || pe.Type == "rate_limit_error" || pe.Type == "rate_limit_exceeded":
 		return Failure{"rate_limited", w.who(true) + " refused the request with " + status(http.StatusTooManyRequests) + ": the key is rate limited" + attempts(pe) +
 			". Wait a minute and try again; if it keeps happening, the key's rate limit or quota is too low for this work.", detail}
@@ -238,11 +238,11 @@ func (w where) authFrom() string {
 func (w where) credentialFix() string {
 	switch w.AuthSource {
 	case "env":
-		return "Set " + w.AuthName + " in the environment myco runs in (or in the profile's .env), or change `auth` of " + w.authOf() + " in config.toml; then send the message again."
+		return "Set " + w.AuthName + " in the environment myco runs in (or in the profile's .env), or change `auth` of " + w.authOf() + " in config.toml; then try again."
 	case "file":
-		return "Put the key in " + w.AuthName + ", or change `auth` of " + w.authOf() + " in config.toml; then send the message again."
+		return "Put the key in " + w.AuthName + ", or change `auth` of " + w.authOf() + " in config.toml; then try again."
 	}
-	return "Fix `auth` of " + w.authOf() + " in config.toml; then send the message again."
+	return "Fix `auth` of " + w.authOf() + " in config.toml; then try again."
 }
 
 // status is an HTTP status with its text: "401 Unauthorized", "529".
