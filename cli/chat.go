@@ -166,7 +166,7 @@ func (c *chatSession) turn(ctx context.Context, text string) {
 		t.out.interrupted()
 		return
 	case err != nil:
-		t.out.failed(err)
+		t.out.turnFailed(err)
 		return
 	}
 	t.out.done(res)

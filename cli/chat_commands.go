@@ -39,7 +39,7 @@ func (c *chatSession) command(ctx context.Context, cmd string) (quit bool) {
 		case errors.Is(err, sessions.ErrStopped):
 			out.interrupted()
 		case err != nil:
-			out.failed(err)
+			out.turnFailed(err)
 		}
 	case "new":
 		c.close()

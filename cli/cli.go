@@ -131,7 +131,8 @@ func Compact(ctx context.Context, svc Sessions, std IO, id string, o Options) in
 	case errors.Is(err, sessions.ErrStopped):
 		return t.stopped()
 	case err != nil:
-		return t.fail(err)
+		t.out.turnFailed(err)
+		return ExitError
 	}
 	return ExitOK
 }

@@ -406,6 +406,17 @@ func (p *printer) failed(err error) {
 	p.styled(styleError, "myco: %s", oneLine(err.Error()))
 }
 
+// turnFailed says why a turn or compaction ended without an answer: the words every front
+// end shows of its kind ([sessions.Describe]: what happened, what to do), then the
+// technical detail, dimmed, on a line of its own.
+func (p *printer) turnFailed(err error) {
+	f := sessions.Describe(err)
+	p.styled(styleError, "myco: %s", oneLine(f.Message))
+	if f.Detail != "" {
+		p.styled(styleDim, "  detail: %s", oneLine(f.Detail))
+	}
+}
+
 func (p *printer) interrupted() {
 	p.styled(styleWarn, "myco: interrupted")
 }

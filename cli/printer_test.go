@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"myco.dev/agent/model"
 	"myco.dev/sessions"
 )
 
@@ -161,5 +162,21 @@ func TestPrinterTable(t *testing.T) {
 				t.Errorf("stdout =\n%q\nwant\n%q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPrinterTurnFailed: a turn that failed is told on stderr in the words of its kind,
+// then its technical detail on a line of its own, both made safe for the terminal.
+func TestPrinterTurnFailed(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	p := newPrinter(&stdout, &stderr, false)
+	p.turnFailed(&model.ProviderError{Status: 401, Type: "authentication_error", Message: "bad key \x1b]0;x\x07"})
+	want := "myco: The model endpoint refused the credential (401 Unauthorized). Check `auth` of the model's gateway in config.toml; then try again.\n" +
+		`  detail: model endpoint returned 401 (authentication_error): bad key \x1b]0;x\x07` + "\n"
+	if got := stderr.String(); got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing", stdout.String())
 	}
 }

@@ -133,7 +133,7 @@ func (t *terminal) report(res sessions.JobResult, err error) int {
 	case errors.Is(err, sessions.ErrStopped):
 		return t.stopped()
 	case err != nil:
-		t.out.failed(err)
+		t.out.turnFailed(err)
 		return ExitError
 	}
 	t.out.done(res)

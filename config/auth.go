@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -30,7 +32,8 @@ type Auth struct {
 // Key returns the credential, or "" for [AuthNone]. lookupEnv is where an env source
 // is looked up, normally [Env.Lookup] (the process environment, then the .env), and home
 // is the directory ~/ expands to. The error names the variable or file that could not
-// supply it.
+// supply it, and never holds a credential: "environment variable NAME is not set", "file
+// PATH: no such file or directory".
 func (a Auth) Key(lookupEnv func(string) (string, bool), home string) (string, error) {
 	switch a.Source {
 	case "", AuthNone:
@@ -40,29 +43,30 @@ func (a Auth) Key(lookupEnv func(string) (string, bool), home string) (string, e
 	case AuthEnv:
 		v, ok := lookupEnv(a.VarName)
 		if !ok {
-			return "", fmt.Errorf("credential: environment variable %s is not set", a.VarName)
+			return "", fmt.Errorf("environment variable %s is not set", a.VarName)
 		}
 		if strings.TrimSpace(v) == "" {
-			return "", fmt.Errorf("credential: environment variable %s is empty", a.VarName)
+			return "", fmt.Errorf("environment variable %s is empty", a.VarName)
 		}
 		return v, nil
 	case AuthFile:
 		if home == "" && (a.Path == "~" || strings.HasPrefix(a.Path, "~/")) {
-			return "", fmt.Errorf("credential: cannot expand %s: home directory unknown", a.Path)
+			return "", fmt.Errorf("file %s: home directory unknown", a.Path)
 		}
 		path := ExpandHome(a.Path, home)
 		b, err := os.ReadFile(path)
-		if err != nil {
-			// The *PathError names the file.
-			return "", fmt.Errorf("credential: %w", err)
+		if pe, ok := errors.AsType[*fs.PathError](err); ok {
+			return "", fmt.Errorf("file %s: %w", path, pe.Err) // "no such file or directory"
+		} else if err != nil {
+			return "", fmt.Errorf("file %s: %w", path, err)
 		}
 		key := strings.TrimSpace(string(b))
 		if key == "" {
-			return "", fmt.Errorf("credential: file %s is empty", path)
+			return "", fmt.Errorf("file %s is empty", path)
 		}
 		return key, nil
 	}
-	return "", fmt.Errorf("credential: unknown auth source %q", a.Source)
+	return "", fmt.Errorf("unknown auth source %q", a.Source)
 }
 
 // CredentialVars returns the names of the environment variables that an auth of any

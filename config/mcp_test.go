@@ -243,7 +243,7 @@ func TestMCPServerValues(t *testing.T) {
 		t.Errorf("Values headers = %q, want %q", headers, want)
 	}
 	s.Env["X"] = Auth{Source: AuthEnv, VarName: "NOPE"}
-	if _, _, err := s.Values(e.lookup, home); err == nil || err.Error() != "mcp server s: env X: credential: environment variable NOPE is not set" {
+	if _, _, err := s.Values(e.lookup, home); err == nil || err.Error() != "mcp server s: env X: environment variable NOPE is not set" {
 		t.Errorf("Values with an unset variable = %v", err)
 	}
 }

@@ -234,9 +234,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		Usage:    SnapshotUsage{User: fmt.Sprintf("USER %d/%d", used, window), PromptTokens: used, ContextWindow: window, Spent: sess.Spent()},
 		Messages: msgs, Answer: st.LastTurn.Answer, EventID: cursor, ParentSession: sess.Parent,
 	}
-	if st.LastTurn.Code != "" {
-		out.LastError = &LastError{Code: st.LastTurn.Code, Message: st.LastTurn.Error}
-	}
+	out.LastError = lastError(st.LastTurn)
 	if st.Busy {
 		out.Job, out.JobID = st.Job, st.JobID
 	}
@@ -367,4 +365,12 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 			return nil, nil // the client is gone, or stopped reading
 		}
 	}
+}
+
+// lastError is the last_error of a turn that ended as st says, nil for one with an answer.
+func lastError(st sessions.TurnState) *LastError {
+	if st.Code == "" {
+		return nil
+	}
+	return &LastError{Code: st.Code, Message: st.Error, Detail: st.Detail, Retryable: sessions.Retryable(st.Code)}
 }

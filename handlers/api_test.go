@@ -560,8 +560,9 @@ func TestRejectedTurnAfterReload(t *testing.T) {
 	ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": "s2", "action": "submit", "text": "the message that does not fit"})
 	snap := ts.waitAPIIdle(t, id)
 	le, _ := snap["last_error"].(map[string]any)
-	if snap["last_turn"] != "rejected" || le["code"] != "context_overflow" || !strings.Contains(le["message"].(string), "prompt is too long") || snap["answer"] != "" {
-		t.Errorf("snapshot: last_turn %v, last_error %v, answer %q; want rejected, context_overflow with the provider's words, no answer", snap["last_turn"], le, snap["answer"])
+	if snap["last_turn"] != "rejected" || le["code"] != "context_overflow" || !strings.Contains(le["message"].(string), "Compact the session") ||
+		!strings.Contains(le["detail"].(string), "prompt is too long") || le["retryable"] != false || snap["answer"] != "" {
+		t.Errorf("snapshot: last_turn %v, last_error %v, answer %q; want rejected, context_overflow saying what to do with the provider's words in the detail, not retryable, no answer", snap["last_turn"], le, snap["answer"])
 	}
 	msgs := snap["messages"].([]any)
 	last := msgs[len(msgs)-1].(map[string]any)

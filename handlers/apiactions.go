@@ -216,9 +216,7 @@ func (s *server) waitTurn(w http.ResponseWriter, r *http.Request, id, requestID,
 		return nil // a later turn was accepted since: this one's end is in the messages
 	}
 	out.LastTurn = st.LastTurn.Status
-	if st.LastTurn.Code != "" {
-		out.LastError = &LastError{Code: st.LastTurn.Code, Message: st.LastTurn.Error}
-	}
+	out.LastError = lastError(st.LastTurn)
 	answer := st.LastTurn.Answer
 	out.Answer = &answer
 	return nil

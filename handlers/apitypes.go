@@ -121,11 +121,18 @@ type SnapshotAnswer struct {
 	Tree          TreeTotals     `json:"tree"`
 }
 
-// LastError is why a turn ended without an answer: a stable code (see docs/browser.md) and
-// a sentence that says what happened and what to do.
+// LastError is why a turn ended without an answer: a stable code (see docs/browser.md),
+// what happened and what to do in plain words (the words the page and the terminal show),
+// and the technical detail.
 type LastError struct {
-	Code    string `json:"code" enum:"stopped,shutdown,interrupted,request_too_large,context_overflow,rejected,model_error,save_failed,compaction_loop,unknown_model,failed"`
+	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Detail is the technical chain under the message: the status and what the model
+	// endpoint said, bounded. Left out when there is none.
+	Detail string `json:"detail,omitempty"`
+	// Retryable says whether sending the turn again as it is (the retry action) can help;
+	// false when something has to be fixed first (a credential, the config, the message).
+	Retryable bool `json:"retryable"`
 }
 
 // SnapshotUsage is the context use of a [SnapshotAnswer]'s active thread and the tokens

@@ -324,7 +324,7 @@ func (e *eventRenderer) end(ctx context.Context, b *bytes.Buffer, u sessions.Upd
 	}
 	switch {
 	case u.Type == sessions.UpdateError:
-		return views.Partial(views.IDLiveNotes, views.SwapAppend, views.Note("error", jobName(u.Job)+" failed: "+u.Error)).Render(ctx, b)
+		return views.Partial(views.IDLiveNotes, views.SwapAppend, views.Note("error", jobName(u.Job)+" failed. "+sentence(u.Error))).Render(ctx, b)
 	case u.Type == sessions.UpdateCancelled && u.Job == sessions.JobCompact:
 		return views.Partial(views.IDLiveNotes, views.SwapAppend, views.Note("cancelled", "The compaction was stopped.")).Render(ctx, b)
 	}

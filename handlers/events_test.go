@@ -357,3 +357,25 @@ func TestEventsMidStream(t *testing.T) {
 		t.Errorf("the stream repeats the start of the answer")
 	}
 }
+
+// TestEventsCompactionFailureNote: a compaction that failed says so in the live notes, in
+// the words of its kind (a refused credential), as one sentence after another.
+func TestEventsCompactionFailureNote(t *testing.T) {
+	ts := newTestServer(t, fakemodel.Turn{Text: "an answer"},
+		fakemodel.Turn{Status: 401, ErrorBody: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`})
+	id, p := ts.session(t)
+	j, err := ts.mgr.Submit(t.Context(), id, model.TextPart("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Wait(t.Context())
+	cursor := ts.mgr.EventID()
+	s := ts.stream(t, p+"events?after="+url.QueryEscape(cursor), nil)
+	if _, err := ts.mgr.Compact(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	all := joinData(s.untilID(t, ts.jobEnd(t, id, cursor)))
+	if !strings.Contains(all, "The compaction failed. The endpoint of model fake refused the credential (401 Unauthorized)") {
+		t.Errorf("the stream lacks the compaction's failure in plain words:\n%s", all)
+	}
+}

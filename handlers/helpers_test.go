@@ -23,7 +23,7 @@ import (
 	"myco.dev/workspace"
 )
 
-// testModels is a catalog of one model served by a fake.
+// testModels is a catalog of two models, fake and other, served by one fake.
 type testModels struct{ cfg sessions.AgentConfig }
 
 func (c testModels) Default() string { return "fake" }
@@ -33,6 +33,7 @@ func (c testModels) Agent(key string, blocks []string) (sessions.AgentConfig, er
 	}
 	cfg := c.cfg
 	cfg.ModelKey = key
+	cfg.Options.APIModel = key + "-1" // the model id each key sends: fake-1, other-1
 	return cfg, nil
 }
 

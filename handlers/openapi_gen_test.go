@@ -215,6 +215,9 @@ func (g *generator) object(t reflect.Type, request bool) map[string]any {
 		if t == reflect.TypeFor[ErrorAnswer]().Field(0).Type && name == "code" {
 			p["enum"], p["description"] = errorCodeEnum()
 		}
+		if t == reflect.TypeFor[LastError]() && name == "code" {
+			p["enum"], p["description"] = turnCodeEnum()
+		}
 		props[name] = p
 		omit := strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
 		if request && f.Tag.Get("required") == "true" || !request && !omit {
@@ -264,6 +267,19 @@ func errorCodeEnum() ([]string, string) {
 		lines = append(lines, fmt.Sprintf("| %s | %d | %s |", c.Code, c.Status, c.When))
 	}
 	return codes, "A stable code to branch on:\n\n" + strings.Join(lines, "\n")
+}
+
+// turnCodeEnum is the code set of last_error, the kinds of end of package sessions, with
+// what each means and whether the retry action can help.
+func turnCodeEnum() ([]string, string) {
+	var codes []string
+	lines := []string{"| code | retryable | when |", "| --- | --- | --- |"}
+	for _, k := range sessions.Kinds {
+		codes = append(codes, k.Code)
+		lines = append(lines, fmt.Sprintf("| %s | %t | %s |", k.Code, k.Retry, k.When))
+	}
+	return codes, "The kind of end, a stable code to branch on (the code of the error and cancelled events too):\n\n" + strings.Join(lines, "\n") +
+		"\n\nA later myco may add codes (an additive change): treat one you do not know as failed."
 }
 
 // apiDocument generates the OpenAPI document of the API.

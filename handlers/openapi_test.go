@@ -18,6 +18,7 @@ import (
 
 	"myco.dev/internal/needs"
 	"myco.dev/internal/openapitest"
+	"myco.dev/sessions"
 )
 
 var update = flag.Bool("update", false, "rewrite openapi.json and docs/openapi.json from the API's types")
@@ -191,3 +192,34 @@ func (c *checkingWriter) Write(p []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the connection (flushes, deadlines).
 func (c *checkingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// TestTurnCodesInTheManual: docs/browser.md's table of failures lists every kind of end of
+// sessions.Kinds, with whether Retry is offered as the kind says.
+func TestTurnCodesInTheManual(t *testing.T) {
+	manual, err := os.ReadFile("../docs/browser.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(manual), "## When a turn fails")
+	table, _, _ = strings.Cut(table, "\n## ")
+	rows := map[string]string{} // code -> the row's Retry cell
+	for line := range strings.SplitSeq(table, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), "|")
+		if !strings.HasPrefix(line, "| `") || len(cells) < 2 {
+			continue
+		}
+		retry := strings.TrimSpace(cells[len(cells)-1])
+		for code := range strings.SplitSeq(strings.TrimSpace(cells[0]), ", ") {
+			rows[strings.Trim(code, "`")] = retry
+		}
+	}
+	for _, k := range sessions.Kinds {
+		want := map[bool]string{true: "yes", false: "no"}[k.Retry]
+		if got, ok := rows[k.Code]; !ok || got != want {
+			t.Errorf("docs/browser.md's table of failures: code %s has Retry %q, want a row with %q", k.Code, got, want)
+		}
+	}
+	if len(rows) != len(sessions.Kinds) {
+		t.Errorf("docs/browser.md's table of failures has %d codes, sessions.Kinds %d", len(rows), len(sessions.Kinds))
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"myco.dev/agent/model"
 	"myco.dev/internal/humanize"
@@ -205,69 +207,63 @@ func continuationNote(text string) string {
 
 // end renders the k-th turn end of the thread when it is worth a note: a stop, a failure or
 // a rejected request; an answer is its own note. The note says in plain words what happened
-// and what to do; what the service said is folded under it. The thread's last end, when it
-// is the session's last turn and nothing runs, has a Retry button.
+// and what to do (the words every front end shows, [sessions.Describe]); the technical
+// chain is folded under it. The thread's last end, when it is the session's last turn,
+// nothing runs and sending it again can help ([sessions.Retryable]), has a Retry button.
 func (p *projector) end(k int, e sessions.TurnEnd) (views.MessageView, bool) {
 	m := views.MessageView{DOMID: views.EndID(p.thread.ID, k), Role: "end",
 		Time: e.At.Local().Format("15:04:05"), ISO: e.At.Format(time.RFC3339)}
 	var b views.Block
+	var hint string
 	switch e.Status {
 	case sessions.TurnCancelled:
-		b = views.Block{Note: "Stopped. A call that was running may have taken effect: check before running it again.", NoteKind: "cancelled"}
-		if e.Code == "shutdown" {
-			b.Note = "The server stopped while this turn ran. A call that was running may have taken effect: check before running it again."
-		}
-	case sessions.TurnFailed, sessions.TurnRejected:
+		b = views.Block{Note: p.stopNote(e), NoteKind: "cancelled"}
+	case sessions.TurnFailed:
+		b = views.Block{Note: sentence(e.Error), NoteKind: "error", Detail: e.Detail}
+		hint = "Retry sends the turn again."
+	case sessions.TurnRejected:
+		b = views.Block{Note: sentence(e.Error), NoteKind: "error", Detail: e.Detail}
+		hint = "Retry sends the message again as it was."
 	default:
 		return m, false
 	}
-	// A request that does not fit would not fit again: those say what to do instead. Only
-	// the Retry button's hint speaks of Retry, and goes with it.
-	again := e.Code != "context_overflow" && e.Code != "request_too_large"
-	retry := p.retry && again && k == len(p.thread.Ends())-1 && e.After >= len(p.thread.Entries)-1
-	var hint string
-	switch e.Status {
-	case sessions.TurnFailed:
-		b.Note, hint = failedNote(e.Code)
-		b.NoteKind, b.Detail = "error", e.Error
-	case sessions.TurnRejected:
-		b.Note, hint = rejectedNote(e.Code)
-		b.NoteKind, b.Detail = "error", e.Error
-	}
 	m.Blocks = []views.Block{b}
-	if retry {
+	if p.retry && sessions.Retryable(e.Code) && k == len(p.thread.Ends())-1 && e.After >= len(p.thread.Entries)-1 {
 		m.RetryURL, m.RetryHint = p.s.sessionURL(p.sess)+"retry", hint
 	}
 	return m, true
 }
 
-// failedNote says what a turn that failed with code means and what to do; hint is the part
-// that speaks of Retry, shown with its button.
-func failedNote(code string) (note, hint string) {
-	switch code {
-	case "model_error":
-		return "The model's answer broke off: its endpoint failed or the connection dropped.", "Retry sends the turn again."
-	case "save_failed":
-		return "A save failed, so the work stopped.", "Free some disk space (or fix what failed), then Retry."
-	case "compaction_loop":
-		return "Compacting the conversation would have gone round in circles, so the run stopped. Start a new session, or send a shorter message.", ""
-	case "unknown_model":
-		return "This session's model is no longer configured.", "Choose another model below, then Retry."
+// stopNote says how turn end e, a stop, left the turn: a call that was running when it
+// stopped may have taken effect; an answer that was streaming was cut off.
+func (p *projector) stopNote(e sessions.TurnEnd) string {
+	what, where := "Stopped.", "where you stopped it"
+	if e.Code == "shutdown" {
+		what, where = "The server stopped while this turn ran.", "there"
 	}
-	return "The turn failed.", "Retry sends it again."
+	if e.After < 1 || e.After > len(p.thread.Entries) {
+		return what
+	}
+	last := p.thread.Entries[e.After-1]
+	for _, part := range last.Message.Parts {
+		if r := part.ToolResult; part.Kind == model.KindToolResult && r != nil && (r.Stopped || r.Unknown) {
+			return what + " A call that was running may have taken effect: check before running it again."
+		}
+	}
+	if last.Partial != "" && last.Message.Role == model.Assistant {
+		return what + " The answer above was cut off " + where + "."
+	}
+	return what
 }
 
-// rejectedNote says what a turn that the model endpoint (or the size check) refused means:
-// the turn was rewound, so the message is not in the model's context; hint is the part
-// that speaks of Retry.
-func rejectedNote(code string) (note, hint string) {
-	switch code {
-	case "context_overflow":
-		return "The conversation no longer fits in the model's context window, so the turn was rewound: the message above is not in the model's context. Compact the session (/compact) and send it again, or start a new session.", ""
-	case "request_too_large":
-		return "The message was too large to send, so the turn was rewound: it is not in the model's context. Send a shorter message or fewer attachments.", ""
+// sentence is s as a note starts it: with a capital letter (turn ends saved by older
+// versions start lowercase).
+func sentence(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError {
+		return s
 	}
-	return "The model refused this request, so the turn was rewound: the message above is not in the model's context.", "Edit it and send it again, or Retry."
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // interrupted renders the note of a turn the process running it never ended (it crashed,

@@ -131,3 +131,93 @@ func TestAPIRetry(t *testing.T) {
 		t.Errorf("a retry of an answered turn = %d %v, want 409 not_retryable", code, out)
 	}
 }
+
+// TestStopNoteSaysWhatWasCutOff (issue 27, finding 11): a stop while only text streamed
+// says the answer was cut off where it was stopped, and nothing of a call that may have
+// taken effect; a stop before anything streamed says only that it stopped. (A stop while
+// a call ran says that call may have taken effect: TestStoppedToolCardKeepsItsOutput.)
+func TestStopNoteSaysWhatWasCutOff(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		turn fakemodel.Turn
+		wait string // the update to stop at
+		note string
+	}{
+		{"text streaming", fakemodel.Turn{Text: strings.Repeat("word ", 400), ChunkSize: 5, DelayMs: 10}, sessions.UpdateTextDelta,
+			"Stopped. The answer above was cut off where you stopped it."},
+		{"nothing streamed", fakemodel.Turn{HangMs: 10_000, Text: "late"}, sessions.UpdateAccepted, "Stopped.</p>"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := newTestServer(t, tt.turn)
+			id, p := ts.session(t)
+			sub := ts.mgr.Subscribe([]string{id}, ts.mgr.EventID())
+			defer sub.Close()
+			if _, err := ts.mgr.Submit(t.Context(), id, model.TextPart("talk")); err != nil {
+				t.Fatal(err)
+			}
+			for seen := false; !seen; {
+				us, err := sub.Next(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, u := range us {
+					seen = seen || u.Type == tt.wait
+				}
+			}
+			ts.mgr.Stop(id)
+			ts.waitIdle(t, id)
+			_, page := ts.do(t, "GET", p, nil, nil)
+			if !strings.Contains(page, tt.note) || strings.Contains(page, "may have taken effect") {
+				t.Errorf("the stop's note should say %q and nothing of a call that may have taken effect:\n%s", tt.note, noteOf(page))
+			}
+			if !strings.Contains(page, ">Retry</button>") {
+				t.Error("the stopped turn offers no Retry")
+			}
+		})
+	}
+}
+
+// TestFailureNotesByKind (issue 27, finding 5): a failed turn's note says what happened by
+// its kind, with the provider's words folded under Details; Retry is offered where sending
+// the turn again can help (an overloaded gateway, a broken stream) and not where something
+// has to be fixed first (a refused credential, a model the gateway does not have).
+func TestFailureNotesByKind(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		turn  fakemodel.Turn
+		note  string
+		retry bool
+	}{
+		{"401", fakemodel.Turn{Status: 401, ErrorBody: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`},
+			"refused the credential (401 Unauthorized)", false},
+		{"404", fakemodel.Turn{Status: 404, ErrorBody: `{"type":"error","error":{"type":"not_found_error","message":"model: fake-1"}}`},
+			"answered 404 Not Found", false},
+		{"529", fakemodel.Turn{Status: 529, ErrorType: "overloaded_error", ErrorMessage: "Overloaded"}, "is overloaded (529 Overloaded)", true},
+		{"broken stream", fakemodel.Turn{Text: "Half", Drop: true}, "The model&#39;s answer broke off", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := newTestServer(t, tt.turn)
+			id, p := ts.session(t)
+			j, err := ts.mgr.Submit(t.Context(), id, model.TextPart("hello"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.Wait(t.Context())
+			_, page := ts.do(t, "GET", p, nil, nil)
+			if !strings.Contains(page, tt.note) || !strings.Contains(page, "<summary>Details</summary>") {
+				t.Errorf("the failure's note should say %q, with Details folded:\n%s", tt.note, noteOf(page))
+			}
+			if got := strings.Contains(page, ">Retry</button>"); got != tt.retry {
+				t.Errorf("Retry offered = %v, want %v", got, tt.retry)
+			}
+		})
+	}
+}
+
+// noteOf is the part of a page around its end notes, for a failure message.
+func noteOf(page string) string {
+	if i := strings.Index(page, `class="msg end`); i >= 0 {
+		return page[i:min(len(page), i+1500)]
+	}
+	return "(no end note)"
+}

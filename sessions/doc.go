@@ -4,7 +4,9 @@
 // runner, which runs durable agent turns with checkpoints that fail closed, records every
 // tool call's intent before it runs, recovers interrupted turns, rewinds rejected ones and
 // compacts; the runtime, which binds a session to its tools and resource owner across
-// thread and agent replacement; and the root-only session_history and session_meta tools.
+// thread and agent replacement; the kinds of end of a turn ([Kinds]) and the words every
+// front end tells a failure with ([Describe]); and the root-only session_history and
+// session_meta tools.
 // See docs/decisions.md for who owns the document and what each lock guards.
 //
 // A session is stored as an append-only log, one record per line, each line carrying a

@@ -265,10 +265,10 @@ func (d *document) amend(ctx context.Context, th *Thread, parts []model.Part) er
 // [TurnCancelled], [TurnFailed], [TurnRejected] or [TurnCompacted], with, for an end that
 // is not an answer, its code and what a person is told. Entries recovery made are written
 // first.
-func (d *document) endTurn(ctx context.Context, th *Thread, status, code, msg string) error {
+func (d *document) endTurn(ctx context.Context, th *Thread, status string, f Failure) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	rec := &turnRec{Thread: th.ID, Status: status, At: time.Now().UTC(), Code: code, Error: msg}
+	rec := &turnRec{Thread: th.ID, Status: status, At: time.Now().UTC(), Code: f.Code, Error: f.Message, Detail: f.Detail}
 	if err := d.checkpointLocked(th, nil, nil); err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func (d *document) endTurn(ctx context.Context, th *Thread, status, code, msg st
 		return err
 	}
 	th.open, th.end = false, status
-	th.ends = append(th.ends, TurnEnd{After: len(th.Entries), Status: status, Error: rec.Error, Code: rec.Code, At: rec.At})
+	th.ends = append(th.ends, rec.end(len(th.Entries)))
 	return nil
 }
 

@@ -70,7 +70,7 @@ func (l *live) prepare() error {
 	if err != nil {
 		return err
 	}
-	l.runner, l.model, l.cfg = r, key, cfg
+	l.runner, l.model, l.cfg = r, key, withEndpoint(cfg)
 	return nil
 }
 
@@ -189,17 +189,19 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 		end.Type, end.Text, end.Stop, end.Usage, end.Steps, end.CapReached = UpdateDone, res.Answer, string(res.Stop), &u, res.Steps, res.CapReached
 	case errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown):
 		end.Type = UpdateCancelled
-		end.Code, end.Error = describe(err)
 	default:
 		end.Type = UpdateError
-		end.Code, end.Error = describe(err)
+	}
+	if err != nil {
+		f := Describe(err)
+		end.Code, end.Error, end.Detail = f.Code, f.Message, f.Detail
 	}
 	l.logEnd(j, err)
 	var failed *TurnState
 	// A queued message withdrawn just before its turn started: nothing ran, nothing to say.
 	withdrawn := errors.Is(err, ErrNotQueued)
 	if j.Kind == JobTurn && err != nil && !withdrawn && (errors.Is(err, ErrSaveFailed) || !isClosed(j.accepted)) {
-		failed = &TurnState{Status: TurnFailed, Code: end.Code, Error: end.Error, Thread: j.thread, At: time.Now().UTC()}
+		failed = &TurnState{Status: TurnFailed, Code: end.Code, Error: end.Error, Detail: end.Detail, Thread: j.thread, At: time.Now().UTC()}
 	}
 	l.mu.Lock()
 	l.job = nil
@@ -236,12 +238,9 @@ func (l *live) logEnd(j *Job, err error) {
 	}
 }
 
-// ErrorCode names the kind of a job's error for front ends and the API: one of
-// [TurnCodes], or "busy".
-func ErrorCode(err error) string {
-	code, _ := describe(err)
-	return code
-}
+// ErrorCode names the kind of a job's error for front ends and the API: one of [Kinds],
+// or "busy".
+func ErrorCode(err error) string { return Describe(err).Code }
 
 // isClosed reports whether ch is closed.
 func isClosed(ch <-chan struct{}) bool {

@@ -110,13 +110,19 @@ type partialRec struct {
 }
 
 // turnRec ends a turn. Error is what a person is told of a turn that did not end with
-// an answer, and Code its kind (see [TurnCodes]).
+// an answer, Code its kind (see [Kinds]) and Detail the technical chain under Error.
 type turnRec struct {
 	Thread string    `json:"thread"`
 	Status string    `json:"status"`
 	At     time.Time `json:"at"`
 	Error  string    `json:"error,omitempty"`
 	Code   string    `json:"code,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// end is the turn end that rec records after entry after.
+func (rec *turnRec) end(after int) TurnEnd {
+	return legacyEnd(TurnEnd{After: after, Status: rec.Status, Error: rec.Error, Code: rec.Code, Detail: rec.Detail, At: rec.At})
 }
 
 // metaOf returns the metadata record of s.
@@ -462,7 +468,7 @@ func apply(sp **Session, rec record) error {
 			return fmt.Errorf("turn end for unknown thread %q", tr.Thread)
 		}
 		t.open, t.end, t.partial = false, tr.Status, nil
-		t.ends = append(t.ends, TurnEnd{After: len(t.Entries), Status: tr.Status, Error: tr.Error, Code: tr.Code, At: tr.At})
+		t.ends = append(t.ends, tr.end(len(t.Entries)))
 	default:
 		// A record kind from a newer minor revision: skip it rather than refuse the file.
 	}

@@ -236,6 +236,9 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	if seed != nil {
 		seed.Created, seed.Base = now, len(seed.Entries)
 		sess.Threads = []*Thread{seed}
+		// The parent's runtime facts in the seed name the parent's model, which would
+		// otherwise be the fork's: the model it was created with is its selected one.
+		sess.Selected = key
 	}
 	if err := m.o.Store.Create(ctx, sess); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrSaveFailed, err)

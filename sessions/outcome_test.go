@@ -82,12 +82,12 @@ func TestProviderRejectionRewinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := f.submit(t, "two")
-		if errors.Is(err, ErrRewound) || ErrorCode(err) != "model_error" {
-			t.Fatalf("Submit = %v, want a failure (model_error), not a rewind", err)
+		if errors.Is(err, ErrRewound) || ErrorCode(err) != "auth_failed" {
+			t.Fatalf("Submit = %v, want a failure (auth_failed), not a rewind", err)
 		}
 		s := loadFresh(t, f.store, f.id)
-		if lt := s.LastTurn(); len(s.Threads) != 1 || lt.Status != TurnFailed || lt.Answer != "" || !strings.Contains(lt.Error, "invalid x-api-key") {
-			t.Errorf("%d threads, LastTurn %+v; want one thread, failed, no answer (not the first turn's), the provider's words", len(s.Threads), lt)
+		if lt := s.LastTurn(); len(s.Threads) != 1 || lt.Status != TurnFailed || lt.Answer != "" || !strings.Contains(lt.Error, "refused the credential") || !strings.Contains(lt.Detail, "invalid x-api-key") {
+			t.Errorf("%d threads, LastTurn %+v; want one thread, failed, no answer (not the first turn's), plain words with the provider's in the detail", len(s.Threads), lt)
 		}
 	})
 }

@@ -86,8 +86,8 @@ func TestBrokenStreamKeepsThePartialAnswer(t *testing.T) {
 	if !ok || e.Partial != PartialFailed || e.Message.Text() != "Half an answer" {
 		t.Fatalf("partial entry %+v, %v; want the streamed text, failed", e, ok)
 	}
-	if st := sess.LastTurn(); st.Status != TurnFailed || st.Code != "model_error" || !strings.Contains(st.Error, "broke off") {
-		t.Errorf("last turn = %+v, want failed with model_error, saying the stream broke off", st)
+	if st := sess.LastTurn(); st.Status != TurnFailed || st.Code != "stream_broken" || !strings.Contains(st.Error, "broke off") {
+		t.Errorf("last turn = %+v, want failed with stream_broken, saying the stream broke off", st)
 	}
 	if sess.Latest().answer(len(sess.Latest().Entries)) != "" {
 		t.Error("a partial answer counts as the turn's answer")

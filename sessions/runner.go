@@ -42,6 +42,8 @@ type AgentConfig struct {
 	Options  agent.Options
 	ModelKey string // catalog key, for the runtime facts
 	Protocol string // wire protocol name, for the runtime facts
+	// Endpoint is where the model is served from, which the words of its failures name.
+	Endpoint Endpoint
 	// ContextWindow is in tokens; 0 disables the size guard rails and auto-compaction.
 	ContextWindow int
 	// AutoCompactAt is the fraction of ContextWindow at which a completed answer triggers
@@ -445,8 +447,7 @@ func rejected(err error) bool {
 // end records how th's turn ended; cause, for an end that is not an answer, is described
 // in the record for the person who reads it.
 func (r *runner) end(ctx context.Context, th *Thread, status string, cause error) error {
-	code, msg := describe(cause)
-	return r.rt.save(r.rt.doc.endTurn(ctx, th, status, code, msg))
+	return r.rt.save(r.rt.doc.endTurn(ctx, th, status, Describe(cause)))
 }
 
 // rewind ends th's turn as rejected and starts a successor that keeps th's entries before

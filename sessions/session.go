@@ -139,7 +139,8 @@ type TurnEnd struct {
 	After  int
 	Status string
 	Error  string // what a person is told, for a turn that did not end with an answer
-	Code   string // its kind, one of [TurnCodes]; empty in records saved before codes were kept
+	Code   string // its kind, one of [Kinds]; empty in records saved before codes were kept
+	Detail string // the technical chain under Error; empty when there is none
 	At     time.Time
 }
 

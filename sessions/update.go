@@ -25,8 +25,8 @@ const (
 	UpdateRewound       = "rewound"        // From, To, Error
 	UpdateSaveFailed    = "save_failed"    // a save failed: the session's work is stopped (Error)
 	UpdateDone          = "done"           // a turn ended with an answer: Text, Stop, Usage, Steps
-	UpdateError         = "error"          // a turn or compaction failed: Error, Code
-	UpdateCancelled     = "cancelled"      // a turn or compaction was stopped: Error says why
+	UpdateError         = "error"          // a turn or compaction failed: Code, Error (what happened and what to do), Detail
+	UpdateCancelled     = "cancelled"      // a turn or compaction was stopped: Code, Error says why
 	UpdateState         = "state"          // Busy, Job and JobID: work started or ended
 	UpdateMeta          = "meta"           // the metadata changed: Title, Archived, Model
 	UpdateHost          = "host"           // a remote host's state changed (profile-wide): Host, State, Error, Attaches
@@ -62,7 +62,8 @@ type Update struct {
 	Steps      int             `json:"steps,omitempty"`
 	CapReached bool            `json:"cap_reached,omitempty"`
 	Error      string          `json:"error,omitempty"`
-	Code       string          `json:"code,omitempty"`
+	Code       string          `json:"code,omitempty"`   // an error's or a stop's kind: the codes of last_error
+	Detail     string          `json:"detail,omitempty"` // an error's technical chain: the status, what the endpoint said
 	From       string          `json:"from,omitempty"`
 	To         string          `json:"to,omitempty"`
 	Auto       bool            `json:"auto,omitempty"`

@@ -162,6 +162,10 @@ func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 				return
 			}
 			if streamed || !retryable(err) || attempt >= policy.MaxAttempts {
+				var pe *ProviderError
+				if errors.As(err, &pe) {
+					pe.Attempts = attempt
+				}
 				yield(nil, err)
 				return
 			}
@@ -231,6 +235,17 @@ func endpoint(base, path string) (*target, error) {
 	return &target{url: u, shown: redact(u)}, nil
 }
 
+// ShownURL returns the URL raw as messages may show it: without userinfo, query or
+// fragment, so that credentials and signed query parameters stay out of logs, stderr and
+// session files; "" for a URL that does not parse (its text could hold anything).
+func ShownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return redact(u)
+}
+
 // redact returns u without userinfo, query or fragment, for error messages: credentials
 // and signed query parameters stay out of logs, stderr and session files.
 func redact(u *url.URL) string {
@@ -250,7 +265,7 @@ func (c *Client) attempt(ctx context.Context, to *target, body []byte, yield fun
 	if c.Key != nil {
 		k, err := c.Key()
 		if err != nil {
-			return err
+			return &CredentialError{Err: err}
 		}
 		key = k
 	}

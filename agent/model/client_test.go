@@ -150,6 +150,11 @@ func TestClientRetry(t *testing.T) {
 			if len(notices) != tt.wantNotices {
 				t.Errorf("notices = %d, want %d", len(notices), tt.wantNotices)
 			}
+			// The error says how often the request was sent: what a person is told of a
+			// failure after retries counts them.
+			if pe, ok := errors.AsType[*ProviderError](err); ok && pe.Attempts != int(tt.wantTries) {
+				t.Errorf("Attempts = %d, want %d", pe.Attempts, tt.wantTries)
+			}
 		})
 	}
 }
@@ -161,8 +166,8 @@ func TestClientConnectionErrorRetried(t *testing.T) {
 	c := &Client{Protocol: lineProtocol{}, BaseURL: url, Retry: fastRetry(2)}
 	_, notices, err := collect(c, t.Context(), Request{})
 	var pe *ProviderError
-	if !errors.As(err, &pe) || pe.Status != 0 {
-		t.Fatalf("err = %v, want a transport ProviderError", err)
+	if !errors.As(err, &pe) || pe.Status != 0 || pe.Attempts != 2 {
+		t.Fatalf("err = %v, want a transport ProviderError after 2 attempts", err)
 	}
 	if len(notices) != 1 {
 		t.Errorf("notices = %d, want 1", len(notices))
@@ -219,8 +224,8 @@ func TestClientKeyErrorSurfacesAtUse(t *testing.T) {
 	c := &Client{Protocol: lineProtocol{}, BaseURL: srv.URL, Retry: fastRetry(3),
 		Key: func() (string, error) { return "", fmt.Errorf("environment variable XAI_API_KEY is not set") }}
 	_, _, err := collect(c, t.Context(), Request{})
-	if err == nil || !strings.Contains(err.Error(), "XAI_API_KEY") {
-		t.Fatalf("err = %v, want one naming the variable", err)
+	if _, ok := errors.AsType[*CredentialError](err); !ok || !strings.Contains(err.Error(), "XAI_API_KEY") {
+		t.Fatalf("err = %v, want a *CredentialError naming the variable", err)
 	}
 	if n.Load() != 0 {
 		t.Errorf("requests = %d, want 0", n.Load())
@@ -330,5 +335,19 @@ func TestClientRetriesStreamDroppedBeforeFirstChunk(t *testing.T) {
 	text, notices, err := collect(c, t.Context(), Request{})
 	if err != nil || text != "ok" || n.Load() != 2 || len(notices) != 1 {
 		t.Fatalf("text %q, err %v, requests %d, notices %d; want ok after one retry", text, err, n.Load(), len(notices))
+	}
+}
+
+// TestShownURL: a base_url as messages show it keeps no credential: no userinfo, no query.
+func TestShownURL(t *testing.T) {
+	for _, tt := range []struct{ raw, want string }{
+		{"https://gw.example/v1", "https://gw.example/v1"},
+		{"https://user:secret@gw.example/v1?key=secret#frag", "https://gw.example/v1"},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"http://[::1", ""},
+	} {
+		if got := ShownURL(tt.raw); got != tt.want {
+			t.Errorf("ShownURL(%q) = %q, want %q", tt.raw, got, tt.want)
+		}
 	}
 }

@@ -19,6 +19,9 @@ type ProviderError struct {
 	RetryAfter time.Duration // what the provider asked for; 0 when it did not say
 	MidStream  bool
 	Err        error // the transport error, when there was no response
+	// Attempts is how many times [Client.Stream] sent the request before it gave up with
+	// this error, retries included; 0 when it was not counted.
+	Attempts int
 }
 
 func (e *ProviderError) Error() string {
@@ -86,6 +89,14 @@ func (e *ProviderError) Rejected() bool {
 	}
 	return !e.MidStream && (e.Status == 400 || e.Status == 413 || e.Status == 422)
 }
+
+// CredentialError is a credential that could not be looked up for a request ([Client.Key]
+// failed: an environment variable that is not set, a file that is missing). Nothing was
+// sent, and nothing is retried: the lookup would fail the same way.
+type CredentialError struct{ Err error }
+
+func (e *CredentialError) Error() string { return "look up the credential: " + e.Err.Error() }
+func (e *CredentialError) Unwrap() error { return e.Err }
 
 // RequestTooLargeError is a request whose serialized body exceeds the configured
 // max_request_bytes. It is detected before upload and never retried.

@@ -191,7 +191,8 @@ func readEvents(t *testing.T, url string, d time.Duration) []string {
 // TestFailedTurnsAfterReload (issue 20): a turn rejected by max_request_bytes no longer
 // vanishes on reload (the page shows the message and why, the meter keeps the kept turns'
 // tokens, the snapshot says rejected with request_too_large and gives no earlier answer),
-// and a turn that failed (a 401) carries its reason in the snapshot, not only in the events.
+// and a turn that failed (a 401, auth_failed) carries its reason in the snapshot, not only
+// in the events.
 func TestFailedTurnsAfterReload(t *testing.T) {
 	fake := fakemodel.New(t,
 		fakemodel.Turn{Text: "first answer", Usage: fakemodel.Usage{Input: 777}},
@@ -216,8 +217,9 @@ func TestFailedTurnsAfterReload(t *testing.T) {
 	}
 	snap = c.submitWait(id, "r-3", "small")
 	le, _ = snap["last_error"].(map[string]any)
-	if snap["last_turn"] != "failed" || le["code"] != "model_error" || !strings.Contains(le["message"].(string), "invalid x-api-key") || snap["answer"] != "" {
-		t.Errorf("after a 401: last_turn %v, last_error %v, answer %q; want failed, model_error with the provider's words, no answer", snap["last_turn"], le, snap["answer"])
+	if snap["last_turn"] != "failed" || le["code"] != "auth_failed" || !strings.Contains(le["message"].(string), "refused the credential") ||
+		!strings.Contains(le["detail"].(string), "invalid x-api-key") || snap["answer"] != "" {
+		t.Errorf("after a 401: last_turn %v, last_error %v, answer %q; want failed, auth_failed with the provider's words in the detail, no answer", snap["last_turn"], le, snap["answer"])
 	}
 	if html := page(t, u+"s/"+id+"/"); !strings.Contains(html, "invalid x-api-key") {
 		t.Error("the page after a reload does not show why the turn failed")

@@ -24,8 +24,14 @@ import (
 // URL (the first line it prints).
 func startServer(t testing.TB, home string, args ...string) (*exec.Cmd, string, *syncbuf.Buffer) {
 	t.Helper()
+	return startServerEnv(t, home, nil, args...)
+}
+
+// startServerEnv is startServer with env added to the server's environment.
+func startServerEnv(t testing.TB, home string, env []string, args ...string) (*exec.Cmd, string, *syncbuf.Buffer) {
+	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+	cmd.Env = append(append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG="), env...)
 	out, stderr := startPiped(t, cmd)
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {

@@ -76,14 +76,23 @@ func newFixture(t *testing.T, turns ...fakemodel.Turn) *fixture {
 // is the default.
 func newFixtureConfig(t *testing.T, extra string, turns ...fakemodel.Turn) *fixture {
 	t.Helper()
+	return newFixtureWith(t, func(url string) string {
+		return "model = \"m\"\n[models.m]\nprotocol = \"anthropic-messages\"\nbase_url = \"" + url + "\"\ncontext_window = 100000\n" +
+			strings.ReplaceAll(extra, "{{model_url}}", url)
+	}, turns...)
+}
+
+// newFixtureWith is newFixture with the profile's config.toml that config returns for the
+// fake model's URL.
+func newFixtureWith(t *testing.T, config func(url string) string, turns ...fakemodel.Turn) *fixture {
+	t.Helper()
 	prerequisites(t) // before the build and the server, which a skip would waste
 	f := &fixture{t: t, model: fakemodel.New(t, turns...), home: t.TempDir(), gates: t.TempDir()}
 	dir := filepath.Join(f.home, "profiles", "default")
 	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := "model = \"m\"\n[models.m]\nprotocol = \"anthropic-messages\"\nbase_url = \"" + f.model.URL + "\"\ncontext_window = 100000\n" +
-		strings.ReplaceAll(extra, "{{model_url}}", f.model.URL)
+	cfg := config(f.model.URL)
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

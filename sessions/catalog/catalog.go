@@ -108,9 +108,33 @@ func (c *Catalog) Agent(key string, blocks []string) (sessions.AgentConfig, erro
 			Model: client, APIModel: m.APIID, MaxOutputTokens: m.MaxOutputTokens, Thinking: m.Thinking, Effort: m.Effort,
 			System: agent.SystemPrompt(po), MaxTruncatedResumes: m.MaxTruncatedResumes, ContextWindow: m.ContextWindow,
 		},
-		ModelKey: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow, AutoCompactAt: m.AutoCompactAt,
+		ModelKey: m.Key, Protocol: m.Protocol, Endpoint: endpoint(c.o.Config, m), ContextWindow: m.ContextWindow, AutoCompactAt: m.AutoCompactAt,
 		CompactionMaxRequests: c.o.Config.CompactionMaxRequests, MaxImageBase64Bytes: m.MaxImageBase64Bytes,
 	}, nil
+}
+
+// endpoint says where model m is served from, for the words of its failures: its gateway,
+// the config tables its base_url and auth come from (a model's own replaces its gateway's),
+// and where its credential is read, never the credential.
+func endpoint(cfg *config.Config, m config.Model) sessions.Endpoint {
+	ep := sessions.Endpoint{Gateway: m.Gateway, BaseURL: model.ShownURL(m.BaseURL), BaseURLOf: "model " + m.Key, AuthOf: "model " + m.Key}
+	if g, ok := cfg.Gateways[m.Gateway]; ok {
+		if g.BaseURL == m.BaseURL {
+			ep.BaseURLOf = "gateway " + m.Gateway
+		}
+		if g.Auth == m.Auth {
+			ep.AuthOf = "gateway " + m.Gateway
+		}
+	}
+	switch m.Auth.Source {
+	case config.AuthEnv:
+		ep.AuthSource, ep.AuthName = "env", m.Auth.VarName
+	case config.AuthFile:
+		ep.AuthSource, ep.AuthName = "file", m.Auth.Path
+	case config.AuthInline:
+		ep.AuthSource = "inline"
+	}
+	return ep
 }
 
 // client returns model m's client, made on first use.

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -217,5 +218,53 @@ func TestCatalogWarm(t *testing.T) {
 	case <-conns:
 		t.Error("a second connection: an unknown key opened one, or Warm opened two")
 	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// TestCatalogEndpoint: a run's configuration says where its model is served from, for the
+// words of its failures: the gateway, the tables its base_url and auth come from (a model's
+// own replaces its gateway's), where the credential is read, and a base_url shown without
+// its userinfo or query. The credential itself is nowhere in it.
+func TestCatalogEndpoint(t *testing.T) {
+	cfg, err := config.Parse("config.toml", []byte(`
+[gateways.gw]
+protocol = "anthropic-messages"
+base_url = "https://user:secret@gw.example/v1?key=secret"
+auth = { source = "env", var_name = "GW_KEY" }
+[models.via]
+gateway = "gw"
+context_window = 1000
+[models.own]
+gateway = "gw"
+context_window = 1000
+auth = { source = "file", path = "~/.keys/own" }
+[models.inline]
+protocol = "openai-completions"
+base_url = "http://127.0.0.1:9"
+auth = "sk-inline-secret"
+context_window = 1000
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(Options{Config: cfg, Default: "via", Env: config.NewEnv(func(string) (string, bool) { return "", false })})
+	for _, tt := range []struct {
+		key  string
+		want sessions.Endpoint
+	}{
+		{"via", sessions.Endpoint{Gateway: "gw", BaseURL: "https://gw.example/v1", BaseURLOf: "gateway gw", AuthOf: "gateway gw", AuthSource: "env", AuthName: "GW_KEY"}},
+		{"own", sessions.Endpoint{Gateway: "gw", BaseURL: "https://gw.example/v1", BaseURLOf: "gateway gw", AuthOf: "model own", AuthSource: "file", AuthName: "~/.keys/own"}},
+		{"inline", sessions.Endpoint{BaseURL: "http://127.0.0.1:9", BaseURLOf: "model inline", AuthOf: "model inline", AuthSource: "inline"}},
+	} {
+		ac, err := c.Agent(tt.key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ac.Endpoint != tt.want {
+			t.Errorf("Agent(%s).Endpoint = %+v, want %+v", tt.key, ac.Endpoint, tt.want)
+		}
+		if s := fmt.Sprintf("%+v", ac.Endpoint); strings.Contains(s, "secret") {
+			t.Errorf("Agent(%s).Endpoint holds a credential: %s", tt.key, s)
+		}
 	}
 }
