@@ -65,6 +65,7 @@ type ModelInfo struct {
 	Protocol            string // the wire protocol, as config.toml names it
 	ContextWindow       int
 	MaxImageBase64Bytes int
+	AutoCompactAt       float64 // the fraction of the window that compacts; 0 when off
 }
 
 // HostState is a remote host's state for the status bar.

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -242,12 +243,20 @@ func orUntitled(title, id string) string {
 	return title
 }
 
+// compactHintAt is the share of the context window past which the status bar offers
+// Compact, for a model without auto_compact_at.
+const compactHintAt = 0.8
+
 // status is the status bar of sess.
 func (s *server) status(sess *sessions.Session, st sessions.Status) views.StatusView {
 	v := views.StatusView{ID: sess.ID, StopURL: s.sessionURL(sess.ID) + "stop", Busy: st.Busy, Job: st.Job, JobID: st.JobID,
 		Elsewhere: st.Elsewhere, Model: st.Model, Used: sess.Latest().ContextUsed(), Window: s.model(st.Model).ContextWindow}
 	if st.Stopped != nil {
 		v.Stopped = st.Stopped.Error()
+	}
+	if m := s.model(st.Model); !st.Busy && st.Elsewhere == "" && m.ContextWindow > 0 &&
+		float64(v.Used) >= cmp.Or(m.AutoCompactAt, compactHintAt)*float64(m.ContextWindow) {
+		v.CompactURL = s.sessionURL(sess.ID) + "compact"
 	}
 	if s.Hosts != nil {
 		for _, h := range s.Hosts() {

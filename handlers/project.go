@@ -136,7 +136,7 @@ func (p *projector) message(i int) (views.MessageView, bool) {
 			}
 		case model.KindThinking:
 			if part.Thinking != nil && part.Thinking.Text != "" {
-				m.Blocks = append(m.Blocks, views.Block{Thinking: part.Thinking.Text})
+				m.Blocks = append(m.Blocks, views.Block{Thinking: p.markdown(part.Thinking.Text)})
 			}
 		case model.KindImage:
 			img := &views.ImageView{URL: p.imageURL(i, j, 0), Alt: "attached image"}

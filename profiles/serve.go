@@ -37,8 +37,11 @@ type ServeOptions struct {
 	Version string    // the build, for /healthz
 	Pprof   bool      // serve net/http/pprof at /debug/pprof/ (and each worker's under its profile)
 	Stdout  io.Writer // the URL to open is its first line
-	Stderr  io.Writer // the workers' stderr, and how to forward the port bound ([ForwardHint])
-	Log     *slog.Logger
+	Stderr  io.Writer // the workers' stderr
+	// Hint, when set, is told how to forward the port bound ([ForwardHint]) in a sentence;
+	// the "serving" log line has it anyway, as its forward attribute.
+	Hint io.Writer
+	Log  *slog.Logger
 }
 
 // CheckAddr refuses an address that is not a loopback one: the server drives an agent
@@ -141,11 +144,12 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		url += "?token=" + token
 	}
 	fmt.Fprintln(o.Stdout, url)
-	if o.Stderr != nil {
-		// The port actually bound: with port 0 it is the one the system picked.
-		fmt.Fprintf(o.Stderr, "myco: to open it from another machine, forward its port there first: %s\n", ForwardHint(strings.TrimPrefix(base, "http://")))
+	// The port actually bound: with port 0 it is the one the system picked.
+	hint := ForwardHint(strings.TrimPrefix(base, "http://"))
+	if o.Hint != nil {
+		fmt.Fprintf(o.Hint, "myco: to open it from another machine, forward its port there first: %s\n", hint)
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "profile", o.Launch, "home", o.Home)
+	log.Info("serving", "addr", ln.Addr().String(), "profile", o.Launch, "home", o.Home, "forward", hint)
 
 	served := make(chan error, 1)
 	// Connections for a profile go to its worker whole; the rest are served here.

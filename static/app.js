@@ -134,6 +134,32 @@
     if (p && document.activeElement === document.body) p.focus();
   });
 
+  // --- A request that never reached the server ---------------------------------------------
+
+  // When the server cannot be reached (it stopped, the tunnel is down), htmx gets no answer
+  // at all: the page says so where the person looks. A message stays in the composer with
+  // a note that it was not sent; any other action says it did not happen.
+  document.addEventListener("htmx:error", (ev) => {
+    const err = ev.detail && ev.detail.error;
+    if (err && err.name === "AbortError") return;
+    const elt = ev.target instanceof Element ? ev.target : null;
+    const composer = elt && elt.closest("form.composer");
+    const text = composer
+      ? "Not sent: the server could not be reached (it may have stopped, or the connection is down). Your message is still here; send it again once the server is back."
+      : "That did not happen: the server could not be reached (it may have stopped, or the connection is down). Try again once it is back.";
+    const note = document.createElement("p");
+    note.className = "banner error";
+    note.setAttribute("role", "alert");
+    note.textContent = text;
+    if (composer) {
+      note.id = "composer-error";
+      composer.querySelector("#composer-error")?.remove();
+      composer.prepend(note);
+    } else {
+      $("#toast")?.replaceChildren(note);
+    }
+  });
+
   // --- Copy ------------------------------------------------------------------------------
 
   // copyText puts text on the clipboard; where the Clipboard API is refused it falls back

@@ -174,8 +174,11 @@ func TestMessage(t *testing.T) {
 		if _, open := attrOf(th, "open"); open {
 			t.Errorf("thinking is open; it starts collapsed")
 		}
-		if got := textContent(one(t, th, ".thinking-text")); got != "The tests <fail>." {
+		if got := strings.TrimSpace(textContent(one(t, th, ".thinking-text"))); got != "Reading the tests. The tests <fail>." {
 			t.Errorf("thinking = %q", got)
+		}
+		if got := textContent(one(t, th, ".thinking-text strong")); got != "Reading the tests." {
+			t.Errorf("a reasoning summary's heading = %q, want it bold, not **raw**", got)
 		}
 		none(t, th, "fail")
 		if got := len(all(a, "details.tool")); got != 4 {

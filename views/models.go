@@ -171,7 +171,10 @@ type StatusView struct {
 	Model     string
 	Used      int // prompt tokens of the last response
 	Window    int // the model's context window
-	Hosts     []HostView
+	// CompactURL, when set, offers Compact beside the meter: the context is past the point
+	// where it is worth compacting (the model's auto_compact_at, else 80%).
+	CompactURL string
+	Hosts      []HostView
 }
 
 // HostView is a remote host's state.
@@ -235,7 +238,7 @@ type Block struct {
 	Markdown templ.Component // rendered, sanitized text
 	Plain    string          // text shown as written (a user's message): its line breaks kept
 	Attached *AttachedView   // a file the user attached, as a chip
-	Thinking string
+	Thinking templ.Component // the model's thinking, its Markdown rendered (a reasoning summary's **headings**)
 	Tool     *ToolView
 	Image    *ImageView
 	Note     string // a turn end, an error, a notice

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -48,12 +49,16 @@ func (a *app) serve(o options) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	var hint io.Writer // the port-forward's sentence, but not among JSON log lines
+	if !a.logs.JSON() {
+		hint = a.stderr
+	}
 	err = profiles.Serve(ctx, profiles.ServeOptions{
 		Addr: addr, Home: paths.Home, Launch: paths.Profile, Auth: o.auth,
 		Worker:  func(name string) []string { return workerCommand(exe, o, paths, name) },
 		Environ: os.Environ(),
 		Version: buildInfo().String(), Pprof: o.pprof,
-		Stdout: a.stdout, Stderr: a.stderr, Log: a.log,
+		Stdout: a.stdout, Stderr: a.stderr, Hint: hint, Log: a.log,
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {
 		fmt.Fprintln(a.stderr, "myco:", portTaken(addr))
@@ -111,7 +116,7 @@ func withEngine(d handlers.Deps, p *engine.Profile, e *engine.Engine) handlers.D
 	d.Sessions, d.Default = e.Sessions, p.Model.Key
 	for _, m := range p.Models() {
 		d.Models = append(d.Models, handlers.ModelInfo{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow,
-			MaxImageBase64Bytes: m.MaxImageBase64Bytes})
+			MaxImageBase64Bytes: m.MaxImageBase64Bytes, AutoCompactAt: m.AutoCompactAt})
 	}
 	d.Hosts = func() []handlers.HostState {
 		var out []handlers.HostState

@@ -363,3 +363,51 @@ func TestBrowserKeyboard(t *testing.T) {
 		t.Errorf("the edit that reached the model is not the one typed (without a newline):\n%s", body)
 	}
 }
+
+// TestBrowserCompactHint: past 80% of the window (the model has no auto_compact_at), the
+// meter offers Compact; a click on it compacts the session into a new thread.
+func TestBrowserCompactHint(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t,
+		fakemodel.Turn{Text: "A long answer.", Usage: fakemodel.Usage{Input: 60000, Output: 100}},
+		fakemodel.Turn{Text: "Another.", Usage: fakemodel.Usage{Input: 86000, Output: 100}},
+		fakemodel.Turn{Text: "## Summary\n\nTwo questions were answered."},
+	)
+	page := f.newSession()
+	b := newBrowser(t)
+	tb := newTab(t, b, "main")
+	tb.navigate(page)
+	tb.waitLive()
+	tb.send("First")
+	tb.wait("the answer at 60%", `document.querySelector("#status .meter")?.textContent.includes("60k of 100k") && document.querySelector("#status .idle")`)
+	if eval[bool](tb, `!!document.getElementById("compact")`) {
+		t.Errorf("Compact is offered at 60%% of the window")
+	}
+	tb.send("Second")
+	tb.wait("Compact offered at 86%", `document.querySelector("#status .meter")?.textContent.includes("86k of 100k") && document.querySelector("#status .idle") && document.getElementById("compact")`)
+	n := len(f.model.Requests())
+	tb.click("#compact")
+	tb.wait("the compacted session", `document.querySelector("#threads") && document.querySelector("#status .idle") && !document.getElementById("compact")`)
+	if reqs := f.model.Requests(); len(reqs) != n+1 {
+		t.Fatalf("Compact sent %d requests, want the one of the compaction", len(reqs)-n)
+	}
+}
+
+// TestBrowserSendWhileServerDown: a message sent while the server is down stays in the
+// composer, which says that it was not sent and what to do.
+func TestBrowserSendWhileServerDown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	page := f.newSession()
+	b := newBrowser(t)
+	tb := newTab(t, b, "main")
+	tb.navigate(page)
+	tb.waitLive()
+	tb.allow(`ERR_CONNECTION_REFUSED|Failed to fetch|net::ERR`) // the server is down on purpose
+	f.srv.stop()
+	tb.send("Is anyone there?")
+	tb.wait("the composer says it was not sent", `document.querySelector("#composer #composer-error")?.textContent.includes("Not sent: the server could not be reached")`)
+	if got := eval[string](tb, `document.getElementById("prompt").value`); got != "Is anyone there?" {
+		t.Errorf("the composer holds %q, want the message that was not sent", got)
+	}
+}

@@ -30,12 +30,14 @@ func TestBrowserScreenshots(t *testing.T) {
 	f := newFixture(t,
 		fakemodel.Turn{Text: "I'll look at the build first:\n\n- list the packages\n- run the failing test\n",
 			ToolCalls: []fakemodel.ToolCall{bash("call_list", "printf 'agent\\nhandlers\\nsessions\\nviews\\n'"),
-				bash("call_fail", "printf '--- FAIL: TestLoad (0.00s)\\n    config_test.go:42: Load(missing) = nil, want an error\\n'; exit 1")}},
+				bash("call_fail", "printf '--- FAIL: TestLoad (0.00s)\\n    config_test.go:42: Load(missing) = nil, want an error\\n'; exit 1"),
+				{ID: "call_edit", Name: "str_replace_based_edit_tool", Args: `{"command":"str_replace","path":"/nonexistent/config/loader.go","old_str":"a","new_str":"b"}`}}},
 		fakemodel.Turn{Text: "## The fix\n\nThe test failed because `Load` returned a nil error for a missing file. " +
 			"Here is the change, with a long line to see how a narrow window copes with it:\n\n" +
 			"```go\nfunc Load(path string) (*Config, error) {\n\tdata, err := os.ReadFile(path) // a comment that makes this line rather long for a phone screen\n" +
 			"\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"load %s: %w\", path, err)\n\t}\n\treturn parse(data)\n}\n```\n\n" +
-			"| package | tests | time |\n|:--|--:|--:|\n| config | 42 | 0.3 s |\n| sessions | 117 | 2.1 s |\n\nAll green now.",
+			"| package | tests | time |\n|:--|--:|--:|\n| config | 42 | 0.3 s |\n| sessions | 117 | 2.1 s |\n\n" +
+			"| Line | Count | What the line does in the loader |\n|---|--:|---|\n| 17 | 3 | reads the whole configuration file into memory before it parses anything |\n| 42 | 1 | returns the error |\n\nAll green now.",
 		},
 	)
 	gate, open := f.gate("long-job")
@@ -43,6 +45,8 @@ func TestBrowserScreenshots(t *testing.T) {
 		fakemodel.Turn{Text: "The failure comes from **two** places: the loader, and", ChunkSize: 8, Drop: true},
 		fakemodel.Turn{Text: "Starting the long job.", ToolCalls: []fakemodel.ToolCall{bash("call_gate", "echo building…; "+gate)}},
 		fakemodel.Turn{Text: "Reading the build log, the first error is", ChunkSize: 8, Drop: true},
+		// An answer still streaming, in an open code block: the model holds it open.
+		fakemodel.Turn{Text: "The parser, rewritten:\n\n```go\nfunc parse(src []byte) (*File, error) {\n\tp := &parser{src: src}\n\tfor !p.done() {\n\t\tif err := p.next(); err != nil {\n\t\t\treturn nil, err\n", Stall: true},
 		fakemodel.Turn{Text: "The job is done."},
 		fakemodel.Turn{Text: "Summary: all good."},
 	)
@@ -80,13 +84,22 @@ func TestBrowserScreenshots(t *testing.T) {
 	tb.send("Why did the build break?")
 	tb.wait("the failure and its Retry", `document.querySelector("#messages form.retry .hint")`)
 
+	// A session whose answer streams now, in an open code block.
+	streaming := f.newSession()
+	tb.navigate(streaming)
+	tb.waitLive()
+	tb.send("Rewrite the parser")
+	tb.wait("the open code block", `document.querySelector("#live-tail pre code")?.textContent.includes("p.next()")`)
+
 	screens := []struct{ name, url, ready string }{
-		{"sessions", f.srv.URL, `document.querySelectorAll("#session-list > li.session-row").length === 4`},
+		{"sessions", f.srv.URL, `document.querySelectorAll("#session-list > li.session-row").length === 5`},
 		{"session", page, `document.querySelector("#tool-call_list.ok") && document.querySelector("#messages .md table")`},
 		{"session-top", page, `document.querySelector("#tool-call_fail.error") && (scrollTo(0, 0), scrollY === 0)`},
 		{"document", doc, `document.querySelector("main.document-body h1")`},
 		{"trouble", trouble, `document.querySelector("#queue .queued") && document.querySelector("#messages .note.partial") && document.querySelector("#tool-call_gate.running")`},
 		{"failed", failed, `document.querySelector("#messages form.retry .hint") && document.querySelector("#status .idle")`},
+		{"streaming", streaming, `document.querySelector("#live-tail pre code")?.textContent.includes("p.next()")`},
+		{"table", page, `(() => { const t = [...document.querySelectorAll("#messages .md table")].pop(); t?.scrollIntoView({block: "center"}); return !!t; })()`},
 	}
 	sizes := []struct {
 		name          string
@@ -113,6 +126,18 @@ func TestBrowserScreenshots(t *testing.T) {
 				if got := eval[string](tb, `matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light"`); got != scheme {
 					t.Fatalf("the page sees the %s scheme, want %s", got, scheme)
 				}
+				if s.name == "table" {
+					// No word and no number of a table is broken over lines ("Li/n/e").
+					if broken := eval[string](tb, brokenCells); broken != "" {
+						t.Errorf("%s at %d px: table cells broken inside a word: %s", s.name, size.width, broken)
+					}
+				}
+				if s.name == "session-top" {
+					// A long tool name gives way; the failed call's status stays in view.
+					if r := eval[float64](tb, `document.querySelector("#tool-call_edit .tool-status").getBoundingClientRect().right`); r > float64(size.width) {
+						t.Errorf("%s at %d px: the editor call's status ends at %.0f px, off the window", s.name, size.width, r)
+					}
+				}
 				if size.name == "narrow" {
 					if w := eval[int](tb, `document.documentElement.scrollWidth`); w > int(size.width) {
 						t.Errorf("%s at %d px: the page is %d px wide and scrolls sideways; widest: %s", s.name, size.width, w,
@@ -135,6 +160,16 @@ func TestBrowserScreenshots(t *testing.T) {
 		}
 	}
 }
+
+// brokenCells lists the table cells of the page's answers whose text has no space but
+// takes more than one line: a word or a number broken inside.
+const brokenCells = `[...document.querySelectorAll("#messages .md th, #messages .md td")].filter((c) => {
+  const text = c.textContent.trim();
+  if (!text || /\s/.test(text)) return false;
+  const range = document.createRange();
+  range.selectNodeContents(c);
+  return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1;
+}).map((c) => c.textContent.trim()).join(", ")`
 
 // widest names the elements that reach past the window's right edge, for the message of
 // an overflow.

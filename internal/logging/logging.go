@@ -46,6 +46,10 @@ func Parse(level, format string, getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
+// JSON reports whether the log is JSON, one object a line: then nothing else may be
+// written among its lines.
+func (c Config) JSON() bool { return c.json }
+
 // Logger returns a logger that writes to w at the level asked for, else at def.
 func (c Config) Logger(w io.Writer, def slog.Level) *slog.Logger {
 	o := &slog.HandlerOptions{Level: def}
