@@ -99,6 +99,7 @@ func TestBrowserScreenshots(t *testing.T) {
 		{"trouble", trouble, `document.querySelector("#queue .queued") && document.querySelector("#messages .note.partial") && document.querySelector("#tool-call_gate.running")`},
 		{"failed", failed, `document.querySelector("#messages form.retry .hint") && document.querySelector("#status .idle")`},
 		{"streaming", streaming, `document.querySelector("#live-tail pre code")?.textContent.includes("p.next()")`},
+		{"new", f.srv.URL + "new", `document.activeElement?.id === "prompt" && document.getElementById("cwd")`},
 		{"table", page, `(() => { const t = [...document.querySelectorAll("#messages .md table")].pop(); t?.scrollIntoView({block: "center"}); return !!t; })()`},
 	}
 	sizes := []struct {
