@@ -37,7 +37,7 @@ func testSessionView() SessionView {
 			{DOMID: MessageID("t2", 3), Role: "user", Time: "Jan 2 15:04", ISO: "2026-01-02T15:04:00Z",
 				Blocks: []Block{{Markdown: Markdown("Please **fix** it.", MarkdownOptions{})}, {Image: &ImageView{URL: "/profiles/default/s/s1/image/t2/3/1/0", Alt: "attached image"}}}},
 			{DOMID: MessageID("t2", 4), Role: "assistant", Blocks: []Block{
-				{Thinking: Markdown("**Reading the tests.** The tests <fail>.", MarkdownOptions{})},
+				{Thinking: Markdown("**Reading the tests.** The tests `<fail>`.", MarkdownOptions{})},
 				{Markdown: Markdown("Running the tests.", MarkdownOptions{})},
 				{Tool: &bash}, {Tool: &edit}, {Tool: &cut}, {Tool: &running},
 			}},
