@@ -46,10 +46,18 @@ func (t *terminal) close() { signal.Stop(t.sig) }
 
 func (t *terminal) fail(err error) int { return Fail(t.std.Stderr, err) }
 
-// open opens session id (a new one when id is empty) with model key, when not empty, and
-// announces it on stderr.
+// ResumeLast is the --resume of the session used last.
+const ResumeLast = "last"
+
+// open opens session id (a new one when id is empty, the one used last when it is
+// [ResumeLast]) with model key, when not empty, and announces it on stderr.
 func (t *terminal) open(ctx context.Context, id, key string) (string, error) {
 	var err error
+	if id == ResumeLast {
+		if id, err = t.last(ctx); err != nil {
+			return "", err
+		}
+	}
 	switch {
 	case id == "":
 		id, err = t.svc.Create(ctx, sessions.CreateOptions{Model: key})
@@ -127,14 +135,22 @@ func (t *terminal) stopped() int {
 	return ExitInterrupt
 }
 
-// report prints how a turn ended and returns the exit status.
+// failed tells a failure to open or start a job, on stderr and, with --json, as the last
+// event on stdout, and returns its exit status ([ExitFor] its kind).
+func (t *terminal) failed(f sessions.Failure) int {
+	t.out.failure(f)
+	return ExitFor(f.Code)
+}
+
+// report prints how a turn ended and returns the exit status: [ExitFor] the kind of a
+// failure, the signal's for a stop.
 func (t *terminal) report(res sessions.JobResult, err error) int {
 	switch {
 	case errors.Is(err, sessions.ErrStopped):
 		return t.stopped()
 	case err != nil:
 		t.out.turnFailed(err)
-		return ExitError
+		return ExitFor(sessions.Describe(err).Code)
 	}
 	t.out.done(res)
 	if werr := t.out.err(); werr != nil {
@@ -145,4 +161,23 @@ func (t *terminal) report(res sessions.JobResult, err error) int {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// last is the session used last: of the active, visible sessions that load, the one whose
+// file changed last.
+func (t *terminal) last(ctx context.Context) (string, error) {
+	list, err := t.svc.List(ctx, sessions.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	var best sessions.Listed
+	for _, l := range list {
+		if l.Problem == "" && (best.ID == "" || l.Modified.After(best.Modified)) {
+			best = l
+		}
+	}
+	if best.ID == "" {
+		return "", errors.New("--resume last: there is no session to resume yet; run myco -p without --resume to start one")
+	}
+	return best.ID, nil
 }

@@ -179,7 +179,7 @@ func (l *live) flushTimer() {
 // finish records how job j ended and publishes it: one terminal update, then the state.
 func (l *live) finish(j *Job, res JobResult, err error) {
 	j.result, j.err = res, err
-	end := Update{Job: j.Kind}
+	end := Update{Job: j.Kind, Duration: time.Since(j.started).Seconds()}
 	switch {
 	case err == nil && j.Kind == JobCompact:
 		end.Type, end.From, end.To = UpdateDone, res.Compaction.From, res.Compaction.To

@@ -270,6 +270,7 @@ type Job struct {
 	queued string
 
 	cancel   context.CancelCauseFunc
+	started  time.Time     // when it was started, for the duration its end reports
 	accepted chan struct{} // closed when a turn's input is durable
 	done     chan struct{} // closed when the job ended
 	// stopAccepted asks for the job to be stopped as soon as its input is durable (a cancel
@@ -511,7 +512,7 @@ func (m *Manager) start(l *live, kind string, req request, f jobFunc) (*Job, err
 	m.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(m.base)
 	j := &Job{Session: l.id, Kind: kind, ID: m.bus.boot + "-" + strconv.FormatInt(m.jobIDs.Add(1), 10), request: req, cancel: cancel,
-		accepted: make(chan struct{}), done: make(chan struct{})}
+		accepted: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
 	l.job = j
 	r := l.runner
 	busy := true

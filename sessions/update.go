@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 	"time"
@@ -56,7 +57,8 @@ type Update struct {
 	Unknown    bool            `json:"unknown,omitempty"`
 	Stopped    bool            `json:"stopped,omitempty"` // a call stopped while it ran (Unknown too)
 	Images     int             `json:"images,omitempty"`
-	Duration   float64         `json:"duration_secs,omitempty"`
+	Duration   float64         `json:"duration_secs,omitempty"` // a call's; a job's, on its end (done, error, cancelled)
+	ExitCode   *int            `json:"exit_code,omitempty"`     // a bash command's exit status, when it exited
 	Stop       string          `json:"stop,omitempty"`
 	Usage      *model.Usage    `json:"usage,omitempty"`
 	Steps      int             `json:"steps,omitempty"`
@@ -92,22 +94,35 @@ type encoding struct {
 	b    []byte
 }
 
-// JSON returns u encoded, as json.Marshal does: once per published update, however many
-// subscribers send it.
+// JSON returns u encoded, as json.Marshal does but for <, > and &, which stay as they are
+// (a command's "a && b" reads so in every client): once per published update, however
+// many subscribers send it.
 func (u Update) JSON() ([]byte, error) {
 	if u.enc == nil {
-		return json.Marshal(u)
+		return marshal(u)
 	}
 	var err error
 	u.enc.once.Do(func() {
 		cp := u
 		cp.enc = nil
-		u.enc.b, err = json.Marshal(cp)
+		u.enc.b, err = marshal(cp)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return u.enc.b, nil
+}
+
+// marshal is json.Marshal without HTML escaping, and without the newline an Encoder ends
+// with.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Terminal reports whether u ends a job: a turn's answer, failure or stop.
@@ -163,8 +178,12 @@ func agentUpdate(ev agent.Event) (Update, bool) {
 		return Update{Type: UpdateToolStarted, Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input, Host: hostOf(ev.Call.Input)}, true
 	case agent.ToolFinished:
 		r := ev.Result
-		return Update{Type: UpdateToolFinished, Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input, Host: hostOf(ev.Call.Input),
-			Text: r.Text, IsError: r.IsError, Unknown: r.Unknown, Stopped: r.Stopped, Images: len(r.Images), Duration: ev.Duration.Seconds()}, true
+		u := Update{Type: UpdateToolFinished, Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input, Host: hostOf(ev.Call.Input),
+			Text: r.Text, IsError: r.IsError, Unknown: r.Unknown, Stopped: r.Stopped, Images: len(r.Images), Duration: ev.Duration.Seconds()}
+		if code, ok := BashExitCode(ev.Call.Name, r); ok {
+			u.ExitCode = &code
+		}
+		return u, true
 	case agent.StepDone:
 		u := ev.Usage
 		return Update{Type: UpdateStep, Stop: string(ev.Stop), Usage: &u}, true
