@@ -98,25 +98,25 @@ type ToolStartedEvent struct {
 	Tool   string          `json:"tool,omitempty"`    // the tool's name
 	CallID string          `json:"call_id,omitempty"` // the call's id, as in the snapshot's tool_calls
 	Input  json.RawMessage `json:"input,omitempty"`   // the call's input, as the model wrote it
-	Host   string          `json:"host,omitempty"`    // the remote host it runs on; left out for the local one
+	Host   string          `json:"host,omitempty"`    // the host it runs on: "local", or a remote's name
 }
 
 // ToolProgressEvent is the newest output of a running tool call, as just saved (at most
 // every two seconds per call).
 type ToolProgressEvent struct {
 	EventInfo
-	Thread string `json:"thread,omitempty"`
-	CallID string `json:"call_id,omitempty"`
-	Text   string `json:"text,omitempty"` // the output so far
+	Thread string `json:"thread,omitempty"`  // the thread of the call
+	CallID string `json:"call_id,omitempty"` // the call's id, as its tool_started's
+	Text   string `json:"text,omitempty"`    // the output so far
 }
 
 // ToolFinishedEvent says how a tool call ended.
 type ToolFinishedEvent struct {
 	EventInfo
-	Tool    string          `json:"tool,omitempty"`
-	CallID  string          `json:"call_id,omitempty"`
-	Input   json.RawMessage `json:"input,omitempty"`
-	Host    string          `json:"host,omitempty"`
+	Tool    string          `json:"tool,omitempty"`     // the tool's name
+	CallID  string          `json:"call_id,omitempty"`  // the call's id, as its tool_started's
+	Input   json.RawMessage `json:"input,omitempty"`    // the call's input, as the model wrote it
+	Host    string          `json:"host,omitempty"`     // the host it ran on: "local", or a remote's name
 	Text    string          `json:"text,omitempty"`     // the result the model gets
 	IsError bool            `json:"is_error,omitempty"` // the call failed
 	// Unknown says that the call's outcome is unknown: it was cut off (the process running

@@ -86,6 +86,17 @@ func (d *Doc) find(method, path string) *op {
 	return nil
 }
 
+// at returns the operations at path, whatever their method.
+func (d *Doc) at(path string) []op {
+	var out []op
+	for _, o := range d.ops {
+		if match(o.path, path) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 func match(pattern, path string) bool {
 	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
 	if len(ps) != len(xs) {
@@ -147,9 +158,10 @@ func (d *Doc) pointer(ref string) (any, error) {
 }
 
 // Check checks an answer to method path (under the API's base): it returns the
-// operation's id and the answer's key ("201", "default"), or what is wrong with it. An
-// answer to no operation must be the document's 404 or 405 answer (components.responses
-// NotFound or MethodNotAllowed). Event streams are checked by the [Recorder] as they are
+// operation's id and the answer's key ("201", "default"), or what is wrong with it. A 405
+// for a method no operation at the path takes is each such operation's 405 (id lists them,
+// separated by commas); any other answer to no operation must be the document's 404 or 405
+// answer (components.responses NotFound or MethodNotAllowed). Event streams are checked by the [Recorder] as they are
 // read; Check checks their status and headers only.
 func (d *Doc) Check(method, path string, status int, h http.Header, body []byte) (id, key string, err error) {
 	o := d.find(method, path)
@@ -163,6 +175,18 @@ func (d *Doc) Check(method, path string, status int, h http.Header, body []byte)
 		}
 		if resp == nil {
 			return id, key, fmt.Errorf("%s %s answered %d, which operation %s does not declare", method, path, status, id)
+		}
+	case status == http.StatusMethodNotAllowed && len(d.at(path)) > 0:
+		// The 405 of another method at an operation's path: the answer each operation at
+		// the path declares (a server without the operation answers it so).
+		ops := d.at(path)
+		var ids []string
+		for _, o := range ops {
+			ids = append(ids, o.id)
+		}
+		id, key = strings.Join(ids, ","), "405"
+		if resp = ops[0].responses[key]; resp == nil {
+			return id, key, fmt.Errorf("%s %s answered 405, which operation %s does not declare", method, path, ops[0].id)
 		}
 	default:
 		name := map[int]string{404: "NotFound", 405: "MethodNotAllowed"}[status]
@@ -375,8 +399,8 @@ func short(v any) string {
 	return string(b)
 }
 
-// EventSchema returns the schema of the data of the event stream that operation id
-// answers with (its media type's x-event-data), or nil.
+// EventSchema returns the schema of the data of the events of the stream that operation
+// id answers with (the schema of its text/event-stream), or nil.
 func (d *Doc) EventSchema(id string) any {
 	for _, o := range d.ops {
 		if o.id != id {
@@ -388,7 +412,7 @@ func (d *Doc) EventSchema(id string) any {
 		}
 		content, _ := r["content"].(map[string]any)
 		media, _ := content["text/event-stream"].(map[string]any)
-		return media["x-event-data"]
+		return media["schema"]
 	}
 	return nil
 }
@@ -444,7 +468,9 @@ func (r *Recorder) note(id, key string, err error) {
 		r.errs = append(r.errs, err.Error())
 		return
 	}
-	r.seen[id+" "+key] = true
+	for id := range strings.SplitSeq(id, ",") {
+		r.seen[id+" "+key] = true
+	}
 }
 
 // Errors returns what was wrong with the answers so far.
@@ -524,7 +550,7 @@ func (e *eventReader) event(line string) {
 func (e *eventReader) check(name, data string) {
 	schema := e.r.Doc.EventSchema(e.op)
 	if schema == nil {
-		e.r.note("", "", fmt.Errorf("operation %s streams events, but the document gives no x-event-data schema", e.op))
+		e.r.note("", "", fmt.Errorf("operation %s streams events, but the document gives no schema of their data", e.op))
 		return
 	}
 	v, err := decode([]byte(data))

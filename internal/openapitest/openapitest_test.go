@@ -73,8 +73,8 @@ func TestCheck(t *testing.T) {
 const streamDoc = `{
   "openapi": "3.1.0",
   "paths": {"/events": {"get": {"operationId": "events", "responses": {"200": {"description": "s",
-    "content": {"text/event-stream": {"schema": {"type": "string"},
-      "x-event-data": {"type": "object", "required": ["type"], "additionalProperties": false, "properties": {"type": {"enum": ["a", "b"]}}}}}}}}}}
+    "content": {"text/event-stream": {
+      "schema": {"type": "object", "required": ["type"], "additionalProperties": false, "properties": {"type": {"enum": ["a", "b"]}}}}}}}}}}
 }`
 
 // TestRecorderStreams: a Recorder passes an event stream through unchanged and checks each
