@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"myco.dev/api"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/sessions"
 )
@@ -220,11 +220,13 @@ func TestProfileWorkerCrash(t *testing.T) {
 	events := make(chan string, 1024)
 	go func() {
 		defer close(events)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				events <- d
+		rd := api.NewSSEReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return
 			}
+			events <- ev.Data
 		}
 	}()
 
