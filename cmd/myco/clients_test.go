@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -29,11 +30,16 @@ type clientReport struct {
 	Answer  string   `json:"answer"`
 }
 
-// served starts the real server over a fake model that answers each turn with answer, and
-// returns its profile's URL and the OpenAPI document it serves, written to a file.
-func served(t *testing.T, answer string) (profileURL, doc string) {
+// served starts the real server over a fake model that answers its turns with answers, in
+// order, and returns its profile's URL and the OpenAPI document it serves, written to a
+// file.
+func served(t *testing.T, answers ...string) (profileURL, doc string) {
 	t.Helper()
-	srv := fakemodel.New(t, fakemodel.Turn{Text: answer})
+	var turns []fakemodel.Turn
+	for _, a := range answers {
+		turns = append(turns, fakemodel.Turn{Text: a})
+	}
+	srv := fakemodel.New(t, turns...)
 	_, u, _ := startServer(t, profileHome(t, "anthropic-messages", srv.URL, ""))
 	resp, err := http.Get(u + "api/openapi.json")
 	if err != nil {
@@ -120,17 +126,20 @@ func runClient(t *testing.T, bin, u, answer string, want []string) {
 // myco.dev/client and myco.dev/api, put with this module in a go.work workspace (no replace
 // line), builds without any of the server's packages (no templ, chi, goldmark, chroma,
 // bluemonday; of myco only api and client), and drives the real server: it creates a
-// session, submits, streams the turn's events into api's types and reads the answer.
+// session, submits, streams the turn's events into api's types and reads the answer. The
+// program of docs/browser.md's "From a program" runs as it is written, the same way.
 func TestGoClientFromAnotherModule(t *testing.T) {
 	answer := "Hello from the Go client, \"quoted\" & <bracketed>."
-	u, _ := served(t, answer)
+	docAnswer := "There are 154 files."
+	u, _ := served(t, answer, docAnswer)
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := copyDir(t, "testdata/goclient")
+	example := docExample(t)
 	work := filepath.Join(t.TempDir(), "go.work")
-	if err := os.WriteFile(work, []byte("go 1.26.0\n\nuse (\n\t"+dir+"\n\t"+root+"\n)\n"), 0o600); err != nil {
+	if err := os.WriteFile(work, []byte("go 1.26.0\n\nuse (\n\t"+dir+"\n\t"+example+"\n\t"+root+"\n)\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"GOWORK=" + work}
@@ -150,6 +159,37 @@ func TestGoClientFromAnotherModule(t *testing.T) {
 		t.Logf("a program of myco.dev/client: %.1f MB", float64(fi.Size())/1e6)
 	}
 	runClient(t, bin, u, answer, []string{"api.AcceptedEvent", "api.TextDeltaEvent", "api.DoneEvent", "api.StateEvent"})
+
+	exampleBin := filepath.Join(t.TempDir(), "example")
+	goCmd(t, example, env, "build", "-o", exampleBin, ".")
+	cmd := exec.Command(exampleBin)
+	cmd.Env = append(os.Environ(), "MYCO_SERVER_URL="+u, "MYCO_SERVER_TOKEN_FILE=")
+	out, err := cmd.CombinedOutput()
+	if want := docAnswer + "\nthe turn ended: done\n"; err != nil || string(out) != want {
+		t.Errorf("the example of docs/browser.md printed %q, %v; want %q", out, err, want)
+	}
+}
+
+// docExample writes the Go program under "### From a program" in docs/browser.md into a
+// module of its own, and returns its directory.
+func docExample(t *testing.T) string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/browser.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "### From a program")
+	m := regexp.MustCompile("(?s)```go\n(package main\n.*?)```").FindStringSubmatch(after)
+	if !ok || m == nil {
+		t.Fatal("docs/browser.md has no Go program under ### From a program")
+	}
+	dir := t.TempDir()
+	for name, data := range map[string]string{"go.mod": "module example.com/docexample\n\ngo 1.26.0\n", "main.go": m[1]} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // TestOpenAPIGoClient (issue 29): oapi-codegen's client, generated from the document the
