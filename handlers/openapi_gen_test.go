@@ -3,13 +3,8 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"net/http"
-	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,70 +25,6 @@ import (
 // alone, whose types are the contract.
 var sourceDirs = map[string]string{
 	"myco.dev/api": "../api",
-}
-
-// comments are the doc comments of a package's types and their fields.
-type comments struct {
-	types  map[string]string            // type name -> its doc
-	fields map[string]map[string]string // type name -> field name -> its doc
-}
-
-func readComments(t testing.TB, dir string) comments {
-	t.Helper()
-	c := comments{types: map[string]string{}, fields: map[string]map[string]string{}}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, parser.ParseComments)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range file.Decls {
-			gd, ok := d.(*ast.GenDecl)
-			if !ok {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				if sp, ok := spec.(*ast.TypeSpec); ok {
-					doc := sp.Doc
-					if doc == nil && len(gd.Specs) == 1 {
-						doc = gd.Doc
-					}
-					c.types[sp.Name.Name] = text(doc)
-					st, ok := sp.Type.(*ast.StructType)
-					if !ok {
-						continue
-					}
-					fs := map[string]string{}
-					for _, f := range st.Fields.List {
-						d := strings.TrimSpace(text(f.Doc) + " " + text(f.Comment))
-						for _, n := range f.Names {
-							fs[n.Name] = d
-						}
-					}
-					c.fields[sp.Name.Name] = fs
-				}
-			}
-		}
-	}
-	return c
-}
-
-var docLinks = regexp.MustCompile(`\[([*A-Za-z0-9_./]+)\]`)
-
-// text is a comment as a description: one paragraph per blank line, Go's [Links] unbracketed.
-func text(g *ast.CommentGroup) string {
-	if g == nil {
-		return ""
-	}
-	var paras []string
-	for p := range strings.SplitSeq(strings.TrimSpace(g.Text()), "\n\n") {
-		paras = append(paras, strings.Join(strings.Fields(p), " "))
-	}
-	return docLinks.ReplaceAllString(strings.Join(paras, "\n\n"), "$1")
 }
 
 // generator builds the document.
@@ -129,35 +60,6 @@ func eventNames() map[reflect.Type]string {
 	}
 	return m
 }
-
-// fieldNames maps the Go names of struct t's fields (those of embedded structs included)
-// to their JSON names.
-func fieldNames(t reflect.Type) map[string]string {
-	m := map[string]string{}
-	for _, f := range reflect.VisibleFields(t) {
-		if !f.IsExported() || f.Anonymous {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			m[f.Name] = name
-		}
-	}
-	return m
-}
-
-// jsonNames writes the Go names of fields in a description as their JSON names:
-// "LastTurn, LastError and Answer" becomes "last_turn, last_error and answer".
-func jsonNames(d string, names map[string]string) string {
-	return goWord.ReplaceAllStringFunc(d, func(w string) string {
-		if n, ok := names[w]; ok {
-			return n
-		}
-		return w
-	})
-}
-
-var goWord = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*\b`)
 
 // ref returns the schema of t: a $ref to its component for a named struct (made on first
 // use), else an inline schema. request says whether t is read from a request (its
