@@ -21,7 +21,7 @@ type Sessions interface {
 	Create(ctx context.Context, o sessions.CreateOptions) (string, error)
 	Submit(ctx context.Context, id string, input ...model.Part) (*sessions.Job, error)
 	Compact(ctx context.Context, id string) (*sessions.Job, error)
-	Stop(id string) bool
+	Cancel(id, jobID string) bool
 	Snapshot(ctx context.Context, id string) (*sessions.Session, sessions.Status, error)
 	List(ctx context.Context, o sessions.ListOptions) ([]sessions.Listed, error)
 	SetArchived(ctx context.Context, id string, archived bool) error

@@ -108,7 +108,7 @@ func (t *terminal) run(ctx context.Context, id string, start func() (*sessions.J
 				signal.Reset(s)
 			}
 			t.signalled = exitStatus(s)
-			t.svc.Stop(id)
+			t.svc.Cancel(id, "")
 		case <-j.Done():
 			done = true
 		}

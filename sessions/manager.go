@@ -460,18 +460,6 @@ func (m *Manager) Compact(ctx context.Context, id string) (*Job, error) {
 	})
 }
 
-// Stop ends the job running on session id, if any, with [ErrStopped] as the cause: a turn
-// ends cancelled (its running calls get unknown outcomes), a retry wait ends at once. It
-// reports whether a job was running.
-func (m *Manager) Stop(id string) bool {
-	j := m.job(id)
-	if j == nil {
-		return false
-	}
-	j.cancel(ErrStopped)
-	return true
-}
-
 // job returns the job running on session id in this process, or nil.
 func (m *Manager) job(id string) *Job {
 	m.mu.Lock()

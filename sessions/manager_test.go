@@ -179,13 +179,13 @@ func TestManagerBusyAndStop(t *testing.T) {
 	if _, err := f.m.Compact(ctx, id); !errors.Is(err, ErrBusy) {
 		t.Fatalf("Compact while busy = %v, want ErrBusy", err)
 	}
-	if !f.m.Stop(id) {
+	if !f.m.Cancel(id, "") {
 		t.Fatal("Stop = false, want true")
 	}
 	if _, err := j.Wait(ctx); !errors.Is(err, ErrStopped) {
 		t.Fatalf("Wait = %v, want ErrStopped", err)
 	}
-	if f.m.Stop(id) {
+	if f.m.Cancel(id, "") {
 		t.Error("Stop of an idle session = true")
 	}
 	sess := loadFresh(t, f.store, id)

@@ -233,7 +233,7 @@ func TestOpenLoadsWithoutTheManagerLock(t *testing.T) {
 		t.FailNow()
 	}
 	answered := make(chan bool, 1)
-	go func() { answered <- f.m.Stop("20261203-000000-aaaaaa") }()
+	go func() { answered <- f.m.Cancel("20261203-000000-aaaaaa", "") }()
 	select {
 	case <-answered:
 	case <-time.After(10 * time.Second):
