@@ -11,7 +11,6 @@
 package handlers
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
@@ -19,45 +18,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"myco.dev/agent/model"
 	"myco.dev/internal/build"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/static"
 	"myco.dev/workspace"
 )
-
-// Sessions is what the handlers need of the profile's session service;
-// *sessions.Manager satisfies it.
-type Sessions interface {
-	Create(ctx context.Context, o sessions.CreateOptions) (string, error)
-	Submit(ctx context.Context, id string, input ...model.Part) (*sessions.Job, error)
-	Compact(ctx context.Context, id string) (*sessions.Job, error)
-	Retry(ctx context.Context, id string) (*sessions.Job, error)
-	EditResend(ctx context.Context, id, thread string, entry int, text string) (*sessions.Job, error)
-	Enqueue(ctx context.Context, id string, input ...model.Part) (sessions.Queued, error)
-	EditQueued(ctx context.Context, id, qid, text string) error
-	Unqueue(ctx context.Context, id, qid string) error
-	RunQueued(ctx context.Context, id string) bool
-	Cancel(id, jobID string) bool
-	Snapshot(ctx context.Context, id string) (*sessions.Session, sessions.Status, error)
-	List(ctx context.Context, o sessions.ListOptions) ([]sessions.Listed, error)
-	SetArchived(ctx context.Context, id string, archived bool) error
-	SetTitle(ctx context.Context, id, title string) error
-	SelectModel(ctx context.Context, id, key string) error
-	Subscribe(ids []string, after string) *sessions.Subscription
-	EventID() string
-	// Streaming is the response streaming now, up to an event cursor.
-	Streaming(id, cursor string) (text, thinking string)
-	// The JSON API's idempotent requests and the session trees.
-	CreateRequest(ctx context.Context, requestID string, o sessions.CreateOptions) (string, bool, error)
-	SubmitRequest(ctx context.Context, id, requestID string, sub sessions.Submission) (sessions.Acceptance, error)
-	Act(ctx context.Context, id, requestID, action, arg string) (sessions.ActionRecord, bool, error)
-	Lineage(ctx context.Context, id string) (root string, depth int, err error)
-	Tree(ctx context.Context, id string) (*sessions.TreeNode, error)
-	// RunningJob is the job running on a session, nil for none: the API waits for its end.
-	RunningJob(id string) *sessions.Job
-}
 
 // ModelInfo is what the pages show and check of a catalog model.
 type ModelInfo struct {
@@ -76,9 +42,9 @@ type HostState struct {
 // Deps are what the handlers of one profile work with.
 type Deps struct {
 	Profile  string
-	Sessions Sessions
-	Models   []ModelInfo // the catalog, in order
-	Default  string      // the default model key
+	Sessions *sessions.Manager // the profile's session service
+	Models   []ModelInfo       // the catalog, in order
+	Default  string            // the default model key
 	// Workspace is the profile's workspace directory, read-only through a capability.
 	Workspace    *workspace.Files
 	WorkspaceDir string
