@@ -14,7 +14,7 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 VENDOR := static/htmx
 LEXERS := views/lexers/embedded
 
-.PHONY: build test lint bench demo install release fmt clean assets generate check-generate check-assets screenshots
+.PHONY: build test lint bench demo install release fmt clean assets generate check-generate check-assets screenshots doc
 
 build: assets generate
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/myco ./cmd/myco
@@ -93,6 +93,16 @@ screenshots: assets
 	rm -rf screenshots && mkdir -p screenshots
 	MYCO_SCREENSHOTS=$$PWD/screenshots $(GO) test -count=1 -run '^TestBrowserScreenshots$$' ./internal/e2e/
 	@ls screenshots
+
+# doc: the generated reference of every package (pkgsite) on DOC_ADDR, to read the code
+# that the code tour (docs/dev/tour.md) names. pkgsite runs with go run at a pinned
+# version, so it is no dependency of the module (go.mod does not name it); its first run
+# downloads and builds it, which takes a minute.
+PKGSITE := golang.org/x/pkgsite/cmd/pkgsite@v0.6.0
+DOC_ADDR ?= 127.0.0.1:6060
+doc:
+	@echo "# make doc: the reference at http://$(DOC_ADDR)/myco.dev once pkgsite says it listens (Ctrl-C stops it)"
+	$(GO) run $(PKGSITE) -http $(DOC_ADDR) .
 
 demo:
 	@echo "# make demo: building bin/myco (htmx from npm, templ, go build; the first build takes a minute)"
