@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"myco.dev/internal/handoff"
-	"myco.dev/internal/peercred"
 	"myco.dev/internal/web"
 )
 
@@ -36,24 +33,29 @@ type Handoffs interface {
 
 // Listener accepts the connections of ln and hands those whose first request is for a
 // served profile to its worker; it returns the listener of the connections the supervisor
-// serves itself. Without a Handoffs (or with a token, where the owner of a connection
-// cannot be told), it returns ln.
+// serves itself. Only the owner's connections get that far: the others are refused as
+// they are accepted ([web.OwnerOnly]). With a token, where the owner of a connection
+// cannot be told, it returns ln: every connection is the supervisor's, which asks for the
+// token.
 func (sv *Supervisor) Listener(ln net.Listener, h Handoffs) net.Listener {
-	if h == nil || sv.s.Token != "" {
+	if sv.s.Token != "" {
 		return ln
 	}
-	l := &splitListener{Listener: ln, conns: make(chan net.Conn), foreign: make(chan struct{}, maxForeign), done: make(chan struct{})}
+	owned := web.OwnerOnly(ln, sv.s.UID)
+	if h == nil {
+		return owned
+	}
+	l := &splitListener{Listener: owned, conns: make(chan net.Conn), done: make(chan struct{})}
 	go l.run(sv.s, h)
 	return l
 }
 
 type splitListener struct {
-	net.Listener
-	conns   chan net.Conn
-	foreign chan struct{} // a slot per connection of another user being refused
-	done    chan struct{} // closed by finish
-	once    sync.Once
-	err     error // why the listener ended: set once, before done is closed
+	net.Listener // the owner's connections only
+	conns        chan net.Conn
+	done         chan struct{} // closed by finish
+	once         sync.Once
+	err          error // why the listener ended: set once, before done is closed
 }
 
 // finish ends the listener with err: Accept returns it from then on.
@@ -86,34 +88,12 @@ func (l *splitListener) run(s *supervisor, h Handoffs) {
 			l.finish(err)
 			return
 		}
-		// Whose connection it is, told here rather than in route: a flood of another
-		// user's connections is then closed one at a time as it comes, and never holds
-		// more than maxForeign descriptors (and goroutines) of the server.
-		uid, uidErr := peercred.TCP(c.RemoteAddr(), c.LocalAddr())
-		if uidErr == nil && uid != s.UID {
-			select {
-			case l.foreign <- struct{}{}:
-				go func() {
-					refuse(c, fmt.Sprintf("this myco server belongs to uid %d; the connection comes from uid %d", s.UID, uid))
-					<-l.foreign
-				}()
-			default:
-				c.Close()
-			}
-			continue
-		}
-		go l.route(s, h, c, uidErr)
+		go l.route(s, h, c)
 	}
 }
 
-// maxForeign bounds the connections of other users that are being refused at once;
-// beyond it, one is closed unanswered. Another user can then never hold more than this
-// many of the server's descriptors, however many connections it opens.
-const maxForeign = 8
-
-// route reads c, the owner's connection (or one whose owner could not be told: uidErr),
-// first request and hands c to the worker it is for, or keeps it.
-func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn, uidErr error) {
+// route reads c's first request and hands c to the worker it is for, or keeps it.
+func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn) {
 	rec := &recording{Conn: c}
 	keep := func() {
 		select {
@@ -139,10 +119,6 @@ func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn, uidErr erro
 		keep()
 		return
 	}
-	if uidErr != nil {
-		keep() // refused by the supervisor's own owner check, without starting a worker
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	snd, err := h.Sender(ctx, name)
@@ -156,17 +132,6 @@ func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn, uidErr erro
 		return
 	}
 	c.Close() // the worker has its own copy
-}
-
-// refuse answers a connection of another user with a 403 and closes it: its request is
-// read (bounded in time and size) only so that the answer reaches it rather than a reset.
-func refuse(c net.Conn, msg string) {
-	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(time.Second))
-	http.ReadRequest(bufio.NewReader(io.LimitReader(c, 16<<10)))
-	c.SetWriteDeadline(time.Now().Add(time.Second))
-	body, _ := json.MarshalIndent(web.NewError(http.StatusForbidden, "not_owner", msg).Body(), "", "  ")
-	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: %d\r\n\r\n%s\n", len(body)+1, body)
 }
 
 // profileOf returns NAME of a path /profiles/NAME or /profiles/NAME/…, or "".

@@ -43,8 +43,8 @@ func TestSplitListenerClosed(t *testing.T) {
 	}
 }
 
-// flakyListener fails its first Accept with EMFILE (out of file descriptors), then gives
-// one end of a pipe.
+// flakyListener fails its first Accept with EMFILE (out of file descriptors), then
+// accepts as the listener it wraps does.
 type flakyListener struct {
 	net.Listener
 	calls int
@@ -54,18 +54,25 @@ func (f *flakyListener) Accept() (net.Conn, error) {
 	if f.calls++; f.calls == 1 {
 		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
 	}
-	c, _ := net.Pipe()
-	return c, nil
+	return f.Listener.Accept()
 }
-
-func (f *flakyListener) Close() error { return nil }
 
 // TestSplitListenerRetriesTemporaryErrors: running out of file descriptors once does not
 // end the port's service: the next connection is accepted.
 func TestSplitListenerRetriesTemporaryErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	sv := NewSupervisor(SupervisorOptions{Port: "1", UID: os.Getuid(), Exists: func(string) bool { return false }})
-	l := sv.Listener(&flakyListener{}, noHandoffs{})
+	l := sv.Listener(&flakyListener{Listener: ln}, noHandoffs{})
 	defer l.Close()
+	dialed, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dialed.Close()
+	io.WriteString(dialed, "GET /status HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n") // the supervisor's own: kept
 	c, err := l.Accept()
 	if err != nil || c == nil {
 		t.Fatalf("Accept = %v, %v; want the connection after the temporary error", c, err)
