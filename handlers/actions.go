@@ -104,18 +104,18 @@ func done(w http.ResponseWriter, r *http.Request, page string) error {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	http.Redirect(w, r, page, http.StatusSeeOther)
+	web.Redirect(w, r, page, http.StatusSeeOther)
 	return nil
 }
 
 // goTo sends the browser to page: with HX-Redirect for htmx, with a 303 otherwise.
 func goTo(w http.ResponseWriter, r *http.Request, page string) error {
 	if htmx(r) {
-		w.Header().Set("HX-Redirect", page)
+		w.Header().Set("HX-Redirect", web.LocalPath(page))
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	http.Redirect(w, r, page, http.StatusSeeOther)
+	web.Redirect(w, r, page, http.StatusSeeOther)
 	return nil
 }
 
@@ -161,7 +161,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	switch cmd := strings.TrimSpace(text); {
 	case cmd == "/help":
 		if !htmx(r) {
-			http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+			web.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
 			return nil
 		}
 		c := s.composer(sess, st, false)
@@ -188,7 +188,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if !htmx(r) {
-		http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+		web.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
 		return nil
 	}
 	c := s.composer(sess, st, false)
@@ -352,7 +352,7 @@ func (s *server) retry(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !htmx(r) {
-		http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+		web.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
 		return nil
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -380,7 +380,7 @@ func (s *server) archive(archived bool) func(http.ResponseWriter, *http.Request)
 			return err
 		}
 		if !htmx(r) {
-			http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+			web.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
 			return nil
 		}
 		sess, st, err := s.Sessions.Snapshot(r.Context(), id)

@@ -167,7 +167,7 @@ func (s *server) router() chi.Router {
 	r := chi.NewRouter()
 	r.Use(web.AccessLog(s.Log), web.Headers, buffered)
 	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, s.base+"/", http.StatusSeeOther)
+		web.Redirect(w, r, s.base+"/", http.StatusSeeOther)
 	})
 	r.Get("/static/*", s.Assets.ServeHTTP)
 	r.Head("/static/*", s.Assets.ServeHTTP)
@@ -185,7 +185,7 @@ func (s *server) router() chi.Router {
 			r.Get("/raw/{thread}/{entry}", s.handle(s.rawMessage))
 			r.Get("/export.md", s.handle(s.export))
 			r.Get("/files", func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, s.filesURL(chi.URLParam(r, "id")), http.StatusMovedPermanently)
+				web.Redirect(w, r, s.filesURL(chi.URLParam(r, "id")), http.StatusMovedPermanently)
 			})
 			r.Get("/files/*", s.handle(s.sessionFiles))
 			r.With(s.origin).Get("/events", s.handle(s.events))
@@ -211,7 +211,7 @@ func (s *server) router() chi.Router {
 		}
 		r.Route("/api", s.apiRoutes)
 		r.Get("/workspace", func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, s.base+"/workspace/", http.StatusMovedPermanently)
+			web.Redirect(w, r, s.base+"/workspace/", http.StatusMovedPermanently)
 		})
 		r.Get("/workspace/*", s.handle(s.workspace))
 	})

@@ -92,7 +92,7 @@ func (s *supervisor) router() chi.Router {
 		// own requests.
 		r.Use(web.AccessLog(s.Log), web.Headers)
 		r.Get("/", func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, "/profiles/"+s.Default+"/", http.StatusSeeOther)
+			web.Redirect(w, r, "/profiles/"+s.Default+"/", http.StatusSeeOther)
 		})
 		r.Get("/static/*", s.Assets.ServeHTTP)
 		r.Head("/static/*", s.Assets.ServeHTTP)
