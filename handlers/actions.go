@@ -23,7 +23,7 @@ import (
 const maxForm = 1 << 20
 
 // Uploads: at most maxUploads files and maxUpload bytes in all, of which maxUploadMemory
-// are held in memory (the rest spools to a temporary file that the request removes).
+// are held in memory (the rest spools to temporary files, which [server.handle] removes).
 const (
 	maxUploads      = 20
 	maxUpload       = 64 << 20
@@ -31,7 +31,8 @@ const (
 )
 
 // uploadForm parses a posted form that may carry files (multipart/form-data), within
-// maxUpload; a plain form is parsed as [form] does.
+// maxUpload; a plain form is parsed as [form] does. Call it only from a handler that
+// [server.handle] wraps, which removes the files spooled to disk.
 func uploadForm(w http.ResponseWriter, r *http.Request) error {
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
 		return form(w, r)
