@@ -101,7 +101,8 @@ type Deps struct {
 	// Worker marks a profile worker, whose connections the supervisor may hand over: a
 	// request on one of them for another profile is sent back through the supervisor.
 	Worker bool
-	// Pprof serves net/http/pprof at the profile's /debug/pprof/, behind the same checks.
+	// Pprof serves net/http/pprof at the profile's /debug/pprof/, behind the same checks
+	// and the origin check of event streams.
 	Pprof bool
 	// Ping is the interval of the page event streams' ping event; 0 means 5 s. APIPing
 	// is the API event stream's; 0 means 15 s.
@@ -207,7 +208,9 @@ func (s *server) router() chi.Router {
 			})
 		})
 		if s.Pprof {
-			r.Handle("/debug/pprof/*", http.StripPrefix(s.base, http.HandlerFunc(pprofHandler)))
+			// Behind the origin check: another site's page could otherwise start a profile
+			// or a trace with a plain GET, and the owner's own would fail while it runs.
+			r.With(s.origin).Handle("/debug/pprof/*", http.StripPrefix(s.base, http.HandlerFunc(pprofHandler)))
 		}
 		r.Route("/api", s.apiRoutes)
 		r.Get("/workspace", func(w http.ResponseWriter, r *http.Request) {

@@ -43,7 +43,8 @@ type SupervisorOptions struct {
 	Token   string
 	Log     *slog.Logger // nil means slog.Default()
 	Version string       // the build, for /healthz
-	// Pprof serves net/http/pprof at /debug/pprof/, behind the same checks as every page.
+	// Pprof serves net/http/pprof at /debug/pprof/, behind the same checks as every page
+	// and the origin check of event streams.
 	Pprof bool
 }
 
@@ -99,11 +100,17 @@ func (s *supervisor) router() chi.Router {
 		r.Get("/status", s.status)
 		r.Get("/healthz", s.health)
 		if s.Pprof {
-			r.HandleFunc("/debug/pprof/*", pprof.Index)
-			r.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-			r.HandleFunc("/debug/pprof/profile", pprof.Profile)
-			r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-			r.HandleFunc("/debug/pprof/trace", pprof.Trace)
+			// Behind the origin check, as event streams are: another site's page could
+			// otherwise start a CPU profile or a trace with a plain GET (an image), and the
+			// owner's own would fail while it runs ("already in use").
+			r.Group(func(r chi.Router) {
+				r.Use(s.origin)
+				r.HandleFunc("/debug/pprof/*", pprof.Index)
+				r.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+				r.HandleFunc("/debug/pprof/profile", pprof.Profile)
+				r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+				r.HandleFunc("/debug/pprof/trace", pprof.Trace)
+			})
 		}
 		r.With(s.origin).Get("/events", s.mergedEvents)
 		r.With(s.origin).Post("/events/{stream}", s.subscribe)
