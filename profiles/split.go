@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +24,10 @@ import (
 // the browser's event stream) is sent back with a 307 and Connection: close, so the browser
 // asks again on a new connection, which the supervisor routes. Connections the supervisor
 // keeps (its own paths, errors, and everything where the handoff fails) are served by its
-// own HTTP server, through the listener Listener returns.
+// own HTTP server, through the listener Listener returns. The supervisor holds on to its
+// copy of a connection handed over until the worker is done with it: should the worker die
+// while a request waits for its answer, the supervisor gives that answer (502
+// worker_failed), as it does for a request it forwards.
 
 // Handoffs is what the supervisor needs to hand a connection to a profile's worker;
 // [*Pool] satisfies it.
@@ -120,18 +124,68 @@ func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	snd, err := h.Sender(ctx, name)
+	cancel()
 	if err != nil {
 		keep() // the supervisor shows why the profile is not there
 		return
 	}
-	if err := snd.Send(tc, rec.buf.Bytes()); err != nil {
+	handed, err := snd.Send(tc, rec.buf.Bytes(), req.Method+" "+req.URL.Path)
+	if err != nil {
 		s.Log.Warn("hand a connection to a profile worker", "profile", name, "err", err)
 		keep()
 		return
 	}
-	c.Close() // the worker has its own copy
+	// The worker serves the connection; this copy of it is kept until the worker is done
+	// with it, so that a request waiting for its answer when the worker dies is answered
+	// here rather than cut off with the connection.
+	<-handed.Done()
+	if label, lost := handed.Lost(); lost && label != "" {
+		s.workerLost(tc, name, label)
+	}
+	c.Close()
+}
+
+// workerLost answers, on c, the request label ("METHOD PATH") that profile name's worker
+// had taken up and not begun to answer when it died: 502 worker_failed, as a request the
+// supervisor forwards gets, then the connection closes. Nothing else was written on c
+// since that request, so the answer is whole.
+func (s *supervisor) workerLost(c net.Conn, name, label string) {
+	method, path, _ := strings.Cut(label, " ")
+	s.Log.Warn("profile worker stopped while answering", "profile", name, "path", path)
+	r := &http.Request{Method: method, URL: &url.URL{Path: path}, Header: http.Header{}}
+	a := &heldAnswer{header: http.Header{}}
+	s.fail(a, r, workerFailed(name))
+	resp := &http.Response{StatusCode: a.status, ProtoMajor: 1, ProtoMinor: 1, Header: a.header, Request: r,
+		Body: io.NopCloser(&a.body), ContentLength: int64(a.body.Len()), Close: true}
+	c.SetDeadline(time.Now().Add(time.Second))
+	if resp.Write(c) != nil {
+		return
+	}
+	// The client may still be sending the request's body: read it, so that closing does
+	// not reset the connection before the answer is read.
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	io.Copy(io.Discard, io.LimitReader(c, 1<<20))
+}
+
+// heldAnswer is an answer held in memory, to be written on a connection whole.
+type heldAnswer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (a *heldAnswer) Header() http.Header { return a.header }
+func (a *heldAnswer) WriteHeader(code int) {
+	if a.status == 0 {
+		a.status = code
+	}
+}
+func (a *heldAnswer) Write(b []byte) (int, error) {
+	a.WriteHeader(http.StatusOK)
+	return a.body.Write(b)
 }
 
 // profileOf returns NAME of a path /profiles/NAME or /profiles/NAME/…, or "".

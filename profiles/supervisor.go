@@ -204,12 +204,18 @@ func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, e
 				return // the client left
 			}
 			s.Log.Warn("profile worker did not answer", "profile", name, "path", r.URL.Path, "err", err)
-			s.fail(w, r, web.NewError(http.StatusBadGateway, "worker_failed",
-				"The worker of profile "+name+" stopped while answering this request. It starts again with the next one: reload the page."))
+			s.fail(w, r, workerFailed(name))
 		},
 	}}
 	s.proxies[name] = p
 	return p, nil
+}
+
+// workerFailed is the answer to a request whose worker stopped while answering it,
+// forwarded by the supervisor or on a connection handed to the worker.
+func workerFailed(name string) *web.Error {
+	return web.NewError(http.StatusBadGateway, "worker_failed",
+		"The worker of profile "+name+" stopped while answering this request. It starts again with the next one: reload the page.")
 }
 
 // workerError answers a request whose profile's worker is not there: a config that does
