@@ -133,18 +133,23 @@ func TestOwnerOnly(t *testing.T) {
 	}
 
 	// Close ends the refusals that wait for a request at once.
-	dialAs(t, otheruser.UID, addr, maxRefusing)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		l.mu.Lock()
-		n := len(l.refusing)
-		l.mu.Unlock()
-		if n == maxRefusing {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d refusals in flight, want %d", n, maxRefusing)
+	refusing := func(want int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			l.mu.Lock()
+			n := len(l.refusing)
+			l.mu.Unlock()
+			if n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d refusals in flight, want %d", n, want)
+			}
 		}
 	}
+	refusing(0) // the flood's, each bounded by refuseRead
+	dialAs(t, otheruser.UID, addr, maxRefusing)
+	refusing(maxRefusing)
 	start = time.Now()
 	l.Close()
 	if d := time.Since(start); d > 500*time.Millisecond {
