@@ -326,7 +326,7 @@ func TestLoadUntrusted(t *testing.T) {
 		{"private", func(t *testing.T, path string) string { return path }, nil},
 		{"readable by others", func(t *testing.T, path string) string { chmod(t, path, 0o644); return path }, nil},
 		{"group-writable", func(t *testing.T, path string) string { chmod(t, path, 0o664); return path }, []string{
-			"refusing the config file $F (owner " + who(os.Getuid()) + ", mode -rw-rw-r--): group or others may write to it",
+			"refusing the config file $F (owner " + Who(os.Getuid()) + ", mode -rw-rw-r--): group or others may write to it",
 			"run: chmod go-w $F"}},
 		{"world-writable", func(t *testing.T, path string) string { chmod(t, path, 0o646); return path }, []string{"mode -rw-r--rw-", "chmod go-w $F"}},
 		{"my symlink to a writable file", func(t *testing.T, path string) string {
@@ -338,7 +338,7 @@ func TestLoadUntrusted(t *testing.T) {
 			return link
 		}, []string{"refusing the config file $F.link (owner", "mode -rw-rw-rw-", "chmod go-w $F.link"}},
 		{"another user's", func(t *testing.T, path string) string { giveAway(t, path, false); return path }, []string{
-			"refusing the config file $F (owner " + who(otherUID()) + ", mode -rw-------): it belongs to another user",
+			"refusing the config file $F (owner " + Who(otherUID()) + ", mode -rw-------): it belongs to another user",
 			"run: sudo chown " + userArg(os.Getuid()) + " $F"}},
 		{"another user's symlink", func(t *testing.T, path string) string {
 			link := path + ".link"
@@ -347,7 +347,7 @@ func TestLoadUntrusted(t *testing.T) {
 			}
 			giveAway(t, link, true)
 			return link
-		}, []string{"refusing the config file $F.link: it is a symlink owned by " + who(otherUID()), "sudo chown -h"}},
+		}, []string{"refusing the config file $F.link: it is a symlink owned by " + Who(otherUID()), "sudo chown -h"}},
 	} {
 		for _, named := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/named=%v", tt.name, named), func(t *testing.T) {

@@ -35,7 +35,7 @@ func untrusted(info fs.FileInfo, uid int) string {
 func describe(info fs.FileInfo) string {
 	s := "mode " + info.Mode().String()
 	if owner, ok := ownerOf(info); ok {
-		s = "owner " + who(owner) + ", " + s
+		s = "owner " + Who(owner) + ", " + s
 	}
 	return "(" + s + ")"
 }
@@ -96,7 +96,7 @@ func checkLink(what, path string, linfo fs.FileInfo, uid int) error {
 	}
 	if owner, ok := ownerOf(linfo); ok && owner != uid && owner != 0 {
 		return fmt.Errorf("refusing the %s %s: it is a symlink owned by %s, not by you or root, who can point it elsewhere at any time; remove it, or %s",
-			what, path, who(owner), fixFor(path, linfo, uid, true))
+			what, path, Who(owner), fixFor(path, linfo, uid, true))
 	}
 	return nil
 }
@@ -129,10 +129,10 @@ func ownerOf(info fs.FileInfo) (int, bool) {
 	return int(st.Uid), true
 }
 
-// who names a user for a message: "alice (uid 1000)", or "uid 1000" when the name is
+// Who names a user for a message: "alice (uid 1000)", or "uid 1000" when the name is
 // unknown. Names are looked up only when a message is built, so the checks themselves
 // read no user database.
-func who(uid int) string {
+func Who(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
 		return u.Username + " (uid " + strconv.Itoa(uid) + ")"
 	}

@@ -67,7 +67,8 @@ type Deps struct {
 	// Worker marks a profile worker, whose connections the supervisor may hand over: a
 	// request on one of them for another profile is sent back through the supervisor.
 	Worker bool
-	// Pprof serves net/http/pprof at the profile's /debug/pprof/, behind the same checks.
+	// Pprof serves net/http/pprof at the profile's /debug/pprof/, behind the same checks
+	// and the origin check of event streams.
 	Pprof bool
 	// Ping is the interval of the page event streams' ping event; 0 means 5 s. APIPing
 	// is the API event stream's; 0 means 15 s.
@@ -133,7 +134,7 @@ func (s *server) router() chi.Router {
 	r := chi.NewRouter()
 	r.Use(web.AccessLog(s.Log), web.Headers, buffered)
 	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, s.base+"/", http.StatusSeeOther)
+		web.Redirect(w, r, s.base+"/", http.StatusSeeOther)
 	})
 	r.Get("/static/*", s.Assets.ServeHTTP)
 	r.Head("/static/*", s.Assets.ServeHTTP)
@@ -151,7 +152,7 @@ func (s *server) router() chi.Router {
 			r.Get("/raw/{thread}/{entry}", s.handle(s.rawMessage))
 			r.Get("/export.md", s.handle(s.export))
 			r.Get("/files", func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, s.filesURL(chi.URLParam(r, "id")), http.StatusMovedPermanently)
+				web.Redirect(w, r, s.filesURL(chi.URLParam(r, "id")), http.StatusMovedPermanently)
 			})
 			r.Get("/files/*", s.handle(s.sessionFiles))
 			r.With(s.origin).Get("/events", s.handle(s.events))
@@ -173,11 +174,13 @@ func (s *server) router() chi.Router {
 			})
 		})
 		if s.Pprof {
-			r.Handle("/debug/pprof/*", http.StripPrefix(s.base, http.HandlerFunc(pprofHandler)))
+			// Behind the origin check: another site's page could otherwise start a profile
+			// or a trace with a plain GET, and the owner's own would fail while it runs.
+			r.With(s.origin).Handle("/debug/pprof/*", http.StripPrefix(s.base, http.HandlerFunc(pprofHandler)))
 		}
 		r.Route("/api", s.apiRoutes)
 		r.Get("/workspace", func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, s.base+"/workspace/", http.StatusMovedPermanently)
+			web.Redirect(w, r, s.base+"/workspace/", http.StatusMovedPermanently)
 		})
 		r.Get("/workspace/*", s.handle(s.workspace))
 	})

@@ -58,7 +58,15 @@ func ServeWorker(ctx context.Context, ch *net.UnixConn, o WorkerOptions) error {
 		o.Log = slog.Default()
 	}
 	handed := handoff.Listen(ch)
-	srv := web.NewServer(o.Handler, o.Log)
+	srv := web.NewServer(begin(o.Handler), o.Log)
+	connContext := srv.ConnContext
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		ctx = connContext(ctx, c)
+		if hc, ok := c.(*handoff.Conn); ok {
+			ctx = context.WithValue(ctx, handedKey{}, hc)
+		}
+		return ctx
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(handed) }()
 	fmt.Fprintln(o.Stdout, "ready")
@@ -86,6 +94,20 @@ func ServeWorker(ctx context.Context, ch *net.UnixConn, o WorkerOptions) error {
 		o.Log.Warn("serve", "err", err)
 	}
 	return nil
+}
+
+type handedKey struct{}
+
+// begin tells the supervisor, for each request on a connection it handed over, that the
+// request waits for its answer: should this worker die before the answer begins, the
+// supervisor, which keeps its copy of the connection, answers it (502 worker_failed).
+func begin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hc, ok := r.Context().Value(handedKey{}).(*handoff.Conn); ok {
+			hc.Begin(r.Method + " " + r.URL.Path)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // WorkerEnv is the environment of profile name's worker: environ with the profile's

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -288,6 +290,84 @@ func TestProfileWorkerCrash(t *testing.T) {
 	resp2.Body.Close()
 	if resp2.StatusCode != 503 || resp2.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "crashed") {
 		t.Errorf("a crash-looping profile = %d (Retry-After %q):\n%s", resp2.StatusCode, resp2.Header.Get("Retry-After"), body)
+	}
+}
+
+// TestWorkerKilledMidRequest: a request that waits on a worker (a submit with wait, its
+// model hanging) when the worker is killed with SIGKILL is answered 502 worker_failed, in
+// the API's envelope, as docs/browser.md promises, and its connection closed: whether it
+// was the request that handed the connection to the worker or a later one on the same
+// kept-alive connection. The connection was the worker's alone and closed with it.
+func TestWorkerKilledMidRequest(t *testing.T) {
+	fake := fakemodel.New(t, fakemodel.Turn{HangMs: 60000, Text: "late"}, fakemodel.Turn{HangMs: 60000, Text: "late"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	_, u, stderr := startServer(t, home)
+	root := strings.TrimSuffix(u, "/profiles/default/")
+	addr := strings.TrimPrefix(root, "http://")
+	api := apiClient{t, root + "/profiles/default/api"}
+	_, out := api.post("/sessions", `{"request_id":"s"}`)
+	id, _ := out["session_id"].(string)
+	for i, tt := range []struct {
+		name  string
+		first string // a request answered on the connection before the slow one, if any
+	}{
+		{"the request that handed the connection over", ""},
+		{"a later request on a kept-alive connection", "GET /profiles/default/api/sessions HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			br := bufio.NewReader(c)
+			if tt.first != "" {
+				io.WriteString(c, tt.first)
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil || resp.StatusCode != 200 {
+					t.Fatalf("the first request: %v, %v", resp, err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			asked := len(fake.Requests())
+			body := fmt.Sprintf(`{"request_id":"slow-%d","action":"submit","text":"hang","wait":true}`, i)
+			fmt.Fprintf(c, "POST /profiles/default/api/sessions/%s/actions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+				id, addr, len(body), body)
+			for deadline := time.Now().Add(20 * time.Second); len(fake.Requests()) == asked; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the model was never asked\nstderr:\n%s", stderr)
+				}
+			}
+			pid := workerPID(t, root, "default")
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("the waiting request got no answer: %v\nstderr:\n%s", err, stderr)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), `"code": "worker_failed"`) || !resp.Close {
+				t.Errorf("the waiting request = %d (close %v) %s; want 502 worker_failed, the connection closed", resp.StatusCode, resp.Close, b)
+			}
+			// The worker is seen gone before the next case starts it again.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				running := false
+				for _, p := range status(t, root)["profiles"].([]any) {
+					m := p.(map[string]any)
+					running = running || m["profile"] == "default" && m["running"] == true && int(m["pid"].(float64)) == pid
+				}
+				if !running {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the killed worker is still listed as running")
+				}
+			}
+		})
 	}
 }
 
