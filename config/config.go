@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"myco.dev/internal/shquote"
 	"os"
 	"slices"
 	"strings"
@@ -69,7 +70,7 @@ func Load(path string, named bool) (*Config, error) {
 	if key := c.inlineCredential(); key != nil && info.Mode().Perm()&0o044 != 0 {
 		c.Warnings = append(c.Warnings, Warning{File: path, Line: c.lines.line(key), Key: toml.Key(key).String(),
 			Msg: fmt.Sprintf("an inline credential in a file that group or others may read (mode %s); run: chmod 600 %s, or move the credential to an env or file source",
-				info.Mode(), shellQuote(path))})
+				info.Mode(), shquote.Quote(path))})
 	}
 	return c, nil
 }

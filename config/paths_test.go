@@ -1,6 +1,7 @@
 package config
 
 import (
+	"myco.dev/internal/shquote"
 	"os"
 	"path/filepath"
 	"strings"
@@ -322,8 +323,8 @@ func TestShellQuote(t *testing.T) {
 		"$(rm -rf ~)":    `'$(rm -rf ~)'`,
 		"":               `''`,
 	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		if got := shquote.Quote(in); got != want {
+			t.Errorf("shquote.Quote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"myco.dev/internal/shquote"
 	"os"
 	"os/user"
 	"strconv"
@@ -50,10 +51,10 @@ func fixFor(path string, info fs.FileInfo, uid int, link bool) string {
 		if link {
 			h = "-h "
 		}
-		cmds = append(cmds, "sudo chown "+h+userArg(uid)+" "+shellQuote(path))
+		cmds = append(cmds, "sudo chown "+h+userArg(uid)+" "+shquote.Quote(path))
 	}
 	if !link && info.Mode().Perm()&0o022 != 0 {
-		cmds = append(cmds, "chmod go-w "+shellQuote(path))
+		cmds = append(cmds, "chmod go-w "+shquote.Quote(path))
 	}
 	return "if it is yours, run: " + strings.Join(cmds, " && ")
 }
@@ -142,16 +143,7 @@ func Who(uid int) string {
 // userArg is the user to give to chown: the name when it is known, else the uid.
 func userArg(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
-		return shellQuote(u.Username)
+		return shquote.Quote(u.Username)
 	}
 	return strconv.Itoa(uid)
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it, so that a printed command can
-// be pasted as it is.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

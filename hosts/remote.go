@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"myco.dev/internal/shquote"
 	"os"
 	"slices"
 	"strconv"
@@ -177,9 +178,9 @@ func (r *Remote) Argv() []string {
 func (r *Remote) CheckCommand() string {
 	words := []string{"ssh"}
 	for _, a := range r.sshArgs() {
-		words = append(words, shellQuote(a))
+		words = append(words, shquote.Path(a))
 	}
-	return strings.Join(append(words, shellQuote(r.checkLine())), " ")
+	return strings.Join(append(words, shquote.Path(r.checkLine())), " ")
 }
 
 // CheckArgv is [Remote.CheckCommand] as a word list for exec.
@@ -191,7 +192,7 @@ func (r *Remote) CheckArgv() []string {
 func (r *Remote) checkLine() string {
 	var prog []string
 	for _, w := range r.command() {
-		prog = append(prog, shellQuote(w))
+		prog = append(prog, shquote.Path(w))
 	}
 	return fmt.Sprintf("command -v %s; %s --version", prog[0], strings.Join(prog, " "))
 }

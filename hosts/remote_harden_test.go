@@ -3,6 +3,7 @@ package hosts
 import (
 	"encoding/json"
 	"fmt"
+	"myco.dev/internal/shquote"
 	"strings"
 	"testing"
 	"time"
@@ -162,8 +163,8 @@ func TestShellQuote(t *testing.T) {
 		{"~", "'~'"},
 		{"a\x1bb", "'a\x1bb'"},
 	} {
-		if got := shellQuote(tt.in); got != tt.want {
-			t.Errorf("shellQuote(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := shquote.Path(tt.in); got != tt.want {
+			t.Errorf("shquote.Path(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
