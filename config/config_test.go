@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -414,5 +415,30 @@ func chmod(t *testing.T, path string, perm os.FileMode) {
 	t.Helper()
 	if err := os.Chmod(path, perm); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLoadNotRegular (issue 28): a FIFO or a directory as the config file is an error that
+// names the file and says what it is; the FIFO is opened without blocking.
+func TestLoadNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo, sub := filepath.Join(dir, "fifo.toml"), filepath.Join(dir, "dir.toml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, what := range map[string]string{fifo: "a FIFO (named pipe)", sub: "a directory"} {
+		done := make(chan error, 1)
+		go func() { _, err := Load(path, true); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), what) {
+				t.Errorf("Load(%s) = %v, want an error naming it and saying it is %s", path, err, what)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Load(%s) blocked", path)
+		}
 	}
 }

@@ -52,6 +52,9 @@ type Deps struct {
 	// created without a directory works in the session service's own).
 	Dir  string
 	Home string // the user's home, for ~/ in @path attachments
+	// MycoHome is myco's own directory (MYCO_HOME): the viewer of a session's directory
+	// never shows what is inside it, nor browses a session's directory inside it.
+	MycoHome string
 	// Hosts returns the remote hosts' states; nil means none.
 	Hosts func() []HostState
 	// Profiles returns the names of the server's profiles, for the switcher; nil means

@@ -136,7 +136,7 @@ func (a *app) deps(paths config.Paths, port, token string) (handlers.Deps, error
 	}
 	home, _ := os.UserHomeDir()
 	wd, _ := os.Getwd()
-	return handlers.Deps{Profile: paths.Profile, Workspace: files, WorkspaceDir: paths.WorkspaceDir(), Dir: wd, Home: home,
+	return handlers.Deps{Profile: paths.Profile, Workspace: files, WorkspaceDir: paths.WorkspaceDir(), Dir: wd, Home: home, MycoHome: paths.Home,
 		Assets: static.New("/static/"), Port: port, UID: os.Getuid(), Token: token, Log: a.log}, nil
 }
 

@@ -52,7 +52,20 @@ func (a *app) profileWorker(o options) int {
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}
-			return handlers.Built{Deps: withEngine(base, p, e), Busy: e.Sessions.Running, Stop: e.Sessions.Close, Close: e.Close}, nil, nil
+			return handlers.Built{Deps: withEngine(base, p, e), Stop: e.Sessions.Close, Close: e.Close,
+				Holding: func() (bool, []string) {
+					return e.Sessions.Running(), e.Sessions.HoldingProcesses(context.Background())
+				},
+				// A changed config is applied to this engine as far as it can be without
+				// ending its tools (see engine.Engine.Apply).
+				Apply: func() (handlers.Deps, []string, error) {
+					p, cfgErr := a.setup(o)
+					if cfgErr != nil {
+						return handlers.Deps{}, nil, cfgErr
+					}
+					pending := e.Apply(p)
+					return withEngine(base, p, e), pending, nil
+				}}, nil, nil
 		},
 		Degraded: func(cfgErr error) (handlers.Built, error) {
 			m, err := engine.Degraded(paths, base.Dir, cfgErr, log)
