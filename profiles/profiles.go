@@ -2,7 +2,9 @@ package profiles
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,9 +26,12 @@ type Options struct {
 	// worker takes connections over its file descriptor 3 and prints "ready" on stdout
 	// once it serves.
 	Command func(name string) (argv, env []string)
-	// Stderr receives the workers' stderr, each line prefixed with its profile; nil
-	// discards it.
-	Stderr       io.Writer
+	// Stderr receives the workers' stderr: their log lines as they are (a worker's logger
+	// names its profile in each), anything else a worker writes (a panic) prefixed with its
+	// profile, or with LogJSON made a JSON log line of its own; nil discards it.
+	Stderr io.Writer
+	// LogJSON says the log is JSON, one object a line, which nothing else may break.
+	LogJSON      bool
 	StartTimeout time.Duration // how long a worker may take to be ready; 0 means 30 s
 	StopTimeout  time.Duration // how long Close waits for a worker to exit; 0 means 15 s
 	Log          *slog.Logger
@@ -248,7 +253,7 @@ func (p *Pool) startLocked(w *worker) error {
 		ours.Close()
 		return err
 	}
-	w.tail = &tail{max: 4 << 10, prefix: "profile " + w.name + ": ", out: p.o.Stderr}
+	w.tail = &tail{max: 4 << 10, profile: w.name, json: p.o.LogJSON, out: p.o.Stderr}
 	cmd.Stderr = w.tail
 	if err := cmd.Start(); err != nil {
 		ours.Close()
@@ -362,11 +367,13 @@ func (p *Pool) Close() {
 	p.mu.Unlock()
 }
 
-// tail keeps the end of what a worker writes to stderr and passes each line on, prefixed.
+// tail keeps the end of what a worker writes to stderr and passes each line on: a log line
+// as it is, anything else in the log's format, naming the profile.
 type tail struct {
-	max    int
-	prefix string
-	out    io.Writer
+	max     int
+	profile string
+	json    bool // the log is JSON: every line must be an object
+	out     io.Writer
 
 	mu   sync.Mutex // guards the fields below
 	buf  []byte
@@ -386,10 +393,33 @@ func (t *tail) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		fmt.Fprintf(t.out, "%s%s\n", t.prefix, t.line[:i])
+		t.pass(t.line[:i])
 		t.line = t.line[i+1:]
 	}
 	return len(p), nil
+}
+
+// pass writes one line of the worker's stderr on: a line of its logger as it is (the
+// logger names the profile), in JSON a line of another kind (a panic's) as a log object
+// of its own, in text that line after the profile's name.
+func (t *tail) pass(line []byte) {
+	switch {
+	case t.json && len(line) > 0 && line[0] == '{' && json.Valid(line):
+		fmt.Fprintf(t.out, "%s\n", line)
+	case t.json:
+		b, _ := json.Marshal(struct {
+			Time    string `json:"time"`
+			Level   string `json:"level"`
+			Msg     string `json:"msg"`
+			Profile string `json:"profile"`
+			Stream  string `json:"stream"`
+		}{time.Now().Format(time.RFC3339Nano), "ERROR", string(line), t.profile, "stderr"})
+		fmt.Fprintf(t.out, "%s\n", b)
+	case bytes.HasPrefix(line, []byte("time=")):
+		fmt.Fprintf(t.out, "%s\n", line)
+	default:
+		fmt.Fprintf(t.out, "profile %s: %s\n", t.profile, line)
+	}
 }
 
 // String returns the end of the output, trimmed.

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -151,5 +152,33 @@ func TestCrashLeavesOneLogLine(t *testing.T) {
 				t.Errorf("log lines about the crash: %q, want one naming profile work and the signal", crashes)
 			}
 		})
+	}
+}
+
+// TestTailPass: what a worker writes to stderr reaches the server's log one line each:
+// its logger's lines as they are, anything else (a panic) in the log's format, naming the
+// profile, so that a JSON log stays one object a line.
+func TestTailPass(t *testing.T) {
+	for _, tt := range []struct {
+		json bool
+		in   string
+		want []string
+	}{
+		{false, "time=x level=INFO msg=hi profile=p\npanic: boom\n", []string{"time=x level=INFO msg=hi profile=p", "profile p: panic: boom"}},
+		{true, `{"msg":"hi","profile":"p"}` + "\npanic: boom\n{not json\n", []string{`{"msg":"hi","profile":"p"}`, `"msg":"panic: boom","profile":"p","stream":"stderr"`, `"msg":"{not json","profile":"p"`}},
+	} {
+		var out strings.Builder
+		tl := &tail{max: 1 << 10, profile: "p", json: tt.json, out: &out}
+		tl.Write([]byte(tt.in[:5])) // in two writes: lines are joined across them
+		tl.Write([]byte(tt.in[5:]))
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != len(tt.want) {
+			t.Fatalf("json %v: %d lines, want %d:\n%s", tt.json, len(lines), len(tt.want), out.String())
+		}
+		for i, l := range lines {
+			if !strings.Contains(l, tt.want[i]) || tt.json && !json.Valid([]byte(l)) {
+				t.Errorf("json %v: line %d = %q, want %q (and JSON)", tt.json, i, l, tt.want[i])
+			}
+		}
 	}
 }

@@ -38,6 +38,7 @@ type ServeOptions struct {
 	Pprof   bool      // serve net/http/pprof at /debug/pprof/ (and each worker's under its profile)
 	Stdout  io.Writer // the URL to open is its first line
 	Stderr  io.Writer // the workers' stderr
+	LogJSON bool      // the log is JSON: the workers' other lines are made log objects too
 	// Hint, when set, is told how to forward the port bound ([ForwardHint]) in a sentence;
 	// the "serving" log line has it anyway, as its forward attribute.
 	Hint io.Writer
@@ -116,7 +117,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return errors.New("--auth owner: this system does not tell which user a connection comes from (no /proc/net/tcp); use --auth token")
 	}
 	pool, err := New(Options{
-		Stderr: o.Stderr, Log: log,
+		Stderr: o.Stderr, LogJSON: o.LogJSON, Log: log,
 		Command: func(name string) ([]string, []string) {
 			return o.Worker(name), WorkerEnv(o.Environ, o.Home, name, base+"/profiles/"+name, tokenFile)
 		},

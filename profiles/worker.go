@@ -83,7 +83,7 @@ func ServeWorker(ctx context.Context, ch *net.UnixConn, o WorkerOptions) error {
 	case <-eof:
 	case <-handed.Done(): // the supervisor is gone
 	}
-	o.Log.Info("stopping: running turns are cancelled and saved", "profile", o.Profile)
+	o.Log.Info("stopping: running turns are cancelled and saved") // the worker's logger names its profile
 	o.Stop()
 	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

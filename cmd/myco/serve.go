@@ -61,7 +61,7 @@ func (a *app) serve(o options) int {
 		Worker:  func(name string) []string { return workerCommand(exe, o, paths, name) },
 		Environ: os.Environ(),
 		Version: buildInfo().String(), Pprof: o.pprof,
-		Stdout: a.stdout, Stderr: a.stderr, Hint: hint, Log: a.log,
+		Stdout: a.stdout, Stderr: a.stderr, LogJSON: a.logs.JSON(), Hint: hint, Log: a.log,
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {
 		fmt.Fprintln(a.stderr, "myco:", portTaken(addr))

@@ -31,11 +31,14 @@ func (a *app) profileWorker(o options) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	log := a.log
 	paths, err := a.paths(o)
 	if err != nil {
 		return a.fail(err)
 	}
+	// Each line names the profile: the supervisor passes its workers' lines on as they are,
+	// so that a JSON log stays one object a line.
+	a.setLog(a.log.With("profile", paths.Profile))
+	log := a.log
 	base, err := a.deps(paths, srv.Port, srv.Token)
 	if err != nil {
 		return a.fail(err)

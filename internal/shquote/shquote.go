@@ -6,7 +6,8 @@ package shquote
 import "strings"
 
 // Quote returns s as one word for a POSIX shell: as it is when it holds only characters
-// no shell treats specially, else in single quotes (a single quote inside as '\'').
+// no shell treats specially, else in single quotes (where a single quote inside closes
+// them, stands escaped and opens them again).
 func Quote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
