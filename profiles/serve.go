@@ -89,6 +89,13 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	// One server per MYCO_HOME: the lock first, so that a second server names the first
+	// rather than failing on its port.
+	lock, err := lockHome(o.Home)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return err // "listen tcp ADDR: bind: address already in use" says it all
@@ -145,6 +152,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		url += "?token=" + token
 	}
 	fmt.Fprintln(o.Stdout, url)
+	lock.serving(fmt.Sprintf("%s/profiles/%s/", base, o.Launch)) // never the token
 	// The port actually bound: with port 0 it is the one the system picked.
 	hint := ForwardHint(strings.TrimPrefix(base, "http://"))
 	if o.Hint != nil {
