@@ -31,7 +31,11 @@ type Options struct {
 	// profile, or with LogJSON made a JSON log line of its own; nil discards it.
 	Stderr io.Writer
 	// LogJSON says the log is JSON, one object a line, which nothing else may break.
-	LogJSON      bool
+	LogJSON bool
+	// Build is the supervisor's build identity: a worker that says another with "ready"
+	// (its binary was replaced under a server it was not started from) is stopped and
+	// refused, never served beside this one. "" checks none.
+	Build        string
 	StartTimeout time.Duration // how long a worker may take to be ready; 0 means 30 s
 	StopTimeout  time.Duration // how long Close waits for a worker to exit; 0 means 15 s
 	Log          *slog.Logger
@@ -118,6 +122,7 @@ type worker struct {
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
 	ready     chan struct{} // closed once the process serves
+	mismatch  error         // the process said another build than the pool's
 	done      chan struct{} // closed once the process exited
 	starting  bool
 	stopping  bool
@@ -271,15 +276,26 @@ func (p *Pool) startLocked(w *worker) error {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if strings.TrimSpace(sc.Text()) == "ready" {
-				p.mu.Lock()
-				if w.ready == ready { // not a successor's start
-					w.starting = false
-				}
-				p.mu.Unlock()
-				close(ready)
-				break // a second "ready" must not close it again
+			word, build, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
+			if word != "ready" {
+				continue
 			}
+			if p.o.Build != "" && build != p.o.Build {
+				// Another build than the server's: a mix of versions is never served. The
+				// worker is stopped; its exit, while starting, is its start's error.
+				p.mu.Lock()
+				w.mismatch = fmt.Errorf("the worker runs build %q, the server build %q: the binary was replaced under the server (an upgrade?); restart the server to run the new one", build, p.o.Build)
+				p.mu.Unlock()
+				cmd.Process.Kill()
+				break
+			}
+			p.mu.Lock()
+			if w.ready == ready { // not a successor's start
+				w.starting = false
+			}
+			p.mu.Unlock()
+			close(ready)
+			break // a second "ready" must not close it again
 		}
 		io.Copy(io.Discard, stdout)
 	}()
@@ -289,6 +305,11 @@ func (p *Pool) startLocked(w *worker) error {
 		defer p.mu.Unlock()
 		switch {
 		case w.stopping:
+		case w.starting && w.mismatch != nil:
+			w.startErr = &StartError{Profile: w.name, Err: w.mismatch}
+			p.log.Error("profile worker refused", "profile", w.name, "err", w.mismatch)
+			w.failedAt, w.mismatch = time.Now(), nil
+			w.lastError = w.startErr.Error()
 		case w.starting:
 			w.startErr = &StartError{Profile: w.name, Output: w.tail.String(), Err: exitErr(err)}
 			w.failedAt = time.Now()

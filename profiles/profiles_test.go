@@ -182,3 +182,30 @@ func TestTailPass(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerOfAnotherBuild: a worker that says another build than the pool's with
+// "ready" (its binary was replaced under the server) is stopped and its start refused,
+// saying why and what to do; one of the pool's build serves.
+func TestWorkerOfAnotherBuild(t *testing.T) {
+	p, err := New(Options{StopTimeout: time.Second, Build: "aaaaaaaaaaaa",
+		Command: func(name string) ([]string, []string) {
+			build := map[string]string{"old": "aaaaaaaaaaaa", "new": "bbbbbbbbbbbb"}[name]
+			return []string{"sh", "-c", "echo ready " + build + "; exec cat >/dev/null", "worker"}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	if err := p.Start(t.Context(), "old"); err != nil {
+		t.Errorf("a worker of the pool's build: %v", err)
+	}
+	err = p.Start(t.Context(), "new")
+	if err == nil || !strings.Contains(err.Error(), `runs build "bbbbbbbbbbbb", the server build "aaaaaaaaaaaa"`) || !strings.Contains(err.Error(), "restart the server") {
+		t.Errorf("a worker of another build: %v, want it refused, saying to restart", err)
+	}
+	for _, st := range p.States() {
+		if st.Profile == "new" && st.Running {
+			t.Error("the worker of another build still runs")
+		}
+	}
+}

@@ -35,6 +35,7 @@ type ServeOptions struct {
 	Worker  func(name string) (argv []string)
 	Environ []string  // the process's environment, which the workers start from
 	Version string    // the build, for /healthz
+	Build   string    // the build's identity, which every worker must have: "" checks none
 	Pprof   bool      // serve net/http/pprof at /debug/pprof/ (and each worker's under its profile)
 	Stdout  io.Writer // the URL to open is its first line
 	Stderr  io.Writer // the workers' stderr
@@ -124,7 +125,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return errors.New("--auth owner: this system does not tell which user a connection comes from (no /proc/net/tcp); use --auth token")
 	}
 	pool, err := New(Options{
-		Stderr: o.Stderr, LogJSON: o.LogJSON, Log: log,
+		Stderr: o.Stderr, LogJSON: o.LogJSON, Build: o.Build, Log: log,
 		Command: func(name string) ([]string, []string) {
 			return o.Worker(name), WorkerEnv(o.Environ, o.Home, name, base+"/profiles/"+name, tokenFile)
 		},

@@ -41,9 +41,12 @@ type WorkerOptions struct {
 	// Stop stops the profile's work (running turns are cancelled and saved) before the
 	// server shuts down.
 	Stop   func()
-	Stdin  io.Reader    // the supervisor's pipe, which it closes to stop the worker
-	Stdout io.Writer    // where "ready" is said
-	Log    *slog.Logger // nil means slog.Default()
+	Stdin  io.Reader // the supervisor's pipe, which it closes to stop the worker
+	Stdout io.Writer // where "ready" is said, with Build
+	// Build is the worker's build identity, which it says with "ready": the supervisor
+	// refuses a worker of another build than its own.
+	Build string
+	Log   *slog.Logger // nil means slog.Default()
 }
 
 // ServeWorker is a worker's side of the pool: it serves o.Handler over ch, the channel
@@ -69,7 +72,7 @@ func ServeWorker(ctx context.Context, ch *net.UnixConn, o WorkerOptions) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(handed) }()
-	fmt.Fprintln(o.Stdout, "ready")
+	fmt.Fprintln(o.Stdout, strings.TrimSpace("ready "+o.Build))
 
 	eof := make(chan struct{})
 	go func() {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,9 +47,15 @@ func (a *app) serve(o options) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return a.fail(fmt.Errorf("find the running myco: %w", err))
+	// The workers run this binary, the one running, whatever has replaced its path since
+	// (an upgrade): /proc/self/exe names it on Linux. Elsewhere the path is what there is;
+	// the build each worker reports when ready is checked against this one.
+	exe := "/proc/self/exe"
+	if runtime.GOOS != "linux" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return a.fail(fmt.Errorf("find the running myco: %w", err))
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
@@ -60,7 +67,7 @@ func (a *app) serve(o options) int {
 		Addr: addr, Home: paths.Home, Launch: paths.Profile, Auth: o.auth,
 		Worker:  func(name string) []string { return workerCommand(exe, o, paths, name) },
 		Environ: os.Environ(),
-		Version: buildInfo().String(), Pprof: o.pprof,
+		Version: buildInfo().String(), Build: buildInfo().ID, Pprof: o.pprof,
 		Stdout: a.stdout, Stderr: a.stderr, LogJSON: a.logs.JSON(), Hint: hint, Log: a.log,
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {

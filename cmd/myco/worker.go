@@ -87,7 +87,7 @@ func (a *app) profileWorker(o options) int {
 	defer h.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	err = profiles.ServeWorker(ctx, ch, profiles.WorkerOptions{Profile: paths.Profile, Handler: h, Stop: h.Stop,
+	err = profiles.ServeWorker(ctx, ch, profiles.WorkerOptions{Profile: paths.Profile, Build: buildInfo().ID, Handler: h, Stop: h.Stop,
 		Stdin: a.stdin, Stdout: a.stdout, Log: log})
 	if err != nil {
 		return a.fail(err)
