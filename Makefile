@@ -8,8 +8,9 @@ PKGS := ./...
 VERSION ?= $(shell git describe --tags --dirty 2>/dev/null | sed 's/^v//')
 LDFLAGS := -X main.version=$(VERSION)
 # Static builds (CGO_ENABLED=0): myco needs no C library, and a static binary starts on any
-# Linux of its architecture, which myco hosts install relies on.
-export CGO_ENABLED ?= 0
+# Linux of its architecture, which myco hosts install relies on. (The race detector of
+# make test needs cgo: only the builds are static.)
+STATIC := CGO_ENABLED=0
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 VENDOR := static/htmx
 LEXERS := views/lexers/embedded
@@ -17,7 +18,7 @@ LEXERS := views/lexers/embedded
 .PHONY: build test lint bench demo install release fmt clean assets generate check-generate check-assets screenshots doc
 
 build: assets generate
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/myco ./cmd/myco
+	$(STATIC) $(GO) build -ldflags "$(LDFLAGS)" -o bin/myco ./cmd/myco
 
 # release: static binaries for every platform of PLATFORMS in dist/, named
 # myco-GOOS-GOARCH (the names myco hosts install looks for beside the running binary), and
@@ -26,7 +27,7 @@ build: assets generate
 release: check-generate
 	rm -rf dist && mkdir -p dist
 	for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
-		GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/myco-$$os-$$arch ./cmd/myco || exit 1; done
+		$(STATIC) GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/myco-$$os-$$arch ./cmd/myco || exit 1; done
 	cd dist && sha256sum myco-* > SHA256SUMS
 	@echo "dist/: myco $(VERSION) for $(PLATFORMS)"; cat dist/SHA256SUMS
 
@@ -114,7 +115,7 @@ demo:
 # which needs npm and templ).
 PREFIX ?= $(HOME)/.local
 install:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/myco ./cmd/myco
+	$(STATIC) $(GO) build -ldflags "$(LDFLAGS)" -o bin/myco ./cmd/myco
 	install -d $(PREFIX)/bin
 	install -m 0755 bin/myco $(PREFIX)/bin/myco
 	@echo "installed $(PREFIX)/bin/myco"
