@@ -24,7 +24,16 @@ type MCPLister interface {
 	Discover(ctx context.Context)
 }
 
-const mcpUsage = "usage: myco mcp list [--profile NAME] [--config PATH]"
+// MCPUsage is the usage of `myco mcp`; each command also takes --profile NAME and
+// --config PATH.
+const MCPUsage = `usage: myco mcp list [--profile NAME] [--config PATH]
+       myco mcp add NAME [--host H] [--env K=V]... [--env K]... [--cwd DIR] -- COMMAND [ARGS...]
+       myco mcp add NAME --url URL [--header K=V]...
+       myco mcp remove NAME`
+
+// MCPEditApplied says when a change that `myco mcp add` or `remove` made to config.toml
+// takes effect.
+const MCPEditApplied = "A running myco applies it once no turn runs and no session keeps a process running (a bash session or an MCP server); sessions started then have it. myco mcp list starts the servers now."
 
 // MCPCommand runs `myco mcp list` (args are what follows `mcp`, its flags taken): it
 // starts every enabled server whose tools are not listed, as a session's start does,
@@ -32,7 +41,7 @@ const mcpUsage = "usage: myco mcp list [--profile NAME] [--config PATH]"
 // a server's tools could not be listed.
 func MCPCommand(ctx context.Context, std IO, args []string, servers MCPLister) int {
 	if len(args) != 1 || args[0] != "list" {
-		fmt.Fprintln(std.Stderr, mcpUsage)
+		fmt.Fprintln(std.Stderr, MCPUsage)
 		return ExitUsage
 	}
 	servers.Discover(ctx)

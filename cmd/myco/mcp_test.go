@@ -331,3 +331,58 @@ func TestMCPRemoteChat(t *testing.T) {
 		t.Errorf("the chat's stderr =\n%s\nwant the MCP call's lines on devbox", s)
 	}
 }
+
+// TestMCPAddRemoveRunningServer: myco mcp add and myco mcp remove, run while the server
+// serves, change the profile's config.toml, and the running server applies the change as
+// a config reload does (nothing runs that a new server would end, so it is applied at
+// once): a session started after the add has the server's tools, one started after the
+// remove has them no more.
+func TestMCPAddRemoveRunningServer(t *testing.T) {
+	fake := fakemodel.New(t, fakemodel.Turn{Text: "one"}, fakemodel.Turn{Text: "two"}, fakemodel.Turn{Text: "three"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	_, u, stderr := startServer(t, home)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr)
+		}
+	})
+	c := apiClient{t, strings.TrimSuffix(u, "/") + "/api"}
+	hasFS := func(r fakemodel.Request) bool {
+		return slices.ContainsFunc(decodeReq(t, r).Tools, func(tl anthTool) bool { return tl.Name == "mcp__fs__echo" })
+	}
+	mcpCmd := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary(t), append([]string{"mcp"}, args...)...)
+		cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("myco mcp %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	newServer := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); strings.Count(stderr.String(), "serving with a new server") < n; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the change to mcp_servers was not applied")
+			}
+			boundedGet(t, u) // the server looks at its config when a request comes
+		}
+	}
+
+	if _, snap := c.run("a", "hi"); snap["answer"] != "one" || hasFS(fake.Requests()[0]) {
+		t.Fatalf("before the add: %v, tools with mcp__fs__echo: %v", snap, hasFS(fake.Requests()[0]))
+	}
+	if out := mcpCmd("add", "fs", "--", "fakemcp"); !strings.Contains(out, "added mcp server fs: ") {
+		t.Fatalf("myco mcp add = %s", out)
+	}
+	newServer(1)
+	if _, snap := c.run("b", "hi"); snap["answer"] != "two" || !hasFS(fake.Requests()[1]) {
+		t.Fatalf("after the add: %v, want the request's tools to have mcp__fs__echo", snap)
+	}
+	mcpCmd("remove", "fs")
+	newServer(2)
+	if _, snap := c.run("c", "hi"); snap["answer"] != "three" || hasFS(fake.Requests()[2]) {
+		t.Fatalf("after the remove: %v, want no mcp__fs__echo", snap)
+	}
+}
