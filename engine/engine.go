@@ -233,8 +233,8 @@ var (
 	_ sessions.Inventorier = toolHost{}
 )
 
-func (t toolHost) Tools(owner string) sessions.Tools { return t.h.For(owner) }
-func (t toolHost) Release(owner string)              { t.h.Release(owner) }
+func (t toolHost) Tools(owner, dir string) sessions.Tools { return t.h.ForDir(owner, dir) }
+func (t toolHost) Release(owner string)                   { t.h.Release(owner) }
 
 // Inventory lists owner's bash sessions, editor read stamps and MCP servers on every host. A remote
 // that is not attached, or does not answer, is listed with its last-known handles, marked

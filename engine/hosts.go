@@ -63,7 +63,8 @@ func RemoteOptions(o OpenOptions, maxImage int, attach time.Duration, withoutEnv
 // mcpOptions checks that every MCP server's host is one of remotes (an unknown host is a
 // startup error naming the file, the line and the key) and returns the harness options
 // of the profile's MCP servers: the local ones in a Set whose processes die with rp's
-// process, the remote ones, the disabled ones. The caller closes the Set.
+// process, the remote ones, the disabled ones, and the projects' servers that the person
+// approved (started by the harness, with the same options). The caller closes the Set.
 func (p *Profile) mcpOptions(remotes []hosts.RemoteSpec, rp tools.Reaper, log *slog.Logger) (hosts.Options, error) {
 	var aliases []string
 	for _, r := range remotes {
@@ -73,11 +74,14 @@ func (p *Profile) mcpOptions(remotes []hosts.RemoteSpec, rp tools.Reaper, log *s
 		return hosts.Options{}, err
 	}
 	servers := catalog.MCP(catalog.MCPOptions{Config: p.Config, Env: p.Env, Home: p.o.Home})
-	set, err := mcp.New(mcp.Options{Servers: servers.Local, LookupEnv: p.o.LookupEnv, Reaper: rp, Version: p.o.Version, Log: log})
+	mo := mcp.Options{LookupEnv: p.o.LookupEnv, Reaper: rp, Version: p.o.Version, Log: log}
+	local := mo
+	local.Servers = servers.Local
+	set, err := mcp.New(local)
 	if err != nil {
 		return hosts.Options{}, err
 	}
-	return hosts.Options{MCP: set, RemoteMCP: servers.Remote, MCPDisabled: servers.Disabled, Log: log}, nil
+	return hosts.Options{MCP: set, RemoteMCP: servers.Remote, MCPDisabled: servers.Disabled, Projects: p.projects(log), ProjectMCP: mo, Log: log}, nil
 }
 
 // MCPHosts returns a harness of p's MCP servers and remote hosts, without the local tools,
