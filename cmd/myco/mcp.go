@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -15,9 +16,11 @@ import (
 	"myco.dev/cli"
 	"myco.dev/config"
 	"myco.dev/engine"
+	"myco.dev/hosts"
+	"myco.dev/internal/termtext"
 )
 
-// mcpCmd runs `myco mcp list|add|remove` (args are what follows `mcp`): see [cli.MCPUsage].
+// mcpCmd runs `myco mcp list|add|remove|approve|revoke` (args are what follows `mcp`): see [cli.MCPUsage].
 func (a *app) mcpCmd(args []string) int {
 	if len(args) == 0 {
 		fmt.Fprintln(a.stderr, cli.MCPUsage)
@@ -30,6 +33,10 @@ func (a *app) mcpCmd(args []string) int {
 		return a.mcpAdd(args[1:])
 	case "remove":
 		return a.mcpRemove(args[1:])
+	case "approve":
+		return a.mcpApprove(args[1:], false)
+	case "revoke":
+		return a.mcpApprove(args[1:], true)
 	}
 	fmt.Fprintln(a.stderr, cli.MCPUsage)
 	return exitUsage
@@ -94,7 +101,67 @@ func (a *app) mcpList(args []string) int {
 	defer closeHosts()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
-	return cli.MCPCommand(ctx, a.std(), []string{"list"}, h)
+	wd, _ := os.Getwd()
+	return cli.MCPList(ctx, a.std(), h, wd)
+}
+
+// mcpApprove runs `myco mcp approve [--yes] [DIR]` (revoke false) and `myco mcp revoke
+// [DIR]`: the person's approval of the MCP servers that DIR's .mcp.json offers (the
+// working directory by default), recorded in the profile, or taken back.
+func (a *app) mcpApprove(args []string, revoke bool) int {
+	var o options
+	var yes bool
+	name := "approve"
+	if revoke {
+		name = "revoke"
+	}
+	fs := mcpFlags(name, &o)
+	if !revoke {
+		fs.BoolVar(&yes, "yes", false, "")
+	}
+	operands, command, ok := a.parseMCP(fs, args)
+	if !ok {
+		return exitUsage
+	}
+	if len(operands) > 1 || command != nil {
+		fmt.Fprintln(a.stderr, cli.MCPUsage)
+		return exitUsage
+	}
+	dir, _ := os.Getwd()
+	if len(operands) == 1 {
+		dir = operands[0]
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return a.fail(err)
+	}
+	paths, err := a.paths(o)
+	if err != nil {
+		return a.fail(err)
+	}
+	// The config says which variables are credentials, which a project's server may
+	// not read, and which names are configured servers'.
+	cfg, err := config.Load(paths.ConfigFile, paths.ConfigNamed)
+	if err != nil {
+		return a.fail(err)
+	}
+	if err := paths.Ensure(); err != nil {
+		return a.fail(err)
+	}
+	ps := engine.NewProjects(engine.ProjectsOptions{ApprovalsFile: paths.MCPApprovalsFile(), Config: cfg, LookupEnv: os.LookupEnv, Log: a.log})
+	if revoke {
+		found, err := ps.Revoke(dir)
+		switch {
+		case err != nil:
+			return a.fail(err)
+		case !found:
+			fmt.Fprintln(a.stdout, termtext.Safe("no approval of "+dir+"'s MCP servers to revoke"))
+		default:
+			fmt.Fprintln(a.stdout, termtext.Safe("revoked: "+dir+"'s project MCP servers start for no new session; the sessions that run them keep them until they end"))
+		}
+		return exitOK
+	}
+	return cli.MCPApprove(a.std(), ps.Project(dir), yes, func(sum string) (hosts.ProjectOffer, error) { return ps.Approve(dir, sum) })
 }
 
 // mcpAdd runs `myco mcp add NAME [--host H] [--env K=V]... [--cwd DIR] -- COMMAND
