@@ -197,3 +197,39 @@ func TestPrinterMCPLines(t *testing.T) {
 		})
 	}
 }
+
+// The chat, started in a directory whose project offers servers that are not approved,
+// says so with the servers as the file writes them and how to approve them; /status has
+// a line of them.
+func TestChatProjectNote(t *testing.T) {
+	got := strings.Join(projectNote(hosts.ProjectStatus{ProjectOffer: offered}), "\n")
+	want := `myco: /src/p/.mcp.json offers MCP servers; myco starts none of them until you approve them:
+  project:docs: http https://docs.example/mcp
+    header Authorization: Bearer ${DOCS_TOKEN}
+    reads from your environment: DOCS_TOKEN
+  project:everything: stdio npx -y @modelcontextprotocol/server-everything 'a b\x1b'
+    env LOG=debug
+  project:old: not started: its type is "sse"
+  to approve them, run in a terminal: myco mcp approve /src/p (or use the session's page); sessions then get their tools`
+	if got != want {
+		t.Errorf("projectNote =\n%s\nwant\n%s", got, want)
+	}
+	approved := hosts.ProjectStatus{ProjectOffer: offered, States: []hosts.MCPStatus{
+		{Server: "project-everything", State: hosts.MCPListed, Tools: []mcp.ToolName{{Name: "mcp__project-everything__echo"}}}}}
+	approved.Approved = true
+	if note := projectNote(approved); note != nil {
+		t.Errorf("projectNote of approved servers = %q, want nothing", note)
+	}
+	for _, tt := range []struct {
+		st   hosts.ProjectStatus
+		want string
+	}{
+		{hosts.ProjectStatus{}, ""},
+		{hosts.ProjectStatus{ProjectOffer: offered}, "project mcp: /src/p/.mcp.json not approved: none started (myco mcp approve)"},
+		{approved, "project mcp: project:docs approved · project:everything listed (1 tool) · project:old not started"},
+	} {
+		if got := projectStatusLine(tt.st); got != tt.want {
+			t.Errorf("projectStatusLine = %q, want %q", got, tt.want)
+		}
+	}
+}

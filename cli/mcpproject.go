@@ -136,3 +136,62 @@ func MCPApprove(std IO, offer hosts.ProjectOffer, yes bool, approve func(sum str
 		approved.File, approved.Sum, strings.Join(names, ", "), approved.Dir)))
 	return ExitOK
 }
+
+// projectNote is what the chat says when it starts in a directory whose project file
+// offers MCP servers that are not approved: the file, each server as the file writes it,
+// and how to approve them. nil when there is nothing to say.
+func projectNote(st hosts.ProjectStatus) []string {
+	if !st.Offers() || st.Approved {
+		return nil
+	}
+	var head string
+	switch {
+	case st.Problem != "":
+		return []string{fmt.Sprintf("myco: %s cannot be used: %s", st.File, st.Problem)}
+	case st.Changed:
+		head = fmt.Sprintf("myco: %s changed since you approved it, so myco starts none of its MCP servers until you approve it again:", st.File)
+	default:
+		head = fmt.Sprintf("myco: %s offers MCP servers; myco starts none of them until you approve them:", st.File)
+	}
+	var b strings.Builder
+	for _, s := range st.Servers {
+		printOffered(&b, s)
+	}
+	out := []string{head}
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		out = append(out, "  "+l)
+	}
+	return append(out, "  to approve them, run in a terminal: myco mcp approve "+shquote.Quote(st.Dir)+" (or use the session's page); sessions then get their tools")
+}
+
+// projectStatusLine is the chat's /status line of the project's servers, or "" when the
+// directory offers none.
+func projectStatusLine(st hosts.ProjectStatus) string {
+	switch {
+	case !st.Offers():
+		return ""
+	case st.Problem != "":
+		return "project mcp: " + st.File + " cannot be used"
+	case st.Changed:
+		return "project mcp: " + st.File + " changed since approved: none started"
+	case !st.Approved:
+		return "project mcp: " + st.File + " not approved: none started (myco mcp approve)"
+	}
+	var parts []string
+	for _, s := range st.Servers {
+		p := ProjectLabel(s.Name)
+		i := slices.IndexFunc(st.States, func(m hosts.MCPStatus) bool { return m.Server == s.Server })
+		switch {
+		case s.Problem != "":
+			p += " not started"
+		case i < 0 || st.States[i].State == hosts.MCPPending:
+			p += " approved"
+		case st.States[i].State == hosts.MCPListed:
+			p += fmt.Sprintf(" listed (%d %s)", len(st.States[i].Tools), plural(len(st.States[i].Tools), "tool", "tools"))
+		default:
+			p += fmt.Sprintf(" failed (%s)", summarize(st.States[i].Err, 80))
+		}
+		parts = append(parts, p)
+	}
+	return "project mcp: " + strings.Join(parts, " · ")
+}

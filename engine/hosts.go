@@ -65,7 +65,7 @@ func RemoteOptions(o OpenOptions, maxImage int, attach time.Duration, withoutEnv
 // of the profile's MCP servers: the local ones in a Set whose processes die with rp's
 // process, the remote ones, the disabled ones, and the projects' servers that the person
 // approved (started by the harness, with the same options). The caller closes the Set.
-func (p *Profile) mcpOptions(remotes []hosts.RemoteSpec, rp tools.Reaper, log *slog.Logger) (hosts.Options, error) {
+func (p *Profile) mcpOptions(remotes []hosts.RemoteSpec, rp tools.Reaper, projects *Projects, log *slog.Logger) (hosts.Options, error) {
 	var aliases []string
 	for _, r := range remotes {
 		aliases = append(aliases, r.Alias)
@@ -81,18 +81,18 @@ func (p *Profile) mcpOptions(remotes []hosts.RemoteSpec, rp tools.Reaper, log *s
 	if err != nil {
 		return hosts.Options{}, err
 	}
-	return hosts.Options{MCP: set, RemoteMCP: servers.Remote, MCPDisabled: servers.Disabled, Projects: p.projects(log), ProjectMCP: mo, Log: log}, nil
+	return hosts.Options{MCP: set, RemoteMCP: servers.Remote, MCPDisabled: servers.Disabled, Projects: projects, ProjectMCP: mo, Log: log}, nil
 }
 
-// MCPHosts returns a harness of p's MCP servers and remote hosts, without the local tools,
-// for myco mcp list; the local servers' processes die with rp's process. The caller calls
+// MCPHosts returns a harness of p's MCP servers (the projects' approved ones too) and
+// remote hosts, without the local tools, for myco mcp list; the local servers' processes die with rp's process. The caller calls
 // close when done, and then closes rp.
 func MCPHosts(p *Profile, rp *reaper.Reaper, log *slog.Logger) (h *hosts.Harness, close func(), err error) {
 	remotes, ro, err := p.remotes(log)
 	if err != nil {
 		return nil, nil, err
 	}
-	ho, err := p.mcpOptions(remotes, rp, log)
+	ho, err := p.mcpOptions(remotes, rp, p.projects(log), log)
 	if err != nil {
 		return nil, nil, err
 	}

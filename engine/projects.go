@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -12,10 +11,6 @@ import (
 	"myco.dev/hosts"
 	"myco.dev/hosts/mcp"
 )
-
-// ErrProjectChanged is the error of an approval whose project file changed since the
-// person was shown it.
-var ErrProjectChanged = errors.New("engine: the project's MCP file changed since it was shown")
 
 // Projects are the MCP servers that the directories of a profile's sessions offer in
 // their .mcp.json, and the person's approvals of them, kept in the profile
@@ -113,7 +108,8 @@ func indexServer(servers []hosts.ProjectServer, name string) int {
 }
 
 // Approve records the person's approval of dir's .mcp.json, whose content they were
-// shown with digest sum: a file that changed since is refused with [ErrProjectChanged],
+// shown with digest sum: a file that changed since is refused with
+// [hosts.ErrProjectChanged],
 // and so is one that offers nothing myco can start. It returns the offer approved.
 func (ps *Projects) Approve(dir, sum string) (hosts.ProjectOffer, error) {
 	offer := ps.Project(dir)
@@ -123,7 +119,7 @@ func (ps *Projects) Approve(dir, sum string) (hosts.ProjectOffer, error) {
 	case offer.Problem != "":
 		return offer, fmt.Errorf("%s cannot be used: %s", offer.File, offer.Problem)
 	case sum != offer.Sum:
-		return offer, fmt.Errorf("%w: %s; look at it again", ErrProjectChanged, offer.File)
+		return offer, fmt.Errorf("%s: %w; look at it again", offer.File, hosts.ErrProjectChanged)
 	}
 	var names []string
 	usable := false

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"myco.dev/config"
+	"myco.dev/hosts"
 	"myco.dev/hosts/mcp"
 )
 
@@ -57,7 +58,7 @@ command = "x"
 			t.Errorf("server %s: Problem = %q, want %q", s.Name, s.Problem, want)
 		}
 	}
-	if _, err := ps.Approve(dir, "not-what-was-shown"); !errors.Is(err, ErrProjectChanged) {
+	if _, err := ps.Approve(dir, "not-what-was-shown"); !errors.Is(err, hosts.ErrProjectChanged) {
 		t.Errorf("Approve with another digest = %v, want ErrProjectChanged", err)
 	}
 	approved, err := ps.Approve(dir, offer.Sum)

@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +21,10 @@ import (
 // ProjectServerPrefix begins the name of a project's server in its tools' names
 // (mcp__project-NAME__TOOL): config.ProjectServerPrefix, which this package does not import.
 const ProjectServerPrefix = "project-"
+
+// ErrProjectChanged is the error of an approval of a project file whose content changed
+// since the person was shown it.
+var ErrProjectChanged = errors.New("the project's MCP file changed since it was shown")
 
 // ProjectSource says what the project file of a directory offers, and what of it the
 // person approved; engine.Projects is one. It is called at most once a second per
@@ -140,6 +145,19 @@ func (h *Harness) projectSet(dir string) *mcp.Set {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.set
+}
+
+// ProjectChanged makes the harness look at dir's offer again at its next use, however
+// recently it looked: an approval made in this process is in use at once.
+func (h *Harness) ProjectChanged(dir string) {
+	h.projMu.Lock()
+	p := h.project[dir]
+	h.projMu.Unlock()
+	if p != nil {
+		p.mu.Lock()
+		p.checked = time.Time{}
+		p.mu.Unlock()
+	}
 }
 
 // DiscoverProject lists the tools of dir's approved project servers that are not listed
