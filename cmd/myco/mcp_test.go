@@ -386,3 +386,95 @@ func TestMCPAddRemoveRunningServer(t *testing.T) {
 		t.Fatalf("after the remove: %v, want no mcp__fs__echo", snap)
 	}
 }
+
+// TestMCPProjectApproval: a project directory whose .mcp.json names the reference server
+// server-everything (through a script in the project that marks its start). myco -p there
+// starts nothing of it and its tools are not in the model's request; myco mcp approve
+// records the approval in the profile; then myco -p starts it and its tools reach the
+// model's request, named mcp__project-everything__TOOL, and answer; once the file changed,
+// the next run starts nothing again until it is approved again.
+func TestMCPProjectApproval(t *testing.T) {
+	everything := mcptest.NPMServer(t, "mcp-server-everything")
+	fake := fakemodel.New(t,
+		fakemodel.Turn{Text: "before"},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "e1", Name: "mcp__project-everything__echo", Args: `{"message":"from the project"}`}}},
+		fakemodel.Turn{Text: "after"},
+		fakemodel.Turn{Text: "changed"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "started")
+	script := "#!/bin/sh\necho $$ >> " + marker + "\nexec " + everything + " stdio\n"
+	if err := os.WriteFile(filepath.Join(dir, "everything.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mcpJSON := filepath.Join(dir, ".mcp.json")
+	if err := os.WriteFile(mcpJSON, []byte(`{"mcpServers": {"everything": {"command": "./everything.sh", "env": {"GREETING": "${USER:-you}"}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"MYCO_HOME=" + home}
+	myco := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary(t), args...)
+		cmd.Dir = dir
+		cmd.Env = append(append(os.Environ(), "MYCO_PROFILE=", "MYCO_CONFIG="), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("myco %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	projectTools := func(r fakemodel.Request) []string {
+		var out []string
+		for _, tl := range decodeReq(t, r).Tools {
+			if strings.HasPrefix(tl.Name, "mcp__project-") {
+				out = append(out, tl.Name)
+			}
+		}
+		return out
+	}
+
+	runP(t, dir, env, "hi")
+	if got := projectTools(fake.Requests()[0]); len(got) != 0 {
+		t.Errorf("the request before the approval has the project's tools %v", got)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the project's server was started before it was approved")
+	}
+	if out := myco("mcp", "list"); !strings.Contains(out, "project: "+mcpJSON+" offers 1 MCP server; myco starts none of them until you approve them") ||
+		!strings.Contains(out, "project:everything: stdio ./everything.sh") {
+		t.Errorf("myco mcp list before the approval =\n%s", out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("myco mcp list started the project's server before it was approved")
+	}
+
+	if out := myco("mcp", "approve", "--yes"); !strings.Contains(out, "Approved "+mcpJSON) {
+		t.Fatalf("myco mcp approve =\n%s", out)
+	}
+	runP(t, dir, env, "use the project's echo")
+	reqs := fake.Requests()
+	if got := projectTools(reqs[1]); !slices.Contains(got, "mcp__project-everything__echo") {
+		t.Fatalf("the request after the approval has the project's tools %v, want mcp__project-everything__echo", got)
+	}
+	if r := results(t, decodeReq(t, reqs[2]))["mcp__project-everything__echo"]; r.isError || r.text != "Echo: from the project" {
+		t.Errorf("the project's echo = %+v", r)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the approved server's start left no mark: %v", err)
+	}
+
+	if err := os.WriteFile(mcpJSON, []byte(`{"mcpServers": {"everything": {"command": "./everything.sh", "args": ["more"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(marker)
+	runP(t, dir, env, "and now?")
+	if got := projectTools(fake.Requests()[3]); len(got) != 0 {
+		t.Errorf("the request after the file changed has the project's tools %v", got)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the server of the changed file was started before it was approved again")
+	}
+	if out := myco("mcp", "list"); !strings.Contains(out, "changed since you approved it") {
+		t.Errorf("myco mcp list after the change =\n%s", out)
+	}
+}
