@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ringSize bounds the events kept per session for subscribers that reconnect or fall
@@ -27,7 +28,7 @@ const maxTombstones = 4096
 // gets one reset update for that session instead of the events it missed. The rings are
 // kept in the order of their newest update, so that a subscriber's read costs the sessions
 // that changed since its cursor, not every session ever opened; a closed session's ring is
-// emptied (forget) and its place kept as a tombstone.
+// kept for a while (forget), then emptied and its place kept as a tombstone.
 type bus struct {
 	boot string // this process's bus instance: cursors of another boot are unknown
 
@@ -43,6 +44,13 @@ type bus struct {
 	floor          uint64 // the highest last update of the tombstones dropped
 	subs           map[*Subscription]struct{}
 	watched        map[string]int // session -> subscriptions to it by name
+	// closed holds the rings of closed sessions that still keep updates, and closedBytes
+	// what they hold (see closedring.go); grace and budget are closedGrace and
+	// closedBudget, which tests change.
+	closed      closedRings
+	closedBytes int
+	grace       time.Duration
+	budget      int
 }
 
 // ring is the newest updates of one session (or of the profile, under ""), oldest first.
@@ -53,6 +61,8 @@ type ring struct {
 	dropped    uint64 // the highest sequence number evicted, 0 for none
 	lastSeq    uint64 // the newest update's sequence number, also once emptied
 	prev, next *ring  // neighbours in the bus's recency list (prev is newer)
+	closed     int    // its index in the bus's closed rings; -1 while its session is open
+	size       int    // the bytes its updates hold, while closed
 }
 
 func (r *ring) add(u Update) {
@@ -86,7 +96,8 @@ func (r *ring) after(seq uint64, out []Update) []Update {
 func newBus() *bus {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &bus{boot: hex.EncodeToString(b[:]), rings: map[string]*ring{}, subs: map[*Subscription]struct{}{}, watched: map[string]int{}}
+	return &bus{boot: hex.EncodeToString(b[:]), rings: map[string]*ring{}, subs: map[*Subscription]struct{}{}, watched: map[string]int{},
+		grace: closedGrace, budget: closedBudget}
 }
 
 // unlink takes r out of the recency list; call with b.mu held.
@@ -131,10 +142,12 @@ func (b *bus) publish(u Update) Update {
 	r := b.rings[u.Session]
 	switch {
 	case r == nil:
-		r = &ring{session: u.Session}
+		r = &ring{session: u.Session, closed: -1}
 		b.rings[u.Session] = r
 	case len(r.buf) == 0 && r.dropped > 0:
 		b.tombstones-- // a closed session's ring in use again
+	case r.closed >= 0:
+		b.reopen(r)
 	}
 	r.add(u)
 	b.front(r)
@@ -149,28 +162,18 @@ func (b *bus) publish(u Update) Update {
 	return u
 }
 
-// forget empties the ring of session id, which was closed: its updates are let go, and a
+// forget lets go of the ring of session id, which was closed at now: its updates stay
+// replayable for a grace period, within a budget (see closedring.go), and then a
 // tombstone tells a subscriber that has not read them that it missed them (a reset). A
 // session with a subscription of its own is not forgotten.
-func (b *bus) forget(id string) {
+func (b *bus) forget(id string, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := b.rings[id]
-	if r == nil || id == "" || len(r.buf) == 0 || b.watched[id] > 0 {
+	if r == nil || id == "" || len(r.buf) == 0 || r.closed >= 0 || b.watched[id] > 0 {
 		return
 	}
-	r.buf, r.head, r.dropped = nil, 0, r.lastSeq
-	b.tombstones++
-	for t := b.oldest; b.tombstones > maxTombstones && t != nil; {
-		prev := t.prev
-		if len(t.buf) == 0 && t.dropped > 0 {
-			b.floor = max(b.floor, t.lastSeq)
-			b.unlink(t)
-			delete(b.rings, t.session)
-			b.tombstones--
-		}
-		t = prev
-	}
+	b.keep(r, now)
 }
 
 // watchers returns how many subscriptions name session id.
