@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"container/heap"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -82,15 +83,32 @@ func (r *ring) at(i int) Update { return r.buf[(r.head+i)%len(r.buf)] }
 // last returns the newest update's sequence number, 0 for none.
 func (r *ring) last() uint64 { return r.lastSeq }
 
-// after appends the updates with a sequence number above seq to out, in order. The ring is
-// in sequence order, so it finds the first by binary search.
+// after appends the updates with a sequence number above seq to out, in order.
 func (r *ring) after(seq uint64, out []Update) []Update {
-	n := len(r.buf)
-	i := sort.Search(n, func(i int) bool { return r.at(i).Seq > seq })
-	for ; i < n; i++ {
-		out = append(out, r.at(i))
+	for _, run := range r.runsAfter(seq, nil) {
+		out = append(out, run...)
 	}
 	return out
+}
+
+// runsAfter appends to runs the updates with a sequence number above seq, in order, as at
+// most two slices of the ring's buffer (it wraps around): valid while the bus's lock is
+// held. The ring is in sequence order, so it finds the first by binary search.
+func (r *ring) runsAfter(seq uint64, runs [][]Update) [][]Update {
+	n := len(r.buf)
+	i := sort.Search(n, func(i int) bool { return r.at(i).Seq > seq })
+	if i == n {
+		return runs
+	}
+	start := (r.head + i) % n
+	end := r.head // one past the newest, in buf
+	if end == 0 {
+		end = n
+	}
+	if start < end {
+		return append(runs, r.buf[start:end])
+	}
+	return append(runs, r.buf[start:], r.buf[:end])
 }
 
 func newBus() *bus {
@@ -256,7 +274,8 @@ func (s *Subscription) take() []Update {
 	if s.cursor >= b.seq && !s.reset {
 		return nil
 	}
-	var out []Update
+	var out []Update // the resets, in sequence order once sorted
+	var runs [][]Update
 	if s.reset || s.sessions == nil && s.cursor < b.floor {
 		s.reset = false
 		for _, id := range s.sessions {
@@ -279,7 +298,7 @@ func (s *Subscription) take() []Update {
 		case r.dropped > s.cursor && id != "":
 			out = append(out, Update{Type: UpdateReset, Session: id, Seq: r.last()})
 		default:
-			out = r.after(s.cursor, out)
+			runs = r.runsAfter(s.cursor, runs)
 		}
 	}
 	if s.sessions == nil {
@@ -294,6 +313,10 @@ func (s *Subscription) take() []Update {
 	}
 	s.cursor = b.seq
 	slices.SortFunc(out, func(x, y Update) int { return cmpSeq(x.Seq, y.Seq) })
+	if len(out) > 0 {
+		runs = append(runs, out)
+	}
+	out = merge(runs)
 	if s.exact {
 		return out
 	}
@@ -372,3 +395,47 @@ func (b *bus) subscribe(sessions []string, after string) *Subscription {
 
 // IDOf returns the event id of the update with sequence number seq.
 func (s *Subscription) IDOf(seq uint64) string { return s.b.id(seq) }
+
+// merge returns the updates of runs, each in sequence order, in one sequence order. It
+// copies each update once: a reconnecting subscriber's read may take thousands, of
+// hundreds of sessions, which sorting moved again and again.
+func merge(runs [][]Update) []Update {
+	n := 0
+	for _, r := range runs {
+		n += len(r)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Update, 0, n)
+	if len(runs) == 1 {
+		return append(out, runs[0]...)
+	}
+	h := runHeap(runs)
+	heap.Init(&h)
+	for len(h) > 0 {
+		r := h[0]
+		out = append(out, r[0])
+		if len(r) == 1 {
+			heap.Pop(&h)
+			continue
+		}
+		h[0] = r[1:]
+		heap.Fix(&h, 0)
+	}
+	return out
+}
+
+// runHeap is a min-heap of non-empty runs of updates by their first update.
+type runHeap [][]Update
+
+func (h runHeap) Len() int           { return len(h) }
+func (h runHeap) Less(i, j int) bool { return h[i][0].Seq < h[j][0].Seq }
+func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)        { *h = append(*h, x.([]Update)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return r
+}
