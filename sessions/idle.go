@@ -30,10 +30,11 @@ func (m *Manager) closeIdleEvery(ctx context.Context, period time.Duration) {
 
 // closeIdle closes the open sessions that are idle (no job, no subscription of their own,
 // no live tool handle) since longer than IdleClose, and the least recently used idle ones
-// beyond IdleKeep. A closed session's document and runtime are let go, and its event ring
-// after a grace period (see closedring.go), so that memory and the cost of a turn do not
-// grow with the sessions ever opened; it reopens from disk when next used, with its
-// history (its live tools, which it has none of, stay gone).
+// beyond IdleKeep. A closed session's runtime is let go, its document is kept among a
+// bounded few (see doccache.go) and its event ring for a grace period (see closedring.go),
+// so that memory and the cost of a turn do not grow with the sessions ever opened; it
+// reopens when next used, with its history (its live tools, which it has none of, stay
+// gone): from the kept document while its file is unchanged, else from disk.
 func (m *Manager) closeIdle(ctx context.Context, now time.Time) {
 	m.mu.Lock()
 	lives := make([]*live, 0, len(m.live))
@@ -80,6 +81,8 @@ func (m *Manager) closeIfIdle(l *live, used, now time.Time) {
 	}
 	m.mu.Unlock()
 	l.close()
+	// What it reopens from, unless its file changes meanwhile.
+	m.docs.put(l.id, l.rt.doc.kept())
 	m.bus.forget(l.id, now)
 }
 

@@ -124,11 +124,12 @@ type Manager struct {
 	idle   sync.WaitGroup // the goroutine that closes idle sessions
 	kick   chan struct{}  // asks it to look now
 
+	docs *docCache // the documents of sessions that are not open (see doccache.go)
+
 	mu   sync.Mutex // guards the fields below
 	live map[string]*live
 	// loading is closed when the session being opened is live (or failed to load).
 	loading map[string]chan struct{}
-	cache   map[string]loaded // documents loaded for reading, by id
 	closed  bool
 }
 
@@ -147,7 +148,7 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		o.IdleKeep = 32
 	}
 	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry, kick: make(chan struct{}, 1),
-		live: map[string]*live{}, loading: map[string]chan struct{}{}, cache: map[string]loaded{}}
+		docs: newDocCache(docCacheEntries, docCacheBytes), live: map[string]*live{}, loading: map[string]chan struct{}{}}
 	if m.log == nil {
 		m.log = slog.Default()
 	}
@@ -615,7 +616,7 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 		l.close()
 		return nil, ErrShutdown
 	}
-	delete(m.cache, id)
+	m.docs.drop(id)
 	m.live[id] = l
 	l.used = time.Now()
 	return l, nil
@@ -623,7 +624,7 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 
 // bind loads session id and binds a runtime to it, for [Manager.open].
 func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
-	doc, err := openDocument(ctx, m.o.Store, id)
+	doc, err := m.openDocument(ctx, id)
 	if err != nil {
 		return nil, err
 	}
