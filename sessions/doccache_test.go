@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,42 @@ func TestDocCacheBounds(t *testing.T) {
 	c.drop("e")
 	if _, ok := c.get("e"); ok || c.bytes != 10 || c.order.Len() != 1 {
 		t.Errorf("after drop: e kept %v, %d bytes in %d documents; want d's 10 bytes alone", ok, c.bytes, c.order.Len())
+	}
+}
+
+// TestReopenKeepsOwner (issue 28): a session closed for being idle, which held no tool
+// handle, reopens with its runtime's owner, so its next turn does not tell the model of a
+// new runtime (about 500 bytes in every turn of a session closed between its turns, when
+// more sessions work than IdleKeep).
+func TestReopenKeepsOwner(t *testing.T) {
+	turn := fakemodel.Turn{Text: "ok"}
+	f := newManager(t, ManagerOptions{IdleClose: time.Hour, IdleKeep: 1}, turn, turn, turn)
+	ctx := t.Context()
+	run := func(id, text string) {
+		t.Helper()
+		j, err := f.m.Submit(ctx, id, model.TextPart(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := j.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := f.m.Create(ctx, CreateOptions{})
+	run(a, "first")
+	owner := f.m.Owner(a)
+	b, _ := f.m.Create(ctx, CreateOptions{})
+	run(b, "second")
+	f.m.closeIdle(ctx, time.Now())
+	if got := f.m.Owner(a); got != "" {
+		t.Fatalf("Owner(%s) = %q after closeIdle, want it closed", a, got)
+	}
+	run(a, "again")
+	if got := f.m.Owner(a); got != owner {
+		t.Errorf("Owner(%s) after the reopen = %q, want %q again", a, got, owner)
+	}
+	reqs := f.srv.Requests()
+	if body := string(reqs[len(reqs)-1].Body); strings.Contains(body, "new runtime") || strings.Count(body, "[myco: runtime]") != 1 {
+		t.Errorf("the turn after the reopen tells the model of a new runtime:\n%s", body)
 	}
 }

@@ -81,8 +81,11 @@ func (m *Manager) closeIfIdle(l *live, used, now time.Time) {
 	}
 	m.mu.Unlock()
 	l.close()
-	// What it reopens from, unless its file changes meanwhile.
-	m.docs.put(l.id, l.rt.doc.kept())
+	// What it reopens from, unless its file changes meanwhile; it held no tool handle,
+	// so its next runtime is this one's owner again.
+	k := l.rt.doc.kept()
+	k.owner = l.rt.owner
+	m.docs.put(l.id, k)
 	m.bus.forget(l.id, now)
 }
 

@@ -624,11 +624,13 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 
 // bind loads session id and binds a runtime to it, for [Manager.open].
 func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
-	doc, err := m.openDocument(ctx, id)
+	doc, owner, err := m.openDocument(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
+	if owner == "" {
+		owner = fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
+	}
 	l := &live{m: m, id: id}
 	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink, PartialEvery: m.o.PartialEvery}
 	doc.view(func(s *Session) { ro.Dir = m.dirOf(s) })
