@@ -380,12 +380,10 @@ func (s *Store) diffTrees(ctx context.Context, a, b sum, prefix string, unknownA
 		if x != nil && y != nil && x.same(y) {
 			continue
 		}
-		c := change{path: p, before: x, after: y, beforeUnknown: unknownA && x == nil, afterUnknown: unknownB && y == nil}
-		// Both unreadable, or one unreadable and the other a directory: nothing known to compare.
-		if x != nil && y != nil && x.kind == kOpaque && y.kind == kOpaque {
-			continue
+		// A directory on both sides is no change itself: what is in it says.
+		if !x.isDir() || !y.isDir() {
+			*out = append(*out, change{path: p, before: x, after: y, beforeUnknown: unknownA && x == nil, afterUnknown: unknownB && y == nil})
 		}
-		*out = append(*out, c)
 		// What is under a directory that is on one side only, or both.
 		ta, tb := emptyTree, emptyTree
 		ua, ub := unknownA, unknownB

@@ -251,7 +251,7 @@ func (s *Store) addRef(owner string, id ID) error {
 	}
 	line := string(id) + "\n"
 	if info, err := f.Stat(); err == nil && info.Size() == 0 {
-		line = "owner " + strconv.Quote(owner) + "\n" + line
+		line = "owner " + quoteOwner(owner) + "\n" + line
 	} else if err == nil {
 		// A line torn by a crash is ended first, so that it does not swallow this one.
 		var last [1]byte
@@ -318,3 +318,5 @@ func readRefFile(path string) (string, []ID, error) {
 	}
 	return owner, ids, nil
 }
+
+func quoteOwner(owner string) string { return strconv.Quote(owner) }
