@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -44,7 +45,10 @@ type Snapshot struct {
 	Files     int   `json:"files"`
 	Bytes     int64 `json:"bytes"`
 	NotStored int   `json:"not_stored"`
-	// Added is what this capture added to the store, in bytes: 0 when nothing changed.
+	// Read counts the files this capture read (those whose stat changed since the last
+	// capture of the directory), and Added what it added to the store, in bytes: 0 when
+	// nothing changed.
+	Read  int   `json:"read"`
 	Added int64 `json:"added"`
 }
 
@@ -77,7 +81,7 @@ func (s *Store) Capture(ctx context.Context, r Request) (Snapshot, error) {
 	defer pw.abort()
 	w := &walker{
 		s: s, ctx: ctx, pw: pw, max: s.o.MaxFileSize,
-		start: time.Now().Add(-racyWindow).UnixNano(),
+		start: time.Now().Add(-s.racy).UnixNano(),
 		old:   s.loadCache(dir), noGitignore: r.NoGitignore,
 		sem:  make(chan struct{}, max(runtime.GOMAXPROCS(0), 2)),
 		dirs: map[string]*dirCache{},
@@ -122,7 +126,7 @@ func (s *Store) Capture(ctx context.Context, r Request) (Snapshot, error) {
 	if err := s.saveCache(dir, &rootCache{id: id, dirs: w.dirs}, w.changed || w.old.id != id); err != nil {
 		s.log.Warn("snapshot stat cache not saved", "dir", dir, "err", err)
 	}
-	return Snapshot{ID: id, Dir: dir, Files: rec.count, Bytes: rec.bytes, NotStored: rec.notStored, Added: added}, nil
+	return Snapshot{ID: id, Dir: dir, Files: rec.count, Bytes: rec.bytes, NotStored: rec.notStored, Read: int(w.read.Load()), Added: added}, nil
 }
 
 // walker is one capture's walk.
@@ -135,6 +139,7 @@ type walker struct {
 	old         *rootCache
 	noGitignore bool
 	sem         chan struct{} // bounds the goroutines reading directories
+	read        atomic.Int64  // files read
 
 	mu               sync.Mutex // guards the fields below
 	dirs             map[string]*dirCache
@@ -349,6 +354,7 @@ func (w *walker) file(r *os.Root, name string, info fs.FileInfo, prev *cacheEnt)
 		x.kind, x.mtime = kBig, mtime
 		return x, nil
 	}
+	w.read.Add(1)
 	data, err := readRegular(r, name, info, w.max)
 	switch {
 	case errors.Is(err, errTooBig):

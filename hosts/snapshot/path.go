@@ -20,7 +20,7 @@ type Path string
 
 // MarshalText returns p's text form.
 func (p Path) MarshalText() ([]byte, error) {
-	if utf8.ValidString(string(p)) {
+	if utf8.ValidString(string(p)) && !strings.HasPrefix(string(p), "\x00") {
 		return []byte(p), nil
 	}
 	b := make([]byte, 1+base64.StdEncoding.EncodedLen(len(p)))

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Options configures a [Store].
@@ -46,7 +47,8 @@ type Store struct {
 	o    Options
 	log  *slog.Logger
 	dir  string
-	lock *os.File // holds a shared flock while the store is open; Prune upgrades it
+	lock *os.File      // holds a shared flock while the store is open; Prune upgrades it
+	racy time.Duration // racyWindow; shorter in tests
 
 	// gc is held shared by every operation that reads or adds objects, and exclusively by
 	// Prune, which deletes them.
@@ -70,7 +72,7 @@ func Open(o Options) (*Store, error) {
 	}
 	s := &Store{o: o, log: o.Log, dir: filepath.Clean(o.Dir),
 		packs: map[string]*pack{}, index: map[sum]loc{}, caches: map[string]*rootCache{},
-		last: map[string]ID{}, rules: map[sum]*patternFile{}}
+		last: map[string]ID{}, rules: map[sum]*patternFile{}, racy: racyWindow}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
