@@ -78,6 +78,9 @@ type RestoreResult struct {
 //
 // A restored file gets the time of the restore as its mtime (as git checkout does), so
 // that build tools see it changed.
+//
+// Once it has begun writing, Restore returns its result even with an error (ctx cancelled
+// midway, a directory that failed to sync): the caller journals it either way.
 func (s *Store) Restore(ctx context.Context, r RestoreRequest) (*RestoreResult, error) {
 	s.gc.RLock()
 	defer s.gc.RUnlock()
@@ -169,10 +172,7 @@ func (s *Store) Restore(ctx context.Context, r RestoreRequest) (*RestoreResult, 
 	}
 	close(next)
 	wg.Wait()
-	if err := rs.syncDirs(); err != nil {
-		return nil, fmt.Errorf("restore %s: %w", rt.dir, err)
-	}
-
+	serr := rs.syncDirs()
 	for i, o := range ops {
 		// a directory is listed only if nothing under it is, as in a Diff
 		if (o.after.isDir() || o.before.isDir()) && i+1 < len(ops) && strings.HasPrefix(ops[i+1].path, o.path+"/") {
@@ -183,6 +183,9 @@ func (s *Store) Restore(ctx context.Context, r RestoreRequest) (*RestoreResult, 
 		} else {
 			res.Conflicts = append(res.Conflicts, Conflict{Path: Path(o.path), Reason: o.reason, Detail: o.detail})
 		}
+	}
+	if serr != nil {
+		return res, fmt.Errorf("restore %s: sync: %w", rt.dir, serr)
 	}
 	return res, ctx.Err()
 }

@@ -62,13 +62,14 @@ func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
 			old = oldDir.ents
 		}
 	}
+	var gi *cacheEnt // the .gitignore, read first: its rules apply to the others
 	if !w.noGitignore {
 		if i, ok := slices.BinarySearchFunc(infos, ".gitignore", func(a fs.FileInfo, n string) int { return strings.Compare(a.Name(), n) }); ok && infos[i].Mode().IsRegular() {
-			pf, err := w.gitignore(r, rel, infos[i], old)
+			pf, x, err := w.gitignore(r, rel, infos[i], old)
 			if err != nil {
 				return dirResult{}, err
 			}
-			rs = rs.with(rel, pf)
+			rs, gi = rs.with(rel, pf), &x
 		}
 	}
 	ents := make([]cacheEnt, 0, len(infos))
@@ -106,8 +107,11 @@ func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
 			ents = append(ents, cacheEnt{entry: entry{name: name, kind: kDir}})
 			continue
 		case mode.IsRegular():
-			x, err := w.file(r, name, info, prev)
-			if err != nil {
+			var x cacheEnt
+			var err error
+			if gi != nil && name == ".gitignore" {
+				x = *gi
+			} else if x, err = w.file(r, name, info, prev); err != nil {
 				return dirResult{}, err
 			}
 			ents = append(ents, x)
@@ -225,39 +229,45 @@ func (x *cacheEnt) sameStat(o *cacheEnt) bool {
 
 // file records the regular file name of r; prev is what the last capture saw of it.
 func (w *walker) file(r *os.Root, name string, info fs.FileInfo, prev *cacheEnt) (cacheEnt, error) {
+	x, _, err := w.fileData(r, name, info, prev)
+	return x, err
+}
+
+// fileData is [walker.file], which also returns the content when it read it.
+func (w *walker) fileData(r *os.Root, name string, info fs.FileInfo, prev *cacheEnt) (cacheEnt, []byte, error) {
 	dev, ino, mtime, ctime := statOf(info)
 	x := cacheEnt{entry: entry{name: name, perm: uint32(info.Mode().Perm()), size: info.Size()},
 		dev: dev, ino: ino, mtimeNs: mtime, ctimeNs: ctime, statSize: info.Size()}
-	if prev != nil && !prev.racy && (prev.kind == kFile || prev.kind == kBig) &&
-		prev.dev == dev && prev.ino == ino && prev.mtimeNs == mtime && prev.ctimeNs == ctime &&
-		prev.statSize == x.statSize && prev.perm == x.perm {
+	if prev != nil && !prev.racy && prev.dev == dev && prev.ino == ino && prev.mtimeNs == mtime &&
+		prev.ctimeNs == ctime && prev.statSize == x.statSize && prev.perm == x.perm &&
+		((prev.kind == kFile && x.size <= w.max) || (prev.kind == kBig && x.size > w.max)) {
 		x.entry = prev.entry
-		return x, nil
+		return x, nil, nil
 	}
 	x.racy = ctime >= w.start
 	if x.size > w.max {
 		x.kind, x.mtime = kBig, mtime
-		return x, nil
+		return x, nil, nil
 	}
 	w.read.Add(1)
 	data, err := readRegular(r, name, info, w.max)
 	switch {
 	case errors.Is(err, errTooBig):
 		x.kind, x.mtime = kBig, mtime
-		return x, nil
+		return x, nil, nil
 	case err != nil:
 		// unreadable (a permission, or a file replaced while read): recorded, not stored
 		x.kind, x.mtime, x.racy = kBig, mtime, true
-		return x, nil
+		return x, nil, nil
 	}
 	x.kind, x.size = kFile, int64(len(data))
 	x.hash = sha256.Sum256(data)
 	if !w.s.has(x.hash) {
 		if err := w.pw.add(objBlob, x.hash, data); err != nil {
-			return cacheEnt{}, err
+			return cacheEnt{}, nil, err
 		}
 	}
-	return x, nil
+	return x, data, nil
 }
 
 var errTooBig = errors.New("snapshot: over the size cap")
@@ -327,39 +337,23 @@ func (w *walker) link(r *os.Root, name string, info fs.FileInfo, prev *cacheEnt)
 	return x, nil
 }
 
-// gitignore reads and parses the .gitignore of directory r (at rel), and records it as a
-// rule of the snapshot.
-func (w *walker) gitignore(r *os.Root, rel string, info fs.FileInfo, old []cacheEnt) (*patternFile, error) {
+// gitignore reads and parses the .gitignore of directory r (at rel), records it as a rule
+// of the snapshot, and returns it as a file of the directory too.
+func (w *walker) gitignore(r *os.Root, rel string, info fs.FileInfo, old []cacheEnt) (*patternFile, cacheEnt, error) {
 	var prev *cacheEnt
 	if i, ok := slices.BinarySearchFunc(old, ".gitignore", func(a cacheEnt, n string) int { return strings.Compare(a.name, n) }); ok {
 		prev = &old[i]
 	}
-	x, err := w.file(r, ".gitignore", info, prev)
+	x, data, err := w.fileData(r, ".gitignore", info, prev)
 	if err != nil || x.kind != kFile {
-		return nil, err // too big or unreadable: no rules from it
+		return nil, x, err // too big or unreadable: no rules from it
 	}
-	h := x.hash
-	w.s.mu.Lock()
-	pf := w.s.rules[h]
-	w.s.mu.Unlock()
-	if pf == nil {
-		// new, so its blob is still in the pack being written: read it again
-		data, err := readRegular(r, ".gitignore", info, w.max)
-		if err != nil {
-			return nil, nil // gone since the listing
-		}
-		if h = sha256.Sum256(data); h != x.hash && !w.s.has(h) {
-			// changed since: the rules are the ones read now
-			if err := w.pw.add(objBlob, h, data); err != nil {
-				return nil, err
-			}
-		}
-		if pf, err = w.s.patterns(h, data); err != nil {
-			return nil, err
-		}
+	pf, err := w.s.patterns(x.hash, data) // data is nil when the stat cache knew the file
+	if err != nil {
+		return nil, x, err
 	}
 	w.mu.Lock()
-	w.rules = append(w.rules, rule{base: rel, blob: h})
+	w.rules = append(w.rules, rule{base: rel, blob: x.hash})
 	w.mu.Unlock()
-	return pf, nil
+	return pf, x, nil
 }
