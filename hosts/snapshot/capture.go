@@ -64,6 +64,9 @@ func (s *Store) Capture(ctx context.Context, r Request) (Snapshot, error) {
 	if !filepath.IsAbs(r.Dir) {
 		return Snapshot{}, fmt.Errorf("capture %q: the directory must be absolute", r.Dir)
 	}
+	if r.Owner == "" {
+		return Snapshot{}, fmt.Errorf("capture %s: no owner", r.Dir)
+	}
 	dir := filepath.Clean(r.Dir)
 	s.gc.RLock()
 	defer s.gc.RUnlock()

@@ -150,6 +150,7 @@ func TestCaptureErrors(t *testing.T) {
 		{Owner: "o", Dir: "relative"},
 		{Owner: "o", Dir: filepath.Join(t.TempDir(), "missing")},
 		{Owner: "o", Dir: t.TempDir(), Files: []string{"relative"}},
+		{Dir: t.TempDir()},
 	} {
 		if _, err := s.Capture(t.Context(), r); err == nil {
 			t.Errorf("Capture(%+v) succeeded", r)
