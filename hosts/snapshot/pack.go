@@ -140,9 +140,7 @@ func (l loc) read(h sum) ([]byte, error) {
 	raw := stored
 	if l.flags&flagDeflate != 0 {
 		raw = make([]byte, l.raw)
-		zr := flate.NewReader(bytes.NewReader(stored))
-		_, err := io.ReadFull(zr, raw)
-		if err != nil {
+		if err := inflate(raw, stored); err != nil {
 			return nil, fmt.Errorf("inflate object %s from %s: %w", h, l.p.name, errCorrupt)
 		}
 	}
@@ -150,6 +148,24 @@ func (l loc) read(h sum) ([]byte, error) {
 		return nil, fmt.Errorf("object %s in %s: %w", h, l.p.name, errCorrupt)
 	}
 	return raw, nil
+}
+
+// inflaters keeps flate readers, whose tables cost more to allocate than a tree takes to
+// inflate.
+var inflaters sync.Pool
+
+// inflate fills raw from the deflated stored.
+func inflate(raw, stored []byte) error {
+	br := bytes.NewReader(stored)
+	zr, _ := inflaters.Get().(io.ReadCloser)
+	if zr == nil {
+		zr = flate.NewReader(br)
+	} else if err := zr.(flate.Resetter).Reset(br, nil); err != nil {
+		return err
+	}
+	defer inflaters.Put(zr)
+	_, err := io.ReadFull(zr, raw)
+	return err
 }
 
 // packWriter builds a new pack from the objects one operation adds. Safe for concurrent
@@ -219,12 +235,17 @@ func (w *packWriter) has(h sum) bool {
 	return w.pending[h]
 }
 
-// add appends an object, unless the writer holds it already.
+// add appends an object, unless the writer holds it already. Trees are stored as they are:
+// they are mostly hashes, which do not compress, and a diff reads many of them.
 func (w *packWriter) add(typ byte, h sum, raw []byte) error {
 	if w.has(h) {
 		return nil
 	}
-	stored, flags := compress(raw), flagDeflate
+	var stored []byte
+	flags := flagDeflate
+	if typ != objTree {
+		stored = compress(raw)
+	}
 	if stored == nil {
 		stored, flags = raw, 0
 	}

@@ -214,7 +214,7 @@ func (s *Store) collect(ctx context.Context) error {
 		p.close()
 		delete(s.packs, p.name)
 	}
-	s.index = map[sum]loc{}
+	s.index, s.trees, s.ntrees = map[sum]loc{}, map[sum][]entry{}, 0
 	for _, p := range s.packs {
 		p.close()
 	}

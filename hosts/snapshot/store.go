@@ -60,7 +60,12 @@ type Store struct {
 	caches map[string]*rootCache // by directory
 	last   map[string]ID         // by owner: the newest id in its refs
 	rules  map[sum]*patternFile  // parsed .gitignore files, by blob
+	trees  map[sum][]entry       // decoded trees (never changed once decoded), up to maxTreeCache entries
+	ntrees int                   // entries in trees
 }
+
+// maxTreeCache bounds the decoded trees kept for the next diff: about 10 MB.
+const maxTreeCache = 100_000
 
 // Open opens the store in o.Dir, creating it if needed, and reads its packs' indexes.
 func Open(o Options) (*Store, error) {
@@ -72,7 +77,7 @@ func Open(o Options) (*Store, error) {
 	}
 	s := &Store{o: o, log: o.Log, dir: filepath.Clean(o.Dir),
 		packs: map[string]*pack{}, index: map[sum]loc{}, caches: map[string]*rootCache{},
-		last: map[string]ID{}, rules: map[sum]*patternFile{}, racy: racyWindow}
+		last: map[string]ID{}, rules: map[sum]*patternFile{}, trees: map[sum][]entry{}, racy: racyWindow}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -116,7 +121,7 @@ func (s *Store) Close() error {
 	for _, p := range s.packs {
 		p.close()
 	}
-	s.packs, s.index = map[string]*pack{}, map[sum]loc{}
+	s.packs, s.index, s.trees, s.ntrees = map[string]*pack{}, map[sum]loc{}, map[sum][]entry{}, 0
 	if s.lock == nil {
 		return nil
 	}
@@ -188,15 +193,34 @@ func (s *Store) object(h sum) ([]byte, error) {
 	return l.read(h)
 }
 
+// tree returns the entries of tree h. The caller must not change them.
 func (s *Store) tree(h sum) ([]entry, error) {
 	if h == emptyTree {
 		return nil, nil
+	}
+	s.mu.Lock()
+	ents, ok := s.trees[h]
+	s.mu.Unlock()
+	if ok {
+		return ents, nil
 	}
 	b, err := s.object(h)
 	if err != nil {
 		return nil, err
 	}
-	return decodeTree(b)
+	if ents, err = decodeTree(b); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ntrees+len(ents) > maxTreeCache {
+		s.trees, s.ntrees = map[sum][]entry{}, 0
+	}
+	if _, ok := s.trees[h]; !ok {
+		s.trees[h] = ents
+		s.ntrees += len(ents)
+	}
+	return ents, nil
 }
 
 // record loads a snapshot's record.
