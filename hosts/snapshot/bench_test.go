@@ -109,29 +109,24 @@ func gitBench(dir string, args ...string) error {
 // resetTree puts the benchmark tree back as committed.
 func resetTree(b *testing.B, dir string) {
 	b.Helper()
-	if err := gitBench(dir, "checkout", "-q", "--", "."); err != nil {
+	if err := gitBench(dir, "reset", "-q", "--hard"); err != nil {
 		b.Fatal(err)
 	}
 	gitBench(dir, "update-index", "-q", "--refresh")
 }
 
-// gitStatus returns the median time of git status --porcelain in dir over n runs, and
-// the mean CPU time (user and system) it took.
-func gitStatus(b *testing.B, dir string, n int) (wall, cpu time.Duration) {
+// gitStatus runs git status --porcelain in dir and returns its wall and CPU (user and
+// system) times.
+func gitStatus(b *testing.B, dir string) (wall, cpu time.Duration) {
 	b.Helper()
-	var ds []time.Duration
-	for range n {
-		cmd := exec.Command("git", "status", "--porcelain")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git status: %v: %s", err, out)
-		}
-		ds = append(ds, time.Since(start))
-		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git status: %v: %s", err, out)
 	}
-	return median(ds), cpu / time.Duration(n)
+	return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // cpuTime returns the CPU time (user and system) this process used so far.
@@ -141,17 +136,38 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// report reports the medians of ds and of git status, the CPU times (the machine's load
-// aside) and their ratios.
-func report(b *testing.B, ds []time.Duration, cpu time.Duration, dir string) {
-	wall, gitCPU := gitStatus(b, dir, max(len(ds), 11))
-	cpu /= time.Duration(len(ds))
-	b.ReportMetric(ms(median(ds)), "ms-median")
-	b.ReportMetric(ms(wall), "ms-git-status")
-	b.ReportMetric(float64(median(ds))/float64(wall), "x-git-status")
-	b.ReportMetric(ms(cpu), "ms-cpu")
-	b.ReportMetric(ms(gitCPU), "ms-cpu-git-status")
-	b.ReportMetric(float64(cpu)/float64(gitCPU), "x-cpu-git-status")
+// versus collects the times of an operation and of git status, taken in turns so that
+// both see the same load.
+type versus struct {
+	ours, git       []time.Duration
+	oursCPU, gitCPU time.Duration
+}
+
+// run times op, then git status in dir (outside the benchmark's timer).
+func (v *versus) run(b *testing.B, dir string, op func()) {
+	cpu0 := cpuTime()
+	start := time.Now()
+	op()
+	v.ours = append(v.ours, time.Since(start))
+	v.oursCPU += cpuTime() - cpu0
+	b.StopTimer()
+	wall, cpu := gitStatus(b, dir)
+	v.git = append(v.git, wall)
+	v.gitCPU += cpu
+	b.StartTimer()
+}
+
+// report reports the medians, the mean CPU times (the machine's load aside) and their
+// ratios.
+func (v *versus) report(b *testing.B) {
+	n := time.Duration(len(v.ours))
+	ours, git := median(v.ours), median(v.git)
+	b.ReportMetric(ms(ours), "ms-median")
+	b.ReportMetric(ms(git), "ms-git-status")
+	b.ReportMetric(float64(ours)/float64(git), "x-git-status")
+	b.ReportMetric(ms(v.oursCPU/n), "ms-cpu")
+	b.ReportMetric(ms(v.gitCPU/n), "ms-cpu-git-status")
+	b.ReportMetric(float64(v.oursCPU)/float64(v.gitCPU), "x-cpu-git-status")
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -179,17 +195,16 @@ func BenchmarkCaptureUnchanged(b *testing.B) {
 	if _, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir}); err != nil {
 		b.Fatal(err)
 	}
-	var ds []time.Duration
-	cpu0 := cpuTime()
+	var v versus
 	for b.Loop() {
-		start := time.Now()
-		snap, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir})
-		ds = append(ds, time.Since(start))
-		if err != nil || snap.Read > 0 {
-			b.Fatalf("Capture = %+v, %v; want nothing read", snap, err)
-		}
+		v.run(b, dir, func() {
+			snap, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir})
+			if err != nil || snap.Read > 0 {
+				b.Fatalf("Capture = %+v, %v; want nothing read", snap, err)
+			}
+		})
 	}
-	report(b, ds, cpuTime()-cpu0, dir)
+	v.report(b)
 }
 
 func BenchmarkCaptureTenChanged(b *testing.B) {
@@ -200,28 +215,34 @@ func BenchmarkCaptureTenChanged(b *testing.B) {
 		b.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 1))
-	var ds []time.Duration
-	var cpu time.Duration
+	var v versus
 	round := 0
 	for b.Loop() {
+		b.StopTimer()
+		var changed []string
 		for i := range 10 {
 			rel := bench.files[(round*10+i)*7919%len(bench.files)]
 			if err := os.WriteFile(filepath.Join(dir, rel), benchContent(r, benchSize), 0o644); err != nil {
 				b.Fatal(err)
 			}
+			changed = append(changed, rel)
 		}
 		round++
-		cpu0 := cpuTime()
-		start := time.Now()
-		snap, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir})
-		ds = append(ds, time.Since(start))
-		cpu += cpuTime() - cpu0
-		if err != nil || snap.Added == 0 {
-			b.Fatalf("Capture = %+v, %v; want the changes stored", snap, err)
+		b.StartTimer()
+		// git status sees the 10 files changed, as the capture does
+		v.run(b, dir, func() {
+			snap, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir})
+			if err != nil || snap.Added == 0 {
+				b.Fatalf("Capture = %+v, %v; want the changes stored", snap, err)
+			}
+		})
+		b.StopTimer()
+		if err := gitBench(dir, append([]string{"add", "--"}, changed...)...); err != nil {
+			b.Fatal(err) // the next round's git status sees only its own 10
 		}
+		b.StartTimer()
 	}
-	// git status on a tree where 10 files changed, as the capture saw it
-	report(b, ds, cpu, dir)
+	v.report(b)
 	resetTree(b, dir)
 }
 
