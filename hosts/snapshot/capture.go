@@ -18,18 +18,18 @@ import (
 type Request struct {
 	// Owner keeps the snapshot (a session's id): it stays in the store until the owner's
 	// Prune leaves it out.
-	Owner string
+	Owner string `json:"owner"`
 	// Dir is the directory captured, absolute: the session's directory.
-	Dir string
+	Dir string `json:"dir"`
 	// Files are absolute paths captured one by one, present or absent: a file the editor
 	// wrote outside Dir, or one inside it that the .gitignore files leave out. A path in a
 	// .git directory is left out.
-	Files []string
+	Files []string `json:"files,omitempty"`
 	// Exclude holds more patterns in .gitignore syntax, relative to Dir, which the
 	// .gitignore files override (as git's info/exclude).
-	Exclude []string
+	Exclude []string `json:"exclude,omitempty"`
 	// NoGitignore captures the files the .gitignore files leave out too (never .git).
-	NoGitignore bool
+	NoGitignore bool `json:"no_gitignore,omitempty"`
 }
 
 // Snapshot describes a capture.

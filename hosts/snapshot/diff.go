@@ -22,16 +22,16 @@ const (
 type DiffOptions struct {
 	// Paths keeps only these files and what is under these directories (a rename is kept
 	// when either of its paths is); nil keeps every change.
-	Paths []Path
+	Paths []Path `json:"paths,omitempty"`
 	// NoPatch leaves the patches out: the kinds and line counts only.
-	NoPatch bool
+	NoPatch bool `json:"no_patch,omitempty"`
 	// Context is the number of unchanged lines around each change; 0 means 3.
-	Context int
+	Context int `json:"context,omitempty"`
 	// MaxFilePatch bounds one file's patch in bytes; 0 means 64 KiB.
-	MaxFilePatch int
+	MaxFilePatch int `json:"max_file_patch,omitempty"`
 	// MaxPatch bounds the patches of the whole diff in bytes; 0 means 1 MiB. The files
 	// past it get their counts without a patch.
-	MaxPatch int
+	MaxPatch int `json:"max_patch,omitempty"`
 }
 
 // Diff is what changed from one snapshot to another.

@@ -100,7 +100,8 @@ type Entry struct {
 	Size int64       `json:"size,omitempty"`
 	// SHA256 is the hex SHA-256 of a stored file's content.
 	SHA256 string `json:"sha256,omitempty"`
-	// Target is a symlink's target, as the link holds it.
+	// Target is a symlink's target, as the link holds it (for display: a restore takes it
+	// from the store, byte for byte).
 	Target string `json:"target,omitempty"`
 	// NotStored: a file over the size cap (or one that could not be read) whose content
 	// was not kept, or a directory that could not be read.

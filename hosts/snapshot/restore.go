@@ -58,9 +58,9 @@ type Conflict struct {
 
 // RestoreResult is what a restore did.
 type RestoreResult struct {
-	// Restored lists the paths (directories included) that are now as To has them:
-	// written by this call, or found so already (by a run that a crash cut short). The
-	// caller journals it.
+	// Restored lists the paths that are now as To has them: written by this call, or
+	// found so already (by a run that a crash cut short). A directory is listed, as in a
+	// [Diff], only when nothing under it is. The caller journals it.
 	Restored  []Path     `json:"restored"`
 	Conflicts []Conflict `json:"conflicts"`
 }
