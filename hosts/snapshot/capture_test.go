@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -228,6 +229,37 @@ func FuzzPathText(f *testing.F) {
 		}
 		if p != Path(s) {
 			t.Errorf("Path %q through JSON = %q", s, p)
+		}
+	})
+}
+
+// FuzzNames: any name a file may have survives a capture and a restore.
+func FuzzNames(f *testing.F) {
+	for _, n := range []string{"a", "new\nline", "\xff\xfe", "\x1b[0m", " ", "..a", ".gitx", "-"} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if name == "" || name == "." || name == ".." || len(name) > 200 || strings.ContainsAny(name, "/\x00") || isGitName(name) || name == ".gitignore" {
+			return
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o600); err != nil {
+			t.Skip(err)
+		}
+		s := newStore(t)
+		id0 := capture(t, s, dir)
+		os.Remove(filepath.Join(dir, name))
+		id1 := capture(t, s, dir)
+		d := diff(t, s, id0, id1)
+		if len(d.Changes) != 1 || d.Changes[0].Path != Path(name) || d.Changes[0].Kind != Deleted {
+			t.Fatalf("Diff = %+v, want %q deleted", d.Changes, name)
+		}
+		res := restore(t, s, RestoreRequest{From: id1, To: id0, Paths: []Path{Path(name)}})
+		if len(res.Restored) != 1 || len(res.Conflicts) > 0 {
+			t.Fatalf("Restore = %+v", res)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != name {
+			t.Fatalf("%q after restore = %q, %v", name, b, err)
 		}
 	})
 }
