@@ -192,13 +192,13 @@ func BenchmarkCaptureUnchanged(b *testing.B) {
 	dir := benchTree(b)
 	resetTree(b, dir)
 	s := benchStore(b)
-	if _, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir}); err != nil {
+	if _, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir}); err != nil {
 		b.Fatal(err)
 	}
 	var v versus
 	for b.Loop() {
 		v.run(b, dir, func() {
-			snap, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir})
+			snap, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir})
 			if err != nil || snap.Read > 0 {
 				b.Fatalf("Capture = %+v, %v; want nothing read", snap, err)
 			}
@@ -211,7 +211,7 @@ func BenchmarkCaptureTenChanged(b *testing.B) {
 	dir := benchTree(b)
 	resetTree(b, dir)
 	s := benchStore(b)
-	if _, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir}); err != nil {
+	if _, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir}); err != nil {
 		b.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 1))
@@ -231,7 +231,7 @@ func BenchmarkCaptureTenChanged(b *testing.B) {
 		b.StartTimer()
 		// git status sees the 10 files changed, as the capture does
 		v.run(b, dir, func() {
-			snap, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir})
+			snap, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir})
 			if err != nil || snap.Added == 0 {
 				b.Fatalf("Capture = %+v, %v; want the changes stored", snap, err)
 			}
@@ -250,7 +250,7 @@ func BenchmarkUndo100(b *testing.B) {
 	dir := benchTree(b)
 	resetTree(b, dir)
 	s := benchStore(b)
-	before, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir})
+	before, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func BenchmarkUndo100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	after, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir})
+	after, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -294,26 +294,26 @@ func BenchmarkStorage(b *testing.B) {
 	dir := benchTree(b)
 	resetTree(b, dir)
 	s := benchStore(b)
-	if _, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir}); err != nil {
+	if _, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir}); err != nil {
 		b.Fatal(err)
 	}
 	base, _ := s.Size()
 	r := rand.New(rand.NewPCG(3, 3))
 	for turn := range 100 {
-		if _, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir}); err != nil {
+		if _, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir}); err != nil {
 			b.Fatal(err)
 		}
 		rel := bench.files[turn*131%len(bench.files)]
 		if err := os.WriteFile(filepath.Join(dir, rel), benchContent(r, benchSize), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir}); err != nil {
+		if _, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	end, _ := s.Size()
 	for b.Loop() {
-		if _, err := s.Capture(b.Context(), Request{Owner: "b", Dir: dir}); err != nil {
+		if _, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir}); err != nil {
 			b.Fatal(err)
 		}
 	}

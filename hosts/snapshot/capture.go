@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// Request asks for a capture of a directory.
-type Request struct {
+// CaptureRequest asks for a capture of a directory.
+type CaptureRequest struct {
 	// Owner keeps the snapshot (a session's id): it stays in the store until the owner's
 	// Prune leaves it out.
 	Owner string `json:"owner"`
@@ -32,8 +32,8 @@ type Request struct {
 	NoGitignore bool `json:"no_gitignore,omitempty"`
 }
 
-// Snapshot describes a capture.
-type Snapshot struct {
+// CaptureResult describes a capture: the snapshot it made.
+type CaptureResult struct {
 	ID  ID     `json:"id"`
 	Dir string `json:"dir"`
 	// Files counts the files and symlinks recorded, Bytes their sizes, NotStored those
@@ -60,12 +60,12 @@ type Snapshot struct {
 // files (those of Dir, of its subdirectories and of its parents up to the repository's top)
 // ignore. A directory that cannot be read is recorded as such: what is inside it is
 // unknown, not absent.
-func (s *Store) Capture(ctx context.Context, r Request) (Snapshot, error) {
+func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, error) {
 	if !filepath.IsAbs(r.Dir) {
-		return Snapshot{}, fmt.Errorf("capture %q: the directory must be absolute", r.Dir)
+		return CaptureResult{}, fmt.Errorf("capture %q: the directory must be absolute", r.Dir)
 	}
 	if r.Owner == "" {
-		return Snapshot{}, fmt.Errorf("capture %s: no owner", r.Dir)
+		return CaptureResult{}, fmt.Errorf("capture %s: no owner", r.Dir)
 	}
 	dir := filepath.Clean(r.Dir)
 	s.gc.RLock()
@@ -73,7 +73,7 @@ func (s *Store) Capture(ctx context.Context, r Request) (Snapshot, error) {
 
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("capture %s: %w", dir, err)
+		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
 	}
 	defer root.Close()
 	pw := newPackWriter(s.sub("packs"))
@@ -93,18 +93,18 @@ func (s *Store) Capture(ctx context.Context, r Request) (Snapshot, error) {
 	if !r.NoGitignore || len(r.Exclude) > 0 {
 		rs, err = w.aboveRules(dir, r.Exclude, rec)
 		if err != nil {
-			return Snapshot{}, err
+			return CaptureResult{}, err
 		}
 	}
 	top, err := w.dir(root, "", rs)
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("capture %s: %w", dir, err)
+		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
 	}
 	rec.tree = top.tree
 	rec.rules = append(rec.rules, w.rules...)
 	slices.SortFunc(rec.rules, func(a, b rule) int { return strings.Compare(a.base, b.base) })
 	if err := w.extras(dir, r.Files, rec); err != nil {
-		return Snapshot{}, err
+		return CaptureResult{}, err
 	}
 	rec.count, rec.bytes, rec.notStored = w.count, w.bytes, w.notStored
 	raw := rec.encode()
@@ -112,20 +112,20 @@ func (s *Store) Capture(ctx context.Context, r Request) (Snapshot, error) {
 	id := ID(sum(h).String())
 	if !s.has(h) {
 		if err := pw.add(objSnap, h, raw); err != nil {
-			return Snapshot{}, err
+			return CaptureResult{}, err
 		}
 	}
 	added := pw.written
 	if err := s.commit(pw); err != nil {
-		return Snapshot{}, fmt.Errorf("capture %s: %w", dir, err)
+		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
 	}
 	if err := s.addRef(r.Owner, id); err != nil {
-		return Snapshot{}, err
+		return CaptureResult{}, err
 	}
 	if err := s.saveCache(dir, &rootCache{id: id, dirs: w.dirs}, w.changed || w.old.id != id); err != nil {
 		s.log.Warn("snapshot stat cache not saved", "dir", dir, "err", err)
 	}
-	return Snapshot{ID: id, Dir: dir, Files: rec.count, Bytes: rec.bytes, NotStored: rec.notStored, Read: int(w.read.Load()), Added: added}, nil
+	return CaptureResult{ID: id, Dir: dir, Files: rec.count, Bytes: rec.bytes, NotStored: rec.notStored, Read: int(w.read.Load()), Added: added}, nil
 }
 
 // extras records the files captured one by one that the walk did not record.

@@ -21,7 +21,7 @@ func TestCaptureStatCache(t *testing.T) {
 	store := t.TempDir()
 	s := openStore(t, store)
 	s.racy = 0
-	snap0, err := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	snap0, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestCaptureStatCache(t *testing.T) {
 		t.Errorf("first Capture = %+v, want 3 files read and stored", snap0)
 	}
 	packs, _ := os.ReadDir(filepath.Join(store, "packs"))
-	snap1, _ := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	snap1, _ := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	if snap1.ID != snap0.ID || snap1.Read != 0 || snap1.Added != 0 {
 		t.Errorf("unchanged Capture = %+v, want the same id, nothing read or added", snap1)
 	}
@@ -41,7 +41,7 @@ func TestCaptureStatCache(t *testing.T) {
 	info, _ := os.Stat(filepath.Join(dir, "b/c"))
 	write(t, dir, map[string]string{"b/c": "CCCC"})
 	os.Chtimes(filepath.Join(dir, "b/c"), info.ModTime(), info.ModTime())
-	snap2, _ := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	snap2, _ := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	if snap2.ID == snap0.ID || snap2.Read != 1 {
 		t.Errorf("Capture after a same-size same-mtime change = %+v, want a new id, 1 file read", snap2)
 	}
@@ -50,7 +50,7 @@ func TestCaptureStatCache(t *testing.T) {
 	s.Close()
 	s = openStore(t, store)
 	s.racy = 0
-	snap3, _ := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	snap3, _ := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	if snap3.ID != snap2.ID || snap3.Read != 0 {
 		t.Errorf("Capture after reopening = %+v, want %s, nothing read", snap3, snap2.ID)
 	}
@@ -67,13 +67,13 @@ func TestCaptureRacy(t *testing.T) {
 	s := newStore(t)
 	s.racy = time.Hour
 	capture(t, s, dir)
-	snap, _ := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	snap, _ := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	if snap.Read != 2 {
 		t.Errorf("Capture within the racy window read %d files, want 2", snap.Read)
 	}
 	s.racy = 0
-	s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
-	snap, _ = s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
+	snap, _ = s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	if snap.Read != 0 {
 		t.Errorf("Capture past the racy window read %d files, want 0", snap.Read)
 	}
@@ -93,7 +93,7 @@ func TestCaptureSpecialFiles(t *testing.T) {
 		os.Chmod(filepath.Join(dir, "secret"), 0)
 		t.Cleanup(func() { os.Chmod(filepath.Join(dir, "locked"), 0o755) })
 	}
-	snap, err := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	snap, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestCaptureSpecialFiles(t *testing.T) {
 	}
 	// what appears in the directory once readable is untracked on the unreadable side
 	os.Chmod(filepath.Join(dir, "locked"), 0o755)
-	snap2, _ := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	snap2, _ := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	if got, want := kinds(diff(t, s, snap.ID, snap2.ID)), []string{"added locked/x (untracked)"}; !slices.Equal(got, want) {
 		t.Errorf("Diff = %q, want %q", got, want)
 	}
@@ -130,7 +130,7 @@ func TestCaptureConcurrent(t *testing.T) {
 	ids := make([]ID, 8)
 	for i := range ids {
 		wg.Go(func() {
-			snap, err := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+			snap, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 			if err != nil {
 				t.Error(err)
 			}
@@ -147,7 +147,7 @@ func TestCaptureConcurrent(t *testing.T) {
 
 func TestCaptureErrors(t *testing.T) {
 	s := newStore(t)
-	for _, r := range []Request{
+	for _, r := range []CaptureRequest{
 		{Owner: "o", Dir: "relative"},
 		{Owner: "o", Dir: filepath.Join(t.TempDir(), "missing")},
 		{Owner: "o", Dir: t.TempDir(), Files: []string{"relative"}},

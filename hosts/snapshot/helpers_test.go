@@ -44,7 +44,7 @@ func write(t testing.TB, dir string, files map[string]string) {
 
 func capture(t testing.TB, s *Store, dir string) ID {
 	t.Helper()
-	snap, err := s.Capture(t.Context(), Request{Owner: "test", Dir: dir})
+	snap, err := s.Capture(t.Context(), CaptureRequest{Owner: "test", Dir: dir})
 	if err != nil {
 		t.Fatalf("Capture(%s): %v", dir, err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // Path names a file in a snapshot: slash-separated and relative to the snapshot's directory
-// ("src/main.go"), or absolute for a file captured outside it ([Request.Files]). It holds
+// ("src/main.go"), or absolute for a file captured outside it ([CaptureRequest.Files]). It holds
 // the name's bytes exactly, whatever they are: a name may hold a newline, a control
 // character or bytes that are not UTF-8.
 //

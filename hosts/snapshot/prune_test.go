@@ -17,7 +17,7 @@ func TestPrune(t *testing.T) {
 	s := openStore(t, store)
 	snap := func(owner string) ID {
 		t.Helper()
-		sn, err := s.Capture(t.Context(), Request{Owner: owner, Dir: dir})
+		sn, err := s.Capture(t.Context(), CaptureRequest{Owner: owner, Dir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestPrune(t *testing.T) {
 	if size, _ := s.Size(); size != 0 {
 		t.Errorf("Size with nothing kept = %d, want 0", size)
 	}
-	sn, _ := s.Capture(t.Context(), Request{Owner: "d", Dir: dir})
+	sn, _ := s.Capture(t.Context(), CaptureRequest{Owner: "d", Dir: dir})
 	if sn.Read != 2 {
 		t.Errorf("Capture after everything was pruned read %d files, want 2", sn.Read)
 	}

@@ -267,7 +267,7 @@ func TestRestoreOverCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	snap0, err := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	snap0, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestRestoreOverCap(t *testing.T) {
 		t.Errorf("Capture = %+v, want 2 files, 1 not stored", snap0)
 	}
 	write(t, dir, map[string]string{"big": big + "y", "small": "t"})
-	snap1, _ := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	snap1, _ := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	d := diff(t, s, snap0.ID, snap1.ID)
 	if len(d.Changes) != 2 || !d.Changes[0].After.NotStored || d.Changes[0].Patch != "" {
 		t.Errorf("Diff = %+v, want big changed, not stored", d.Changes)
@@ -293,7 +293,7 @@ func TestRestoreOutside(t *testing.T) {
 	gone := filepath.Join(other, "new.md")
 	write(t, other, map[string]string{"notes.md": "v0\n"})
 	s := newStore(t)
-	req := Request{Owner: "o", Dir: dir, Files: []string{out, gone}}
+	req := CaptureRequest{Owner: "o", Dir: dir, Files: []string{out, gone}}
 	snap0, err := s.Capture(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +317,7 @@ func TestRestoreOutside(t *testing.T) {
 		t.Errorf("new.md still there: %v", err)
 	}
 	// a snapshot that did not name the file knows nothing of it
-	snap2, _ := s.Capture(t.Context(), Request{Owner: "o", Dir: dir})
+	snap2, _ := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir})
 	if got, want := kinds(diff(t, s, snap2.ID, snap0.ID)), []string{"added " + out + " (untracked)"}; !slices.Equal(got, want) {
 		t.Errorf("Diff from a snapshot without it = %q, want %q", got, want)
 	}
