@@ -87,8 +87,8 @@ func (s *Store) setRefs(owner string, keep []ID) (int, error) {
 		}
 		seen[id] = true
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.refMu.Lock()
+	defer s.refMu.Unlock()
 	delete(s.last, owner)
 	if len(ids) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

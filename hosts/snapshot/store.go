@@ -54,11 +54,13 @@ type Store struct {
 	// Prune, which deletes them.
 	gc sync.RWMutex
 
+	refMu sync.Mutex    // serializes the writes of the refs files, and guards last
+	last  map[string]ID // by owner: the newest id in its refs
+
 	mu     sync.Mutex // guards the fields below
 	packs  map[string]*pack
 	index  map[sum]loc
 	caches map[string]*rootCache // by directory
-	last   map[string]ID         // by owner: the newest id in its refs
 	rules  map[sum]*patternFile  // parsed .gitignore files, by blob
 	trees  map[sum][]entry       // decoded trees (never changed once decoded), up to maxTreeCache entries
 	ntrees int                   // entries in trees
@@ -265,8 +267,8 @@ func ownerKey(owner string) string {
 
 // addRef records that owner keeps id, unless it is already its newest.
 func (s *Store) addRef(owner string, id ID) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.refMu.Lock()
+	defer s.refMu.Unlock()
 	if s.last[owner] == id {
 		return nil
 	}
