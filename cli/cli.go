@@ -15,25 +15,6 @@ import (
 	"myco.dev/sessions"
 )
 
-// Sessions is what the terminal front ends need of the profile's session service;
-// *sessions.Manager satisfies it.
-type Sessions interface {
-	Create(ctx context.Context, o sessions.CreateOptions) (string, error)
-	Submit(ctx context.Context, id string, input ...model.Part) (*sessions.Job, error)
-	Compact(ctx context.Context, id string) (*sessions.Job, error)
-	Stop(id string) bool
-	Snapshot(ctx context.Context, id string) (*sessions.Session, sessions.Status, error)
-	List(ctx context.Context, o sessions.ListOptions) ([]sessions.Listed, error)
-	SetArchived(ctx context.Context, id string, archived bool) error
-	SelectModel(ctx context.Context, id, key string) error
-	Subscribe(ids []string, after string) *sessions.Subscription
-	CloseSession(id string)
-	// The catalog, for /model and the context meter.
-	Models() []sessions.ModelInfo
-	DefaultModel() string
-	Model(key string) (sessions.ModelInfo, error)
-}
-
 // Hosts tells the remote hosts' states, for the chat's /status; *hosts.Harness satisfies
 // it.
 type Hosts interface {
@@ -144,7 +125,7 @@ func PromptText(arg string, stdin io.Reader) (string, error) {
 // or on o.Resume. The answer goes to stdout (with o.JSON, every update), activity lines to
 // stderr. SIGINT, SIGTERM and SIGHUP stop the turn (a second one kills the process the
 // usual way); the exit status is then the signal's.
-func Prompt(ctx context.Context, svc Sessions, std IO, prompt string, o Options) int {
+func Prompt(ctx context.Context, svc *sessions.Manager, std IO, prompt string, o Options) int {
 	start := time.Now()
 	stdout := std.Stdout
 	if o.Result {
@@ -215,7 +196,7 @@ func SetupFailed(std IO, asJSON, result bool, configErr bool, err error) int {
 
 // Compact runs myco --compact ID: summarise session id's active thread into a successor
 // thread, and print that on stdout.
-func Compact(ctx context.Context, svc Sessions, std IO, id string, o Options) int {
+func Compact(ctx context.Context, svc *sessions.Manager, std IO, id string, o Options) int {
 	t := newTerminal(svc, std, false, false)
 	defer t.close()
 	id, err := t.open(ctx, id, o.Model)

@@ -13,7 +13,7 @@ import (
 // terminal is a terminal front end on the session service: a printer for its updates and
 // the signals that stop its jobs.
 type terminal struct {
-	svc Sessions
+	svc *sessions.Manager
 	std IO
 	out *printer
 	sig chan os.Signal
@@ -28,7 +28,7 @@ type terminal struct {
 // newTerminal starts a front end on svc: it prints on std (updates as JSON with asJSON;
 // the model's text as it streams with stream) and takes SIGINT, SIGTERM and SIGHUP until
 // closed.
-func newTerminal(svc Sessions, std IO, asJSON, stream bool) *terminal {
+func newTerminal(svc *sessions.Manager, std IO, asJSON, stream bool) *terminal {
 	out := newPrinter(std.Stdout, std.Stderr, asJSON)
 	out.stream = stream
 	// The calls' output: always in the chat; in myco -p when someone watches stderr, so
@@ -108,7 +108,7 @@ func (t *terminal) run(ctx context.Context, id string, start func() (*sessions.J
 				signal.Reset(s)
 			}
 			t.signalled = exitStatus(s)
-			t.svc.Stop(id)
+			t.svc.Cancel(id, "")
 		case <-j.Done():
 			done = true
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"myco.dev/hosts"
@@ -54,7 +55,10 @@ type Engine struct {
 	mcp      *mcp.Set // the local MCP servers
 	reaper   *reaper.Reaper
 	api      *web.Loopback // the API of o.API; nil when none
-	catalog  *catalog.Catalog
+	// built is the profile the harness and its tools were built from; Apply compares a
+	// changed config with it.
+	built   *Profile
+	catalog atomic.Pointer[catalog.Catalog] // the catalog in use; Apply swaps a new one in
 
 	warmStop context.CancelFunc // ends a Warm in progress; nil when none was started
 	warming  sync.WaitGroup
@@ -68,9 +72,10 @@ type Engine struct {
 func (e *Engine) Warm(key string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	e.warmStop = cancel
+	cat := e.catalog.Load()
 	e.warming.Go(func() {
 		defer cancel()
-		e.catalog.Warm(ctx, key)
+		cat.Warm(ctx, key)
 	})
 }
 
@@ -128,7 +133,7 @@ func build(p *Profile, o Options) (*Engine, error) {
 	reg := &sessions.Registry{}
 	std := catalog.LocalTools(catalog.LocalOptions{Paths: p.Paths, Config: p.Config, Env: p.o.Environ, Reaper: o.Reaper,
 		ServerURL: o.ServerURL, TokenFile: o.TokenFile})
-	e := &Engine{std: std, reaper: o.Reaper}
+	e := &Engine{std: std, reaper: o.Reaper, built: p}
 	remotes, ro, err := p.remotes(o.Log)
 	if err != nil {
 		e.closeTools()
@@ -152,10 +157,11 @@ func build(p *Profile, o Options) (*Engine, error) {
 		e.closeTools()
 		return nil, fmt.Errorf("build the harness: %w", err)
 	}
-	e.catalog = catalog.New(catalog.Options{Config: p.Config, Default: p.Model.Key, Env: p.Env, Home: p.o.Home, Tools: e.Harness})
+	cat := newCatalog(p, e.Harness)
+	e.catalog.Store(cat)
 	e.Sessions, err = sessions.NewManager(sessions.ManagerOptions{
 		Store:    sessions.NewStore(p.Paths.SessionDir()),
-		Models:   e.catalog,
+		Models:   cat,
 		Tools:    toolHost{e.Harness},
 		Registry: reg,
 		Wait:     o.Wait,
@@ -170,6 +176,11 @@ func build(p *Profile, o Options) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// newCatalog is the model catalog of p, whose system prompt tells of tools.
+func newCatalog(p *Profile, tools catalog.Tools) *catalog.Catalog {
+	return catalog.New(catalog.Options{Config: p.Config, Default: p.Model.Key, Env: p.Env, Home: p.o.Home, Tools: tools})
 }
 
 // Close stops every job (turns end cancelled and checkpointed), releases every session's

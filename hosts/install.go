@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"myco.dev/internal/shquote"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ func (r *Remote) remoteRun(ctx context.Context, in io.Reader, what, line string)
 	case err != nil && ctx.Err() != nil:
 		return "", fmt.Errorf("ssh did not finish within %s: %w", timeout, context.Cause(ctx))
 	case errors.As(err, &ee) && ee.ExitCode() == 255:
-		return "", fmt.Errorf("ssh could not log in to %s without a prompt (BatchMode): %s; make `ssh -o BatchMode=yes %s true` work first", r.spec.Alias, quoteSaid(strings.TrimSpace(errb.String())), shellQuote(r.spec.Alias))
+		return "", fmt.Errorf("ssh could not log in to %s without a prompt (BatchMode): %s; make `ssh -o BatchMode=yes %s true` work first", r.spec.Alias, quoteSaid(strings.TrimSpace(errb.String())), shquote.Path(r.spec.Alias))
 	case err != nil:
 		return "", fmt.Errorf("run %s on %s: %w; %s", what, r.spec.Alias, err, quoteSaid(strings.TrimSpace(errb.String())))
 	}

@@ -1,12 +1,13 @@
 package profiles
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"myco.dev/api"
 )
 
 // open opens a browser's merged stream and returns its reader and its name, from the
@@ -25,11 +26,13 @@ func (ts *testSupervisor) open(t *testing.T) (*mergedStreamReader, string) {
 	r := &mergedStreamReader{t: t, lines: make(chan string, 64)}
 	go func() {
 		defer close(r.lines)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				r.lines <- d
+		rd := api.NewSSEReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return
 			}
+			r.lines <- ev.Data
 		}
 	}()
 	hello := r.next()

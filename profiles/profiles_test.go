@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -151,5 +152,60 @@ func TestCrashLeavesOneLogLine(t *testing.T) {
 				t.Errorf("log lines about the crash: %q, want one naming profile work and the signal", crashes)
 			}
 		})
+	}
+}
+
+// TestTailPass: what a worker writes to stderr reaches the server's log one line each:
+// its logger's lines as they are, anything else (a panic) in the log's format, naming the
+// profile, so that a JSON log stays one object a line.
+func TestTailPass(t *testing.T) {
+	for _, tt := range []struct {
+		json bool
+		in   string
+		want []string
+	}{
+		{false, "time=x level=INFO msg=hi profile=p\npanic: boom\n", []string{"time=x level=INFO msg=hi profile=p", "profile p: panic: boom"}},
+		{true, `{"msg":"hi","profile":"p"}` + "\npanic: boom\n{not json\n", []string{`{"msg":"hi","profile":"p"}`, `"msg":"panic: boom","profile":"p","stream":"stderr"`, `"msg":"{not json","profile":"p"`}},
+	} {
+		var out strings.Builder
+		tl := &tail{max: 1 << 10, profile: "p", json: tt.json, out: &out}
+		tl.Write([]byte(tt.in[:5])) // in two writes: lines are joined across them
+		tl.Write([]byte(tt.in[5:]))
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != len(tt.want) {
+			t.Fatalf("json %v: %d lines, want %d:\n%s", tt.json, len(lines), len(tt.want), out.String())
+		}
+		for i, l := range lines {
+			if !strings.Contains(l, tt.want[i]) || tt.json && !json.Valid([]byte(l)) {
+				t.Errorf("json %v: line %d = %q, want %q (and JSON)", tt.json, i, l, tt.want[i])
+			}
+		}
+	}
+}
+
+// TestWorkerOfAnotherBuild: a worker that says another build than the pool's with
+// "ready" (its binary was replaced under the server) is stopped and its start refused,
+// saying why and what to do; one of the pool's build serves.
+func TestWorkerOfAnotherBuild(t *testing.T) {
+	p, err := New(Options{StopTimeout: time.Second, Build: "aaaaaaaaaaaa",
+		Command: func(name string) ([]string, []string) {
+			build := map[string]string{"old": "aaaaaaaaaaaa", "new": "bbbbbbbbbbbb"}[name]
+			return []string{"sh", "-c", "echo ready " + build + "; exec cat >/dev/null", "worker"}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	if err := p.Start(t.Context(), "old"); err != nil {
+		t.Errorf("a worker of the pool's build: %v", err)
+	}
+	err = p.Start(t.Context(), "new")
+	if err == nil || !strings.Contains(err.Error(), `runs build "bbbbbbbbbbbb", the server build "aaaaaaaaaaaa"`) || !strings.Contains(err.Error(), "restart the server") {
+		t.Errorf("a worker of another build: %v, want it refused, saying to restart", err)
+	}
+	for _, st := range p.States() {
+		if st.Profile == "new" && st.Running {
+			t.Error("the worker of another build still runs")
+		}
 	}
 }

@@ -43,7 +43,8 @@ type SupervisorOptions struct {
 	Token   string
 	Log     *slog.Logger // nil means slog.Default()
 	Version string       // the build, for /healthz
-	// Pprof serves net/http/pprof at /debug/pprof/, behind the same checks as every page.
+	// Pprof serves net/http/pprof at /debug/pprof/, behind the same checks as every page
+	// and the origin check of event streams.
 	Pprof bool
 }
 
@@ -92,18 +93,24 @@ func (s *supervisor) router() chi.Router {
 		// own requests.
 		r.Use(web.AccessLog(s.Log), web.Headers)
 		r.Get("/", func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, "/profiles/"+s.Default+"/", http.StatusSeeOther)
+			web.Redirect(w, r, "/profiles/"+s.Default+"/", http.StatusSeeOther)
 		})
 		r.Get("/static/*", s.Assets.ServeHTTP)
 		r.Head("/static/*", s.Assets.ServeHTTP)
 		r.Get("/status", s.status)
 		r.Get("/healthz", s.health)
 		if s.Pprof {
-			r.HandleFunc("/debug/pprof/*", pprof.Index)
-			r.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-			r.HandleFunc("/debug/pprof/profile", pprof.Profile)
-			r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-			r.HandleFunc("/debug/pprof/trace", pprof.Trace)
+			// Behind the origin check, as event streams are: another site's page could
+			// otherwise start a CPU profile or a trace with a plain GET (an image), and the
+			// owner's own would fail while it runs ("already in use").
+			r.Group(func(r chi.Router) {
+				r.Use(s.origin)
+				r.HandleFunc("/debug/pprof/*", pprof.Index)
+				r.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+				r.HandleFunc("/debug/pprof/profile", pprof.Profile)
+				r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+				r.HandleFunc("/debug/pprof/trace", pprof.Trace)
+			})
 		}
 		r.With(s.origin).Get("/events", s.mergedEvents)
 		r.With(s.origin).Post("/events/{stream}", s.subscribe)
@@ -197,12 +204,18 @@ func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, e
 				return // the client left
 			}
 			s.Log.Warn("profile worker did not answer", "profile", name, "path", r.URL.Path, "err", err)
-			s.fail(w, r, web.NewError(http.StatusBadGateway, "worker_failed",
-				"The worker of profile "+name+" stopped while answering this request. It starts again with the next one: reload the page."))
+			s.fail(w, r, workerFailed(name))
 		},
 	}}
 	s.proxies[name] = p
 	return p, nil
+}
+
+// workerFailed is the answer to a request whose worker stopped while answering it,
+// forwarded by the supervisor or on a connection handed to the worker.
+func workerFailed(name string) *web.Error {
+	return web.NewError(http.StatusBadGateway, "worker_failed",
+		"The worker of profile "+name+" stopped while answering this request. It starts again with the next one: reload the page.")
 }
 
 // workerError answers a request whose profile's worker is not there: a config that does

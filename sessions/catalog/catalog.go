@@ -110,6 +110,7 @@ func (c *Catalog) Agent(key string, blocks []string) (sessions.AgentConfig, erro
 		},
 		ModelKey: m.Key, Protocol: m.Protocol, Endpoint: endpoint(c.o.Config, m), ContextWindow: m.ContextWindow, AutoCompactAt: m.AutoCompactAt,
 		CompactionMaxRequests: c.o.Config.CompactionMaxRequests, MaxImageBase64Bytes: m.MaxImageBase64Bytes,
+		WithoutEnv: c.o.Config.CredentialVars(),
 	}, nil
 }
 
