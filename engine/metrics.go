@@ -81,10 +81,13 @@ func NewMetrics(profile string) *Metrics {
 	})
 	m.missed = r.Counter("myco_metrics_missed_total", "Times the metrics fell behind the session service's updates and missed some: the turn and tool counts are short by what they missed.")
 	// The outcomes are a closed set: each is a series from the start, so that a rate of
-	// one that has not happened yet reads 0, not nothing.
+	// one that has not happened yet reads 0, not nothing. Interrupted is not one: a turn
+	// is interrupted by the end of the process that ran it (myco_worker_crashes_total).
 	m.turns.With("done")
 	for _, k := range sessions.Kinds {
-		m.turns.With(k.Code)
+		if k.Code != "interrupted" {
+			m.turns.With(k.Code)
+		}
 	}
 	m.Streams.With("page")
 	m.Streams.With("api")
