@@ -1,7 +1,7 @@
 // Package handlers is one profile's HTTP server (the profile worker's): the chi router
 // behind the host, origin and owner checks of package web, the pages and htmx fragments,
-// the event streams, the read-only workspace viewer and the JSON API, whose answers are the
-// structs of apitypes.go. Handlers are thin: each parses its input, makes one call on the
+// the event streams, the read-only workspace viewer and the JSON API, whose requests,
+// answers and events are the types of package api. Handlers are thin: each parses its input, makes one call on the
 // session service and renders one component of package views or one typed answer. Errors
 // become answers in one place, [sessionError] with [web.Resolve].
 //

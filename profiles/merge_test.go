@@ -1,7 +1,6 @@
 package profiles
 
 import (
-	"bufio"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"myco.dev/api"
 	"myco.dev/internal/web"
 	"myco.dev/static"
 )
@@ -35,11 +35,13 @@ func (ts *testSupervisor) open(t *testing.T, header ...string) (*mergedStreamRea
 	r := &mergedStreamReader{t: t, lines: make(chan string, 64)}
 	go func() {
 		defer close(r.lines)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				r.lines <- d
+		rd := api.NewSSEReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return
 			}
+			r.lines <- ev.Data
 		}
 	}()
 	hello := r.next()

@@ -8,33 +8,35 @@ import (
 
 	"myco.dev/agent"
 	"myco.dev/agent/model"
+	"myco.dev/api"
 )
 
-// Update types: the events of the session service, as every front end sees them.
+// Update types: the events of the session service, as every front end sees them; the
+// names are the API's (package api), whose event types say the fields each carries.
 const (
-	UpdateSession       = "session"        // a front end announces the session it works on
-	UpdateAccepted      = "accepted"       // a user turn's input is durable as entry Index of Thread: Text, AcceptedAt
-	UpdateTextDelta     = "text_delta"     // assistant text as it streams (deltas may be coalesced)
-	UpdateThinkingDelta = "thinking_delta" // reasoning text as it streams
-	UpdateToolStarted   = "tool_started"   // Tool, CallID, Input, Host
-	UpdateToolProgress  = "tool_progress"  // the newest output of a running call: CallID, Text
-	UpdateToolFinished  = "tool_finished"  // Tool, CallID, Text, IsError, Unknown, Stopped, Images, Duration
-	UpdateStep          = "step"           // one model response ended: Stop, Usage
-	UpdateNotice        = "notice"         // something to show that is not conversation, e.g. a retry
-	UpdateResumed       = "resumed"        // the run continues past a response cut off at the token limit
-	UpdateCompacted     = "compacted"      // From, To, Auto
-	UpdateRewound       = "rewound"        // From, To, Error
-	UpdateSaveFailed    = "save_failed"    // a save failed: the session's work is stopped (Error)
-	UpdateDone          = "done"           // a turn ended with an answer: Text, Stop, Usage, Steps
-	UpdateError         = "error"          // a turn or compaction failed: Code, Error (what happened and what to do), Detail
-	UpdateCancelled     = "cancelled"      // a turn or compaction was stopped: Code, Error says why
-	UpdateState         = "state"          // Busy, Job and JobID: work started or ended
-	UpdateMeta          = "meta"           // the metadata changed: Title, Archived, Model
-	UpdateHost          = "host"           // a remote host's state changed (profile-wide): Host, State, Error, Attaches
-	UpdateReset         = "reset"          // the subscriber missed events it can no longer get: reload the snapshot
-	UpdateCheckpoint    = "checkpoint"     // entries Index..Count-1 of Thread are durable
-	UpdateCreated       = "created"        // the session was created: Title, Model, Parent (a child's parent)
-	UpdateChildCreated  = "child_created"  // a child of the session was created: Child, Model
+	UpdateSession       = api.EventSession       // a front end announces the session it works on
+	UpdateAccepted      = api.EventAccepted      // a user turn's input is durable as entry Index of Thread: Text, AcceptedAt
+	UpdateTextDelta     = api.EventTextDelta     // assistant text as it streams (deltas may be coalesced)
+	UpdateThinkingDelta = api.EventThinkingDelta // reasoning text as it streams
+	UpdateToolStarted   = api.EventToolStarted   // Tool, CallID, Input, Host
+	UpdateToolProgress  = api.EventToolProgress  // the newest output of a running call: CallID, Text
+	UpdateToolFinished  = api.EventToolFinished  // Tool, CallID, Text, IsError, Unknown, Stopped, Images, Duration
+	UpdateStep          = api.EventStep          // one model response ended: Stop, Usage
+	UpdateNotice        = api.EventNotice        // something to show that is not conversation, e.g. a retry
+	UpdateResumed       = api.EventResumed       // the run continues past a response cut off at the token limit
+	UpdateCompacted     = api.EventCompacted     // From, To, Auto
+	UpdateRewound       = api.EventRewound       // From, To, Error
+	UpdateSaveFailed    = api.EventSaveFailed    // a save failed: the session's work is stopped (Error)
+	UpdateDone          = api.EventDone          // a turn ended with an answer: Text, Stop, Usage, Steps
+	UpdateError         = api.EventError         // a turn or compaction failed: Code, Error (what happened and what to do), Detail
+	UpdateCancelled     = api.EventCancelled     // a turn or compaction was stopped: Code, Error says why
+	UpdateState         = api.EventState         // Busy, Job and JobID: work started or ended
+	UpdateMeta          = api.EventMeta          // the metadata changed: Title, Archived, Model
+	UpdateHost          = api.EventHost          // a remote host's state changed (profile-wide): Host, State, Error, Attaches
+	UpdateReset         = api.EventReset         // the subscriber missed events it can no longer get: reload the snapshot
+	UpdateCheckpoint    = api.EventCheckpoint    // entries Index..Count-1 of Thread are durable
+	UpdateCreated       = api.EventCreated       // the session was created: Title, Model, Parent (a child's parent)
+	UpdateChildCreated  = api.EventChildCreated  // a child of the session was created: Child, Model
 )
 
 // Update is one event of the session service: the one JSON encoding that `myco -p --json`

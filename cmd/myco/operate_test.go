@@ -77,7 +77,7 @@ func TestHealthAndPprof(t *testing.T) {
 		}
 	}
 
-	_, u2, _ := startServer(t, home)
+	_, u2, _ := startServer(t, profileHome(t, "anthropic-messages", "http://127.0.0.1:9/", "")) // one server per MYCO_HOME
 	root2 := u2[:strings.Index(u2, "/profiles/")]
 	if code, _ := get(root2 + "/debug/pprof/"); code != http.StatusNotFound {
 		t.Errorf("pprof without --pprof = %d, want 404", code)

@@ -409,7 +409,7 @@ func TestTokenNeverOnACommandLine(t *testing.T) {
 		fakemodel.Turn{Text: "42"},
 		fakemodel.Turn{Text: "Done: {{tool_result}}"})
 	home := profileHome(t, "anthropic-messages", fake.URL, "")
-	_, u, stderr := startServer(t, home, "--auth", "token")
+	first, u, stderr := startServer(t, home, "--auth", "token")
 	base, tok, ok := strings.Cut(u, "?token=")
 	if !ok || len(tok) < 32 {
 		t.Fatalf("token mode printed %q, want a URL with ?token=", u)
@@ -518,6 +518,9 @@ func TestTokenNeverOnACommandLine(t *testing.T) {
 	if resp.StatusCode != 303 || !strings.Contains(cookie, "myco_token_"+port+"=") || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
 		t.Errorf("the token URL = %d, Set-Cookie %q", resp.StatusCode, cookie)
 	}
+	// One server per MYCO_HOME: the next start comes after this one stopped.
+	first.Process.Signal(syscall.SIGTERM)
+	first.Wait()
 	_, u2, _ := startServer(t, home, "--auth", "token")
 	if _, tok2, _ := strings.Cut(u2, "?token="); tok2 == tok || tok2 == "" {
 		t.Errorf("a second server's token %q, want a new one", tok2)

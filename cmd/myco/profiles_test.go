@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"myco.dev/api"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/sessions"
 )
@@ -222,11 +223,13 @@ func TestProfileWorkerCrash(t *testing.T) {
 	events := make(chan string, 1024)
 	go func() {
 		defer close(events)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				events <- d
+		rd := api.NewSSEReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return
 			}
+			events <- ev.Data
 		}
 	}()
 

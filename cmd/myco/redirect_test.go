@@ -19,7 +19,7 @@ import (
 func TestNoRedirectLeavesTheOrigin(t *testing.T) {
 	home := profileHome(t, "anthropic-messages", "http://127.0.0.1:9/", "")
 	_, u, _ := startServer(t, home)
-	_, tu, _ := startServer(t, home, "--auth", "token")
+	_, tu, _ := startServer(t, profileHome(t, "anthropic-messages", "http://127.0.0.1:9/", ""), "--auth", "token") // one server per MYCO_HOME
 	_, token, _ := strings.Cut(tu, "?token=")
 	for _, tt := range []struct {
 		name, server, first string // first, when set, is the request that hands the connection to a worker
