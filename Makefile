@@ -2,13 +2,34 @@
 # and prints the URL to open; `make test` runs every check.
 GO ?= go
 PKGS := ./...
+# VERSION is the release version the binaries say: the git tag that names this commit, as
+# git describe gives it (0.2.0, or 0.2.0-3-gabc1234 three commits after it, -dirty for a
+# changed tree), else what the go command stamps (see internal/build).
+VERSION ?= $(shell git describe --tags --dirty 2>/dev/null | sed 's/^v//')
+LDFLAGS := -X main.version=$(VERSION)
+# Static builds (CGO_ENABLED=0): myco needs no C library, and a static binary starts on any
+# Linux of its architecture, which myco hosts install relies on. (The race detector of
+# make test needs cgo: only the builds are static.)
+STATIC := CGO_ENABLED=0
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 VENDOR := static/htmx
 LEXERS := views/lexers/embedded
 
-.PHONY: build test lint bench demo install fmt clean assets generate check-generate check-assets screenshots
+.PHONY: build test lint bench demo install release fmt clean assets generate check-generate check-assets screenshots doc
 
 build: assets generate
-	$(GO) build -o bin/myco ./cmd/myco
+	$(STATIC) $(GO) build -ldflags "$(LDFLAGS)" -o bin/myco ./cmd/myco
+
+# release: static binaries for every platform of PLATFORMS in dist/, named
+# myco-GOOS-GOARCH (the names myco hosts install looks for beside the running binary), and
+# their SHA-256 sums. It builds from the committed assets and generated code, which
+# check-generate proves current; tag the commit first (git tag v0.2.0) for the version.
+release: check-generate
+	rm -rf dist && mkdir -p dist
+	for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+		$(STATIC) GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/myco-$$os-$$arch ./cmd/myco || exit 1; done
+	cd dist && sha256sum myco-* > SHA256SUMS
+	@echo "dist/: myco $(VERSION) for $(PLATFORMS)"; cat dist/SHA256SUMS
 
 # assets: htmx 4 and its SSE extension, pinned in package.json and package-lock.json, from
 # npm into static/htmx/, where the binary embeds them; and chroma's XML lexers, of the
@@ -74,14 +95,27 @@ screenshots: assets
 	MYCO_SCREENSHOTS=$$PWD/screenshots $(GO) test -count=1 -run '^TestBrowserScreenshots$$' ./internal/e2e/
 	@ls screenshots
 
+# doc: the generated reference of every package (pkgsite) on DOC_ADDR, to read the code
+# that the code tour (docs/dev/tour.md) names. pkgsite runs with go run at a pinned
+# version, so it is no dependency of the module (go.mod does not name it); its first run
+# downloads and builds it, which takes a minute.
+PKGSITE := golang.org/x/pkgsite/cmd/pkgsite@v0.6.0
+DOC_ADDR ?= 127.0.0.1:6060
+doc:
+	@echo "# make doc: the reference at http://$(DOC_ADDR)/myco.dev once pkgsite says it listens (Ctrl-C stops it)"
+	$(GO) run $(PKGSITE) -http $(DOC_ADDR) .
+
 demo:
 	@echo "# make demo: building bin/myco (htmx from npm, templ, go build; the first build takes a minute)"
 	@$(MAKE) --no-print-directory build >/dev/null
 	./scripts/demo.sh
 
-# install: bin/myco into $(PREFIX)/bin (default ~/.local/bin).
+# install: bin/myco into $(PREFIX)/bin (default ~/.local/bin). It needs Go only: the
+# browser's assets and the generated code are committed (make build refreshes them first,
+# which needs npm and templ).
 PREFIX ?= $(HOME)/.local
-install: build
+install:
+	$(STATIC) $(GO) build -ldflags "$(LDFLAGS)" -o bin/myco ./cmd/myco
 	install -d $(PREFIX)/bin
 	install -m 0755 bin/myco $(PREFIX)/bin/myco
 	@echo "installed $(PREFIX)/bin/myco"
@@ -91,4 +125,4 @@ fmt:
 	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')
 
 clean:
-	rm -rf bin node_modules $(VENDOR)/.stamp $(LEXERS)/.stamp
+	rm -rf bin dist node_modules $(VENDOR)/.stamp $(LEXERS)/.stamp

@@ -99,7 +99,7 @@ type Agent struct {
 func New(o Options) *Agent {
 	log := o.Log
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
 	return &Agent{opts: o, log: log}
 }

@@ -65,7 +65,7 @@ const quitHint = "press Ctrl-C again or Ctrl-D to quit"
 // one with the first message, or o.Resume), print the answer as it streams, and repeat
 // until the user quits or input ends. Ctrl-C stops a turn and the chat goes on; SIGTERM and
 // SIGHUP stop the turn and end the chat with the signal's status.
-func Chat(ctx context.Context, svc Sessions, std IO, o Options) int {
+func Chat(ctx context.Context, svc *sessions.Manager, std IO, o Options) int {
 	t := newTerminal(svc, std, false, true)
 	defer t.close()
 	t.chat = true

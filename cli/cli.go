@@ -2,35 +2,18 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"myco.dev/agent/model"
 	"myco.dev/hosts"
 	"myco.dev/internal/termtext"
 	"myco.dev/sessions"
 )
-
-// Sessions is what the terminal front ends need of the profile's session service;
-// *sessions.Manager satisfies it.
-type Sessions interface {
-	Create(ctx context.Context, o sessions.CreateOptions) (string, error)
-	Submit(ctx context.Context, id string, input ...model.Part) (*sessions.Job, error)
-	Compact(ctx context.Context, id string) (*sessions.Job, error)
-	Stop(id string) bool
-	Snapshot(ctx context.Context, id string) (*sessions.Session, sessions.Status, error)
-	List(ctx context.Context, o sessions.ListOptions) ([]sessions.Listed, error)
-	SetArchived(ctx context.Context, id string, archived bool) error
-	SelectModel(ctx context.Context, id, key string) error
-	Subscribe(ids []string, after string) *sessions.Subscription
-	CloseSession(id string)
-	// The catalog, for /model and the context meter.
-	Models() []sessions.ModelInfo
-	DefaultModel() string
-	Model(key string) (sessions.ModelInfo, error)
-}
 
 // Hosts tells the remote hosts' states, for the chat's /status; *hosts.Harness satisfies
 // it.
@@ -55,6 +38,9 @@ type Options struct {
 	Resume string
 	// JSON makes [Prompt] print every update as one JSON object per line on stdout.
 	JSON bool
+	// Result makes [Prompt] print one [Result] object on stdout at the end instead of the
+	// answer (--output-format json).
+	Result bool
 
 	// The chat's terminal: Term is $TERM (the line editor and colours need one that takes
 	// them: not dumb, not unset), NoColor that $NO_COLOR is set.
@@ -69,13 +55,50 @@ type Options struct {
 	MCP MCPServers
 }
 
-// Exit statuses.
+// Exit statuses: one per class of failure, so that a script can branch on them
+// (docs/cli.md). A signal that stopped the turn is 128 + its number.
 const (
-	ExitOK        = 0
-	ExitError     = 1
-	ExitUsage     = 2
-	ExitInterrupt = 130 // 128 + SIGINT
+	ExitOK          = 0
+	ExitError       = 1   // the turn failed otherwise: a save, a tool, anything else
+	ExitUsage       = 2   // the command line or the config: a bad flag, an unknown model
+	ExitAuth        = 3   // the credential: refused by the gateway, or not found
+	ExitRejected    = 4   // the model endpoint refused the request: invalid, too large, not found
+	ExitUnavailable = 5   // the model endpoint could not answer, also after its retries
+	ExitInterrupt   = 130 // 128 + SIGINT
 )
+
+// ExitFor returns the exit status of a failure of kind code (the codes of
+// [sessions.Kinds], and config_invalid and usage).
+func ExitFor(code string) int {
+	switch code {
+	case "usage", "config_invalid", "unknown_model":
+		return ExitUsage
+	case "auth_failed", "credential_missing":
+		return ExitAuth
+	case "rejected", "context_overflow", "request_too_large", "not_found":
+		return ExitRejected
+	case "rate_limited", "overloaded", "unreachable", "stream_broken", "model_error":
+		return ExitUnavailable
+	case "":
+		return ExitOK
+	}
+	return ExitError
+}
+
+// Result is what `myco -p --output-format json` prints, one object on stdout when the turn
+// ends: how it ended, its answer and what it cost in tokens and time.
+type Result struct {
+	Type       string       `json:"type"`   // "result"
+	Status     string       `json:"status"` // done, failed or stopped
+	Session    string       `json:"session_id,omitempty"`
+	Answer     string       `json:"answer"`
+	Code       string       `json:"code,omitempty"`   // a failure's kind, as in last_error
+	Error      string       `json:"error,omitempty"`  // what happened and what to do
+	Detail     string       `json:"detail,omitempty"` // the technical chain
+	Usage      *model.Usage `json:"usage,omitempty"`  // the turn's tokens, when it ended with an answer
+	Duration   float64      `json:"duration_secs"`
+	ExitStatus int          `json:"exit_status"` // the process's, as documented
+}
 
 // ErrEmptyPrompt is the error of [PromptText] for a prompt of nothing but white space: a
 // usage error.
@@ -102,23 +125,78 @@ func PromptText(arg string, stdin io.Reader) (string, error) {
 // or on o.Resume. The answer goes to stdout (with o.JSON, every update), activity lines to
 // stderr. SIGINT, SIGTERM and SIGHUP stop the turn (a second one kills the process the
 // usual way); the exit status is then the signal's.
-func Prompt(ctx context.Context, svc Sessions, std IO, prompt string, o Options) int {
+func Prompt(ctx context.Context, svc *sessions.Manager, std IO, prompt string, o Options) int {
+	start := time.Now()
+	stdout := std.Stdout
+	if o.Result {
+		std.Stdout = io.Discard // the result object says it all, once
+	}
 	t := newTerminal(svc, std, o.JSON, false)
 	defer t.close()
 	t.out.mcp = o.MCP
 	id, err := t.open(ctx, o.Resume, o.Model)
 	if err != nil {
-		return t.fail(err)
+		f := sessions.Describe(err)
+		code := t.failed(f)
+		if o.Result {
+			writeResult(stdout, Result{Status: "failed", Code: f.Code, Error: f.Message, Detail: f.Detail,
+				Duration: time.Since(start).Seconds(), ExitStatus: code})
+		}
+		return code
 	}
 	res, err := t.run(ctx, id, func() (*sessions.Job, error) {
 		return svc.Submit(ctx, id, model.TextPart(prompt))
 	})
-	return t.report(res, err)
+	code := t.report(res, err)
+	if o.Result {
+		r := Result{Status: "done", Session: id, Answer: res.Answer, Duration: time.Since(start).Seconds(), ExitStatus: code}
+		switch {
+		case errors.Is(err, sessions.ErrStopped):
+			r.Status, r.Code, r.Error = "stopped", "stopped", "stopped by a signal"
+		case err != nil:
+			f := sessions.Describe(err)
+			r.Status, r.Code, r.Error, r.Detail = "failed", f.Code, f.Message, f.Detail
+		default:
+			u := res.Usage
+			r.Usage = &u
+		}
+		writeResult(stdout, r)
+	}
+	return code
+}
+
+// writeResult writes r as one line of JSON, with <, > and & as they are.
+func writeResult(w io.Writer, r Result) {
+	r.Type = "result"
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(r)
+}
+
+// SetupFailed reports a failure before the session service started (the config, the
+// profile) for myco -p: the line on stderr and, with asJSON or result, the last object
+// on stdout, an error event or a result with its code (config_invalid or failed). It
+// returns the exit status: [ExitUsage] for the config, [ExitError] for anything else.
+func SetupFailed(std IO, asJSON, result bool, configErr bool, err error) int {
+	code, status := "failed", ExitError
+	if configErr {
+		code, status = "config_invalid", ExitUsage
+	}
+	Fail(std.Stderr, err)
+	enc := json.NewEncoder(std.Stdout)
+	enc.SetEscapeHTML(false)
+	switch {
+	case result:
+		writeResult(std.Stdout, Result{Status: "failed", Code: code, Error: err.Error(), ExitStatus: status})
+	case asJSON:
+		enc.Encode(sessions.Update{Type: sessions.UpdateError, Code: code, Error: err.Error()})
+	}
+	return status
 }
 
 // Compact runs myco --compact ID: summarise session id's active thread into a successor
 // thread, and print that on stdout.
-func Compact(ctx context.Context, svc Sessions, std IO, id string, o Options) int {
+func Compact(ctx context.Context, svc *sessions.Manager, std IO, id string, o Options) int {
 	t := newTerminal(svc, std, false, false)
 	defer t.close()
 	id, err := t.open(ctx, id, o.Model)

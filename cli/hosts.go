@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"time"
 
@@ -87,24 +86,38 @@ func printReady(w io.Writer, alias string, h proto.Hello) {
 	}
 }
 
-// installHost copies the running binary to ~/.local/bin/myco on the remote, then runs the
-// hello handshake with the installed binary.
+// installHost copies the myco binary that runs on the remote's platform (the running one
+// when it does: of that platform and static; else a release binary beside it, see
+// [hosts.Binaries]) to ~/.local/bin/myco on the remote, then runs the hello handshake with
+// the installed binary.
 func installHost(ctx context.Context, std IO, r *hosts.Remote, o HostsOptions) int {
-	f, err := os.Open(o.Self)
+	alias := r.Spec().Alias
+	goos, goarch, uname, err := r.Platform(ctx)
 	if err != nil {
-		return Fail(std.Stderr, fmt.Errorf("open the running myco: %w", err))
+		return Fail(std.Stderr, err)
+	}
+	bin, err := hosts.PickBinary(hosts.Binaries(o.Self), o.Self, goos, goarch)
+	if err != nil {
+		return Fail(std.Stderr, fmt.Errorf("%s runs %s/%s (uname -sm: %s): %w", alias, goos, goarch, uname, err))
+	}
+	f, err := os.Open(bin.Path)
+	if err != nil {
+		return Fail(std.Stderr, fmt.Errorf("open %s: %w", bin.Path, err))
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return Fail(std.Stderr, fmt.Errorf("open the running myco: %w", err))
+		return Fail(std.Stderr, fmt.Errorf("open %s: %w", bin.Path, err))
 	}
-	alias := r.Spec().Alias
-	res, err := r.Install(ctx, hosts.InstallOptions{Binary: f, Size: info.Size(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH})
+	res, err := r.Install(ctx, hosts.InstallOptions{Binary: f, Size: info.Size(), GOOS: bin.GOOS, GOARCH: bin.GOARCH})
 	if err != nil {
 		return Fail(std.Stderr, err)
 	}
-	fmt.Fprintf(std.Stdout, "installed myco %s (%d bytes, %s/%s) to %s on %s (%s)\n", o.Version, info.Size(), runtime.GOOS, runtime.GOARCH, hosts.InstallPath, alias, res.Platform)
+	what := "myco " + o.Version
+	if bin.Path != o.Self {
+		what = bin.Path
+	}
+	fmt.Fprintf(std.Stdout, "installed %s (%d bytes, %s/%s) to %s on %s (%s)\n", what, info.Size(), bin.GOOS, bin.GOARCH, hosts.InstallPath, alias, res.Platform)
 	installed := r.Installed()
 	defer installed.Close()
 	hello, err := installed.Attach(ctx)

@@ -69,6 +69,7 @@ const (
 func newPrinter(stdout, stderr io.Writer, asJSON bool) *printer {
 	p := &printer{stdout: stdout, stderr: stderr, json: asJSON, rawOut: !isTerminal(stdout)}
 	p.enc = json.NewEncoder(writerFunc(p.writeOut))
+	p.enc.SetEscapeHTML(false) // --json's "a && b" reads so, as in the API's events
 	return p
 }
 
@@ -414,6 +415,19 @@ func (p *printer) turnFailed(err error) {
 	p.styled(styleError, "myco: %s", oneLine(f.Message))
 	if f.Detail != "" {
 		p.styled(styleDim, "  detail: %s", oneLine(f.Detail))
+	}
+}
+
+// failure says why a job could not start (the session could not be opened, its model is
+// unknown): the words of its kind on stderr, and with --json the error event that ends
+// stdout, since no job publishes one.
+func (p *printer) failure(f sessions.Failure) {
+	p.styled(styleError, "myco: %s", oneLine(f.Message))
+	if f.Detail != "" {
+		p.styled(styleDim, "  detail: %s", oneLine(f.Detail))
+	}
+	if p.json {
+		p.emit(sessions.Update{Type: sessions.UpdateError, Code: f.Code, Error: f.Message, Detail: f.Detail})
 	}
 }
 

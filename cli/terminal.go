@@ -13,7 +13,7 @@ import (
 // terminal is a terminal front end on the session service: a printer for its updates and
 // the signals that stop its jobs.
 type terminal struct {
-	svc Sessions
+	svc *sessions.Manager
 	std IO
 	out *printer
 	sig chan os.Signal
@@ -28,7 +28,7 @@ type terminal struct {
 // newTerminal starts a front end on svc: it prints on std (updates as JSON with asJSON;
 // the model's text as it streams with stream) and takes SIGINT, SIGTERM and SIGHUP until
 // closed.
-func newTerminal(svc Sessions, std IO, asJSON, stream bool) *terminal {
+func newTerminal(svc *sessions.Manager, std IO, asJSON, stream bool) *terminal {
 	out := newPrinter(std.Stdout, std.Stderr, asJSON)
 	out.stream = stream
 	// The calls' output: always in the chat; in myco -p when someone watches stderr, so
@@ -46,10 +46,18 @@ func (t *terminal) close() { signal.Stop(t.sig) }
 
 func (t *terminal) fail(err error) int { return Fail(t.std.Stderr, err) }
 
-// open opens session id (a new one when id is empty) with model key, when not empty, and
-// announces it on stderr.
+// ResumeLast is the --resume of the session used last.
+const ResumeLast = "last"
+
+// open opens session id (a new one when id is empty, the one used last when it is
+// [ResumeLast]) with model key, when not empty, and announces it on stderr.
 func (t *terminal) open(ctx context.Context, id, key string) (string, error) {
 	var err error
+	if id == ResumeLast {
+		if id, err = t.last(ctx); err != nil {
+			return "", err
+		}
+	}
 	switch {
 	case id == "":
 		id, err = t.svc.Create(ctx, sessions.CreateOptions{Model: key})
@@ -100,7 +108,7 @@ func (t *terminal) run(ctx context.Context, id string, start func() (*sessions.J
 				signal.Reset(s)
 			}
 			t.signalled = exitStatus(s)
-			t.svc.Stop(id)
+			t.svc.Cancel(id, "")
 		case <-j.Done():
 			done = true
 		}
@@ -127,14 +135,22 @@ func (t *terminal) stopped() int {
 	return ExitInterrupt
 }
 
-// report prints how a turn ended and returns the exit status.
+// failed tells a failure to open or start a job, on stderr and, with --json, as the last
+// event on stdout, and returns its exit status ([ExitFor] its kind).
+func (t *terminal) failed(f sessions.Failure) int {
+	t.out.failure(f)
+	return ExitFor(f.Code)
+}
+
+// report prints how a turn ended and returns the exit status: [ExitFor] the kind of a
+// failure, the signal's for a stop.
 func (t *terminal) report(res sessions.JobResult, err error) int {
 	switch {
 	case errors.Is(err, sessions.ErrStopped):
 		return t.stopped()
 	case err != nil:
 		t.out.turnFailed(err)
-		return ExitError
+		return ExitFor(sessions.Describe(err).Code)
 	}
 	t.out.done(res)
 	if werr := t.out.err(); werr != nil {
@@ -145,4 +161,23 @@ func (t *terminal) report(res sessions.JobResult, err error) int {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// last is the session used last: of the active, visible sessions that load, the one whose
+// file changed last.
+func (t *terminal) last(ctx context.Context) (string, error) {
+	list, err := t.svc.List(ctx, sessions.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	var best sessions.Listed
+	for _, l := range list {
+		if l.Problem == "" && (best.ID == "" || l.Modified.After(best.Modified)) {
+			best = l
+		}
+	}
+	if best.ID == "" {
+		return "", errors.New("--resume last: there is no session to resume yet; run myco -p without --resume to start one")
+	}
+	return best.ID, nil
 }

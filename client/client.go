@@ -1,13 +1,3 @@
-// Package client is the Go client of myco's JSON API, one profile's: create sessions
-// (children and forks), act on them (submit, waiting for the turn's end if asked;
-// select_model, set_title, compact, archive, restore), cancel their jobs, read their
-// snapshots, answers and listing, the model catalog and the versions, and stream their
-// events with reconnects that miss nothing. Its requests and answers are the server's own
-// types (package handlers, apitypes.go), so that it cannot drift from the API; the
-// end-to-end tests of the API drive it. The API is documented in docs/browser.md and
-// docs/openapi.json.
-//
-// It imports handlers and sessions for their types, nothing of the server's wiring.
 package client
 
 import (
@@ -23,37 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"myco.dev/handlers"
-	"myco.dev/sessions"
-)
-
-// The API's requests and answers.
-type (
-	CreateRequest     = handlers.CreateRequest
-	CreateAnswer      = handlers.CreateAnswer
-	ListAnswer        = handlers.ListAnswer
-	ListedSession     = handlers.ListedSession
-	SnapshotAnswer    = handlers.SnapshotAnswer
-	SnapshotMessage   = handlers.SnapshotMessage
-	ChildSession      = handlers.ChildSession
-	LastError         = handlers.LastError
-	SubmitAction      = handlers.SubmitAction
-	Attachment        = handlers.Attachment
-	SubmitAnswer      = handlers.SubmitAnswer
-	ActionAnswer      = handlers.ActionAnswer
-	CancelRequest     = handlers.CancelRequest
-	CancelAnswer      = handlers.CancelAnswer
-	ModelsAnswer      = handlers.ModelsAnswer
-	ModelEntry        = handlers.ModelEntry
-	VersionAnswer     = handlers.VersionAnswer
-	SelectModelAction = handlers.SelectModelAction
-	SetTitleAction    = handlers.SetTitleAction
-	CompactAction     = handlers.CompactAction
-	RetryAction       = handlers.RetryAction
-	ArchiveAction     = handlers.ArchiveAction
-	// Event is one event of the stream: its Type says which (see [sessions.Update]); a
-	// ping's Type is "ping".
-	Event = sessions.Update
+	"myco.dev/api"
 )
 
 // Client calls one profile's API. Its zero value is not usable: make it with [New] or
@@ -150,7 +110,7 @@ func (c *Client) do(ctx context.Context, method, path string, body any, header h
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		var env handlers.ErrorAnswer
+		var env api.ErrorAnswer
 		if json.Unmarshal(b, &env) != nil || env.Error.Code == "" {
 			return nil, &Error{Status: resp.StatusCode, Code: "", Message: strings.TrimSpace(string(b))}
 		}
@@ -172,10 +132,10 @@ func (c *Client) call(ctx context.Context, method, path string, body, out any) e
 	return nil
 }
 
-// Create creates a session (see [CreateRequest]); the same RequestID again answers the
+// Create creates a session (see [api.CreateRequest]); the same RequestID again answers the
 // same session with Created false.
-func (c *Client) Create(ctx context.Context, req CreateRequest) (CreateAnswer, error) {
-	var out CreateAnswer
+func (c *Client) Create(ctx context.Context, req api.CreateRequest) (api.CreateAnswer, error) {
+	var out api.CreateAnswer
 	return out, c.call(ctx, "POST", "/sessions", req, &out)
 }
 
@@ -185,12 +145,12 @@ type ListOptions struct {
 	Archived      string // "", "true" or "all"
 	Parent, Query string
 	Limit         int
-	Cursor        string // a ListAnswer's NextCursor
+	Cursor        string // a api.ListAnswer's NextCursor
 }
 
 // List lists sessions, newest first, a page at a time: NextCursor, when set, is the next
 // page's Cursor.
-func (c *Client) List(ctx context.Context, o ListOptions) (ListAnswer, error) {
+func (c *Client) List(ctx context.Context, o ListOptions) (api.ListAnswer, error) {
 	q := url.Values{}
 	if o.IncludeHidden {
 		q.Set("include_hidden", "true")
@@ -202,7 +162,7 @@ func (c *Client) List(ctx context.Context, o ListOptions) (ListAnswer, error) {
 	if o.Limit > 0 {
 		q.Set("limit", strconv.Itoa(o.Limit))
 	}
-	var out ListAnswer
+	var out api.ListAnswer
 	return out, c.call(ctx, "GET", "/sessions"+query(q), nil, &out)
 }
 
@@ -222,11 +182,11 @@ func query(q url.Values) string {
 // SnapshotOptions page a snapshot's messages; zero values are the server's defaults.
 type SnapshotOptions struct {
 	Limit  int
-	Before int // a SnapshotAnswer's NextBefore; 0 means the newest
+	Before int // a api.SnapshotAnswer's NextBefore; 0 means the newest
 }
 
 // Snapshot reads session id's snapshot.
-func (c *Client) Snapshot(ctx context.Context, id string, o SnapshotOptions) (SnapshotAnswer, error) {
+func (c *Client) Snapshot(ctx context.Context, id string, o SnapshotOptions) (api.SnapshotAnswer, error) {
 	q := url.Values{}
 	if o.Limit > 0 {
 		q.Set("limit", strconv.Itoa(o.Limit))
@@ -234,7 +194,7 @@ func (c *Client) Snapshot(ctx context.Context, id string, o SnapshotOptions) (Sn
 	if o.Before > 0 {
 		q.Set("before", strconv.Itoa(o.Before))
 	}
-	var out SnapshotAnswer
+	var out api.SnapshotAnswer
 	return out, c.call(ctx, "GET", "/sessions/"+url.PathEscape(id)+query(q), nil, &out)
 }
 
@@ -253,16 +213,16 @@ func (c *Client) Answer(ctx context.Context, id string) (answer, lastTurn, error
 // Submit sends a message to session id (Action is set to submit). With Wait, it answers
 // once the turn has ended, or TimeoutSecs passed (Ended false: submit the same request
 // again to wait on); see [Client.Run].
-func (c *Client) Submit(ctx context.Context, id string, req SubmitAction) (SubmitAnswer, error) {
-	req.Action = "submit"
-	var out SubmitAnswer
+func (c *Client) Submit(ctx context.Context, id string, req api.SubmitAction) (api.SubmitAnswer, error) {
+	req.Action = api.ActionSubmit
+	var out api.SubmitAnswer
 	return out, c.call(ctx, "POST", "/sessions/"+url.PathEscape(id)+"/actions", req, &out)
 }
 
 // Run submits a message and waits for its turn's end however long it takes (or until ctx
 // ends), sending the same request again whenever a wait of timeoutSecs (0 for the
 // server's default) ends first.
-func (c *Client) Run(ctx context.Context, id string, req SubmitAction, timeoutSecs int) (SubmitAnswer, error) {
+func (c *Client) Run(ctx context.Context, id string, req api.SubmitAction, timeoutSecs int) (api.SubmitAnswer, error) {
 	req.Wait, req.TimeoutSecs = true, timeoutSecs
 	for {
 		out, err := c.Submit(ctx, id, req)
@@ -273,57 +233,57 @@ func (c *Client) Run(ctx context.Context, id string, req SubmitAction, timeoutSe
 }
 
 // act sends an action other than submit.
-func (c *Client) act(ctx context.Context, id string, req any) (ActionAnswer, error) {
-	var out ActionAnswer
+func (c *Client) act(ctx context.Context, id string, req any) (api.ActionAnswer, error) {
+	var out api.ActionAnswer
 	return out, c.call(ctx, "POST", "/sessions/"+url.PathEscape(id)+"/actions", req, &out)
 }
 
 // SelectModel makes catalog model key session id's model from its next turn on.
-func (c *Client) SelectModel(ctx context.Context, id, requestID, key string) (ActionAnswer, error) {
-	return c.act(ctx, id, SelectModelAction{RequestID: requestID, Action: sessions.ActSelectModel, Model: key})
+func (c *Client) SelectModel(ctx context.Context, id, requestID, key string) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.SelectModelAction{RequestID: requestID, Action: api.ActionSelectModel, Model: key})
 }
 
 // SetTitle renames session id.
-func (c *Client) SetTitle(ctx context.Context, id, requestID, title string) (ActionAnswer, error) {
-	return c.act(ctx, id, SetTitleAction{RequestID: requestID, Action: sessions.ActSetTitle, Title: title})
+func (c *Client) SetTitle(ctx context.Context, id, requestID, title string) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.SetTitleAction{RequestID: requestID, Action: api.ActionSetTitle, Title: title})
 }
 
 // Compact starts a compaction of session id's active thread.
-func (c *Client) Compact(ctx context.Context, id, requestID string) (ActionAnswer, error) {
-	return c.act(ctx, id, CompactAction{RequestID: requestID, Action: sessions.ActCompact})
+func (c *Client) Compact(ctx context.Context, id, requestID string) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.CompactAction{RequestID: requestID, Action: api.ActionCompact})
 }
 
 // Retry sends session id's last turn again, when it failed, was stopped or was rejected.
-func (c *Client) Retry(ctx context.Context, id, requestID string) (ActionAnswer, error) {
-	return c.act(ctx, id, RetryAction{RequestID: requestID, Action: sessions.ActRetry})
+func (c *Client) Retry(ctx context.Context, id, requestID string) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.RetryAction{RequestID: requestID, Action: api.ActionRetry})
 }
 
 // Archive archives session id.
-func (c *Client) Archive(ctx context.Context, id, requestID string) (ActionAnswer, error) {
-	return c.act(ctx, id, ArchiveAction{RequestID: requestID, Action: sessions.ActArchive})
+func (c *Client) Archive(ctx context.Context, id, requestID string) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.ArchiveAction{RequestID: requestID, Action: api.ActionArchive})
 }
 
 // Restore brings archived session id back.
-func (c *Client) Restore(ctx context.Context, id, requestID string) (ActionAnswer, error) {
-	return c.act(ctx, id, ArchiveAction{RequestID: requestID, Action: sessions.ActRestore})
+func (c *Client) Restore(ctx context.Context, id, requestID string) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.RestoreAction{RequestID: requestID, Action: api.ActionRestore})
 }
 
 // Cancel stops session id's running job (only job req.JobID, when set) and answers once it
 // has ended, or with Stopping after req.TimeoutSecs (0 for the server's default).
-func (c *Client) Cancel(ctx context.Context, id string, req CancelRequest) (CancelAnswer, error) {
-	var out CancelAnswer
+func (c *Client) Cancel(ctx context.Context, id string, req api.CancelRequest) (api.CancelAnswer, error) {
+	var out api.CancelAnswer
 	return out, c.call(ctx, "POST", "/sessions/"+url.PathEscape(id)+"/cancel", req, &out)
 }
 
 // Models lists the model catalog.
-func (c *Client) Models(ctx context.Context) (ModelsAnswer, error) {
-	var out ModelsAnswer
+func (c *Client) Models(ctx context.Context) (api.ModelsAnswer, error) {
+	var out api.ModelsAnswer
 	return out, c.call(ctx, "GET", "/models", nil, &out)
 }
 
 // Version answers the versions of myco, of the API and of the host protocol.
-func (c *Client) Version(ctx context.Context) (VersionAnswer, error) {
-	var out VersionAnswer
+func (c *Client) Version(ctx context.Context) (api.VersionAnswer, error) {
+	var out api.VersionAnswer
 	return out, c.call(ctx, "GET", "/version", nil, &out)
 }
 

@@ -16,6 +16,7 @@ import (
 	"myco.dev/agent"
 	"myco.dev/agent/model"
 	"myco.dev/agent/model/anthropic"
+	"myco.dev/api"
 	"myco.dev/handlers"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/web"
@@ -69,11 +70,11 @@ func server(t *testing.T, rt func(http.RoundTripper) http.RoundTripper, turns ..
 func TestRun(t *testing.T) {
 	c := server(t, nil, fakemodel.Turn{Text: "a, \"quoted\"\nanswer"})
 	ctx := t.Context()
-	s, err := c.Create(ctx, CreateRequest{RequestID: "c"})
+	s, err := c.Create(ctx, api.CreateRequest{RequestID: "c"})
 	if err != nil || !s.Created {
 		t.Fatalf("Create = %+v, %v", s, err)
 	}
-	out, err := c.Run(ctx, s.SessionID, SubmitAction{RequestID: "s", Text: "go"}, 30)
+	out, err := c.Run(ctx, s.SessionID, api.SubmitAction{RequestID: "s", Text: "go"}, 30)
 	if err != nil || out.Answer == nil || *out.Answer != "a, \"quoted\"\nanswer" || out.LastTurn != "done" {
 		t.Fatalf("Run = %+v, %v", out, err)
 	}
@@ -139,7 +140,7 @@ func TestEventsReconnect(t *testing.T) {
 	c := server(t, func(next http.RoundTripper) http.RoundTripper { d = &dropping{next: next}; return d }, fakemodel.Turn{Text: "streamed"})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	s, err := c.Create(ctx, CreateRequest{RequestID: "c"})
+	s, err := c.Create(ctx, api.CreateRequest{RequestID: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestEventsReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stream.Close()
-	if _, err := c.Submit(ctx, s.SessionID, SubmitAction{RequestID: "s", Text: "go"}); err != nil {
+	if _, err := c.Submit(ctx, s.SessionID, api.SubmitAction{RequestID: "s", Text: "go"}); err != nil {
 		t.Fatal(err)
 	}
 	var types []string
@@ -162,12 +163,12 @@ func TestEventsReconnect(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Next = %v after %v", err, types)
 		}
-		if ev.Type == "ping" {
+		if _, ok := ev.(api.PingEvent); ok {
 			continue
 		}
-		types = append(types, ev.Type)
-		seqs = append(seqs, ev.Seq)
-		if ev.Type == "state" && ev.Busy != nil && !*ev.Busy {
+		types = append(types, ev.Info().Type)
+		seqs = append(seqs, ev.Info().Seq)
+		if st, ok := ev.(api.StateEvent); ok && !st.Busy {
 			break
 		}
 	}

@@ -6,8 +6,9 @@ import (
 	"myco.dev/internal/depstest"
 )
 
-// TestDeps keeps the client a client: it takes the API's types from handlers and sessions,
-// and never the server's wiring, the config or the supervisor.
+// TestDeps keeps the client a client that any program can link: the API's contract
+// (package api) and the standard library, nothing of the server (no handlers, sessions,
+// templ, chi, goldmark, chroma or bluemonday).
 func TestDeps(t *testing.T) {
-	depstest.Forbid(t, "myco.dev/cmd/myco", "myco.dev/config", "myco.dev/profiles", "myco.dev/internal/handoff")
+	depstest.Only(t, "myco.dev/api", "myco.dev/client")
 }

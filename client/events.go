@@ -1,9 +1,7 @@
 package client
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"myco.dev/api"
 )
 
 // EventsOptions choose a stream's sessions and where it starts.
@@ -32,7 +32,7 @@ type Stream struct {
 	o      EventsOptions
 	last   string // the id of the last event read
 	body   io.ReadCloser
-	rd     *bufio.Reader
+	rd     *api.SSEReader
 	// Reconnects counts the connections made after the first.
 	Reconnects int
 }
@@ -61,7 +61,7 @@ func (s *Stream) connect() error {
 	if err != nil {
 		return err
 	}
-	s.body, s.rd = resp.Body, bufio.NewReaderSize(resp.Body, 64<<10)
+	s.body, s.rd = resp.Body, api.NewSSEReader(resp.Body)
 	return nil
 }
 
@@ -69,26 +69,28 @@ func (s *Stream) connect() error {
 // after): the cursor to resume from.
 func (s *Stream) LastID() string { return s.last }
 
-// Next returns the next event, pings included, reconnecting after a drop. It returns an
-// error when the stream's context ends, or when a reconnect is answered with an error.
-func (s *Stream) Next() (Event, error) {
+// Next returns the next event, pings included, decoded into its type: an
+// [api.StateEvent], an [api.DoneEvent], …, or an [api.UnknownEvent] for a type a later
+// myco added (skip it). It reconnects after a drop, and returns an error when the stream's
+// context ends, or when a reconnect is answered with an error.
+func (s *Stream) Next() (api.Event, error) {
 	for backoff := 100 * time.Millisecond; ; {
 		ev, err := s.read()
 		if err == nil {
 			return ev, nil
 		}
 		if s.ctx.Err() != nil {
-			return Event{}, s.ctx.Err()
+			return nil, s.ctx.Err()
 		}
 		if _, ok := errors.AsType[*Error](err); ok {
-			return Event{}, err
+			return nil, err
 		}
 		// The connection dropped: connect again from the last event read.
 		s.body.Close()
 		for {
 			select {
 			case <-s.ctx.Done():
-				return Event{}, s.ctx.Err()
+				return nil, s.ctx.Err()
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, 5*time.Second)
@@ -98,47 +100,29 @@ func (s *Stream) Next() (Event, error) {
 				break
 			}
 			if _, ok := errors.AsType[*Error](err); ok || s.ctx.Err() != nil {
-				return Event{}, err
+				return nil, err
 			}
 		}
 	}
 }
 
 // read reads one event of the current connection.
-func (s *Stream) read() (Event, error) {
-	var id, name string
-	var data []string
-	for {
-		line, err := s.rd.ReadString('\n')
-		if err != nil {
-			return Event{}, err
-		}
-		line = strings.TrimSuffix(line, "\n")
-		switch {
-		case line == "":
-			if data == nil {
-				id, name = "", ""
-				continue
-			}
-			var ev Event
-			if err := json.Unmarshal([]byte(strings.Join(data, "\n")), &ev); err != nil {
-				return Event{}, &Error{Code: "invalid_event", Message: fmt.Sprintf("an event that is not JSON: %v", err)}
-			}
-			if name != "" && ev.Type != name {
-				return Event{}, &Error{Code: "invalid_event", Message: fmt.Sprintf("an event named %q of type %q", name, ev.Type)}
-			}
-			if id != "" {
-				s.last = id
-			}
-			return ev, nil
-		case strings.HasPrefix(line, "id: "):
-			id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			name = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			data = append(data, line[6:])
-		}
+func (s *Stream) read() (api.Event, error) {
+	sse, err := s.rd.Next()
+	if err != nil {
+		return nil, err
 	}
+	ev, err := api.DecodeEvent([]byte(sse.Data))
+	if err != nil {
+		return nil, &Error{Code: "invalid_event", Message: fmt.Sprintf("an event that does not decode: %v", err)}
+	}
+	if sse.Type != "" && ev.Info().Type != sse.Type {
+		return nil, &Error{Code: "invalid_event", Message: fmt.Sprintf("an event named %q of type %q", sse.Type, ev.Info().Type)}
+	}
+	if sse.ID != "" {
+		s.last = sse.ID
+	}
+	return ev, nil
 }
 
 // Close ends the stream.

@@ -6,9 +6,11 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"myco.dev/internal/shquote"
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 )
@@ -43,7 +45,9 @@ type Config struct {
 // Problems in the file are returned as [*Error] values, all of them joined with
 // [errors.Join] when there are several.
 func Load(path string, named bool) (*Config, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK, then the type checked on the descriptor: a FIFO put where the config
+	// should be would otherwise block the open, and with it every request of the profile.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		if named {
 			return nil, &Error{File: path, Msg: "the named config file does not exist", Err: err}
@@ -58,6 +62,9 @@ func Load(path string, named bool) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !info.Mode().IsRegular() {
+		return nil, &Error{File: path, Msg: "the config file is " + fileKind(info) + ", not a regular file; make it a regular file"}
+	}
 	src, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
@@ -69,7 +76,7 @@ func Load(path string, named bool) (*Config, error) {
 	if key := c.inlineCredential(); key != nil && info.Mode().Perm()&0o044 != 0 {
 		c.Warnings = append(c.Warnings, Warning{File: path, Line: c.lines.line(key), Key: toml.Key(key).String(),
 			Msg: fmt.Sprintf("an inline credential in a file that group or others may read (mode %s); run: chmod 600 %s, or move the credential to an env or file source",
-				info.Mode(), shellQuote(path))})
+				info.Mode(), shquote.Quote(path))})
 	}
 	return c, nil
 }
@@ -194,3 +201,19 @@ func (c *Config) modelKeys() string { return strings.Join(c.ModelKeys(), ", ") }
 
 // ModelKeys returns the catalog's model keys, sorted.
 func (c *Config) ModelKeys() []string { return slices.Sorted(maps.Keys(c.Models)) }
+
+// fileKind names the type of a file that is not a regular one: "a directory", "a FIFO
+// (named pipe)", "a socket", "a device".
+func fileKind(info fs.FileInfo) string {
+	switch m := info.Mode(); {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "of mode " + info.Mode().String()
+}

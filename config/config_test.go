@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -326,7 +327,7 @@ func TestLoadUntrusted(t *testing.T) {
 		{"private", func(t *testing.T, path string) string { return path }, nil},
 		{"readable by others", func(t *testing.T, path string) string { chmod(t, path, 0o644); return path }, nil},
 		{"group-writable", func(t *testing.T, path string) string { chmod(t, path, 0o664); return path }, []string{
-			"refusing the config file $F (owner " + who(os.Getuid()) + ", mode -rw-rw-r--): group or others may write to it",
+			"refusing the config file $F (owner " + Who(os.Getuid()) + ", mode -rw-rw-r--): group or others may write to it",
 			"run: chmod go-w $F"}},
 		{"world-writable", func(t *testing.T, path string) string { chmod(t, path, 0o646); return path }, []string{"mode -rw-r--rw-", "chmod go-w $F"}},
 		{"my symlink to a writable file", func(t *testing.T, path string) string {
@@ -338,7 +339,7 @@ func TestLoadUntrusted(t *testing.T) {
 			return link
 		}, []string{"refusing the config file $F.link (owner", "mode -rw-rw-rw-", "chmod go-w $F.link"}},
 		{"another user's", func(t *testing.T, path string) string { giveAway(t, path, false); return path }, []string{
-			"refusing the config file $F (owner " + who(otherUID()) + ", mode -rw-------): it belongs to another user",
+			"refusing the config file $F (owner " + Who(otherUID()) + ", mode -rw-------): it belongs to another user",
 			"run: sudo chown " + userArg(os.Getuid()) + " $F"}},
 		{"another user's symlink", func(t *testing.T, path string) string {
 			link := path + ".link"
@@ -347,7 +348,7 @@ func TestLoadUntrusted(t *testing.T) {
 			}
 			giveAway(t, link, true)
 			return link
-		}, []string{"refusing the config file $F.link: it is a symlink owned by " + who(otherUID()), "sudo chown -h"}},
+		}, []string{"refusing the config file $F.link: it is a symlink owned by " + Who(otherUID()), "sudo chown -h"}},
 	} {
 		for _, named := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/named=%v", tt.name, named), func(t *testing.T) {
@@ -414,5 +415,30 @@ func chmod(t *testing.T, path string, perm os.FileMode) {
 	t.Helper()
 	if err := os.Chmod(path, perm); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLoadNotRegular (issue 28): a FIFO or a directory as the config file is an error that
+// names the file and says what it is; the FIFO is opened without blocking.
+func TestLoadNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo, sub := filepath.Join(dir, "fifo.toml"), filepath.Join(dir, "dir.toml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, what := range map[string]string{fifo: "a FIFO (named pipe)", sub: "a directory"} {
+		done := make(chan error, 1)
+		go func() { _, err := Load(path, true); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), what) {
+				t.Errorf("Load(%s) = %v, want an error naming it and saying it is %s", path, err, what)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Load(%s) blocked", path)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"myco.dev/internal/shquote"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,7 +191,7 @@ func mkdir(t *testing.T, dir string, perm os.FileMode) {
 // could hand myco a config of theirs: a gateway of theirs would receive the user's key.
 // Such a directory is refused, with its owner and mode and the command that fixes it.
 func TestResolvePathsUntrusted(t *testing.T) {
-	me := who(os.Getuid())
+	me := Who(os.Getuid())
 	for _, tt := range []struct {
 		name  string
 		setup func(t *testing.T, home string) // home is MYCO_HOME, not yet created
@@ -230,7 +231,7 @@ func TestResolvePathsUntrusted(t *testing.T) {
 			}
 		}, []string{"$H (owner " + me + ", mode drwxrwxrwx)", "chmod go-w $H"}},
 		{"another user's home", func(t *testing.T, home string) { mkdir(t, home, 0o755); giveAway(t, home, false) }, []string{
-			"refusing the installation directory (MYCO_HOME) $H (owner " + who(otherUID()) + ", mode drwxr-xr-x): it belongs to another user",
+			"refusing the installation directory (MYCO_HOME) $H (owner " + Who(otherUID()) + ", mode drwxr-xr-x): it belongs to another user",
 			"run: sudo chown " + userArg(os.Getuid()) + " $H",
 		}},
 		{"another user's writable profile directory", func(t *testing.T, home string) {
@@ -245,7 +246,7 @@ func TestResolvePathsUntrusted(t *testing.T) {
 				t.Fatal(err)
 			}
 			giveAway(t, home, true)
-		}, []string{"refusing the installation directory (MYCO_HOME) $H: it is a symlink owned by " + who(otherUID()), "sudo chown -h " + userArg(os.Getuid()) + " $H"}},
+		}, []string{"refusing the installation directory (MYCO_HOME) $H: it is a symlink owned by " + Who(otherUID()), "sudo chown -h " + userArg(os.Getuid()) + " $H"}},
 		{"another user's symlinked profile directory", func(t *testing.T, home string) {
 			mkdir(t, home+"/profiles", 0o700)
 			mkdir(t, home+"/elsewhere", 0o700)
@@ -322,8 +323,8 @@ func TestShellQuote(t *testing.T) {
 		"$(rm -rf ~)":    `'$(rm -rf ~)'`,
 		"":               `''`,
 	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		if got := shquote.Quote(in); got != want {
+			t.Errorf("shquote.Quote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"myco.dev/internal/shquote"
 	"os"
 	"os/user"
 	"strconv"
@@ -35,7 +36,7 @@ func untrusted(info fs.FileInfo, uid int) string {
 func describe(info fs.FileInfo) string {
 	s := "mode " + info.Mode().String()
 	if owner, ok := ownerOf(info); ok {
-		s = "owner " + who(owner) + ", " + s
+		s = "owner " + Who(owner) + ", " + s
 	}
 	return "(" + s + ")"
 }
@@ -50,10 +51,10 @@ func fixFor(path string, info fs.FileInfo, uid int, link bool) string {
 		if link {
 			h = "-h "
 		}
-		cmds = append(cmds, "sudo chown "+h+userArg(uid)+" "+shellQuote(path))
+		cmds = append(cmds, "sudo chown "+h+userArg(uid)+" "+shquote.Quote(path))
 	}
 	if !link && info.Mode().Perm()&0o022 != 0 {
-		cmds = append(cmds, "chmod go-w "+shellQuote(path))
+		cmds = append(cmds, "chmod go-w "+shquote.Quote(path))
 	}
 	return "if it is yours, run: " + strings.Join(cmds, " && ")
 }
@@ -96,7 +97,7 @@ func checkLink(what, path string, linfo fs.FileInfo, uid int) error {
 	}
 	if owner, ok := ownerOf(linfo); ok && owner != uid && owner != 0 {
 		return fmt.Errorf("refusing the %s %s: it is a symlink owned by %s, not by you or root, who can point it elsewhere at any time; remove it, or %s",
-			what, path, who(owner), fixFor(path, linfo, uid, true))
+			what, path, Who(owner), fixFor(path, linfo, uid, true))
 	}
 	return nil
 }
@@ -129,10 +130,10 @@ func ownerOf(info fs.FileInfo) (int, bool) {
 	return int(st.Uid), true
 }
 
-// who names a user for a message: "alice (uid 1000)", or "uid 1000" when the name is
+// Who names a user for a message: "alice (uid 1000)", or "uid 1000" when the name is
 // unknown. Names are looked up only when a message is built, so the checks themselves
 // read no user database.
-func who(uid int) string {
+func Who(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
 		return u.Username + " (uid " + strconv.Itoa(uid) + ")"
 	}
@@ -142,16 +143,7 @@ func who(uid int) string {
 // userArg is the user to give to chown: the name when it is known, else the uid.
 func userArg(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
-		return shellQuote(u.Username)
+		return shquote.Quote(u.Username)
 	}
 	return strconv.Itoa(uid)
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it, so that a printed command can
-// be pasted as it is.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

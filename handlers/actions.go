@@ -23,7 +23,7 @@ import (
 const maxForm = 1 << 20
 
 // Uploads: at most maxUploads files and maxUpload bytes in all, of which maxUploadMemory
-// are held in memory (the rest spools to a temporary file that the request removes).
+// are held in memory (the rest spools to temporary files, which [server.handle] removes).
 const (
 	maxUploads      = 20
 	maxUpload       = 64 << 20
@@ -31,7 +31,8 @@ const (
 )
 
 // uploadForm parses a posted form that may carry files (multipart/form-data), within
-// maxUpload; a plain form is parsed as [form] does.
+// maxUpload; a plain form is parsed as [form] does. Call it only from a handler that
+// [server.handle] wraps, which removes the files spooled to disk.
 func uploadForm(w http.ResponseWriter, r *http.Request) error {
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
 		return form(w, r)
@@ -104,18 +105,18 @@ func done(w http.ResponseWriter, r *http.Request, page string) error {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	http.Redirect(w, r, page, http.StatusSeeOther)
+	web.Redirect(w, r, page, http.StatusSeeOther)
 	return nil
 }
 
 // goTo sends the browser to page: with HX-Redirect for htmx, with a 303 otherwise.
 func goTo(w http.ResponseWriter, r *http.Request, page string) error {
 	if htmx(r) {
-		w.Header().Set("HX-Redirect", page)
+		w.Header().Set("HX-Redirect", web.LocalPath(page))
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	http.Redirect(w, r, page, http.StatusSeeOther)
+	web.Redirect(w, r, page, http.StatusSeeOther)
 	return nil
 }
 
@@ -161,7 +162,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 	switch cmd := strings.TrimSpace(text); {
 	case cmd == "/help":
 		if !htmx(r) {
-			http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+			web.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
 			return nil
 		}
 		c := s.composer(sess, st, false)
@@ -188,7 +189,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if !htmx(r) {
-		http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+		web.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
 		return nil
 	}
 	c := s.composer(sess, st, false)
@@ -352,7 +353,7 @@ func (s *server) retry(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !htmx(r) {
-		http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+		web.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
 		return nil
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -380,7 +381,7 @@ func (s *server) archive(archived bool) func(http.ResponseWriter, *http.Request)
 			return err
 		}
 		if !htmx(r) {
-			http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+			web.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
 			return nil
 		}
 		sess, st, err := s.Sessions.Snapshot(r.Context(), id)

@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/agent/model"
+	"myco.dev/api"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
 )
@@ -78,7 +79,7 @@ func missing(field string) error { return web.MissingField(field) }
 // apiCreate creates a session (a hidden child when parent_session is set; a fork of it
 // with fork: true), idempotent by request_id, also across a restart.
 func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) {
-	var req CreateRequest
+	var req api.CreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := CreateAnswer{SessionID: id, RequestID: req.RequestID, Created: created,
+	out := api.CreateAnswer{SessionID: id, RequestID: req.RequestID, Created: created,
 		URL: s.sessionURL(id), APIURL: s.base + "/api/sessions/" + id, ParentSession: req.ParentSession}
 	if created {
 		return withStatus(http.StatusCreated, out), nil
@@ -145,7 +146,7 @@ func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 	// Newest first, and by id among sessions created at the same time, so that a cursor
 	// (the last row's place in that order) pages without a gap or a repeat.
 	slices.SortStableFunc(list, func(a, b sessions.Listed) int { return listOrder(a.Created, a.ID, b.Created, b.ID) })
-	out := ListAnswer{Sessions: []ListedSession{}}
+	out := api.ListAnswer{Sessions: []api.ListedSession{}}
 	for _, l := range list {
 		if after != nil && listOrder(l.Created, l.ID, after.created, after.id) <= 0 {
 			continue
@@ -155,7 +156,7 @@ func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 			out.NextCursor = listCursor{last.Created, last.SessionID}.String()
 			break
 		}
-		out.Sessions = append(out.Sessions, ListedSession{SessionID: l.ID, Title: l.Title, Model: l.Model, Created: l.Created,
+		out.Sessions = append(out.Sessions, api.ListedSession{SessionID: l.ID, Title: l.Title, Model: l.Model, Created: l.Created,
 			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, Cwd: l.Cwd, ParentSession: l.Parent, Problem: l.Problem})
 	}
 	return out, nil
@@ -216,7 +217,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	p := s.projector(id, th)
-	msgs := []SnapshotMessage{}
+	msgs := []api.SnapshotMessage{}
 	i := before - 1
 	for ; i >= 0 && len(msgs) < limit; i-- {
 		if m, ok := p.apiMessage(i); ok {
@@ -228,10 +229,10 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 	}
 	window := s.model(st.Model).ContextWindow
 	used := th.ContextUsed()
-	out := SnapshotAnswer{
+	out := api.SnapshotAnswer{
 		SessionID: id, Title: sess.Title, Created: sess.Created, Model: st.Model, Cwd: sess.Cwd,
 		Busy: st.Busy, BusyElsewhere: st.Elsewhere, ActiveThread: th.ID, LastTurn: st.LastTurn.Status, Archived: sess.Archived, Hidden: sess.Hidden,
-		Usage:    SnapshotUsage{User: fmt.Sprintf("USER %d/%d", used, window), PromptTokens: used, ContextWindow: window, Spent: sess.Spent()},
+		Usage:    api.SnapshotUsage{User: fmt.Sprintf("USER %d/%d", used, window), PromptTokens: used, ContextWindow: window, Spent: apiUsage(sess.Spent())},
 		Messages: msgs, Answer: st.LastTurn.Answer, EventID: cursor, ParentSession: sess.Parent,
 	}
 	out.LastError = lastError(st.LastTurn)
@@ -251,12 +252,12 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	out.Children = make([]ChildSession, 0, len(tree.Children))
+	out.Children = make([]api.ChildSession, 0, len(tree.Children))
 	for _, c := range tree.Children {
-		out.Children = append(out.Children, ChildSession{SessionID: c.ID, Title: c.Title, Model: c.Model, Busy: c.Busy, LastTurn: c.LastTurn})
+		out.Children = append(out.Children, api.ChildSession{SessionID: c.ID, Title: c.Title, Model: c.Model, Busy: c.Busy, LastTurn: c.LastTurn})
 	}
 	t := tree.Totals()
-	out.Tree = TreeTotals{Sessions: t.Sessions, Busy: t.Busy, OpenToolCalls: t.OpenCalls, Spent: t.Spent, WorkSecs: t.Work.Seconds()}
+	out.Tree = api.TreeTotals{Sessions: t.Sessions, Busy: t.Busy, OpenToolCalls: t.OpenCalls, Spent: apiUsage(t.Spent), WorkSecs: t.Work.Seconds()}
 	return out, nil
 }
 
@@ -273,15 +274,15 @@ func intParam(v string, def, lo, hi int, name string) (int, error) {
 
 // apiMessage renders entry i for the API, or reports false for one that is only tool
 // results (they show in their calls).
-func (p *projector) apiMessage(i int) (SnapshotMessage, bool) {
+func (p *projector) apiMessage(i int) (api.SnapshotMessage, bool) {
 	e := p.thread.Entries[i]
-	m := SnapshotMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text(), Rejected: e.Rejected}
+	m := api.SnapshotMessage{Index: i, Role: string(e.Message.Role), AcceptedAt: e.AcceptedAt, Text: e.Message.Text(), Rejected: e.Rejected}
 	for _, part := range e.Message.Parts {
 		switch {
 		case part.Kind == model.KindImage:
 			m.Images++
 		case part.Kind == model.KindToolCall && part.ToolCall != nil:
-			c := SnapshotToolCall{ID: part.ToolCall.ID, Name: part.ToolCall.Name, Input: part.ToolCall.Input, Status: "running"}
+			c := api.SnapshotToolCall{ID: part.ToolCall.ID, Name: part.ToolCall.Name, Input: part.ToolCall.Input, Status: "running"}
 			if len(c.Input) == 0 {
 				c.Input = json.RawMessage("{}")
 			}
@@ -330,6 +331,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 	}
 	sub := s.Sessions.Subscribe(ids, after).Exact()
 	defer sub.Close()
+	defer s.streaming("api")()
 	sse, err := web.StartSSE(w, r)
 	if err != nil {
 		return nil, nil
@@ -345,7 +347,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 		case ctx.Err() != nil:
 			return nil, nil
 		case errors.Is(err, context.DeadlineExceeded):
-			b, _ := json.Marshal(PingEvent{Type: "ping", Time: time.Now().UTC()})
+			b, _ := json.Marshal(api.PingEvent{EventInfo: api.EventInfo{Type: api.EventPing, Time: time.Now().UTC()}})
 			sse.AppendJSON("", "ping", b)
 			if sse.Flush() != nil {
 				return nil, nil
@@ -367,10 +369,15 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 	}
 }
 
+// apiUsage is u as the API says it.
+func apiUsage(u model.Usage) api.Usage {
+	return api.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Reasoning: u.Reasoning}
+}
+
 // lastError is the last_error of a turn that ended as st says, nil for one with an answer.
-func lastError(st sessions.TurnState) *LastError {
+func lastError(st sessions.TurnState) *api.LastError {
 	if st.Code == "" {
 		return nil
 	}
-	return &LastError{Code: st.Code, Message: st.Error, Detail: st.Detail, Retryable: sessions.Retryable(st.Code)}
+	return &api.LastError{Code: st.Code, Message: st.Error, Detail: st.Detail, Retryable: sessions.Retryable(st.Code)}
 }

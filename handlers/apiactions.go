@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/agent/model"
+	"myco.dev/api"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
 )
@@ -30,20 +31,6 @@ const (
 	cancelWaitDefault = 10
 	cancelWaitMax     = 600
 )
-
-// actionTypes are the actions of POST /api/sessions/ID/actions and the body each takes.
-var actionTypes = map[string]func() any{
-	"submit":                func() any { return &SubmitAction{} },
-	sessions.ActSelectModel: func() any { return &SelectModelAction{} },
-	sessions.ActSetTitle:    func() any { return &SetTitleAction{} },
-	sessions.ActCompact:     func() any { return &CompactAction{} },
-	sessions.ActRetry:       func() any { return &RetryAction{} },
-	sessions.ActArchive:     func() any { return &ArchiveAction{} },
-	sessions.ActRestore:     func() any { return &ArchiveAction{} },
-}
-
-// actionNames lists the actions, for a message.
-const actionNames = "submit, select_model, set_title, compact, retry, archive and restore"
 
 // apiAction does one action on a session, idempotent by request_id. The body's action
 // field says which, and the body is then decoded strictly as that action's type: a field
@@ -73,11 +60,10 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 	case action == "":
 		return nil, missing("action")
 	}
-	newReq, ok := actionTypes[action]
+	req, ok := api.NewAction(action)
 	if !ok {
-		return nil, apiError(http.StatusBadRequest, "unknown_action", "unknown action "+strconv.Quote(action)+"; the actions are "+actionNames)
+		return nil, apiError(http.StatusBadRequest, "unknown_action", "unknown action "+strconv.Quote(action)+"; the actions are "+strings.Join(api.ActionNames(), ", "))
 	}
-	req := newReq()
 	if err := web.UnmarshalJSON(body, req); err != nil {
 		if e, ok := errors.AsType[*web.Error](err); ok && e.Code == "unknown_field" {
 			return nil, web.NewError(e.Status, e.Code, "action "+action+": "+e.Message)
@@ -89,46 +75,49 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	switch req := req.(type) {
-	case *SubmitAction:
+	case *api.SubmitAction:
 		return s.apiSubmit(w, r, id, sess.Cwd, st, req)
-	case *SelectModelAction:
+	case *api.SelectModelAction:
 		if err := s.configured(); err != nil {
 			return nil, err
 		}
 		if !s.known(req.Model) {
 			return nil, apiError(http.StatusBadRequest, "unknown_model", "no model "+strconv.Quote(req.Model)+" in the catalog; the models are "+strings.Join(s.modelKeys(), ", "))
 		}
-		return s.act(r, id, req.RequestID, action, req.Model)
-	case *SetTitleAction:
-		return s.act(r, id, req.RequestID, action, req.Title)
-	case *CompactAction:
+		return s.act(r, id, req.RequestID, action, sessions.ActSelectModel, req.Model)
+	case *api.SetTitleAction:
+		return s.act(r, id, req.RequestID, action, sessions.ActSetTitle, req.Title)
+	case *api.CompactAction:
 		if err := s.configured(); err != nil {
 			return nil, err
 		}
-		return s.act(r, id, req.RequestID, action, "")
-	case *RetryAction:
+		return s.act(r, id, req.RequestID, action, sessions.ActCompact, "")
+	case *api.RetryAction:
 		if err := s.configured(); err != nil {
 			return nil, err
 		}
-		return s.act(r, id, req.RequestID, action, "")
-	case *ArchiveAction:
-		return s.act(r, id, req.RequestID, action, "")
+		return s.act(r, id, req.RequestID, action, sessions.ActRetry, "")
+	case *api.ArchiveAction:
+		return s.act(r, id, req.RequestID, action, sessions.ActArchive, "")
+	case *api.RestoreAction:
+		return s.act(r, id, req.RequestID, action, sessions.ActRestore, "")
 	}
 	return nil, fmt.Errorf("action %s has no handler", action)
 }
 
-// act does an action other than submit.
-func (s *server) act(r *http.Request, id, requestID, action, arg string) (any, error) {
-	rec, repeat, err := s.Sessions.Act(r.Context(), id, requestID, action, arg)
+// act does an action other than submit: action as the API names it, done by the session
+// service's act.
+func (s *server) act(r *http.Request, id, requestID, action, act, arg string) (any, error) {
+	rec, repeat, err := s.Sessions.Act(r.Context(), id, requestID, act, arg)
 	if err != nil {
 		return nil, err
 	}
-	return ActionAnswer{SessionID: id, RequestID: requestID, Action: action, At: rec.At, Repeat: repeat, Result: rec.Result}, nil
+	return api.ActionAnswer{SessionID: id, RequestID: requestID, Action: action, At: rec.At, Repeat: repeat, Result: rec.Result}, nil
 }
 
 // apiSubmit submits a message: its text, the files its @path tokens name, and its
 // attachments. It answers once the message is durable, or, with wait, once its turn ended.
-func (s *server) apiSubmit(w http.ResponseWriter, r *http.Request, id, dir string, st sessions.Status, req *SubmitAction) (any, error) {
+func (s *server) apiSubmit(w http.ResponseWriter, r *http.Request, id, dir string, st sessions.Status, req *api.SubmitAction) (any, error) {
 	if err := s.configured(); err != nil {
 		return nil, err
 	}
@@ -166,7 +155,7 @@ func (s *server) apiSubmit(w http.ResponseWriter, r *http.Request, id, dir strin
 	if err != nil {
 		return nil, err
 	}
-	out := SubmitAnswer{SessionID: id, RequestID: req.RequestID, Action: "submit", AcceptedAt: acc.At, Thread: acc.Thread, Repeat: acc.Repeat,
+	out := api.SubmitAnswer{SessionID: id, RequestID: req.RequestID, Action: "submit", AcceptedAt: acc.At, Thread: acc.Thread, Repeat: acc.Repeat,
 		JobID: acc.JobID, Warnings: warnings}
 	if !acc.Repeat {
 		out.EventID = cursor
@@ -184,7 +173,7 @@ func (s *server) apiSubmit(w http.ResponseWriter, r *http.Request, id, dir strin
 
 // waitTurn waits until the turn of job jobID (submitted by request requestID) has ended,
 // at most timeout, and says in out how it ended.
-func (s *server) waitTurn(w http.ResponseWriter, r *http.Request, id, requestID, jobID string, timeout time.Duration, out *SubmitAnswer) error {
+func (s *server) waitTurn(w http.ResponseWriter, r *http.Request, id, requestID, jobID string, timeout time.Duration, out *api.SubmitAnswer) error {
 	web.Unbounded(w) // the request is read; the server's read bound must not end the wait
 	ended := true
 	if j := s.Sessions.RunningJob(id); j != nil && jobID != "" && j.ID == jobID {
@@ -239,7 +228,7 @@ func latestRequest(sess *sessions.Session) string {
 // apiAttachments turns the attachments of a submit into parts, held to the caps and checks
 // of the browser's uploads (sessions.Attach); a refused one is a 400 bad_attachment that
 // names it and why.
-func apiAttachments(as []Attachment, maxImage int) ([]model.Part, error) {
+func apiAttachments(as []api.Attachment, maxImage int) ([]model.Part, error) {
 	if len(as) > maxUploads {
 		return nil, apiError(http.StatusBadRequest, "bad_attachment", fmt.Sprintf("%d files are attached; at most %d go with one message", len(as), maxUploads))
 	}
@@ -295,7 +284,7 @@ func (s *server) pathAttachments(text, dir string, maxImage int) (parts []model.
 // has ended, or after timeout_secs with stopping: true.
 func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := chi.URLParam(r, "id")
-	var req CancelRequest
+	var req api.CancelRequest
 	if r.ContentLength != 0 {
 		if err := decode(w, r, &req); err != nil {
 			return nil, err
@@ -311,7 +300,7 @@ func (s *server) apiCancel(w http.ResponseWriter, r *http.Request) (any, error) 
 	if _, _, err := s.Sessions.Snapshot(r.Context(), id); err != nil {
 		return nil, err
 	}
-	out := CancelAnswer{SessionID: id, EventID: s.Sessions.EventID(), APIURL: s.base + "/api/sessions/" + id}
+	out := api.CancelAnswer{SessionID: id, EventID: s.Sessions.EventID(), APIURL: s.base + "/api/sessions/" + id}
 	j := s.Sessions.RunningJob(id)
 	if j == nil || req.JobID != "" && j.ID != req.JobID {
 		return out, nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/api"
 	"myco.dev/internal/fakemodel"
 )
 
@@ -71,7 +72,7 @@ func TestAPIStrictActions(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body := ts.raw(t, tt.method, tt.path, tt.body, nil)
-			var out ErrorAnswer
+			var out api.ErrorAnswer
 			json.Unmarshal([]byte(body), &out)
 			if resp.StatusCode != tt.status || out.Error.Code != tt.code || !strings.Contains(out.Error.Message, tt.says) {
 				t.Errorf("%s %s %s = %d %s, want %d %s saying %s", tt.method, tt.path, tt.body, resp.StatusCode, body, tt.status, tt.code, tt.says)
@@ -334,9 +335,9 @@ func TestAPIDiscovery(t *testing.T) {
 		t.Errorf("models = %v", models)
 	}
 	resp, body := ts.raw(t, "GET", "/version", "", nil)
-	var v VersionAnswer
+	var v api.VersionAnswer
 	json.Unmarshal([]byte(body), &v)
-	if resp.Header.Get(APIVersionHeader) != APIVersion || v.API != APIVersion || v.HostProtocol == 0 {
+	if resp.Header.Get(api.VersionHeader) != api.Version || v.API != api.Version || v.HostProtocol == 0 {
 		t.Errorf("version = %v %s", resp.Header, body)
 	}
 	resp, body = ts.raw(t, "GET", "/openapi.json", "", nil)
@@ -344,7 +345,7 @@ func TestAPIDiscovery(t *testing.T) {
 		t.Errorf("GET openapi.json = %d, not the document", resp.StatusCode)
 	}
 	resp, body = ts.raw(t, "DELETE", "/sessions", "", nil)
-	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, POST" || !strings.Contains(body, `"method_not_allowed"`) || resp.Header.Get(APIVersionHeader) != APIVersion {
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, POST" || !strings.Contains(body, `"method_not_allowed"`) || resp.Header.Get(api.VersionHeader) != api.Version {
 		t.Errorf("DELETE /sessions = %d %v %s, want 405 with Allow: GET, POST", resp.StatusCode, resp.Header, body)
 	}
 	resp, _ = ts.raw(t, "PUT", "/sessions/x/answer", "", nil)
@@ -352,7 +353,7 @@ func TestAPIDiscovery(t *testing.T) {
 		t.Errorf("PUT answer = %d Allow %q, want 405 with Allow: GET", resp.StatusCode, resp.Header.Get("Allow"))
 	}
 	resp, body = ts.raw(t, "GET", "/nothing/here", "", nil)
-	if resp.StatusCode != 404 || !strings.Contains(body, `"not_found"`) || resp.Header.Get(APIVersionHeader) != APIVersion {
+	if resp.StatusCode != 404 || !strings.Contains(body, `"not_found"`) || resp.Header.Get(api.VersionHeader) != api.Version {
 		t.Errorf("GET /nothing/here = %d %s", resp.StatusCode, body)
 	}
 	for enc, gz := range map[string]bool{"gzip": true, "gzip;q=0": false, "gzip;q=0, br": false} {

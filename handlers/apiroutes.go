@@ -5,27 +5,19 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
+	"myco.dev/api"
 	"myco.dev/hosts/proto"
 )
 
-// APIVersion is the version of the JSON API under /api/. It is in every answer's
-// Myco-API-Version header, in GET /api/version and in the OpenAPI document. An additive
-// change (a new endpoint, field, event or code) keeps it: a client can tell whether a
-// server has a field by the 400 unknown_field an older one answers. A breaking change
-// comes under a new path (/api/v2/), with a new version, and /api/ stays as it is.
-const APIVersion = "1"
-
-// APIVersionHeader is the header that carries [APIVersion].
-const APIVersionHeader = "Myco-API-Version"
-
 // openAPIDocument is the OpenAPI 3.1 document of the API, generated from the types of
-// apitypes.go and the operations below by TestOpenAPIDocument (-update writes it), which
+// package api and the operations below by TestOpenAPIDocument (-update writes it), which
 // fails when it is stale.
 //
 //go:embed openapi.json
@@ -43,9 +35,10 @@ type apiOp struct {
 	Origin bool
 	Query  []apiParam
 	// Body is the request body's type (a zero value), or several for a body that is one of
-	// them (told apart by their action field); nil for none. BodyOptional marks a body that
-	// may be left out.
+	// them, the union Union names; nil for none. BodyOptional marks a body that may be left
+	// out.
 	Body         []any
+	Union        apiUnion
 	BodyOptional bool
 	// Answers are the successful answers, by status.
 	Answers []apiAnswer
@@ -65,14 +58,41 @@ type apiParam struct {
 }
 
 // apiAnswer is a successful answer: its status, its type (a zero value; several for one
-// of them), or a media type other than JSON.
+// of them, the union Union names), or a media type other than JSON; for an event stream,
+// the types of its events' data.
 type apiAnswer struct {
 	Status int
 	Doc    string
 	Types  []any
+	Union  apiUnion
 	Media  string // "" for application/json
 	// Headers are headers the answer carries, with what they say.
 	Headers map[string]string
+}
+
+// apiUnion names a body or answer that is one of several types: the OpenAPI document has it
+// as a schema of that name, a oneOf told apart by the field By (its discriminator), so
+// that a generated client has one type for it and one per member.
+type apiUnion struct{ Name, By string }
+
+// actionBodies are the bodies of the actions, as api.NewAction makes them.
+func actionBodies() []any {
+	var out []any
+	for _, name := range api.ActionNames() {
+		a, _ := api.NewAction(name)
+		out = append(out, reflect.ValueOf(a).Elem().Interface())
+	}
+	return out
+}
+
+// eventData are the data of the event stream's events, as api.NewEvent makes them.
+func eventData() []any {
+	var out []any
+	for _, typ := range api.EventTypes() {
+		ev, _ := api.NewEvent(typ)
+		out = append(out, reflect.ValueOf(ev).Elem().Interface())
+	}
+	return out
 }
 
 // Paging bounds.
@@ -89,9 +109,9 @@ func (s *server) apiOps() []apiOp {
 	ops := []apiOp{
 		{ID: "createSession", Method: "POST", Path: "/sessions", Origin: true, handle: s.apiCreate,
 			Summary: "Create a session: a hidden child with parent_session, a fork of its parent's conversation with fork. Idempotent by request_id.",
-			Body:    []any{CreateRequest{}},
-			Answers: []apiAnswer{{Status: 201, Doc: "The session was created.", Types: []any{CreateAnswer{}}},
-				{Status: 200, Doc: "An earlier request with this request_id created it (created is false).", Types: []any{CreateAnswer{}}}},
+			Body:    []any{api.CreateRequest{}},
+			Answers: []apiAnswer{{Status: 201, Doc: "The session was created.", Types: []any{api.CreateAnswer{}}},
+				{Status: 200, Doc: "An earlier request with this request_id created it (created is false).", Types: []any{api.CreateAnswer{}}}},
 			Errors: []int{400, 403, 404, 409, 413, 415}},
 		{ID: "listSessions", Method: "GET", Path: "/sessions", handle: s.apiList,
 			Summary: "List sessions, newest first, a page at a time.",
@@ -104,7 +124,7 @@ func (s *server) apiOps() []apiOp {
 				{Name: "limit", Type: "integer", Min: 1, Max: listMax, Default: strconv.Itoa(listDefault), Doc: "The most sessions in one answer."},
 				{Name: "cursor", Type: "string", Doc: "Where the page starts: the next_cursor of the page before."},
 			},
-			Answers: []apiAnswer{{Status: 200, Types: []any{ListAnswer{}}}},
+			Answers: []apiAnswer{{Status: 200, Types: []any{api.ListAnswer{}}}},
 			Errors:  []int{400}},
 		{ID: "getSession", Method: "GET", Path: "/sessions/{id}", handle: s.apiSnapshot,
 			Summary: "A session's snapshot: its state, how its last turn ended, its answer, its newest messages (paged back with before), its children and the roll-up of its tree.",
@@ -112,7 +132,7 @@ func (s *server) apiOps() []apiOp {
 				{Name: "limit", Type: "integer", Min: 1, Max: snapshotMax, Default: strconv.Itoa(snapshotDefault), Doc: "The most messages in one answer."},
 				{Name: "before", Type: "integer", Min: 0, Doc: "Only messages before this index: the next_before of the page after."},
 			},
-			Answers: []apiAnswer{{Status: 200, Types: []any{SnapshotAnswer{}}}},
+			Answers: []apiAnswer{{Status: 200, Types: []any{api.SnapshotAnswer{}}}},
 			Errors:  []int{400, 404, 409}},
 		{ID: "getAnswer", Method: "GET", Path: "/sessions/{id}/answer", handle: s.apiAnswer,
 			Summary: "The final answer of the session's last turn, as plain text: empty when that turn has none (it runs, failed or was stopped), never an earlier turn's.",
@@ -121,31 +141,32 @@ func (s *server) apiOps() []apiOp {
 					"Myco-Last-Error": "The code of last_error, for a turn that ended without an answer."}}},
 			Errors: []int{400, 404, 409}},
 		{ID: "actOnSession", Method: "POST", Path: "/sessions/{id}/actions", Origin: true, handle: s.apiAction,
-			Summary: "Do one action on a session: submit (a message; with wait, the answer comes when its turn has ended), select_model, set_title, compact, archive or restore. Each action takes its own fields and no other. Idempotent by request_id.",
-			Body:    []any{SubmitAction{}, SelectModelAction{}, SetTitleAction{}, CompactAction{}, RetryAction{}, ArchiveAction{}},
-			Answers: []apiAnswer{{Status: 200, Doc: "A submit answers a SubmitAnswer; every other action an ActionAnswer.", Types: []any{SubmitAnswer{}, ActionAnswer{}}}},
-			Errors:  sessionErrors},
+			Summary: "Do one action on a session: submit (a message; with wait, the answer comes when its turn has ended), select_model, set_title, compact, retry, archive or restore: an Action. Each action takes its own fields and no other. Idempotent by request_id.",
+			Body:    actionBodies(), Union: apiUnion{"Action", "action"},
+			Answers: []apiAnswer{{Status: 200, Doc: "A submit answers a SubmitAnswer; every other action an ActionAnswer.", Types: []any{api.SubmitAnswer{}, api.ActionAnswer{}},
+				Union: apiUnion{"ActionResult", "action"}}},
+			Errors: sessionErrors},
 		{ID: "cancelJob", Method: "POST", Path: "/sessions/{id}/cancel", Origin: true, handle: s.apiCancel,
 			Summary:      "Stop the session's running turn or compaction (retry waits included), or only the job job_id names; answers once it has ended, or with stopping: true after timeout_secs.",
-			Body:         []any{CancelRequest{}},
+			Body:         []any{api.CancelRequest{}},
 			BodyOptional: true,
-			Answers:      []apiAnswer{{Status: 200, Types: []any{CancelAnswer{}}}},
+			Answers:      []apiAnswer{{Status: 200, Types: []any{api.CancelAnswer{}}}},
 			Errors:       []int{400, 403, 404, 413, 415}},
 		{ID: "streamEvents", Method: "GET", Path: "/events", Origin: true, handle: s.apiEvents,
-			Summary: "Server-sent events of the profile's sessions, or of some: each event's SSE name is its type, its data one JSON object (an Event, or a PingEvent every 15 s of quiet), its id the cursor to resume from (Last-Event-ID or after). The server keeps each session's last 1,024 events, and a closed session's for two minutes after it closed (4 MiB of them in all); a cursor older than that, or of another run of the server, gets one reset event per session instead: read the snapshot again.",
+			Summary: "Server-sent events of the profile's sessions, or of some: each event's SSE name is its type, its data one JSON object, an Event (a ping after 15 s of quiet), its id the cursor to resume from (Last-Event-ID or after). The server keeps each session's last 1,024 events, and a closed session's for two minutes after it closed (4 MiB of them in all); a cursor older than that, or of another run of the server, gets one reset event per session instead: read the snapshot again.",
 			Query: []apiParam{
 				{Name: "session", Type: "string", Doc: "Only these sessions' events: ids separated by commas."},
 				{Name: "after", Type: "string", Doc: "The cursor to start after (an event_id or an event's id); without it, the stream starts now. Last-Event-ID takes precedence."},
 			},
-			Answers: []apiAnswer{{Status: 200, Media: "text/event-stream", Doc: "The stream: events until the client leaves.", Types: []any{eventType{}, PingEvent{}}}},
+			Answers: []apiAnswer{{Status: 200, Media: "text/event-stream", Doc: "The stream: events until the client leaves.", Types: eventData(), Union: apiUnion{"Event", "type"}}},
 			Errors:  []int{400, 403, 404}},
 		{ID: "listModels", Method: "GET", Path: "/models", handle: s.apiModels,
 			Summary: "The model catalog: each model's key (for create and select_model), protocol and context window, and which is the default.",
-			Answers: []apiAnswer{{Status: 200, Types: []any{ModelsAnswer{}}}},
+			Answers: []apiAnswer{{Status: 200, Types: []any{api.ModelsAnswer{}}}},
 			Errors:  []int{400}},
 		{ID: "getVersion", Method: "GET", Path: "/version", handle: s.apiVersion,
 			Summary: "The versions of myco, of this API and of the remote host protocol.",
-			Answers: []apiAnswer{{Status: 200, Types: []any{VersionAnswer{}}}},
+			Answers: []apiAnswer{{Status: 200, Types: []any{api.VersionAnswer{}}}},
 			Errors:  []int{400}},
 		{ID: "getOpenAPI", Method: "GET", Path: "/openapi.json", handle: s.apiOpenAPI,
 			Summary: "This document.",
@@ -159,9 +180,6 @@ func (s *server) apiOps() []apiOp {
 	return ops
 }
 
-// eventType stands for [sessions.Update] in the table: the data of the event stream.
-type eventType struct{}
-
 // apiRoutes mounts the API's operations under /api, each behind the checks it needs, with
 // the version header on every answer, and the error envelope for paths and methods it
 // does not have (405 with Allow).
@@ -169,7 +187,7 @@ func (s *server) apiRoutes(r chi.Router) {
 	ops := s.apiOps()
 	r.Use(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set(APIVersionHeader, APIVersion)
+			w.Header().Set(api.VersionHeader, api.Version)
 			next.ServeHTTP(w, r)
 		})
 	})
@@ -241,9 +259,9 @@ func checkQuery(params []apiParam, q url.Values) error {
 
 // apiModels lists the model catalog.
 func (s *server) apiModels(w http.ResponseWriter, r *http.Request) (any, error) {
-	out := ModelsAnswer{Models: make([]ModelEntry, 0, len(s.Models)), Default: s.Default}
+	out := api.ModelsAnswer{Models: make([]api.ModelEntry, 0, len(s.Models)), Default: s.Default}
 	for _, m := range s.Models {
-		out.Models = append(out.Models, ModelEntry{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow,
+		out.Models = append(out.Models, api.ModelEntry{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow,
 			MaxImageBase64Bytes: m.MaxImageBase64Bytes, Default: m.Key == s.Default})
 	}
 	return out, nil
@@ -251,7 +269,7 @@ func (s *server) apiModels(w http.ResponseWriter, r *http.Request) (any, error) 
 
 // apiVersion answers the versions.
 func (s *server) apiVersion(w http.ResponseWriter, r *http.Request) (any, error) {
-	return VersionAnswer{Myco: s.Build.Version, Build: s.Build.String(), API: APIVersion, HostProtocol: proto.Version}, nil
+	return api.VersionAnswer{Myco: s.Build.Version, Build: s.Build.String(), API: api.Version, HostProtocol: proto.Version}, nil
 }
 
 // apiOpenAPI serves the OpenAPI document.

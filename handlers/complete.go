@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -40,7 +41,9 @@ func completePath(typed, dir, home string, dirsOnly bool, max int) []pathChoice 
 	default:
 		parent = filepath.Join(dir, head)
 	}
-	f, err := os.Open(parent)
+	// O_DIRECTORY|O_NONBLOCK: a typed name that is a FIFO is refused at once rather than
+	// hanging the request.
+	f, err := os.OpenFile(parent, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}

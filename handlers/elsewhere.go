@@ -3,11 +3,15 @@ package handlers
 import (
 	"net/http"
 	"strings"
+
+	"myco.dev/internal/web"
 )
 
 // elsewhere sends back a request that a handed-off connection carries but this worker does
 // not serve (another profile's, the supervisor's): a 307 to the same address with the
-// connection closed, so the browser asks again through the supervisor. The supervisor
+// connection closed, so the browser asks again through the supervisor. The address is
+// the request's path, which a request can make //evil/x: [web.Redirect] keeps it a path
+// of this server. The supervisor
 // (package profiles) hands a worker the whole connection of a request for its profile, so
 // every later request on that connection comes here, whatever it is for.
 func elsewhere(base string, next http.Handler) http.Handler {
@@ -19,6 +23,6 @@ func elsewhere(base string, next http.Handler) http.Handler {
 		}
 		w.Header().Set("Connection", "close")
 		w.Header().Set("Cache-Control", "no-store")
-		http.Redirect(w, r, r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		web.Redirect(w, r, r.URL.RequestURI(), http.StatusTemporaryRedirect)
 	})
 }

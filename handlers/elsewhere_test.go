@@ -27,3 +27,18 @@ func TestElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestElsewhereStaysHere: a path that a browser would read as another host (//evil/x,
+// /\evil/x) is sent back to a path of this server, never to that host.
+func TestElsewhereStaysHere(t *testing.T) {
+	h := elsewhere("/profiles/work", http.NotFoundHandler())
+	for _, tt := range []struct{ target, want string }{
+		{"//evil/x", "/evil/x"}, {"//evil/x?y=1", "/evil/x?y=1"}, {"///evil", "/evil"}, {`/\evil/x`, "/%5Cevil/x"},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", tt.target, nil))
+		if loc := rec.Header().Get("Location"); rec.Code != http.StatusTemporaryRedirect || loc != tt.want {
+			t.Errorf("GET %s = %d, Location %q; want a 307 to %q", tt.target, rec.Code, loc, tt.want)
+		}
+	}
+}

@@ -72,9 +72,18 @@ func sessionError(err error) *web.Error {
 	return nil
 }
 
-// handle adapts a handler that returns an error; serveError answers the error.
+// handle adapts a handler that returns an error; serveError answers the error. The
+// temporary files of an upload the handler parsed ([uploadForm]) are removed once it
+// answered, accepted or refused: net/http removes them only for the request it holds, and
+// chi's routing hands the handler a copy of it (r.WithContext), so they stayed in
+// $TMPDIR until a reboot.
 func (s *server) handle(f func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if r.MultipartForm != nil {
+				r.MultipartForm.RemoveAll()
+			}
+		}()
 		if err := f(w, r); err != nil {
 			s.serveError(w, r, err)
 		}

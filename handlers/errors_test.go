@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"myco.dev/api"
 	"myco.dev/sessions"
 	"myco.dev/static"
 )
@@ -71,11 +72,11 @@ func TestOneErrorMapping(t *testing.T) {
 				t.Errorf("the page shows the cause: %s", page.Body.String())
 			}
 
-			api := httptest.NewRecorder()
-			s.api(nil, func(http.ResponseWriter, *http.Request) (any, error) { return nil, tt.err })(api, httptest.NewRequest("GET", "/profiles/default/api/sessions", nil))
-			var body ErrorAnswer
-			if err := json.Unmarshal(api.Body.Bytes(), &body); err != nil || api.Code != tt.status || body.Error.Code != tt.code || body.Error.Message == "" {
-				t.Errorf("API: %d %s, want %d with code %s", api.Code, api.Body, tt.status, tt.code)
+			answer := httptest.NewRecorder()
+			s.api(nil, func(http.ResponseWriter, *http.Request) (any, error) { return nil, tt.err })(answer, httptest.NewRequest("GET", "/profiles/default/api/sessions", nil))
+			var body api.ErrorAnswer
+			if err := json.Unmarshal(answer.Body.Bytes(), &body); err != nil || answer.Code != tt.status || body.Error.Code != tt.code || body.Error.Message == "" {
+				t.Errorf("API: %d %s, want %d with code %s", answer.Code, answer.Body, tt.status, tt.code)
 			}
 			if n := lines(); n != want {
 				t.Errorf("API: %d log lines, want %d", n, want)
@@ -107,8 +108,7 @@ func TestNilLogIsDefault(t *testing.T) {
 
 // TestEveryErrorCodeDocumented (issues 20, 22): every code the API can answer, in this
 // package, the shared web plumbing and the server in front of the profiles, is one of
-// apiErrorCodes (the OpenAPI document's code set), with its status, and docs/browser.md
-// lists it.
+// api.ErrorCodes (the OpenAPI document's code set), and docs/browser.md lists it.
 func TestEveryErrorCodeDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../docs/browser.md")
 	if err != nil {
@@ -126,8 +126,8 @@ func TestEveryErrorCodeDocumented(t *testing.T) {
 				if !strings.Contains(string(doc), "`"+m[1]+"`") {
 					t.Errorf("%s answers code %s, which docs/browser.md does not list", f, m[1])
 				}
-				if !slices.ContainsFunc(apiErrorCodes, func(c apiErrorCode) bool { return c.Code == m[1] }) {
-					t.Errorf("%s answers code %s, which is not in apiErrorCodes (the OpenAPI document's code set)", f, m[1])
+				if !slices.ContainsFunc(api.ErrorCodes(), func(c api.ErrorCode) bool { return c.Code == m[1] }) {
+					t.Errorf("%s answers code %s, which is not in api.ErrorCodes (the OpenAPI document's code set)", f, m[1])
 				}
 			}
 		}

@@ -1,9 +1,10 @@
 package handlers
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"html"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -12,20 +13,33 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/api"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/sessions"
 )
 
-// sseEvent is one server-sent event as a client reads it.
+// sseEvent is one server-sent event as a client reads it: its id (the stream's last event
+// ID), its name and its data.
 type sseEvent struct {
 	id, event, data string
 }
 
-// sseStream reads an event stream.
+// sseStream reads an event stream with the one reader of server-sent events, api's.
 type sseStream struct {
 	resp   *http.Response
-	sc     *bufio.Scanner
+	rd     *api.SSEReader
 	cancel context.CancelFunc
+}
+
+// noCR fails the test for a CR in what the server writes: the writer makes every line
+// break \n, since a bare \r (tool output often has one) would end a line for the reader.
+type noCR struct{ t *testing.T }
+
+func (w noCR) Write(p []byte) (int, error) {
+	if i := bytes.IndexByte(p, '\r'); i >= 0 {
+		w.t.Errorf("the stream holds a CR: %q", p[max(0, i-40):min(len(p), i+40)])
+	}
+	return len(p), nil
 }
 
 func (ts *testServer) stream(t *testing.T, path string, header http.Header) *sseStream {
@@ -49,8 +63,7 @@ func (ts *testServer) stream(t *testing.T, path string, header http.Header) *sse
 			t.Errorf("event stream header %s = %q, want %q", k, resp.Header.Get(k), want)
 		}
 	}
-	s := &sseStream{resp: resp, sc: bufio.NewScanner(resp.Body), cancel: cancel}
-	s.sc.Buffer(make([]byte, 1<<20), 16<<20)
+	s := &sseStream{resp: resp, rd: api.NewSSEReader(io.TeeReader(resp.Body, noCR{t})), cancel: cancel}
 	t.Cleanup(s.close)
 	return s
 }
@@ -60,32 +73,14 @@ func (s *sseStream) close() {
 	s.resp.Body.Close()
 }
 
-// next reads one event (skipping the retry preamble).
+// next reads one event (the retry preamble is none).
 func (s *sseStream) next(t *testing.T) sseEvent {
 	t.Helper()
-	var ev sseEvent
-	var data []string
-	for s.sc.Scan() {
-		line := s.sc.Text()
-		if strings.Contains(line, "\r") {
-			t.Fatalf("a line of the stream holds a bare CR: %q", line)
-		}
-		switch {
-		case line == "":
-			if ev.id != "" || ev.event != "" || data != nil {
-				ev.data = strings.Join(data, "\n")
-				return ev
-			}
-		case strings.HasPrefix(line, "id: "):
-			ev.id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			ev.event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			data = append(data, line[6:])
-		}
+	ev, err := s.rd.Next()
+	if err != nil {
+		t.Fatalf("the stream ended: %v", err)
 	}
-	t.Fatalf("the stream ended: %v", s.sc.Err())
-	return ev
+	return sseEvent{id: ev.ID, event: ev.Type, data: ev.Data}
 }
 
 // until reads events until one whose data holds marker, and returns them all.

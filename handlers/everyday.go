@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/views"
 )
@@ -35,7 +36,7 @@ func (s *server) rename(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !htmx(r) {
-		http.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
+		web.Redirect(w, r, s.sessionURL(id), http.StatusSeeOther)
 		return nil
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

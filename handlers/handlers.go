@@ -1,7 +1,7 @@
 // Package handlers is one profile's HTTP server (the profile worker's): the chi router
 // behind the host, origin and owner checks of package web, the pages and htmx fragments,
-// the event streams, the read-only workspace viewer and the JSON API, whose answers are the
-// structs of apitypes.go. Handlers are thin: each parses its input, makes one call on the
+// the event streams, the read-only workspace viewer and the JSON API, whose requests,
+// answers and events are the types of package api. Handlers are thin: each parses its input, makes one call on the
 // session service and renders one component of package views or one typed answer. Errors
 // become answers in one place, [sessionError] with [web.Resolve].
 //
@@ -11,7 +11,6 @@
 package handlers
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
@@ -19,45 +18,13 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"myco.dev/agent/model"
 	"myco.dev/internal/build"
+	"myco.dev/internal/metrics"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/static"
 	"myco.dev/workspace"
 )
-
-// Sessions is what the handlers need of the profile's session service;
-// *sessions.Manager satisfies it.
-type Sessions interface {
-	Create(ctx context.Context, o sessions.CreateOptions) (string, error)
-	Submit(ctx context.Context, id string, input ...model.Part) (*sessions.Job, error)
-	Compact(ctx context.Context, id string) (*sessions.Job, error)
-	Retry(ctx context.Context, id string) (*sessions.Job, error)
-	EditResend(ctx context.Context, id, thread string, entry int, text string) (*sessions.Job, error)
-	Enqueue(ctx context.Context, id string, input ...model.Part) (sessions.Queued, error)
-	EditQueued(ctx context.Context, id, qid, text string) error
-	Unqueue(ctx context.Context, id, qid string) error
-	RunQueued(ctx context.Context, id string) bool
-	Cancel(id, jobID string) bool
-	Snapshot(ctx context.Context, id string) (*sessions.Session, sessions.Status, error)
-	List(ctx context.Context, o sessions.ListOptions) ([]sessions.Listed, error)
-	SetArchived(ctx context.Context, id string, archived bool) error
-	SetTitle(ctx context.Context, id, title string) error
-	SelectModel(ctx context.Context, id, key string) error
-	Subscribe(ids []string, after string) *sessions.Subscription
-	EventID() string
-	// Streaming is the response streaming now, up to an event cursor.
-	Streaming(id, cursor string) (text, thinking string)
-	// The JSON API's idempotent requests and the session trees.
-	CreateRequest(ctx context.Context, requestID string, o sessions.CreateOptions) (string, bool, error)
-	SubmitRequest(ctx context.Context, id, requestID string, sub sessions.Submission) (sessions.Acceptance, error)
-	Act(ctx context.Context, id, requestID, action, arg string) (sessions.ActionRecord, bool, error)
-	Lineage(ctx context.Context, id string) (root string, depth int, err error)
-	Tree(ctx context.Context, id string) (*sessions.TreeNode, error)
-	// RunningJob is the job running on a session, nil for none: the API waits for its end.
-	RunningJob(id string) *sessions.Job
-}
 
 // ModelInfo is what the pages show and check of a catalog model.
 type ModelInfo struct {
@@ -76,9 +43,9 @@ type HostState struct {
 // Deps are what the handlers of one profile work with.
 type Deps struct {
 	Profile  string
-	Sessions Sessions
-	Models   []ModelInfo // the catalog, in order
-	Default  string      // the default model key
+	Sessions *sessions.Manager // the profile's session service
+	Models   []ModelInfo       // the catalog, in order
+	Default  string            // the default model key
 	// Workspace is the profile's workspace directory, read-only through a capability.
 	Workspace    *workspace.Files
 	WorkspaceDir string
@@ -86,6 +53,9 @@ type Deps struct {
 	// created without a directory works in the session service's own).
 	Dir  string
 	Home string // the user's home, for ~/ in @path attachments
+	// MycoHome is myco's own directory (MYCO_HOME): the viewer of a session's directory
+	// never shows what is inside it, nor browses a session's directory inside it.
+	MycoHome string
 	// Hosts returns the remote hosts' states; nil means none.
 	Hosts func() []HostState
 	// Profiles returns the names of the server's profiles, for the switcher; nil means
@@ -101,7 +71,8 @@ type Deps struct {
 	// Worker marks a profile worker, whose connections the supervisor may hand over: a
 	// request on one of them for another profile is sent back through the supervisor.
 	Worker bool
-	// Pprof serves net/http/pprof at the profile's /debug/pprof/, behind the same checks.
+	// Pprof serves net/http/pprof at the profile's /debug/pprof/, behind the same checks
+	// and the origin check of event streams.
 	Pprof bool
 	// Ping is the interval of the page event streams' ping event; 0 means 5 s. APIPing
 	// is the API event stream's; 0 means 15 s.
@@ -119,7 +90,12 @@ type Deps struct {
 	Warning string
 	// Build is the running binary's build, for GET /api/version.
 	Build build.Info
-	Log   *slog.Logger // nil means slog.Default()
+	// Metrics, when set, is served at the profile's /metrics in the Prometheus text format
+	// (a profile worker's; the server gathers every worker's at its own /metrics).
+	Metrics *metrics.Registry
+	// Streams, when set, counts the event streams open, by kind: page, api.
+	Streams *metrics.GaugeVec
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // server holds the handlers' shared state.
@@ -167,7 +143,7 @@ func (s *server) router() chi.Router {
 	r := chi.NewRouter()
 	r.Use(web.AccessLog(s.Log), web.Headers, buffered)
 	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, s.base+"/", http.StatusSeeOther)
+		web.Redirect(w, r, s.base+"/", http.StatusSeeOther)
 	})
 	r.Get("/static/*", s.Assets.ServeHTTP)
 	r.Head("/static/*", s.Assets.ServeHTTP)
@@ -185,7 +161,7 @@ func (s *server) router() chi.Router {
 			r.Get("/raw/{thread}/{entry}", s.handle(s.rawMessage))
 			r.Get("/export.md", s.handle(s.export))
 			r.Get("/files", func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, s.filesURL(chi.URLParam(r, "id")), http.StatusMovedPermanently)
+				web.Redirect(w, r, s.filesURL(chi.URLParam(r, "id")), http.StatusMovedPermanently)
 			})
 			r.Get("/files/*", s.handle(s.sessionFiles))
 			r.With(s.origin).Get("/events", s.handle(s.events))
@@ -207,11 +183,16 @@ func (s *server) router() chi.Router {
 			})
 		})
 		if s.Pprof {
-			r.Handle("/debug/pprof/*", http.StripPrefix(s.base, http.HandlerFunc(pprofHandler)))
+			// Behind the origin check: another site's page could otherwise start a profile
+			// or a trace with a plain GET, and the owner's own would fail while it runs.
+			r.With(s.origin).Handle("/debug/pprof/*", http.StripPrefix(s.base, http.HandlerFunc(pprofHandler)))
+		}
+		if s.Metrics != nil {
+			r.Get("/metrics", s.Metrics.ServeHTTP)
 		}
 		r.Route("/api", s.apiRoutes)
 		r.Get("/workspace", func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, s.base+"/workspace/", http.StatusMovedPermanently)
+			web.Redirect(w, r, s.base+"/workspace/", http.StatusMovedPermanently)
 		})
 		r.Get("/workspace/*", s.handle(s.workspace))
 	})

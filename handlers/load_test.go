@@ -1,9 +1,7 @@
 package handlers
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/api"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/procstat"
 	"myco.dev/sessions"
@@ -64,32 +63,29 @@ func runLoad(t testing.TB, children, clients int) loadResult {
 		}
 		wg.Go(func() {
 			defer resp.Body.Close()
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(make([]byte, 1<<20), 16<<20)
-			for sc.Scan() {
-				data, ok := strings.CutPrefix(sc.Text(), "data: ")
-				if !ok {
+			rd := api.NewSSEReader(resp.Body)
+			for {
+				sse, err := rd.Next()
+				if err != nil {
+					return
+				}
+				ev, err := api.DecodeEvent([]byte(sse.Data))
+				if err != nil {
 					continue
 				}
-				var u struct {
-					Type    string    `json:"type"`
-					Session string    `json:"session"`
-					Seq     uint64    `json:"seq"`
-					Time    time.Time `json:"time"`
-					Busy    *bool     `json:"busy"`
-				}
-				if json.Unmarshal([]byte(data), &u) != nil || u.Type == "ping" {
+				if _, ping := ev.(api.PingEvent); ping {
 					continue
 				}
+				u := ev.Info()
 				now := time.Now()
 				c.mu.Lock()
-				switch {
-				case u.Type == "reset":
+				switch ev := ev.(type) {
+				case api.ResetEvent:
 					c.resets++
 				default:
 					c.ids = append(c.ids, u.Seq)
 					c.lat = append(c.lat, now.Sub(u.Time))
-					if u.Type == "state" && u.Busy != nil && !*u.Busy {
+					if st, ok := ev.(api.StateEvent); ok && !st.Busy {
 						c.done[u.Session] = true
 					}
 				}

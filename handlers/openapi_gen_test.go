@@ -3,112 +3,28 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"net/http"
-	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"myco.dev/api"
 	"myco.dev/sessions"
 )
 
 // The generator of the OpenAPI document (openapi.json): the schemas come from the Go types
-// of apitypes.go by reflection, their descriptions from the types' and fields' comments,
-// the paths from apiOps. It runs in tests because it reads the sources.
+// of package api by reflection, their descriptions from the types' and fields' comments
+// (with the fields' JSON names for their Go names), the unions (an action, an event) from
+// api's lists of them, the paths from apiOps. It runs in tests because it reads the
+// sources.
 
-// sourceDirs are the directories of the packages whose types the API's answers use.
+// sourceDirs are the directories of the packages whose types the API's answers use: api
+// alone, whose types are the contract.
 var sourceDirs = map[string]string{
-	"myco.dev/handlers":     ".",
-	"myco.dev/sessions":     "../sessions",
-	"myco.dev/agent/model":  "../agent/model",
-	"myco.dev/internal/web": "../internal/web",
-}
-
-// schemaNames renames types whose Go name is not the API's.
-var schemaNames = map[reflect.Type]string{
-	reflect.TypeFor[sessions.Update](): "Event",
-	reflect.TypeFor[ErrorAnswer]():     "ErrorAnswer",
-}
-
-// comments are the doc comments of a package's types and their fields.
-type comments struct {
-	types  map[string]string            // type name -> its doc
-	fields map[string]map[string]string // type name -> field name -> its doc
-	consts map[string][2]string         // const name -> its value and comment
-}
-
-func readComments(t testing.TB, dir string) comments {
-	t.Helper()
-	c := comments{types: map[string]string{}, fields: map[string]map[string]string{}, consts: map[string][2]string{}}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, parser.ParseComments)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range file.Decls {
-			gd, ok := d.(*ast.GenDecl)
-			if !ok {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				switch sp := spec.(type) {
-				case *ast.TypeSpec:
-					doc := sp.Doc
-					if doc == nil && len(gd.Specs) == 1 {
-						doc = gd.Doc
-					}
-					c.types[sp.Name.Name] = text(doc)
-					st, ok := sp.Type.(*ast.StructType)
-					if !ok {
-						continue
-					}
-					fs := map[string]string{}
-					for _, f := range st.Fields.List {
-						d := strings.TrimSpace(text(f.Doc) + " " + text(f.Comment))
-						for _, n := range f.Names {
-							fs[n.Name] = d
-						}
-					}
-					c.fields[sp.Name.Name] = fs
-				case *ast.ValueSpec:
-					if gd.Tok != token.CONST || len(sp.Names) != 1 || len(sp.Values) != 1 {
-						continue
-					}
-					if lit, ok := sp.Values[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						v, _ := strconv.Unquote(lit.Value)
-						c.consts[sp.Names[0].Name] = [2]string{v, strings.TrimSpace(text(sp.Doc) + " " + text(sp.Comment))}
-					}
-				}
-			}
-		}
-	}
-	return c
-}
-
-var docLinks = regexp.MustCompile(`\[([*A-Za-z0-9_./]+)\]`)
-
-// text is a comment as a description: one paragraph per blank line, Go's [Links] unbracketed.
-func text(g *ast.CommentGroup) string {
-	if g == nil {
-		return ""
-	}
-	var paras []string
-	for p := range strings.SplitSeq(strings.TrimSpace(g.Text()), "\n\n") {
-		paras = append(paras, strings.Join(strings.Fields(p), " "))
-	}
-	return docLinks.ReplaceAllString(strings.Join(paras, "\n\n"), "$1")
+	"myco.dev/api": "../api",
 }
 
 // generator builds the document.
@@ -116,6 +32,8 @@ type generator struct {
 	t       testing.TB
 	docs    map[string]comments // by package path
 	schemas map[string]any
+	events  map[reflect.Type]string // the event types, by their struct
+	goNames map[string]string       // the JSON names of the fields described, by their Go names
 }
 
 func (g *generator) comments(pkg string) comments {
@@ -131,11 +49,16 @@ func (g *generator) comments(pkg string) comments {
 	return c
 }
 
-func schemaName(t reflect.Type) string {
-	if n, ok := schemaNames[t]; ok {
-		return n
+func schemaName(t reflect.Type) string { return t.Name() }
+
+// eventNames are the event types of package api, by their struct.
+func eventNames() map[reflect.Type]string {
+	m := map[reflect.Type]string{}
+	for _, typ := range api.EventTypes() {
+		ev, _ := api.NewEvent(typ)
+		m[reflect.TypeOf(ev).Elem()] = typ
 	}
-	return t.Name()
+	return m
 }
 
 // ref returns the schema of t: a $ref to its component for a named struct (made on first
@@ -148,8 +71,6 @@ func (g *generator) ref(t reflect.Type, request bool) map[string]any {
 		return map[string]any{"type": "string", "format": "date-time"}
 	case reflect.TypeFor[json.RawMessage]():
 		return map[string]any{"description": "Any JSON value."}
-	case reflect.TypeFor[eventType]():
-		return g.ref(reflect.TypeFor[sessions.Update](), false)
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -178,14 +99,18 @@ func (g *generator) ref(t reflect.Type, request bool) map[string]any {
 	return nil
 }
 
-// object is the schema of struct t.
+// object is the schema of struct t: its fields, those of a struct it embeds (an event's
+// EventInfo) among them.
 func (g *generator) object(t reflect.Type, request bool) map[string]any {
 	c := g.comments(t.PkgPath())
+	names := fieldNames(t)
+	for goName, name := range names {
+		g.goNames[goName] = name
+	}
 	props := map[string]any{}
 	required := []string{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || f.Anonymous {
 			continue
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -195,6 +120,10 @@ func (g *generator) object(t reflect.Type, request bool) map[string]any {
 		if name == "" {
 			name = f.Name
 		}
+		owner := t
+		if len(f.Index) > 1 {
+			owner = t.FieldByIndex(f.Index[:len(f.Index)-1]).Type
+		}
 		p := map[string]any{}
 		for k, v := range g.ref(f.Type, request) {
 			p[k] = v
@@ -202,20 +131,16 @@ func (g *generator) object(t reflect.Type, request bool) map[string]any {
 		if e := f.Tag.Get("enum"); e != "" {
 			p["enum"] = strings.Split(e, ",")
 		}
-		if d := c.fields[t.Name()][f.Name]; d != "" {
-			// Go's comments start with the field's Go name; the document's with its JSON name.
-			if rest, ok := strings.CutPrefix(d, f.Name+" "); ok {
-				d = name + " " + rest
-			}
-			p["description"] = d
+		if d := c.fields[owner.Name()][f.Name]; d != "" {
+			p["description"] = jsonNames(d, names)
 		}
-		if t == reflect.TypeFor[sessions.Update]() && name == "type" {
-			p["enum"], p["description"] = g.updateTypes()
+		if typ, ok := g.events[t]; ok && name == "type" {
+			p["enum"] = []string{typ}
 		}
-		if t == reflect.TypeFor[ErrorAnswer]().Field(0).Type && name == "code" {
+		if t == reflect.TypeFor[api.ErrorDetail]() && name == "code" {
 			p["enum"], p["description"] = errorCodeEnum()
 		}
-		if t == reflect.TypeFor[LastError]() && name == "code" {
+		if t == reflect.TypeFor[api.LastError]() && name == "code" {
 			p["enum"], p["description"] = turnCodeEnum()
 		}
 		props[name] = p
@@ -229,38 +154,60 @@ func (g *generator) object(t reflect.Type, request bool) map[string]any {
 		s["required"] = required
 	}
 	if d := c.types[t.Name()]; d != "" {
-		s["description"] = d
+		s["description"] = jsonNames(d, names)
 	}
 	return s
 }
 
-// updateTypes are the values of an event's type, from the Update constants of package
-// sessions and the ping of the stream's own, with what each means.
-func (g *generator) updateTypes() ([]string, string) {
-	c := g.comments("myco.dev/sessions")
-	var names []string
-	for n := range c.consts {
-		if strings.HasPrefix(n, "Update") {
-			names = append(names, n)
+// union is the schema named u.Name: one of types, told apart by their field u.By, whose
+// value (its enum, or an event's type) says which.
+func (g *generator) union(u apiUnion, types []any, request bool, doc string) map[string]any {
+	if _, ok := g.schemas[u.Name]; !ok {
+		var one []any
+		mapping := map[string]any{}
+		for _, v := range types {
+			tt := reflect.TypeOf(v)
+			ref := g.ref(tt, request)
+			one = append(one, ref)
+			var values []string
+			if typ, ok := g.events[tt]; ok && u.By == "type" {
+				values = []string{typ}
+			} else {
+				for _, f := range reflect.VisibleFields(tt) {
+					if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == u.By {
+						values = strings.Split(f.Tag.Get("enum"), ",")
+					}
+				}
+			}
+			if len(values) == 0 || values[0] == "" {
+				g.t.Fatalf("union %s: %v has no value of its field %s", u.Name, tt, u.By)
+			}
+			for _, v := range values {
+				if _, dup := mapping[v]; dup {
+					g.t.Fatalf("union %s: two members have %s %q", u.Name, u.By, v)
+				}
+				mapping[v] = ref["$ref"]
+			}
 		}
+		g.schemas[u.Name] = map[string]any{"description": doc, "oneOf": one,
+			"discriminator": map[string]any{"propertyName": u.By, "mapping": mapping}}
 	}
-	slices.Sort(names)
-	var values []string
-	var lines []string
-	for _, n := range names {
-		v := c.consts[n]
-		values = append(values, v[0])
-		lines = append(lines, "- "+v[0]+": "+v[1])
-	}
-	return values, "What the event is. Its SSE event name is the same. The fields each type carries:\n\n" + strings.Join(lines, "\n") +
-		"\n\nA later myco may add types (an additive change): skip those you do not know."
+	return map[string]any{"$ref": "#/components/schemas/" + u.Name}
+}
+
+// unionDocs are the descriptions of the unions.
+var unionDocs = map[string]string{
+	"Action":       "One action on a session, told by its action field: each action takes its own fields and no other (a field another action takes is unknown_field, one it needs and lacks missing_field).",
+	"ActionResult": "The answer of an action: a SubmitAnswer for a submit, an ActionAnswer for every other action.",
+	"Event": "One event, told by its type field, which is also its SSE event name: the data of GET /events, and a line of myco -p --json (which has the session event and no ping). " +
+		"A later myco may add types (an additive change): a client skips those it does not know.",
 }
 
 // errorCodeEnum is the code set of the error envelope, with the status and meaning of each.
 func errorCodeEnum() ([]string, string) {
 	var codes []string
 	lines := []string{"| code | status | when |", "| --- | --- | --- |"}
-	for _, c := range apiErrorCodes {
+	for _, c := range api.ErrorCodes() {
 		if !slices.Contains(codes, c.Code) {
 			codes = append(codes, c.Code)
 		}
@@ -284,7 +231,14 @@ func turnCodeEnum() ([]string, string) {
 
 // apiDocument generates the OpenAPI document of the API.
 func apiDocument(t testing.TB) []byte {
-	g := &generator{t: t, docs: map[string]comments{}, schemas: map[string]any{}}
+	b, _ := generate(t)
+	return b
+}
+
+// generate generates the OpenAPI document, and returns with it the JSON names of the
+// fields of the types it describes, by their Go names.
+func generate(t testing.TB) ([]byte, map[string]string) {
+	g := &generator{t: t, docs: map[string]comments{}, schemas: map[string]any{}, events: eventNames(), goNames: map[string]string{}}
 	versionHeader := map[string]any{"$ref": "#/components/headers/MycoAPIVersion"}
 	errorRef := map[string]any{"$ref": "#/components/responses/Error"}
 	paths := map[string]any{}
@@ -327,22 +281,12 @@ func apiDocument(t testing.TB) []byte {
 			if len(op.Body) == 1 {
 				schema = g.ref(reflect.TypeOf(op.Body[0]), true)
 			} else {
-				var one []any
-				mapping := map[string]any{}
-				for _, b := range op.Body {
-					tt := reflect.TypeOf(b)
-					ref := g.ref(tt, true)
-					one = append(one, ref)
-					f, _ := tt.FieldByName("Action")
-					for a := range strings.SplitSeq(f.Tag.Get("enum"), ",") {
-						mapping[a] = ref["$ref"]
-					}
-				}
-				schema = map[string]any{"oneOf": one, "discriminator": map[string]any{"propertyName": "action", "mapping": mapping}}
+				schema = g.union(op.Union, op.Body, true, unionDocs[op.Union.Name])
 			}
 			o["requestBody"] = map[string]any{"required": !op.BodyOptional, "content": map[string]any{"application/json": map[string]any{"schema": schema}}}
 		}
-		responses := map[string]any{"default": errorRef}
+		// 405: a server that has the path but not the operation (an older one) answers it.
+		responses := map[string]any{"default": errorRef, "405": map[string]any{"$ref": "#/components/responses/MethodNotAllowed"}}
 		for _, st := range op.Errors {
 			responses[strconv.Itoa(st)] = errorRef
 			if st == http.StatusMisdirectedRequest {
@@ -358,9 +302,12 @@ func apiDocument(t testing.TB) []byte {
 			if desc == "" {
 				desc = http.StatusText(a.Status)
 			}
-			var schemas []any
-			for _, tp := range a.Types {
-				schemas = append(schemas, g.ref(reflect.TypeOf(tp), false))
+			var schema map[string]any
+			switch {
+			case len(a.Types) == 1:
+				schema = g.ref(reflect.TypeOf(a.Types[0]), false)
+			case len(a.Types) > 1:
+				schema = g.union(a.Union, a.Types, false, unionDocs[a.Union.Name])
 			}
 			media := a.Media
 			if media == "" {
@@ -369,14 +316,14 @@ func apiDocument(t testing.TB) []byte {
 			m := map[string]any{}
 			switch {
 			case media == "text/event-stream":
-				m["schema"] = map[string]any{"type": "string", "description": "Server-sent events: id, event (the type) and one data line of JSON each."}
-				m["x-event-data"] = map[string]any{"oneOf": schemas}
+				// The schema of each event's data, as OpenAI's document and others write a
+				// stream (OpenAPI 3.2's itemSchema says it so): a generator makes a type of
+				// each event from it.
+				m["schema"] = schema
 			case strings.HasPrefix(media, "text/plain"):
 				m["schema"] = map[string]any{"type": "string"}
-			case len(schemas) == 1:
-				m["schema"] = schemas[0]
-			case len(schemas) > 1:
-				m["schema"] = map[string]any{"oneOf": schemas}
+			case schema != nil:
+				m["schema"] = schema
 			default:
 				m["schema"] = map[string]any{"type": "object"}
 			}
@@ -390,21 +337,28 @@ func apiDocument(t testing.TB) []byte {
 		}
 		item[strings.ToLower(op.Method)] = o
 	}
-	errorContent := map[string]any{"application/json": map[string]any{"schema": g.ref(reflect.TypeFor[ErrorAnswer](), false)}}
+	errorContent := map[string]any{"application/json": map[string]any{"schema": g.ref(reflect.TypeFor[api.ErrorAnswer](), false)}}
 	doc := map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{
 			"title":       "myco JSON API",
-			"version":     APIVersion,
+			"version":     api.Version,
 			"description": apiDescription,
 		},
 		"servers": []any{map[string]any{"url": "http://127.0.0.1:{port}/profiles/{profile}/api", "description": "One profile's API: the MYCO_SERVER_URL of its tools, with /api.",
 			"variables": map[string]any{"port": map[string]any{"default": "8080"}, "profile": map[string]any{"default": "default"}}}},
 		"paths": paths,
+		// No credential where the server tells a connection's owner by its socket (it serves
+		// its own user only); the token where it cannot.
+		"security": []any{map[string]any{}, map[string]any{"token": []any{}}},
 		"components": map[string]any{
 			"schemas": g.schemas,
+			"securitySchemes": map[string]any{"token": map[string]any{"type": "http", "scheme": "bearer",
+				"description": "Token mode: where the server cannot tell a connection's owner by its socket (or runs with --auth token), every request carries Authorization: Bearer TOKEN. " +
+					"The file MYCO_SERVER_TOKEN_FILE names holds that header line (curl -H @\"$MYCO_SERVER_TOKEN_FILE\"); a request without it is refused with token_required (403). " +
+					"Otherwise no credential is needed: the server serves only its own user's connections (not_owner, 403, for another user's)."}},
 			"headers": map[string]any{"MycoAPIVersion": map[string]any{"required": true, "description": "The API's version (see info.version): it changes only with a breaking change, under a new path.",
-				"schema": map[string]any{"type": "string", "const": APIVersion}}},
+				"schema": map[string]any{"type": "string", "const": api.Version}}},
 			"responses": map[string]any{
 				"Error":       map[string]any{"description": "An error, in the one envelope: a stable code (see ErrorDetail) and a sentence.", "headers": map[string]any{"Myco-API-Version": versionHeader}, "content": errorContent},
 				"Misdirected": map[string]any{"description": "A Host that is not the server's loopback name and port (a DNS-rebinding page): misdirected_request, before the API sees the request.", "content": errorContent},
@@ -418,7 +372,7 @@ func apiDocument(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(b, '\n')
+	return append(b, '\n'), g.goNames
 }
 
 func firstSentence(s string) string {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"myco.dev/api"
 	"myco.dev/internal/needs"
 	"myco.dev/internal/openapitest"
 	"myco.dev/sessions"
@@ -94,7 +95,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	}
 }
 
-// TestAPIErrorCodesInTheDocument: the document's code set is apiErrorCodes, and
+// TestAPIErrorCodesInTheDocument: the document's code set is api.ErrorCodes, and
 // docs/browser.md's table lists each with its status.
 func TestAPIErrorCodesInTheDocument(t *testing.T) {
 	var doc struct {
@@ -114,7 +115,7 @@ func TestAPIErrorCodesInTheDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range apiErrorCodes {
+	for _, c := range api.ErrorCodes() {
 		if !slices.Contains(enum, c.Code) {
 			t.Errorf("code %s is not in the document's code set %v", c.Code, enum)
 		}

@@ -216,13 +216,19 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 	v.Status = s.status(sess, st)
 	v.Composer = s.composer(sess, st, v.ReadOnly)
 	v.Queue = s.queue(sess, st)
-	if list, err := s.Sessions.List(ctx, sessions.ListOptions{}); err == nil {
+	// The sidebar and the tree of children are extras: the page shows without them, and
+	// the log says why.
+	if list, err := s.Sessions.List(ctx, sessions.ListOptions{}); err != nil {
+		s.Log.Warn("list the sessions for the sidebar", "session_id", sess.ID, "err", err)
+	} else {
 		if len(list) > 30 {
 			list = list[:30]
 		}
 		v.Sidebar = s.rows(list, sess.ID)
 	}
-	if tree, err := s.Sessions.Tree(ctx, sess.ID); err == nil && len(tree.Children) > 0 {
+	if tree, err := s.Sessions.Tree(ctx, sess.ID); err != nil {
+		s.Log.Warn("read the tree of children", "session_id", sess.ID, "err", err)
+	} else if len(tree.Children) > 0 {
 		v.Tree = s.treeView(tree)
 	}
 	return v, nil
@@ -428,6 +434,7 @@ func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 func (s *server) childIDs(ctx context.Context, id string) []string {
 	list, err := s.Sessions.List(ctx, sessions.ListOptions{Parent: id, All: true})
 	if err != nil {
+		s.Log.Warn("list the children", "session_id", id, "err", err) // their links show as plain text
 		return nil
 	}
 	out := make([]string, 0, len(list))

@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -331,4 +332,48 @@ func TestUploads(t *testing.T) {
 	if resp, _ := multipartSubmit(t, ts, p+"submit", "", map[string][]byte{"only.txt": []byte("just this")}); resp.StatusCode != http.StatusOK {
 		t.Errorf("files without text = %d, want them sent", resp.StatusCode)
 	}
+}
+
+// TestUploadSpoolRemoved: an upload over the part held in memory (8 MiB) is spooled to
+// $TMPDIR/multipart-*, and those files are gone once it is answered, whether it was
+// accepted or refused, sent to a session or with a new one.
+func TestUploadSpoolRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ts := newTestServer(t, fakemodel.Turn{Text: "seen"}, fakemodel.Turn{Text: "seen too"})
+	id, p := ts.session(t)
+	// 14 images at the model's cap (1 MiB as base64): 10.5 MiB, accepted.
+	images := map[string][]byte{}
+	for i := range 14 {
+		images[fmt.Sprintf("shot%d.png", i)] = append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 768<<10-8)...)
+	}
+	binary := map[string][]byte{"blob.bin": append([]byte{0, 1, 2, 0xff}, make([]byte, 10<<20)...)} // 10 MiB, refused
+	for _, tt := range []struct {
+		name, path string
+		files      map[string][]byte
+		code       int
+	}{
+		{"accepted by a session", p + "submit", images, http.StatusOK},
+		{"refused by a session", p + "submit", binary, http.StatusBadRequest},
+		{"accepted with a new session", "/profiles/default/s", images, http.StatusNoContent},
+		{"refused with a new session", "/profiles/default/s", binary, http.StatusBadRequest},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			size := 0
+			for _, b := range tt.files {
+				size += len(b)
+			}
+			if size <= maxUploadMemory {
+				t.Fatalf("the upload is %d bytes, not over the %d held in memory: nothing would be spooled", size, maxUploadMemory)
+			}
+			resp, body := multipartSubmit(t, ts, tt.path, "look", tt.files)
+			if resp.StatusCode != tt.code {
+				t.Fatalf("POST %s = %d %.300s, want %d", tt.path, resp.StatusCode, body, tt.code)
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, "multipart-*")); len(left) > 0 {
+				t.Errorf("POST %s left %v in $TMPDIR", tt.path, left)
+			}
+		})
+	}
+	ts.waitIdle(t, id)
 }

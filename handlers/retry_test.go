@@ -65,7 +65,7 @@ func TestStoppedToolCardKeepsItsOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
-	ts.mgr.Stop(id)
+	ts.mgr.Cancel(id, "")
 	ts.waitIdle(t, id)
 	_, page := ts.do(t, "GET", p, nil, nil)
 	for _, want := range []string{"line one\nline two", `class="tool-status unknown">stopped<`, "Stopped. A call that was running may have taken effect", ">Retry</button>"} {
@@ -164,7 +164,7 @@ func TestStopNoteSaysWhatWasCutOff(t *testing.T) {
 					seen = seen || u.Type == tt.wait
 				}
 			}
-			ts.mgr.Stop(id)
+			ts.mgr.Cancel(id, "")
 			ts.waitIdle(t, id)
 			_, page := ts.do(t, "GET", p, nil, nil)
 			if !strings.Contains(page, tt.note) || strings.Contains(page, "may have taken effect") {

@@ -28,7 +28,15 @@ func (s *server) sessionFiles(w http.ResponseWriter, r *http.Request) error {
 	if info, err := os.Stat(sess.Cwd); err != nil || !info.IsDir() {
 		return httpError(http.StatusNotFound, "This session's directory "+quote(sess.Cwd)+" no longer exists, so none of its files can be shown; the session's history stays readable.")
 	}
-	files, err := workspace.OpenFiles(sess.Cwd)
+	if why := s.unbrowsable(sess.Cwd); why != "" {
+		return httpError(http.StatusForbidden, "This session works in "+quote(sess.Cwd)+", which the file viewer does not browse: "+why+
+			". The session still works there; only this viewer refuses. Start a session in a project's own directory to browse its files.")
+	}
+	var deny []string
+	if s.MycoHome != "" {
+		deny = append(deny, s.MycoHome)
+	}
+	files, err := workspace.OpenFiles(sess.Cwd, deny...)
 	if err != nil {
 		return err
 	}
@@ -36,15 +44,59 @@ func (s *server) sessionFiles(w http.ResponseWriter, r *http.Request) error {
 		nav: "sessions", back: s.sessionURL(id), session: s.sessionURL(id)})
 }
 
+// unbrowsable says why the viewer of a session's directory does not browse dir, "" when
+// it does: the root of the file system, the user's home, or a directory above it would
+// make the viewer a browser of every file the user has; myco's home (MYCO_HOME) holds
+// myco's sessions, config and credentials. dir is compared as written and with its
+// symlinks resolved.
+func (s *server) unbrowsable(dir string) string {
+	dirs := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dirs[0] {
+		dirs = append(dirs, real)
+	}
+	resolved := func(p string) []string {
+		if p == "" {
+			return nil
+		}
+		out := []string{filepath.Clean(p)}
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != out[0] {
+			out = append(out, real)
+		}
+		return out
+	}
+	for _, d := range dirs {
+		if d == "/" {
+			return "it is the root of the file system"
+		}
+		for _, h := range resolved(s.Home) {
+			if h != "/" && (d == h || inside(h, d)) {
+				return "it is your home directory, or holds it"
+			}
+		}
+		for _, m := range resolved(s.MycoHome) {
+			if d == m || inside(d, m) {
+				return "it is inside myco's own directory (MYCO_HOME), which holds its sessions, config and credentials"
+			}
+		}
+	}
+	return ""
+}
+
+// inside reports whether p is strictly inside directory dir.
+func inside(p, dir string) bool {
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
 // filesURL is the route of session id's directory viewer.
 func (s *server) filesURL(id string) string { return s.sessionURL(id) + "files/" }
 
 // mdOptionsFor are the Markdown options of session id's transcript, whose directory is
 // cwd: workspace paths link to the workspace viewer, and the session's relative links,
-// paths under cwd and path:line references to its directory viewer.
+// paths under cwd and path:line references to its directory viewer, when the viewer
+// browses cwd (see [server.unbrowsable]).
 func (s *server) mdOptionsFor(id, cwd string) views.MarkdownOptions {
 	o := s.mdOptions()
-	if cwd != "" {
+	if cwd != "" && s.unbrowsable(cwd) == "" {
 		o.ProjectDir, o.ProjectURL = cwd, s.filesURL(id)
 	}
 	return o

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"myco.dev/internal/web"
 	"myco.dev/static"
 	"myco.dev/views"
 	"myco.dev/workspace"
@@ -85,7 +86,7 @@ func (s *server) files(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if item.IsDir {
 		if name != "" && !strings.HasSuffix(r.URL.Path, "/") {
 			// Escaped: a name may hold '?' or '#', and raw controls do not belong in a header.
-			http.Redirect(w, r, r.URL.EscapedPath()+"/", http.StatusMovedPermanently)
+			web.Redirect(w, r, r.URL.EscapedPath()+"/", http.StatusMovedPermanently)
 			return nil
 		}
 		return s.filesDir(w, r, v, name)

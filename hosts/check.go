@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"myco.dev/internal/shquote"
 	"os/exec"
 	"strings"
 	"time"
@@ -35,7 +36,7 @@ type CheckResult struct {
 // [termtext.Safe], and the commands it suggests are quoted for a POSIX shell.
 func (r *Remote) Check(ctx context.Context) (res CheckResult) {
 	res = CheckResult{Alias: r.spec.Alias, Check: termtext.Safe(r.CheckCommand())}
-	alias := shellQuote(r.spec.Alias)
+	alias := shquote.Path(r.spec.Alias)
 	defer func() {
 		if len(res.Problems) > 0 && r.spec.Note != "" {
 			res.Problems = append(res.Problems, "note: "+r.spec.Note)

@@ -123,6 +123,15 @@ func (h *Harness) Hosts() []string { return slices.Clone(h.hosts) }
 // Remote returns the controller of a remote host, or nil.
 func (h *Harness) Remote(alias string) *Remote { return h.remotes[alias] }
 
+// SetWithoutEnv replaces the environment variables that the remote hosts' tool processes
+// and ssh processes must not get (see [RemoteOptions].WithoutEnv), for the connections
+// made from now on. The local tools are told per call ([tools.WithoutEnv]).
+func (h *Harness) SetWithoutEnv(names []string) {
+	for _, r := range h.remotes {
+		r.SetWithoutEnv(names)
+	}
+}
+
 // Statuses returns the state of every remote host, in [Harness.Hosts] order.
 func (h *Harness) Statuses() []Status {
 	var out []Status

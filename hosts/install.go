@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"myco.dev/internal/shquote"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ func (r *Remote) remoteRun(ctx context.Context, in io.Reader, what, line string)
 	case err != nil && ctx.Err() != nil:
 		return "", fmt.Errorf("ssh did not finish within %s: %w", timeout, context.Cause(ctx))
 	case errors.As(err, &ee) && ee.ExitCode() == 255:
-		return "", fmt.Errorf("ssh could not log in to %s without a prompt (BatchMode): %s; make `ssh -o BatchMode=yes %s true` work first", r.spec.Alias, quoteSaid(strings.TrimSpace(errb.String())), shellQuote(r.spec.Alias))
+		return "", fmt.Errorf("ssh could not log in to %s without a prompt (BatchMode): %s; make `ssh -o BatchMode=yes %s true` work first", r.spec.Alias, quoteSaid(strings.TrimSpace(errb.String())), shquote.Path(r.spec.Alias))
 	case err != nil:
 		return "", fmt.Errorf("run %s on %s: %w; %s", what, r.spec.Alias, err, quoteSaid(strings.TrimSpace(errb.String())))
 	}
@@ -106,21 +107,17 @@ func (r *Remote) Install(ctx context.Context, o InstallOptions) (InstallResult, 
 		return res, fmt.Errorf("read the myco binary to install: %w", err)
 	}
 	want := hex.EncodeToString(sum.Sum(nil))
-	out, err := r.remoteRun(ctx, nil, "`uname -sm`", "uname -sm")
+	goos, goarch, uname, err := r.Platform(ctx)
+	res.Platform = uname
 	if err != nil {
-		return res, fmt.Errorf("ask %s for its platform: %w", r.spec.Alias, err)
-	}
-	res.Platform = remoteText(strings.TrimSpace(out))
-	goos, goarch, ok := unamePlatform(res.Platform)
-	if !ok {
-		return res, fmt.Errorf("%s answered `uname -sm` with %q, which myco does not recognise; build myco there (go build ./cmd/myco) and put it on the non-interactive PATH", r.spec.Alias, res.Platform)
+		return res, err
 	}
 	if goos != o.GOOS || goarch != o.GOARCH {
 		return res, fmt.Errorf("%s runs %s/%s (uname -sm: %s), this myco is built for %s/%s; build one for it (GOOS=%s GOARCH=%s go build ./cmd/myco) and copy that to %s there",
 			r.spec.Alias, goos, goarch, res.Platform, o.GOOS, o.GOARCH, goos, goarch, InstallPath)
 	}
 	script := strings.Replace(installScript, "WANT", want, 1)
-	out, err = r.remoteRun(ctx, io.LimitReader(o.Binary, o.Size), "the install script (sh -c)", "sh -c '"+script+"'")
+	out, err := r.remoteRun(ctx, io.LimitReader(o.Binary, o.Size), "the install script (sh -c)", "sh -c '"+script+"'")
 	if err != nil {
 		return res, fmt.Errorf("copy myco to %s:%s: %w", r.spec.Alias, InstallPath, err)
 	}
@@ -138,6 +135,21 @@ func (r *Remote) Install(ctx context.Context, o InstallOptions) (InstallResult, 
 	}
 	res.OnPath = lines[1] == "on-path"
 	return res, nil
+}
+
+// Platform asks the remote for its platform with `uname -sm`: GOOS and GOARCH, and what
+// uname said (filtered for a terminal).
+func (r *Remote) Platform(ctx context.Context) (goos, goarch, uname string, err error) {
+	out, err := r.remoteRun(ctx, nil, "`uname -sm`", "uname -sm")
+	if err != nil {
+		return "", "", "", fmt.Errorf("ask %s for its platform: %w", r.spec.Alias, err)
+	}
+	uname = remoteText(strings.TrimSpace(out))
+	goos, goarch, ok := unamePlatform(uname)
+	if !ok {
+		return "", "", uname, fmt.Errorf("%s answered `uname -sm` with %q, which myco does not recognise; build myco there (go build ./cmd/myco) and put it on the non-interactive PATH", r.spec.Alias, uname)
+	}
+	return goos, goarch, uname, nil
 }
 
 // unamePlatform maps `uname -sm` output ("Linux x86_64") to GOOS and GOARCH.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"myco.dev/internal/shquote"
 	"os"
 	"slices"
 	"strconv"
@@ -116,6 +117,9 @@ type Remote struct {
 	events  []Status // changes not yet passed to OnState, oldest first
 
 	notifyMu sync.Mutex // serializes OnState calls; taken before mu, never while holding it
+
+	envMu      sync.Mutex // guards withoutEnv; taken alone
+	withoutEnv []string   // o.WithoutEnv, or what SetWithoutEnv set since
 }
 
 // NewRemote returns the lazy controller of spec; nothing connects until the first call.
@@ -130,7 +134,6 @@ func NewRemote(spec RemoteSpec, o RemoteOptions) *Remote {
 		o.QueryTimeout = 2 * time.Second
 	}
 	o.Hello.Protocol = proto.Version
-	o.Hello.WithoutEnv = slices.Clone(o.WithoutEnv)
 	log := o.Log
 	if log == nil {
 		log = slog.Default()
@@ -140,7 +143,24 @@ func NewRemote(spec RemoteSpec, o RemoteOptions) *Remote {
 		attachSem: make(chan struct{}, 1), quit: make(chan struct{}),
 		status: Status{Alias: spec.Alias, State: StateLazy},
 		held:   map[string]*holding{}, lost: map[string]lostNote{}, inv: map[string]Inventory{},
+		withoutEnv: slices.Clone(o.WithoutEnv),
 	}
+}
+
+// SetWithoutEnv replaces the names of [RemoteOptions].WithoutEnv for the connections made
+// from now on (a changed config's credential variables): the ssh process they start and
+// the hello they send. A connection made before keeps the names it was made with.
+func (r *Remote) SetWithoutEnv(names []string) {
+	r.envMu.Lock()
+	r.withoutEnv = slices.Clone(names)
+	r.envMu.Unlock()
+}
+
+// without returns the names of WithoutEnv in force now.
+func (r *Remote) without() []string {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	return slices.Clone(r.withoutEnv)
 }
 
 // Spec returns the remote's spec.
@@ -177,9 +197,9 @@ func (r *Remote) Argv() []string {
 func (r *Remote) CheckCommand() string {
 	words := []string{"ssh"}
 	for _, a := range r.sshArgs() {
-		words = append(words, shellQuote(a))
+		words = append(words, shquote.Path(a))
 	}
-	return strings.Join(append(words, shellQuote(r.checkLine())), " ")
+	return strings.Join(append(words, shquote.Path(r.checkLine())), " ")
 }
 
 // CheckArgv is [Remote.CheckCommand] as a word list for exec.
@@ -191,7 +211,7 @@ func (r *Remote) CheckArgv() []string {
 func (r *Remote) checkLine() string {
 	var prog []string
 	for _, w := range r.command() {
-		prog = append(prog, shellQuote(w))
+		prog = append(prog, shquote.Path(w))
 	}
 	return fmt.Sprintf("command -v %s; %s --version", prog[0], strings.Join(prog, " "))
 }
@@ -364,7 +384,9 @@ func (r *Remote) dial(ctx context.Context) (*conn, error) {
 	r.wg.Go(c.readLoop)
 	r.mu.Unlock()
 	// A failed write shows as the host's end below, unless the hello is too long to send.
-	if err := c.w.Write(proto.Msg{Hello: &r.o.Hello}); errors.Is(err, proto.ErrLineTooLong) {
+	hello := r.o.Hello
+	hello.WithoutEnv = r.without()
+	if err := c.w.Write(proto.Msg{Hello: &hello}); errors.Is(err, proto.ErrLineTooLong) {
 		err = fmt.Errorf("this controller's hello is too long to send (too many WithoutEnv names?): %w", err)
 		c.abort(err)
 		<-c.done
@@ -554,12 +576,12 @@ func (r *Remote) Close() {
 // in /proc by the user's other processes, the agent's commands among them, even when this
 // one's is not.
 func (r *Remote) sshEnv() []string {
-	env := os.Environ()
-	if len(r.o.WithoutEnv) == 0 {
+	env, drop := os.Environ(), r.without()
+	if len(drop) == 0 {
 		return env
 	}
 	return slices.DeleteFunc(env, func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(r.o.WithoutEnv, name)
+		return slices.Contains(drop, name)
 	})
 }

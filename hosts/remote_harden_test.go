@@ -3,6 +3,7 @@ package hosts
 import (
 	"encoding/json"
 	"fmt"
+	"myco.dev/internal/shquote"
 	"strings"
 	"testing"
 	"time"
@@ -38,8 +39,9 @@ func TestRemoteCallTooLarge(t *testing.T) {
 // TestRemoteWithoutEnv: the variables RemoteOptions.WithoutEnv names reach neither an exec
 // call's process nor a bash session on the host (the real binary, through its daemon and
 // in-process), while the host's other variables do; another controller's connection to
-// the same daemon, which names none, sees them. The host's environment is its own (here
-// set by the remote command, as a remote's login would), not the controller's.
+// the same daemon, which names none, sees them, and one whose names SetWithoutEnv set
+// before it connected does not. The host's environment is its own (here set by the remote
+// command, as a remote's login would), not the controller's.
 func TestRemoteWithoutEnv(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
@@ -64,6 +66,12 @@ func TestRemoteWithoutEnv(t *testing.T) {
 			other := newTestRemote(t, spec, testRemoteOptions(t))
 			if text, _ := rcall(t, other, "o2", map[string]any{"command": show}); !strings.Contains(text, "[s3cret][plain]") {
 				t.Errorf("exec on a connection without WithoutEnv printed %q, want [s3cret][plain]", text)
+			}
+			// A changed config's names (issue 28): SetWithoutEnv before the connection is made.
+			later := newTestRemote(t, spec, testRemoteOptions(t))
+			later.SetWithoutEnv([]string{"MYCO_TEST_SECRET"})
+			if text, _ := rcall(t, later, "o3", map[string]any{"command": show}); !strings.Contains(text, "[][plain]") {
+				t.Errorf("exec after SetWithoutEnv printed %q, want [][plain]", text)
 			}
 		})
 	}
@@ -162,8 +170,8 @@ func TestShellQuote(t *testing.T) {
 		{"~", "'~'"},
 		{"a\x1bb", "'a\x1bb'"},
 	} {
-		if got := shellQuote(tt.in); got != tt.want {
-			t.Errorf("shellQuote(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := shquote.Path(tt.in); got != tt.want {
+			t.Errorf("shquote.Path(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

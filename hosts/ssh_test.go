@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -282,7 +281,8 @@ func TestSSHInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := w.mycoCmd(t, "hosts", "install", "devbox")
-	if err == nil || !strings.Contains(out, "devbox runs darwin/arm64 (uname -sm: Darwin arm64), this myco is built for "+runtime.GOOS+"/"+runtime.GOARCH) {
+	if err == nil || !strings.Contains(out, "devbox runs darwin/arm64 (uname -sm: Darwin arm64): no myco here is built for darwin/arm64") ||
+		!strings.Contains(out, "make release") {
 		t.Errorf("install on another platform: %v %q, want a refusal naming both", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(bin, "myco")); err == nil {

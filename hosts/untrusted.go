@@ -1,7 +1,6 @@
 package hosts
 
 import (
-	"strings"
 	"unicode/utf8"
 
 	"myco.dev/hosts/proto"
@@ -47,19 +46,4 @@ func safeHello(h proto.Hello) proto.Hello {
 		h.WithoutEnv = env
 	}
 	return h
-}
-
-// shellQuote returns s as one word for a POSIX shell: as it is when it holds only
-// characters no shell treats specially, else in single quotes. A leading "~/" stays
-// unquoted, so that the remote's shell expands it as the word means.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
-	}) < 0 {
-		return s
-	}
-	if rest, ok := strings.CutPrefix(s, "~/"); ok && rest != "" {
-		return "~/" + shellQuote(rest)
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -3,9 +3,8 @@ package profiles
 import "time"
 
 // The supervisor's own JSON answers and the events of the browser's merged stream, one
-// struct each: with the API's answers (package handlers, apitypes.go) they are the
-// server's contract. Lists are never null. Errors are answered in the one envelope of
-// package web.
+// struct each: with the API's (package api) they are the server's contract. Lists are
+// never null. Errors are answered in the one envelope of package web.
 
 // StatusAnswer answers GET /status: each profile worker's state, by profile name, and the
 // merged event streams open (one per browser).

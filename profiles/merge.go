@@ -1,19 +1,18 @@
 package profiles
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"myco.dev/api"
 	"myco.dev/internal/web"
 )
 
@@ -215,6 +214,11 @@ func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profil
 		return false
 	}
 	req.Host = host
+	if s.Token != "" {
+		// The worker checks the token as the supervisor does: the browser's cookie is not
+		// this request's.
+		req.Header.Set("Authorization", "Bearer "+s.Token)
+	}
 	if *after != "" {
 		req.Header.Set("Last-Event-ID", *after)
 	}
@@ -228,34 +232,14 @@ func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profil
 		<-ctx.Done()
 		return false
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 32<<20)
-	var id, event string
-	var data []string
-	got := false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if data != nil || event != "" {
-				if !m.send(SubEvent{Type: "event", Sub: sub, ID: id, Event: event, Data: strings.Join(data, "\n")}) {
-					return got
-				}
-				got = true
-				if id != "" {
-					*after = id
-				}
-			}
-			id, event, data = "", "", nil
-		case strings.HasPrefix(line, "id: "):
-			id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			data = append(data, line[6:])
-		case line == "data:":
-			data = append(data, "")
+	rd := api.NewSSEReader(resp.Body)
+	for got := false; ; got = true {
+		ev, err := rd.Next()
+		if err != nil || !m.send(SubEvent{Type: "event", Sub: sub, ID: ev.ID, Event: ev.Type, Data: ev.Data}) {
+			return got
+		}
+		if ev.ID != "" {
+			*after = ev.ID
 		}
 	}
-	return got
 }

@@ -2,7 +2,9 @@ package profiles
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,9 +26,16 @@ type Options struct {
 	// worker takes connections over its file descriptor 3 and prints "ready" on stdout
 	// once it serves.
 	Command func(name string) (argv, env []string)
-	// Stderr receives the workers' stderr, each line prefixed with its profile; nil
-	// discards it.
-	Stderr       io.Writer
+	// Stderr receives the workers' stderr: their log lines as they are (a worker's logger
+	// names its profile in each), anything else a worker writes (a panic) prefixed with its
+	// profile, or with LogJSON made a JSON log line of its own; nil discards it.
+	Stderr io.Writer
+	// LogJSON says the log is JSON, one object a line, which nothing else may break.
+	LogJSON bool
+	// Build is the supervisor's build identity: a worker that says another with "ready"
+	// (its binary was replaced under a server it was not started from) is stopped and
+	// refused, never served beside this one. "" checks none.
+	Build        string
 	StartTimeout time.Duration // how long a worker may take to be ready; 0 means 30 s
 	StopTimeout  time.Duration // how long Close waits for a worker to exit; 0 means 15 s
 	Log          *slog.Logger
@@ -34,12 +43,13 @@ type Options struct {
 
 // State is what the pool knows of one profile's worker.
 type State struct {
-	Profile string
-	Running bool
-	PID     int
-	Crashes int       // crashes in the last crashWindow
-	Retry   time.Time // when a crash-looping worker may start again; zero when it may now
-	Error   string    // why it last failed to start or stopped, if it did
+	Profile      string
+	Running      bool
+	PID          int
+	Crashes      int       // crashes in the last crashWindow
+	TotalCrashes int       // crashes since the server started, for the metrics
+	Retry        time.Time // when a crash-looping worker may start again; zero when it may now
+	Error        string    // why it last failed to start or stopped, if it did
 }
 
 // WorkerFD is the file descriptor on which a worker inherits its channel.
@@ -113,12 +123,14 @@ type worker struct {
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
 	ready     chan struct{} // closed once the process serves
+	mismatch  error         // the process said another build than the pool's
 	done      chan struct{} // closed once the process exited
 	starting  bool
 	stopping  bool
 	startErr  error
 	failedAt  time.Time
 	crashes   []time.Time
+	crashed   int // crashes since the pool started
 	lastError string
 	tail      *tail
 	sender    *handoff.Sender // hands connections to the running process
@@ -197,6 +209,19 @@ func (p *Pool) Worker(ctx context.Context, name string) (snd *handoff.Sender, ge
 	}
 }
 
+// Running returns the sender that reaches profile name's worker and its generation (see
+// [Pool.Worker]) when the worker runs and serves; ok is false, and nothing is started,
+// otherwise.
+func (p *Pool) Running(name string) (snd *handoff.Sender, generation int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.workers[name]
+	if p.closed || w == nil || w.cmd == nil || isClosed(w.done) || !isClosed(w.ready) {
+		return nil, 0, false
+	}
+	return w.sender, w.starts, true
+}
+
 func isClosed(ch chan struct{}) bool {
 	select {
 	case <-ch:
@@ -248,7 +273,7 @@ func (p *Pool) startLocked(w *worker) error {
 		ours.Close()
 		return err
 	}
-	w.tail = &tail{max: 4 << 10, prefix: "profile " + w.name + ": ", out: p.o.Stderr}
+	w.tail = &tail{max: 4 << 10, profile: w.name, json: p.o.LogJSON, out: p.o.Stderr}
 	cmd.Stderr = w.tail
 	if err := cmd.Start(); err != nil {
 		ours.Close()
@@ -266,15 +291,26 @@ func (p *Pool) startLocked(w *worker) error {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if strings.TrimSpace(sc.Text()) == "ready" {
-				p.mu.Lock()
-				if w.ready == ready { // not a successor's start
-					w.starting = false
-				}
-				p.mu.Unlock()
-				close(ready)
-				break // a second "ready" must not close it again
+			word, build, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
+			if word != "ready" {
+				continue
 			}
+			if p.o.Build != "" && build != p.o.Build {
+				// Another build than the server's: a mix of versions is never served. The
+				// worker is stopped; its exit, while starting, is its start's error.
+				p.mu.Lock()
+				w.mismatch = fmt.Errorf("the worker runs build %q, the server build %q: the binary was replaced under the server (an upgrade?); restart the server to run the new one", build, p.o.Build)
+				p.mu.Unlock()
+				cmd.Process.Kill()
+				break
+			}
+			p.mu.Lock()
+			if w.ready == ready { // not a successor's start
+				w.starting = false
+			}
+			p.mu.Unlock()
+			close(ready)
+			break // a second "ready" must not close it again
 		}
 		io.Copy(io.Discard, stdout)
 	}()
@@ -284,12 +320,18 @@ func (p *Pool) startLocked(w *worker) error {
 		defer p.mu.Unlock()
 		switch {
 		case w.stopping:
+		case w.starting && w.mismatch != nil:
+			w.startErr = &StartError{Profile: w.name, Err: w.mismatch}
+			p.log.Error("profile worker refused", "profile", w.name, "err", w.mismatch)
+			w.failedAt, w.mismatch = time.Now(), nil
+			w.lastError = w.startErr.Error()
 		case w.starting:
 			w.startErr = &StartError{Profile: w.name, Output: w.tail.String(), Err: exitErr(err)}
 			w.failedAt = time.Now()
 			w.lastError = w.startErr.Error()
 		default:
 			w.crashes = append(w.crashes, time.Now())
+			w.crashed++
 			w.lastError = fmt.Sprintf("crashed: %v", exitErr(err))
 			p.log.Warn("profile worker crashed; it starts again on the next request", "profile", w.name, "err", exitErr(err))
 		}
@@ -311,7 +353,7 @@ func (p *Pool) States() []State {
 	defer p.mu.Unlock()
 	out := make([]State, 0, len(p.workers))
 	for _, w := range p.workers {
-		st := State{Profile: w.name, Crashes: len(w.crashes), Error: w.lastError}
+		st := State{Profile: w.name, Crashes: len(w.crashes), TotalCrashes: w.crashed, Error: w.lastError}
 		if w.cmd != nil && !isClosed(w.done) {
 			st.Running, st.PID = true, w.cmd.Process.Pid
 		}
@@ -362,11 +404,13 @@ func (p *Pool) Close() {
 	p.mu.Unlock()
 }
 
-// tail keeps the end of what a worker writes to stderr and passes each line on, prefixed.
+// tail keeps the end of what a worker writes to stderr and passes each line on: a log line
+// as it is, anything else in the log's format, naming the profile.
 type tail struct {
-	max    int
-	prefix string
-	out    io.Writer
+	max     int
+	profile string
+	json    bool // the log is JSON: every line must be an object
+	out     io.Writer
 
 	mu   sync.Mutex // guards the fields below
 	buf  []byte
@@ -386,10 +430,33 @@ func (t *tail) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		fmt.Fprintf(t.out, "%s%s\n", t.prefix, t.line[:i])
+		t.pass(t.line[:i])
 		t.line = t.line[i+1:]
 	}
 	return len(p), nil
+}
+
+// pass writes one line of the worker's stderr on: a line of its logger as it is (the
+// logger names the profile), in JSON a line of another kind (a panic's) as a log object
+// of its own, in text that line after the profile's name.
+func (t *tail) pass(line []byte) {
+	switch {
+	case t.json && len(line) > 0 && line[0] == '{' && json.Valid(line):
+		fmt.Fprintf(t.out, "%s\n", line)
+	case t.json:
+		b, _ := json.Marshal(struct {
+			Time    string `json:"time"`
+			Level   string `json:"level"`
+			Msg     string `json:"msg"`
+			Profile string `json:"profile"`
+			Stream  string `json:"stream"`
+		}{time.Now().Format(time.RFC3339Nano), "ERROR", string(line), t.profile, "stderr"})
+		fmt.Fprintf(t.out, "%s\n", b)
+	case bytes.HasPrefix(line, []byte("time=")):
+		fmt.Fprintf(t.out, "%s\n", line)
+	default:
+		fmt.Fprintf(t.out, "profile %s: %s\n", t.profile, line)
+	}
 }
 
 // String returns the end of the output, trimmed.

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -85,15 +86,22 @@ func waitExited(t *testing.T, p *Pool, name string) {
 
 // TestGenerationAfterACrash: a worker started again after a crash has a new generation and
 // a new channel, so that the supervisor drops the connections it kept to the old process.
+// Running reaches a running worker and starts none; the crash is counted for good.
 func TestGenerationAfterACrash(t *testing.T) {
 	p := shellPool(t, time.Second, `echo ready; exec cat >/dev/null`)
 	t.Cleanup(p.Close)
+	if _, _, ok := p.Running("a"); ok {
+		t.Error("Running(a) before any start = ok")
+	}
 	snd1, gen1, err := p.Worker(t.Context(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, gen, _ := p.Worker(t.Context(), "a"); gen != gen1 {
 		t.Errorf("the same process: generation %d, then %d", gen1, gen)
+	}
+	if snd, gen, ok := p.Running("a"); !ok || snd != snd1 || gen != gen1 {
+		t.Errorf("Running(a) = %v, %d, %v; want the running worker's sender and generation %d", snd, gen, ok, gen1)
 	}
 	pid := p.States()[0].PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -102,6 +110,12 @@ func TestGenerationAfterACrash(t *testing.T) {
 	waitExited(t, p, "a")
 	if p.States()[0].Running {
 		t.Fatal("the killed worker still shows as running")
+	}
+	if _, _, ok := p.Running("a"); ok || p.States()[0].Running {
+		t.Error("Running(a) after the crash = ok, or it started the worker again")
+	}
+	if st := p.States()[0]; st.TotalCrashes != 1 {
+		t.Errorf("TotalCrashes = %d, want 1", st.TotalCrashes)
 	}
 	snd2, gen2, err := p.Worker(t.Context(), "a")
 	if err != nil {
@@ -151,5 +165,60 @@ func TestCrashLeavesOneLogLine(t *testing.T) {
 				t.Errorf("log lines about the crash: %q, want one naming profile work and the signal", crashes)
 			}
 		})
+	}
+}
+
+// TestTailPass: what a worker writes to stderr reaches the server's log one line each:
+// its logger's lines as they are, anything else (a panic) in the log's format, naming the
+// profile, so that a JSON log stays one object a line.
+func TestTailPass(t *testing.T) {
+	for _, tt := range []struct {
+		json bool
+		in   string
+		want []string
+	}{
+		{false, "time=x level=INFO msg=hi profile=p\npanic: boom\n", []string{"time=x level=INFO msg=hi profile=p", "profile p: panic: boom"}},
+		{true, `{"msg":"hi","profile":"p"}` + "\npanic: boom\n{not json\n", []string{`{"msg":"hi","profile":"p"}`, `"msg":"panic: boom","profile":"p","stream":"stderr"`, `"msg":"{not json","profile":"p"`}},
+	} {
+		var out strings.Builder
+		tl := &tail{max: 1 << 10, profile: "p", json: tt.json, out: &out}
+		tl.Write([]byte(tt.in[:5])) // in two writes: lines are joined across them
+		tl.Write([]byte(tt.in[5:]))
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != len(tt.want) {
+			t.Fatalf("json %v: %d lines, want %d:\n%s", tt.json, len(lines), len(tt.want), out.String())
+		}
+		for i, l := range lines {
+			if !strings.Contains(l, tt.want[i]) || tt.json && !json.Valid([]byte(l)) {
+				t.Errorf("json %v: line %d = %q, want %q (and JSON)", tt.json, i, l, tt.want[i])
+			}
+		}
+	}
+}
+
+// TestWorkerOfAnotherBuild: a worker that says another build than the pool's with
+// "ready" (its binary was replaced under the server) is stopped and its start refused,
+// saying why and what to do; one of the pool's build serves.
+func TestWorkerOfAnotherBuild(t *testing.T) {
+	p, err := New(Options{StopTimeout: time.Second, Build: "aaaaaaaaaaaa",
+		Command: func(name string) ([]string, []string) {
+			build := map[string]string{"old": "aaaaaaaaaaaa", "new": "bbbbbbbbbbbb"}[name]
+			return []string{"sh", "-c", "echo ready " + build + "; exec cat >/dev/null", "worker"}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	if err := p.Start(t.Context(), "old"); err != nil {
+		t.Errorf("a worker of the pool's build: %v", err)
+	}
+	err = p.Start(t.Context(), "new")
+	if err == nil || !strings.Contains(err.Error(), `runs build "bbbbbbbbbbbb", the server build "aaaaaaaaaaaa"`) || !strings.Contains(err.Error(), "restart the server") {
+		t.Errorf("a worker of another build: %v, want it refused, saying to restart", err)
+	}
+	for _, st := range p.States() {
+		if st.Profile == "new" && st.Running {
+			t.Error("the worker of another build still runs")
+		}
 	}
 }

@@ -35,9 +35,11 @@ type ServeOptions struct {
 	Worker  func(name string) (argv []string)
 	Environ []string  // the process's environment, which the workers start from
 	Version string    // the build, for /healthz
+	Build   string    // the build's identity, which every worker must have: "" checks none
 	Pprof   bool      // serve net/http/pprof at /debug/pprof/ (and each worker's under its profile)
 	Stdout  io.Writer // the URL to open is its first line
 	Stderr  io.Writer // the workers' stderr
+	LogJSON bool      // the log is JSON: the workers' other lines are made log objects too
 	// Hint, when set, is told how to forward the port bound ([ForwardHint]) in a sentence;
 	// the "serving" log line has it anyway, as its forward attribute.
 	Hint io.Writer
@@ -88,6 +90,13 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	// One server per MYCO_HOME: the lock first, so that a second server names the first
+	// rather than failing on its port.
+	lock, err := lockHome(o.Home)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return err // "listen tcp ADDR: bind: address already in use" says it all
@@ -116,7 +125,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return errors.New("--auth owner: this system does not tell which user a connection comes from (no /proc/net/tcp); use --auth token")
 	}
 	pool, err := New(Options{
-		Stderr: o.Stderr, Log: log,
+		Stderr: o.Stderr, LogJSON: o.LogJSON, Build: o.Build, Log: log,
 		Command: func(name string) ([]string, []string) {
 			return o.Worker(name), WorkerEnv(o.Environ, o.Home, name, base+"/profiles/"+name, tokenFile)
 		},
@@ -144,6 +153,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		url += "?token=" + token
 	}
 	fmt.Fprintln(o.Stdout, url)
+	lock.serving(fmt.Sprintf("%s/profiles/%s/", base, o.Launch)) // never the token
 	// The port actually bound: with port 0 it is the one the system picked.
 	hint := ForwardHint(strings.TrimPrefix(base, "http://"))
 	if o.Hint != nil {

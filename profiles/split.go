@@ -4,18 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"myco.dev/internal/handoff"
-	"myco.dev/internal/peercred"
 	"myco.dev/internal/web"
 )
 
@@ -26,7 +24,10 @@ import (
 // the browser's event stream) is sent back with a 307 and Connection: close, so the browser
 // asks again on a new connection, which the supervisor routes. Connections the supervisor
 // keeps (its own paths, errors, and everything where the handoff fails) are served by its
-// own HTTP server, through the listener Listener returns.
+// own HTTP server, through the listener Listener returns. The supervisor holds on to its
+// copy of a connection handed over until the worker is done with it: should the worker die
+// while a request waits for its answer, the supervisor gives that answer (502
+// worker_failed), as it does for a request it forwards.
 
 // Handoffs is what the supervisor needs to hand a connection to a profile's worker;
 // [*Pool] satisfies it.
@@ -36,24 +37,29 @@ type Handoffs interface {
 
 // Listener accepts the connections of ln and hands those whose first request is for a
 // served profile to its worker; it returns the listener of the connections the supervisor
-// serves itself. Without a Handoffs (or with a token, where the owner of a connection
-// cannot be told), it returns ln.
+// serves itself. Only the owner's connections get that far: the others are refused as
+// they are accepted ([web.OwnerOnly]). With a token, where the owner of a connection
+// cannot be told, it returns ln: every connection is the supervisor's, which asks for the
+// token.
 func (sv *Supervisor) Listener(ln net.Listener, h Handoffs) net.Listener {
-	if h == nil || sv.s.Token != "" {
+	if sv.s.Token != "" {
 		return ln
 	}
-	l := &splitListener{Listener: ln, conns: make(chan net.Conn), foreign: make(chan struct{}, maxForeign), done: make(chan struct{})}
+	owned := web.OwnerOnly(ln, sv.s.UID)
+	if h == nil {
+		return owned
+	}
+	l := &splitListener{Listener: owned, conns: make(chan net.Conn), done: make(chan struct{})}
 	go l.run(sv.s, h)
 	return l
 }
 
 type splitListener struct {
-	net.Listener
-	conns   chan net.Conn
-	foreign chan struct{} // a slot per connection of another user being refused
-	done    chan struct{} // closed by finish
-	once    sync.Once
-	err     error // why the listener ended: set once, before done is closed
+	net.Listener // the owner's connections only
+	conns        chan net.Conn
+	done         chan struct{} // closed by finish
+	once         sync.Once
+	err          error // why the listener ended: set once, before done is closed
 }
 
 // finish ends the listener with err: Accept returns it from then on.
@@ -86,34 +92,12 @@ func (l *splitListener) run(s *supervisor, h Handoffs) {
 			l.finish(err)
 			return
 		}
-		// Whose connection it is, told here rather than in route: a flood of another
-		// user's connections is then closed one at a time as it comes, and never holds
-		// more than maxForeign descriptors (and goroutines) of the server.
-		uid, uidErr := peercred.TCP(c.RemoteAddr(), c.LocalAddr())
-		if uidErr == nil && uid != s.UID {
-			select {
-			case l.foreign <- struct{}{}:
-				go func() {
-					refuse(c, fmt.Sprintf("this myco server belongs to uid %d; the connection comes from uid %d", s.UID, uid))
-					<-l.foreign
-				}()
-			default:
-				c.Close()
-			}
-			continue
-		}
-		go l.route(s, h, c, uidErr)
+		go l.route(s, h, c)
 	}
 }
 
-// maxForeign bounds the connections of other users that are being refused at once;
-// beyond it, one is closed unanswered. Another user can then never hold more than this
-// many of the server's descriptors, however many connections it opens.
-const maxForeign = 8
-
-// route reads c, the owner's connection (or one whose owner could not be told: uidErr),
-// first request and hands c to the worker it is for, or keeps it.
-func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn, uidErr error) {
+// route reads c's first request and hands c to the worker it is for, or keeps it.
+func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn) {
 	rec := &recording{Conn: c}
 	keep := func() {
 		select {
@@ -139,34 +123,69 @@ func (l *splitListener) route(s *supervisor, h Handoffs, c net.Conn, uidErr erro
 		keep()
 		return
 	}
-	if uidErr != nil {
-		keep() // refused by the supervisor's own owner check, without starting a worker
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	snd, err := h.Sender(ctx, name)
+	cancel()
 	if err != nil {
 		keep() // the supervisor shows why the profile is not there
 		return
 	}
-	if err := snd.Send(tc, rec.buf.Bytes()); err != nil {
+	handed, err := snd.Send(tc, rec.buf.Bytes(), req.Method+" "+req.URL.Path)
+	if err != nil {
 		s.Log.Warn("hand a connection to a profile worker", "profile", name, "err", err)
 		keep()
 		return
 	}
-	c.Close() // the worker has its own copy
+	// The worker serves the connection; this copy of it is kept until the worker is done
+	// with it, so that a request waiting for its answer when the worker dies is answered
+	// here rather than cut off with the connection.
+	<-handed.Done()
+	if label, lost := handed.Lost(); lost && label != "" {
+		s.workerLost(tc, name, label)
+	}
+	c.Close()
 }
 
-// refuse answers a connection of another user with a 403 and closes it: its request is
-// read (bounded in time and size) only so that the answer reaches it rather than a reset.
-func refuse(c net.Conn, msg string) {
-	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(time.Second))
-	http.ReadRequest(bufio.NewReader(io.LimitReader(c, 16<<10)))
-	c.SetWriteDeadline(time.Now().Add(time.Second))
-	body, _ := json.MarshalIndent(web.NewError(http.StatusForbidden, "not_owner", msg).Body(), "", "  ")
-	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: %d\r\n\r\n%s\n", len(body)+1, body)
+// workerLost answers, on c, the request label ("METHOD PATH") that profile name's worker
+// had taken up and not begun to answer when it died: 502 worker_failed, as a request the
+// supervisor forwards gets, then the connection closes. Nothing else was written on c
+// since that request, so the answer is whole.
+func (s *supervisor) workerLost(c net.Conn, name, label string) {
+	method, path, _ := strings.Cut(label, " ")
+	s.Log.Warn("profile worker stopped while answering", "profile", name, "path", path)
+	r := &http.Request{Method: method, URL: &url.URL{Path: path}, Header: http.Header{}}
+	a := &heldAnswer{header: http.Header{}}
+	s.fail(a, r, workerFailed(name))
+	resp := &http.Response{StatusCode: a.status, ProtoMajor: 1, ProtoMinor: 1, Header: a.header, Request: r,
+		Body: io.NopCloser(&a.body), ContentLength: int64(a.body.Len()), Close: true}
+	c.SetDeadline(time.Now().Add(time.Second))
+	if resp.Write(c) != nil {
+		return
+	}
+	// The client may still be sending the request's body: read it, so that closing does
+	// not reset the connection before the answer is read.
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	io.Copy(io.Discard, io.LimitReader(c, 1<<20))
+}
+
+// heldAnswer is an answer held in memory, to be written on a connection whole.
+type heldAnswer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (a *heldAnswer) Header() http.Header { return a.header }
+func (a *heldAnswer) WriteHeader(code int) {
+	if a.status == 0 {
+		a.status = code
+	}
+}
+func (a *heldAnswer) Write(b []byte) (int, error) {
+	a.WriteHeader(http.StatusOK)
+	return a.body.Write(b)
 }
 
 // profileOf returns NAME of a path /profiles/NAME or /profiles/NAME/…, or "".

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -43,8 +44,8 @@ func TestSplitListenerClosed(t *testing.T) {
 	}
 }
 
-// flakyListener fails its first Accept with EMFILE (out of file descriptors), then gives
-// one end of a pipe.
+// flakyListener fails its first Accept with EMFILE (out of file descriptors), then
+// accepts as the listener it wraps does.
 type flakyListener struct {
 	net.Listener
 	calls int
@@ -54,18 +55,25 @@ func (f *flakyListener) Accept() (net.Conn, error) {
 	if f.calls++; f.calls == 1 {
 		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
 	}
-	c, _ := net.Pipe()
-	return c, nil
+	return f.Listener.Accept()
 }
-
-func (f *flakyListener) Close() error { return nil }
 
 // TestSplitListenerRetriesTemporaryErrors: running out of file descriptors once does not
 // end the port's service: the next connection is accepted.
 func TestSplitListenerRetriesTemporaryErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	sv := NewSupervisor(SupervisorOptions{Port: "1", UID: os.Getuid(), Exists: func(string) bool { return false }})
-	l := sv.Listener(&flakyListener{}, noHandoffs{})
+	l := sv.Listener(&flakyListener{Listener: ln}, noHandoffs{})
 	defer l.Close()
+	dialed, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dialed.Close()
+	io.WriteString(dialed, "GET /status HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n") // the supervisor's own: kept
 	c, err := l.Accept()
 	if err != nil || c == nil {
 		t.Fatalf("Accept = %v, %v; want the connection after the temporary error", c, err)
@@ -108,5 +116,54 @@ func TestListenerHandsConnections(t *testing.T) {
 	}
 	if body := get("/status"); !strings.Contains(body, `"event_streams": 0`) {
 		t.Errorf("/status = %q, want the supervisor's own answer", body)
+	}
+}
+
+// TestWorkerLostAnswer: the answer the supervisor gives on a handed-off connection whose
+// worker died before answering: 502 worker_failed, a page for a page, the API's envelope
+// under /api/, no body for HEAD, and the connection closed.
+func TestWorkerLostAnswer(t *testing.T) {
+	sv := NewSupervisor(SupervisorOptions{Default: "work", Assets: static.New("/static/"), Port: "1", UID: os.Getuid(),
+		Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	for _, tt := range []struct {
+		label, want string
+	}{
+		{"GET /profiles/work/s/1/", "stopped while answering this request"},
+		{"POST /profiles/work/api/sessions/1/actions", `"code": "worker_failed"`},
+		{"HEAD /profiles/work/", ""},
+	} {
+		t.Run(tt.label, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			client, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			server, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				sv.s.workerLost(server, "work", tt.label)
+				server.Close()
+			}()
+			client.SetDeadline(time.Now().Add(10 * time.Second))
+			method, _, _ := strings.Cut(tt.label, " ")
+			resp, err := http.ReadResponse(bufio.NewReader(client), &http.Request{Method: method})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusBadGateway || !resp.Close || !strings.Contains(string(body), tt.want) || tt.want == "" && len(body) != 0 {
+				t.Errorf("the answer = %d (close %v) %q; want 502 with %q, the connection closed", resp.StatusCode, resp.Close, body, tt.want)
+			}
+			if rest, err := io.ReadAll(client); err != nil || len(rest) != 0 {
+				t.Errorf("after the answer: %q, %v; want the connection closed", rest, err)
+			}
+		})
 	}
 }

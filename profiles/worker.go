@@ -41,9 +41,12 @@ type WorkerOptions struct {
 	// Stop stops the profile's work (running turns are cancelled and saved) before the
 	// server shuts down.
 	Stop   func()
-	Stdin  io.Reader    // the supervisor's pipe, which it closes to stop the worker
-	Stdout io.Writer    // where "ready" is said
-	Log    *slog.Logger // nil means slog.Default()
+	Stdin  io.Reader // the supervisor's pipe, which it closes to stop the worker
+	Stdout io.Writer // where "ready" is said, with Build
+	// Build is the worker's build identity, which it says with "ready": the supervisor
+	// refuses a worker of another build than its own.
+	Build string
+	Log   *slog.Logger // nil means slog.Default()
 }
 
 // ServeWorker is a worker's side of the pool: it serves o.Handler over ch, the channel
@@ -58,10 +61,18 @@ func ServeWorker(ctx context.Context, ch *net.UnixConn, o WorkerOptions) error {
 		o.Log = slog.Default()
 	}
 	handed := handoff.Listen(ch)
-	srv := web.NewServer(o.Handler, o.Log)
+	srv := web.NewServer(begin(o.Handler), o.Log)
+	connContext := srv.ConnContext
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		ctx = connContext(ctx, c)
+		if hc, ok := c.(*handoff.Conn); ok {
+			ctx = context.WithValue(ctx, handedKey{}, hc)
+		}
+		return ctx
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(handed) }()
-	fmt.Fprintln(o.Stdout, "ready")
+	fmt.Fprintln(o.Stdout, strings.TrimSpace("ready "+o.Build))
 
 	eof := make(chan struct{})
 	go func() {
@@ -75,7 +86,7 @@ func ServeWorker(ctx context.Context, ch *net.UnixConn, o WorkerOptions) error {
 	case <-eof:
 	case <-handed.Done(): // the supervisor is gone
 	}
-	o.Log.Info("stopping: running turns are cancelled and saved", "profile", o.Profile)
+	o.Log.Info("stopping: running turns are cancelled and saved") // the worker's logger names its profile
 	o.Stop()
 	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -86,6 +97,20 @@ func ServeWorker(ctx context.Context, ch *net.UnixConn, o WorkerOptions) error {
 		o.Log.Warn("serve", "err", err)
 	}
 	return nil
+}
+
+type handedKey struct{}
+
+// begin tells the supervisor, for each request on a connection it handed over, that the
+// request waits for its answer: should this worker die before the answer begins, the
+// supervisor, which keeps its copy of the connection, answers it (502 worker_failed).
+func begin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hc, ok := r.Context().Value(handedKey{}).(*handoff.Conn); ok {
+			hc.Begin(r.Method + " " + r.URL.Path)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // WorkerEnv is the environment of profile name's worker: environ with the profile's

@@ -5,7 +5,9 @@ package sessions
 // one. A cancel names its job so that a late one, sent for a turn that has ended since, is
 // a no-op rather than the stop of the next turn. A turn whose input is not durable yet is
 // stopped as soon as it is: the submit that started it then answers as accepted (it ran,
-// and was stopped), never with the stop as its error.
+// and was stopped), never with the stop as its error. A stopped turn ends cancelled (its
+// running calls get unknown outcomes); a retry wait ends at once. It is the one way to stop
+// a job, for every front end.
 func (m *Manager) Cancel(id, jobID string) bool {
 	m.mu.Lock()
 	l := m.live[id]

@@ -124,3 +124,43 @@ func (m *Manager) Running() bool {
 	}
 	return false
 }
+
+// Occupancy returns how many sessions are open in this process (loaded, with a runtime,
+// until they idle out or close) and how many of them run a job now.
+func (m *Manager) Occupancy() (open, busy int) {
+	m.mu.Lock()
+	ls := make([]*live, 0, len(m.live))
+	for _, l := range m.live {
+		ls = append(ls, l)
+	}
+	m.mu.Unlock()
+	for _, l := range ls {
+		l.mu.Lock()
+		if l.job != nil {
+			busy++
+		}
+		l.mu.Unlock()
+	}
+	return len(ls), busy
+}
+
+// HoldingProcesses returns the ids of the open sessions whose tools keep processes running
+// (a bash session started with start, an MCP server), on any host, sorted: what a new
+// harness, which a changed config may need, would end. A session whose inventory cannot be
+// taken counts by its last known handles. Each inventory is bounded by 2 s.
+func (m *Manager) HoldingProcesses(ctx context.Context) []string {
+	m.mu.Lock()
+	ls := make([]*live, 0, len(m.live))
+	for _, l := range m.live {
+		ls = append(ls, l)
+	}
+	m.mu.Unlock()
+	out := []string{}
+	for _, l := range ls {
+		if l.rt.runsProcesses(ctx) {
+			out = append(out, l.id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -76,3 +76,38 @@ func TestIdleSessionsClose(t *testing.T) {
 		t.Errorf("the reopened session: %v entries, %+v, %v", len(sess.Latest().Entries), st.LastTurn, err)
 	}
 }
+
+// TestOccupancy: the sessions open in this process and those running a job, which a
+// profile's metrics read at scrape time.
+func TestOccupancy(t *testing.T) {
+	f := newManager(t, ManagerOptions{IdleClose: time.Hour}, fakemodel.Turn{Text: "slow", ChunkSize: 1, DelayMs: 20}, fakemodel.Turn{Text: "ok"})
+	ctx := t.Context()
+	if open, busy := f.m.Occupancy(); open != 0 || busy != 0 {
+		t.Fatalf("Occupancy() of a new service = %d, %d; want 0, 0", open, busy)
+	}
+	a, _ := f.m.Create(ctx, CreateOptions{})
+	b, _ := f.m.Create(ctx, CreateOptions{})
+	slow, err := f.m.Submit(ctx, a, model.TextPart("take your time"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slow.Accepted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if open, busy := f.m.Occupancy(); busy != 1 || open < 1 {
+		t.Errorf("Occupancy() while a turn runs = %d, %d; want 1 busy", open, busy)
+	}
+	slow.Wait(ctx)
+	j, err := f.m.Submit(ctx, b, model.TextPart("quick"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Wait(ctx)
+	if open, busy := f.m.Occupancy(); open != 2 || busy != 0 {
+		t.Errorf("Occupancy() after both turns = %d, %d; want 2, 0", open, busy)
+	}
+	f.m.CloseSession(a)
+	if open, _ := f.m.Occupancy(); open != 1 {
+		t.Errorf("Occupancy() after a close = %d open, want 1", open)
+	}
+}

@@ -23,6 +23,8 @@ type live struct {
 	runner *runner
 	model  string      // the catalog key runner was built for
 	cfg    AgentConfig // its agent configuration
+	blocks []string    // the system prompt's blocks runner was built with
+	gen    uint64      // the generation of the catalog cfg came from (see Manager.SetModels)
 	job    *Job
 	closed bool // CloseSession took it out: a job must not start on it
 	// failed is how the last turn job ended when the document could not record it (a save
@@ -42,12 +44,23 @@ type live struct {
 // prepare builds the runner for the session's current model, reading the prompt blocks
 // again when the model changed (a model switch re-reads the prelude). Call with l.mu held.
 func (l *live) prepare() error {
+	cat := l.m.catalog.Load()
 	var key string
 	l.rt.View(func(s *Session) { key = s.ModelKey() })
 	if key == "" {
-		key = l.m.o.Models.Default()
+		key = cat.models.Default()
 	}
 	if l.runner != nil && key == l.model {
+		if l.gen == cat.gen {
+			return nil
+		}
+		// The config changed (Manager.SetModels): the same model, as the new catalog has
+		// it, with the prompt's blocks and the runner (its prelude watcher) kept.
+		cfg, err := cat.models.Agent(key, l.blocks)
+		if err != nil {
+			return l.agentError(err)
+		}
+		l.cfg, l.gen = withEndpoint(cfg), cat.gen
 		return nil
 	}
 	var blocks []string
@@ -58,20 +71,25 @@ func (l *live) prepare() error {
 			return fmt.Errorf("session %s: build the system prompt: %w", l.id, err)
 		}
 	}
-	cfg, err := l.m.o.Models.Agent(key, blocks)
+	cfg, err := cat.models.Agent(key, blocks)
 	if err != nil {
-		if u, ok := errors.AsType[unknownModel](err); ok {
-			k, known := u.UnknownModel()
-			return &UnknownModelError{Session: l.id, Key: k, Known: known}
-		}
-		return fmt.Errorf("session %s: %w", l.id, err)
+		return l.agentError(err)
 	}
 	r, err := newRunner(runnerOptions{Runtime: l.rt, Agent: l.agentConfig, Prelude: watcher, Log: l.m.log})
 	if err != nil {
 		return err
 	}
-	l.runner, l.model, l.cfg = r, key, withEndpoint(cfg)
+	l.runner, l.model, l.cfg, l.blocks, l.gen = r, key, withEndpoint(cfg), blocks, cat.gen
 	return nil
+}
+
+// agentError is the error of a catalog that could not give the session's model.
+func (l *live) agentError(err error) error {
+	if u, ok := errors.AsType[unknownModel](err); ok {
+		k, known := u.UnknownModel()
+		return &UnknownModelError{Session: l.id, Key: k, Known: known}
+	}
+	return fmt.Errorf("session %s: %w", l.id, err)
 }
 
 // unknownModel is an error of a model catalog (config's UnknownModelError) that reports a
@@ -179,7 +197,7 @@ func (l *live) flushTimer() {
 // finish records how job j ended and publishes it: one terminal update, then the state.
 func (l *live) finish(j *Job, res JobResult, err error) {
 	j.result, j.err = res, err
-	end := Update{Job: j.Kind}
+	end := Update{Job: j.Kind, Duration: time.Since(j.started).Seconds()}
 	switch {
 	case err == nil && j.Kind == JobCompact:
 		end.Type, end.From, end.To = UpdateDone, res.Compaction.From, res.Compaction.To

@@ -29,7 +29,8 @@ func (s *Store) lockSession(ctx context.Context, id string, waiting func(holder 
 	case <-ctx.Done():
 		return nil, fmt.Errorf("session %s: wait for the writer gate: %w", id, context.Cause(ctx))
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, "."+id+fileExt+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	// O_NONBLOCK: a FIFO put there must not hang the writer.
+	f, err := os.OpenFile(filepath.Join(s.dir, "."+id+fileExt+".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		<-gate
 		return nil, fmt.Errorf("lock session %s: %w", id, err)
@@ -132,7 +133,7 @@ func (s *Store) Holder(id string) (holder string, held bool) {
 	if _, ok := s.held.Load(id); ok {
 		return "", false
 	}
-	f, err := os.Open(filepath.Join(s.dir, "."+id+fileExt+".lock"))
+	f, err := os.OpenFile(filepath.Join(s.dir, "."+id+fileExt+".lock"), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", false // no lock file: nobody ever took it
 	}

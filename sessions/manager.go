@@ -117,6 +117,9 @@ type Manager struct {
 	jobIDs   atomic.Int64 // jobs started, for their ids
 	requests requests
 
+	// catalog is the model catalog in use: o.Models, until SetModels swaps another in.
+	catalog atomic.Pointer[catalogGen]
+
 	base   context.Context // the parent of every job; Close cancels it with ErrShutdown
 	ended  chan struct{}   // closed when Close has ended every job: subscriptions end too
 	cancel context.CancelCauseFunc
@@ -155,12 +158,37 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 	if m.registry == nil {
 		m.registry = &Registry{}
 	}
+	m.catalog.Store(&catalogGen{models: o.Models})
 	m.base, m.cancel = context.WithCancelCause(context.Background())
 	m.ended = make(chan struct{})
 	if o.IdleClose > 0 {
 		m.idle.Go(func() { m.closeIdleEvery(m.base, min(o.IdleClose/2, time.Minute)) })
 	}
 	return m, nil
+}
+
+// catalogGen is one model catalog the manager used, and its generation: each SetModels
+// makes the next one.
+type catalogGen struct {
+	models Models
+	gen    uint64
+}
+
+// models returns the model catalog in use.
+func (m *Manager) models() Models { return m.catalog.Load().models }
+
+// SetModels puts models in the place of the catalog in use, without ending any work or
+// tool: a changed config's models (a new entry, a gateway's new auth) take effect at once
+// for new sessions and model checks, and for a session at its next job (a job that runs
+// goes on with the configuration it started with). Each session keeps its system prompt's
+// blocks, so its prompt cache's prefix stays.
+func (m *Manager) SetModels(models Models) {
+	for {
+		cur := m.catalog.Load()
+		if m.catalog.CompareAndSwap(cur, &catalogGen{models: models, gen: cur.gen + 1}) {
+			return
+		}
+	}
 }
 
 // Store returns the store the sessions live in.
@@ -223,7 +251,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	}
 	key := o.Model
 	if key == "" {
-		key = m.o.Models.Default()
+		key = m.models().Default()
 	}
 	if err := m.checkModel(key); err != nil {
 		return "", err
@@ -271,6 +299,7 @@ type Job struct {
 	queued string
 
 	cancel   context.CancelCauseFunc
+	started  time.Time     // when it was started, for the duration its end reports
 	accepted chan struct{} // closed when a turn's input is durable
 	done     chan struct{} // closed when the job ended
 	// stopAccepted asks for the job to be stopped as soon as its input is durable (a cancel
@@ -460,18 +489,6 @@ func (m *Manager) Compact(ctx context.Context, id string) (*Job, error) {
 	})
 }
 
-// Stop ends the job running on session id, if any, with [ErrStopped] as the cause: a turn
-// ends cancelled (its running calls get unknown outcomes), a retry wait ends at once. It
-// reports whether a job was running.
-func (m *Manager) Stop(id string) bool {
-	j := m.job(id)
-	if j == nil {
-		return false
-	}
-	j.cancel(ErrStopped)
-	return true
-}
-
 // job returns the job running on session id in this process, or nil.
 func (m *Manager) job(id string) *Job {
 	m.mu.Lock()
@@ -512,7 +529,7 @@ func (m *Manager) start(l *live, kind string, req request, f jobFunc) (*Job, err
 	m.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(m.base)
 	j := &Job{Session: l.id, Kind: kind, ID: m.bus.boot + "-" + strconv.FormatInt(m.jobIDs.Add(1), 10), request: req, cancel: cancel,
-		accepted: make(chan struct{}), done: make(chan struct{})}
+		accepted: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
 	l.job = j
 	r := l.runner
 	busy := true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -179,13 +180,13 @@ func TestManagerBusyAndStop(t *testing.T) {
 	if _, err := f.m.Compact(ctx, id); !errors.Is(err, ErrBusy) {
 		t.Fatalf("Compact while busy = %v, want ErrBusy", err)
 	}
-	if !f.m.Stop(id) {
+	if !f.m.Cancel(id, "") {
 		t.Fatal("Stop = false, want true")
 	}
 	if _, err := j.Wait(ctx); !errors.Is(err, ErrStopped) {
 		t.Fatalf("Wait = %v, want ErrStopped", err)
 	}
-	if f.m.Stop(id) {
+	if f.m.Cancel(id, "") {
 		t.Error("Stop of an idle session = true")
 	}
 	sess := loadFresh(t, f.store, id)
@@ -306,7 +307,7 @@ func TestManagerModels(t *testing.T) {
 		t.Error("Model(nope) = nil error, want the catalog's")
 	}
 	listed := newManager(t, ManagerOptions{})
-	listed.m.o.Models = listedModels{listed.m.o.Models.(testModels)}
+	listed.m.SetModels(listedModels{listed.m.models().(testModels)})
 	if got := listed.m.Models(); len(got) != 2 || got[1] != (ModelInfo{Key: "other", ContextWindow: 2000}) {
 		t.Errorf("Models() = %+v, want the catalog's list", got)
 	}
@@ -526,5 +527,54 @@ func TestBusForget(t *testing.T) {
 	}
 	if got := old.take(); len(got) != 1 || got[0].Type != UpdateReset || got[0].Session != "" {
 		t.Errorf("a subscriber from before the dropped tombstones read %d updates, want one reset of everything", len(got))
+	}
+}
+
+// TestSetModels (issue 28): a catalog swapped in is used by the next job of a session that
+// is open, with its system prompt's blocks kept (the prompt is not read again) and its
+// tools not released; a job that ran before used the catalog it started with.
+func TestSetModels(t *testing.T) {
+	prompts := 0
+	f := newManager(t, ManagerOptions{Prompt: func(dir string) ([]string, PreludeWatcher, error) {
+		prompts++
+		return []string{"# Guidance"}, nil, nil
+	}}, fakemodel.Turn{Text: "one"}, fakemodel.Turn{Text: "two"})
+	ctx := t.Context()
+	id, err := f.m.Create(ctx, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(text string) {
+		t.Helper()
+		j, err := f.m.Submit(ctx, id, model.TextPart(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := j.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("first")
+	old := f.m.models().(testModels)
+	cfgs := maps.Clone(old.cfgs)
+	cfg := cfgs["fake"]
+	cfg.Options.APIModel = "fake-2"
+	cfgs["fake"] = cfg
+	f.m.SetModels(testModels{def: "fake", cfgs: cfgs})
+	run("second")
+	reqs := f.srv.Requests()
+	for i, want := range []string{`"model":"fake"`, `"model":"fake-2"`} {
+		if body := string(reqs[i].Body); !strings.Contains(body, want) || !strings.Contains(body, "# Guidance") {
+			t.Errorf("request %d = %s, want %s and the prompt's blocks", i, body, want)
+		}
+	}
+	if prompts != 1 {
+		t.Errorf("the prompt was read %d times, want once: the swap keeps the session's blocks", prompts)
+	}
+	f.host.mu.Lock()
+	released := len(f.host.released)
+	f.host.mu.Unlock()
+	if released != 0 {
+		t.Errorf("the swap released %d runtimes' tools, want none", released)
 	}
 }

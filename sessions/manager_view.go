@@ -118,7 +118,7 @@ func (m *Manager) modelOf(s *Session) string {
 	if k := s.ModelKey(); k != "" {
 		return k
 	}
-	return m.o.Models.Default()
+	return m.models().Default()
 }
 
 // load returns session id as its file holds it now, from the documents kept of sessions
@@ -284,20 +284,20 @@ type ModelChecker interface {
 
 // checkModel returns the error a run of model key would meet in the catalog, if any.
 func (m *Manager) checkModel(key string) error {
-	if c, ok := m.o.Models.(ModelChecker); ok {
+	if c, ok := m.models().(ModelChecker); ok {
 		return c.Check(key)
 	}
-	_, err := m.o.Models.Agent(key, nil)
+	_, err := m.models().Agent(key, nil)
 	return err
 }
 
 // Models returns the catalog's models in order. A catalog that is not a [ModelLister]
 // lists its default model alone.
 func (m *Manager) Models() []ModelInfo {
-	if l, ok := m.o.Models.(ModelLister); ok {
+	if l, ok := m.models().(ModelLister); ok {
 		return l.List()
 	}
-	info, err := m.Model(m.o.Models.Default())
+	info, err := m.Model(m.models().Default())
 	if err != nil {
 		return []ModelInfo{}
 	}
@@ -305,12 +305,12 @@ func (m *Manager) Models() []ModelInfo {
 }
 
 // DefaultModel returns the catalog key of new sessions.
-func (m *Manager) DefaultModel() string { return m.o.Models.Default() }
+func (m *Manager) DefaultModel() string { return m.models().Default() }
 
 // Model returns the catalog's model key, or the catalog's error when it cannot run one: a
 // key it does not have, say.
 func (m *Manager) Model(key string) (ModelInfo, error) {
-	cfg, err := m.o.Models.Agent(key, nil)
+	cfg, err := m.models().Agent(key, nil)
 	if err != nil {
 		return ModelInfo{}, err
 	}

@@ -55,7 +55,7 @@ func TestStopKeepsThePartialAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStreamed(t, f.m, id, "The first part")
-	f.m.Stop(id)
+	f.m.Cancel(id, "")
 	j.Wait(ctx)
 	e, ok := lastPartial(loadFresh(t, f.store, id))
 	if !ok || e.Partial != PartialStopped || !strings.HasPrefix(e.Message.Text(), "The first part") {
@@ -108,7 +108,7 @@ func TestStopKeepsToolOutput(t *testing.T) {
 	id, _ := f.m.Create(ctx, CreateOptions{})
 	j, _ := f.m.Submit(ctx, id, model.TextPart("go"))
 	<-started
-	f.m.Stop(id)
+	f.m.Cancel(id, "")
 	j.Wait(ctx)
 	var res *model.ToolResult
 	for _, e := range loadFresh(t, f.store, id).Latest().Entries {
@@ -140,7 +140,7 @@ func TestCrashKeepsThePartialAnswer(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	f.m.Stop(id)
+	f.m.Cancel(id, "")
 	j.Wait(ctx)
 	if e.Partial != PartialInterrupted || !strings.HasPrefix(e.Message.Text(), "word word") {
 		t.Fatalf("loaded mid-stream: partial entry %+v; want what streamed, interrupted", e)
@@ -189,7 +189,7 @@ func TestRetryAfterStop(t *testing.T) {
 	id, _ := f.m.Create(ctx, CreateOptions{})
 	j, _ := f.m.Submit(ctx, id, model.TextPart("first"))
 	waitStreamed(t, f.m, id, "slow")
-	f.m.Stop(id)
+	f.m.Cancel(id, "")
 	j.Wait(ctx)
 	if j, err := f.m.Retry(ctx, id); err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ func TestQueueRunsAfterStop(t *testing.T) {
 	if _, err := f.m.Enqueue(ctx, id, model.TextPart("next")); err != nil {
 		t.Fatal(err)
 	}
-	f.m.Stop(id)
+	f.m.Cancel(id, "")
 	sess := waitSettled(t, f.m, id, 0)
 	if st := sess.LastTurn(); st.Status != TurnDone || st.Answer != "queued answer" {
 		t.Errorf("last turn = %+v, want the queued message answered", st)
@@ -162,6 +162,6 @@ func TestQueueIsBounded(t *testing.T) {
 	for _, q := range ids {
 		f.m.Unqueue(ctx, id, q)
 	}
-	f.m.Stop(id)
+	f.m.Cancel(id, "")
 	j.Wait(ctx)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,9 +183,9 @@ func TestUpdateFailurePutsBackTheMetadata(t *testing.T) {
 	})
 }
 
-// TestOpenLoadsWithoutTheManagerLock: while one session's file is being read (here a FIFO
-// that blocks until written), the manager answers for other sessions, and a second open of
-// that session waits for the first load instead of reading the file again.
+// TestOpenLoadsWithoutTheManagerLock: while one session's file is being read (here a
+// load held until the test lets it go), the manager answers for other sessions, and a
+// second open of that session waits for the first load instead of reading the file again.
 func TestOpenLoadsWithoutTheManagerLock(t *testing.T) {
 	f := newManager(t, ManagerOptions{})
 	ctx := t.Context()
@@ -194,15 +194,15 @@ func TestOpenLoadsWithoutTheManagerLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := f.store.Path(id)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
+	loading, release := make(chan struct{}, 2), make(chan struct{})
+	var reads atomic.Int32
+	f.store.openRead = func(p string) (*os.File, os.FileInfo, error) {
+		if p == path {
+			reads.Add(1)
+			loading <- struct{}{}
+			<-release
+		}
+		return openRegular(p)
 	}
 	opened := make(chan *live, 2)
 	for range 2 {
@@ -214,39 +214,24 @@ func TestOpenLoadsWithoutTheManagerLock(t *testing.T) {
 			opened <- l
 		}()
 	}
-	// The FIFO's one writer: opening it returns once a load has opened the file to read.
-	writer := make(chan *os.File, 1)
-	go func() {
-		w, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			t.Error(err)
-		}
-		writer <- w
-	}()
-	var w *os.File
 	select {
-	case w = <-writer:
+	case <-loading:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the open did not start loading")
 	}
-	if w == nil {
-		t.FailNow()
-	}
 	answered := make(chan bool, 1)
-	go func() { answered <- f.m.Stop("20261203-000000-aaaaaa") }()
+	go func() { answered <- f.m.Cancel("20261203-000000-aaaaaa", "") }()
 	select {
 	case <-answered:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Stop of another session waited for this session's file")
 	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	close(release)
 	if a, b := <-opened, <-opened; a == nil || a != b {
 		t.Errorf("two opens of one session: %p and %p, want the same live session", a, b)
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("the session's file was read %d times, want once", n)
 	}
 }
 

@@ -56,6 +56,11 @@ type AgentConfig struct {
 	// is held to it (tools.WithImageLimit), whatever cap the hosts were started with. 0
 	// means no cap of the model's own.
 	MaxImageBase64Bytes int
+	// WithoutEnv names the environment variables that the processes of the run's tool
+	// calls must not get (tools.WithoutEnv): the config's credential variables, as the
+	// catalog has them now, so that a variable a changed config names is kept from the
+	// commands that start after the change, whatever the hosts were started with.
+	WithoutEnv []string
 }
 
 // runnerOptions configures a runner.
@@ -692,6 +697,7 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 	}
 	pr := &throttle.Latest{Every: progressEvery, Send: func(tail string) { rc.saveProgress(th, call.ID, tail) }}
 	ctx = tools.WithImageLimit(ctx, tools.ImageLimit{MaxBase64Bytes: rc.tn.cfg.MaxImageBase64Bytes, Model: rc.tn.cfg.ModelKey})
+	ctx = tools.WithoutEnv(ctx, rc.tn.cfg.WithoutEnv)
 	res := rc.tools.Call(tools.WithProgress(ctx, pr.Report), call)
 	pr.Stop(false) // the result supersedes its progress
 	res.CallID = call.ID

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/hosts/tools"
 )
 
 // Tools is the tool executor a runtime drives; *hosts.Executor satisfies it. It must be
@@ -402,4 +403,32 @@ func (rt *runtime) usedTool() {
 	rt.mu.Lock()
 	rt.toolCall = time.Now()
 	rt.mu.Unlock()
+}
+
+// runsProcesses reports whether the runtime's tools keep a process running on some host: a
+// bash session that runs, an MCP server that runs. A runtime that never called a tool runs
+// none.
+func (rt *runtime) runsProcesses(ctx context.Context) bool {
+	rt.mu.Lock()
+	call := rt.toolCall
+	rt.mu.Unlock()
+	if call.IsZero() || rt.inventory == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	inv, _ := rt.inventory(ctx)
+	for _, h := range inv {
+		for _, b := range h.Bash {
+			if b.State == "running" {
+				return true
+			}
+		}
+		for _, s := range h.MCP {
+			if s.State == tools.MCPRunning {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"myco.dev/internal/atomicfile"
@@ -39,6 +40,9 @@ type Store struct {
 
 	// openLog opens a session file for appending; tests replace it to fail writes.
 	openLog func(path string) (logFile, error)
+	// openRead opens a session file for a load ([openRegular]); tests replace it to make
+	// a load slow.
+	openRead func(path string) (*os.File, os.FileInfo, error)
 
 	family   family   // who is whose parent; see family.go
 	metas    sync.Map // session id -> metaCache; see readMeta
@@ -57,8 +61,21 @@ type logFile interface {
 // NewStore returns a store over dir, which must exist.
 func NewStore(dir string) *Store {
 	return &Store{dir: dir, openLog: func(path string) (logFile, error) {
-		return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	}}
+		// O_NONBLOCK: a FIFO put where the session file was fails at once (no reader)
+		// rather than hanging the writer.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			if le := specialFile(path, err); le != nil {
+				return nil, le
+			}
+			return nil, err
+		}
+		if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+			f.Close()
+			return nil, &LoadError{Path: path, Msg: notRegular(info)}
+		}
+		return f, nil
+	}, openRead: openRegular}
 }
 
 // Dir returns the store's directory.
@@ -130,7 +147,7 @@ func (s *Store) rewrite(id string, recs []record) (fileState, error) {
 // upgrade rewrites it.
 func (s *Store) keepOld(id string, version int) error {
 	path := s.Path(id)
-	old, err := os.ReadFile(path)
+	old, _, err := s.readFile(path)
 	if err != nil {
 		return err
 	}
@@ -188,7 +205,7 @@ func (s *Store) load(ctx context.Context, id string) (*Session, fileState, error
 		return nil, fileState{}, fmt.Errorf("load session %q: %w", id, ErrNotFound)
 	}
 	path := s.Path(id)
-	data, info, err := readFile(path)
+	data, info, err := s.readFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fileState{}, fmt.Errorf("load session %s: %w", id, ErrNotFound)
 	}
@@ -206,19 +223,71 @@ func (s *Store) load(ctx context.Context, id string) (*Session, fileState, error
 	return sess, fileState{info: info, size: valid}, nil
 }
 
-// readFile reads path and returns the identity of the file it read.
-func readFile(path string) ([]byte, os.FileInfo, error) {
-	f, err := os.Open(path)
+// readFile reads the session file path and returns the identity of the file it read.
+func (s *Store) readFile(path string) ([]byte, os.FileInfo, error) {
+	f, info, err := s.openRead(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, info, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
 	data, err := io.ReadAll(f)
 	return data, info, err
+}
+
+// openRegular opens the session file path for reading, without blocking: a FIFO, a
+// directory, a socket or a device where a session file should be is a [*LoadError] (the
+// session is damaged) that names the file and what it is, returned with the file's info. A
+// FIFO opened without O_NONBLOCK would block until a writer came, and with it every page
+// that lists or shows the session.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if le := specialFile(path, err); le != nil {
+			info, _ := os.Lstat(path)
+			return nil, info, le
+		}
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, info, &LoadError{Path: path, Msg: notRegular(info)}
+	}
+	return f, info, nil
+}
+
+// specialFile is the [*LoadError] of a failed open of path (err) when path is not a regular
+// file (a socket cannot be opened at all, a FIFO not for writing without a reader: ENXIO),
+// so that the error says what it is rather than "no such device or address"; nil else.
+func specialFile(path string, err error) *LoadError {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if info, lerr := os.Lstat(path); lerr == nil && !info.Mode().IsRegular() && info.Mode()&fs.ModeSymlink == 0 {
+		return &LoadError{Path: path, Msg: notRegular(info)}
+	}
+	return nil
+}
+
+// notRegular says what a file that should be a regular one is instead.
+func notRegular(info os.FileInfo) string {
+	what := "not a regular file"
+	switch {
+	case info == nil:
+	case info.IsDir():
+		what = "a directory, not a regular file"
+	case info.Mode()&fs.ModeNamedPipe != 0:
+		what = "a FIFO (named pipe), not a regular file"
+	case info.Mode()&fs.ModeSocket != 0:
+		what = "a socket, not a regular file"
+	case info.Mode()&fs.ModeDevice != 0:
+		what = "a device, not a regular file"
+	}
+	return what + "; a session file must be a regular file"
 }
 
 // Summary is one row of a session listing.
@@ -253,7 +322,7 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 	var out []Summary
 	for _, e := range ents {
 		name := e.Name()
-		if !strings.HasSuffix(name, fileExt) || e.IsDir() {
+		if !strings.HasSuffix(name, fileExt) {
 			continue
 		}
 		id := strings.TrimSuffix(name, fileExt)
@@ -332,15 +401,11 @@ type metaCache struct {
 // It returns the file's state too.
 func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
 	path := s.Path(id)
-	f, err := os.Open(path)
+	f, info, err := openRegular(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, info, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
 	var c metaCache
 	if v, ok := s.metas.Load(id); ok {
 		c = v.(metaCache)

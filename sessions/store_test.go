@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -228,6 +229,42 @@ func TestListUnreadable(t *testing.T) {
 		}
 		if after, _ := os.ReadFile(st.Path(id)); !bytes.Equal(before[id], after) {
 			t.Errorf("%s was rewritten", id)
+		}
+	}
+}
+
+// TestStoreSpecialFiles (issue 28): a FIFO or a directory where a session file should be
+// is a LoadError (ErrDamaged) naming the file and what it is, from a load and in the
+// listing, without blocking; nothing is appended to it.
+func TestStoreSpecialFiles(t *testing.T) {
+	st := NewStore(t.TempDir())
+	if err := syscall.Mkfifo(st.Path("pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(st.Path("folder"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"pipe": "a FIFO (named pipe)", "folder": "a directory"}
+	for id, what := range want {
+		_, err := st.Load(t.Context(), id)
+		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), st.Path(id)) || !strings.Contains(err.Error(), what) {
+			t.Errorf("Load(%q) = %v, want ErrDamaged naming %s and %q", id, err, st.Path(id), what)
+		}
+		if _, err := st.appendRecords(id, record{Kind: "session", Session: &metaRec{Version: Version, ID: id}}); err == nil || !strings.Contains(err.Error(), what) {
+			t.Errorf("appendRecords(%q) = %v, want a refusal saying %q", id, err, what)
+		}
+	}
+	list, err := st.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range list {
+		got[s.ID] = s.Problem
+	}
+	for id, what := range want {
+		if !strings.HasPrefix(got[id], "damaged: "+st.Path(id)) || !strings.Contains(got[id], what) {
+			t.Errorf("the listing's problem of %s = %q, want damaged naming the file and %q", id, got[id], what)
 		}
 	}
 }

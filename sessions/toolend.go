@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"strconv"
 	"strings"
 
 	"myco.dev/agent/model"
@@ -81,4 +82,19 @@ func BashEndLine(text string) string {
 		return ""
 	}
 	return last
+}
+
+// BashExitCode returns the exit status of a bash command whose result r says it exited
+// ("[exit status 3]", or a session's "exited, exit status 3"); false for any other call,
+// a command killed or still running, or an unknown outcome.
+func BashExitCode(tool string, r model.ToolResult) (int, bool) {
+	if tool != "bash" || r.Unknown {
+		return 0, false
+	}
+	end, _ := bashEnd(r.Text)
+	n, err := strconv.Atoi(strings.TrimPrefix(end, "exit "))
+	if !strings.HasPrefix(end, "exit ") || err != nil {
+		return 0, false
+	}
+	return n, true
 }

@@ -1,39 +1,42 @@
 package sessions
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 	"time"
 
 	"myco.dev/agent"
 	"myco.dev/agent/model"
+	"myco.dev/api"
 )
 
-// Update types: the events of the session service, as every front end sees them.
+// Update types: the events of the session service, as every front end sees them; the
+// names are the API's (package api), whose event types say the fields each carries.
 const (
-	UpdateSession       = "session"        // a front end announces the session it works on
-	UpdateAccepted      = "accepted"       // a user turn's input is durable as entry Index of Thread: Text, AcceptedAt
-	UpdateTextDelta     = "text_delta"     // assistant text as it streams (deltas may be coalesced)
-	UpdateThinkingDelta = "thinking_delta" // reasoning text as it streams
-	UpdateToolStarted   = "tool_started"   // Tool, CallID, Input, Host
-	UpdateToolProgress  = "tool_progress"  // the newest output of a running call: CallID, Text
-	UpdateToolFinished  = "tool_finished"  // Tool, CallID, Text, IsError, Unknown, Stopped, Images, Duration
-	UpdateStep          = "step"           // one model response ended: Stop, Usage
-	UpdateNotice        = "notice"         // something to show that is not conversation, e.g. a retry
-	UpdateResumed       = "resumed"        // the run continues past a response cut off at the token limit
-	UpdateCompacted     = "compacted"      // From, To, Auto
-	UpdateRewound       = "rewound"        // From, To, Error
-	UpdateSaveFailed    = "save_failed"    // a save failed: the session's work is stopped (Error)
-	UpdateDone          = "done"           // a turn ended with an answer: Text, Stop, Usage, Steps
-	UpdateError         = "error"          // a turn or compaction failed: Code, Error (what happened and what to do), Detail
-	UpdateCancelled     = "cancelled"      // a turn or compaction was stopped: Code, Error says why
-	UpdateState         = "state"          // Busy, Job and JobID: work started or ended
-	UpdateMeta          = "meta"           // the metadata changed: Title, Archived, Model
-	UpdateHost          = "host"           // a remote host's state changed (profile-wide): Host, State, Error, Attaches
-	UpdateReset         = "reset"          // the subscriber missed events it can no longer get: reload the snapshot
-	UpdateCheckpoint    = "checkpoint"     // entries Index..Count-1 of Thread are durable
-	UpdateCreated       = "created"        // the session was created: Title, Model, Parent (a child's parent)
-	UpdateChildCreated  = "child_created"  // a child of the session was created: Child, Model
+	UpdateSession       = api.EventSession       // a front end announces the session it works on
+	UpdateAccepted      = api.EventAccepted      // a user turn's input is durable as entry Index of Thread: Text, AcceptedAt
+	UpdateTextDelta     = api.EventTextDelta     // assistant text as it streams (deltas may be coalesced)
+	UpdateThinkingDelta = api.EventThinkingDelta // reasoning text as it streams
+	UpdateToolStarted   = api.EventToolStarted   // Tool, CallID, Input, Host
+	UpdateToolProgress  = api.EventToolProgress  // the newest output of a running call: CallID, Text
+	UpdateToolFinished  = api.EventToolFinished  // Tool, CallID, Text, IsError, Unknown, Stopped, Images, Duration
+	UpdateStep          = api.EventStep          // one model response ended: Stop, Usage
+	UpdateNotice        = api.EventNotice        // something to show that is not conversation, e.g. a retry
+	UpdateResumed       = api.EventResumed       // the run continues past a response cut off at the token limit
+	UpdateCompacted     = api.EventCompacted     // From, To, Auto
+	UpdateRewound       = api.EventRewound       // From, To, Error
+	UpdateSaveFailed    = api.EventSaveFailed    // a save failed: the session's work is stopped (Error)
+	UpdateDone          = api.EventDone          // a turn ended with an answer: Text, Stop, Usage, Steps
+	UpdateError         = api.EventError         // a turn or compaction failed: Code, Error (what happened and what to do), Detail
+	UpdateCancelled     = api.EventCancelled     // a turn or compaction was stopped: Code, Error says why
+	UpdateState         = api.EventState         // Busy, Job and JobID: work started or ended
+	UpdateMeta          = api.EventMeta          // the metadata changed: Title, Archived, Model
+	UpdateHost          = api.EventHost          // a remote host's state changed (profile-wide): Host, State, Error, Attaches
+	UpdateReset         = api.EventReset         // the subscriber missed events it can no longer get: reload the snapshot
+	UpdateCheckpoint    = api.EventCheckpoint    // entries Index..Count-1 of Thread are durable
+	UpdateCreated       = api.EventCreated       // the session was created: Title, Model, Parent (a child's parent)
+	UpdateChildCreated  = api.EventChildCreated  // a child of the session was created: Child, Model
 )
 
 // Update is one event of the session service: the one JSON encoding that `myco -p --json`
@@ -56,7 +59,8 @@ type Update struct {
 	Unknown    bool            `json:"unknown,omitempty"`
 	Stopped    bool            `json:"stopped,omitempty"` // a call stopped while it ran (Unknown too)
 	Images     int             `json:"images,omitempty"`
-	Duration   float64         `json:"duration_secs,omitempty"`
+	Duration   float64         `json:"duration_secs,omitempty"` // a call's; a job's, on its end (done, error, cancelled)
+	ExitCode   *int            `json:"exit_code,omitempty"`     // a bash command's exit status, when it exited
 	Stop       string          `json:"stop,omitempty"`
 	Usage      *model.Usage    `json:"usage,omitempty"`
 	Steps      int             `json:"steps,omitempty"`
@@ -92,22 +96,35 @@ type encoding struct {
 	b    []byte
 }
 
-// JSON returns u encoded, as json.Marshal does: once per published update, however many
-// subscribers send it.
+// JSON returns u encoded, as json.Marshal does but for <, > and &, which stay as they are
+// (a command's "a && b" reads so in every client): once per published update, however
+// many subscribers send it.
 func (u Update) JSON() ([]byte, error) {
 	if u.enc == nil {
-		return json.Marshal(u)
+		return marshal(u)
 	}
 	var err error
 	u.enc.once.Do(func() {
 		cp := u
 		cp.enc = nil
-		u.enc.b, err = json.Marshal(cp)
+		u.enc.b, err = marshal(cp)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return u.enc.b, nil
+}
+
+// marshal is json.Marshal without HTML escaping, and without the newline an Encoder ends
+// with.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Terminal reports whether u ends a job: a turn's answer, failure or stop.
@@ -163,8 +180,12 @@ func agentUpdate(ev agent.Event) (Update, bool) {
 		return Update{Type: UpdateToolStarted, Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input, Host: hostOf(ev.Call.Input)}, true
 	case agent.ToolFinished:
 		r := ev.Result
-		return Update{Type: UpdateToolFinished, Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input, Host: hostOf(ev.Call.Input),
-			Text: r.Text, IsError: r.IsError, Unknown: r.Unknown, Stopped: r.Stopped, Images: len(r.Images), Duration: ev.Duration.Seconds()}, true
+		u := Update{Type: UpdateToolFinished, Tool: ev.Call.Name, CallID: ev.Call.ID, Input: ev.Call.Input, Host: hostOf(ev.Call.Input),
+			Text: r.Text, IsError: r.IsError, Unknown: r.Unknown, Stopped: r.Stopped, Images: len(r.Images), Duration: ev.Duration.Seconds()}
+		if code, ok := BashExitCode(ev.Call.Name, r); ok {
+			u.ExitCode = &code
+		}
+		return u, true
 	case agent.StepDone:
 		u := ev.Usage
 		return Update{Type: UpdateStep, Stop: string(ev.Stop), Usage: &u}, true

@@ -642,6 +642,11 @@ func (rw *linkRewriter) link(base, rel, p, frag, line string) (linkKind, string)
 	if rel != "." {
 		segs := strings.Split(rel, "/")
 		for i, s := range segs {
+			if strings.HasPrefix(s, ".") {
+				// A hidden name (.env, .git/config): the viewers never show one, so it is
+				// no link, and an answer cannot dress one up as a file to open.
+				return linkNone, ""
+			}
 			segs[i] = url.PathEscape(s)
 		}
 		u += strings.Join(segs, "/")

@@ -457,6 +457,9 @@ func TestMarkdownProjectLinks(t *testing.T) {
 		{"encoded climb", "[a](%2e%2e/x.go) [b](src%2F..%2F..%2Fx)", `a b`},
 		{"absolute outside", "[a](/etc/passwd) [b](/home/u/src/proj2/x)", `a b`},
 		{"absolute outside with a line", "/etc/passwd:1", `/etc/passwd:1`},
+		{"a hidden name is no link (issue 28)", "[a](.env) [b](/home/u/src/proj/.git/config) [c](src/.secret/x.go) see .ssh/id_ed25519:1 and `.env:2`",
+			`a b c see .ssh/id_ed25519:1 and <code>.env:2</code>`},
+		{"a hidden workspace file is no link", "[a](/home/u/.myco/profiles/default/workspace/.env)", `a`},
 		{"a scheme is no file", "[a](mailto:12) [b](javascript:1)", `<a href="mailto:12" rel="noopener noreferrer nofollow">a</a> b`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,14 +18,21 @@ import (
 // Files is read-only access to a profile's workspace directory for the browser's viewer:
 // the only way the server reaches workspace files. Every name is resolved inside the
 // directory through an [os.Root], so neither "..", an absolute path nor a symlink can leave
-// it, and only regular files and directories are ever opened. It is safe for concurrent
-// use.
+// it, and only regular files and directories are ever opened. The rules apply to the path
+// with every symlink resolved: a hidden name anywhere in it (envlink -> .env, gitdir ->
+// .git) is refused as a hidden name in the path itself is. It is safe for concurrent use.
 //
 // Each call opens the directory anew, so a workspace removed and recreated while the server
 // runs is seen as it is now, and there is nothing to close.
 type Files struct {
 	dir string
+	// deny are directories inside dir, relative to it and resolved, whose contents are
+	// never shown.
+	deny []string
 }
+
+// maxLinks bounds the symlinks followed in resolving one name, as the kernel's ELOOP does.
+const maxLinks = 40
 
 // ErrIsDir reports [Files.Open] of a directory; list it with [Files.ReadDir].
 var ErrIsDir = errors.New("workspace: is a directory")
@@ -38,8 +45,10 @@ const (
 
 // OpenFiles returns the read-only capability over the workspace directory dir, an absolute
 // path. dir need not exist yet: until it does, its listing is empty and every file is not
-// found. It is an error for dir to be something other than a directory.
-func OpenFiles(dir string) (*Files, error) {
+// found. It is an error for dir to be something other than a directory. Nothing inside a
+// directory of deny (absolute paths, such as myco's home in a session's directory) is ever
+// shown, nor is that directory itself.
+func OpenFiles(dir string, deny ...string) (*Files, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("open the workspace %q: the path must be absolute", dir)
 	}
@@ -51,7 +60,20 @@ func OpenFiles(dir string) (*Files, error) {
 	case !info.IsDir():
 		return nil, fmt.Errorf("open the workspace %s: not a directory", dir)
 	}
-	return &Files{dir: filepath.Clean(dir)}, nil
+	f := &Files{dir: filepath.Clean(dir)}
+	real, err := filepath.EvalSymlinks(f.dir)
+	if err != nil {
+		real = f.dir
+	}
+	for _, d := range deny {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		if rel, err := filepath.Rel(real, filepath.Clean(d)); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			f.deny = append(f.deny, filepath.ToSlash(rel))
+		}
+	}
+	return f, nil
 }
 
 // Dir returns the workspace directory.
@@ -96,6 +118,10 @@ func (f *Files) Stat(name string) (Item, error) {
 		return Item{}, err
 	}
 	defer root.Close()
+	base := path.Base(clean)
+	if clean, err = f.resolve(root, name, clean); err != nil {
+		return Item{}, err
+	}
 	info, err := root.Stat(clean) // follows symlinks only while they stay inside
 	if err != nil {
 		return Item{}, notFound(name, err)
@@ -103,7 +129,7 @@ func (f *Files) Stat(name string) (Item, error) {
 	if !info.IsDir() && (!info.Mode().IsRegular() || strings.HasSuffix(name, "/")) {
 		return Item{}, notFound(name, errNotRegular)
 	}
-	return item(path.Base(clean), info), nil
+	return item(base, info), nil
 }
 
 // Open opens the regular file name (see [Files.Stat] for the names it refuses) and
@@ -115,6 +141,10 @@ func (f *Files) Open(name string) (*File, error) {
 		return nil, err
 	}
 	defer root.Close()
+	shown := clean // the name the content type comes from, as the link reads it
+	if clean, err = f.resolve(root, name, clean); err != nil {
+		return nil, err
+	}
 	info, err := root.Stat(clean)
 	if err != nil {
 		return nil, notFound(name, err)
@@ -141,8 +171,8 @@ func (f *Files) Open(name string) (*File, error) {
 		fh.Close()
 		return nil, fmt.Errorf("read workspace file %s: %w", oneLine(name), err)
 	}
-	typ, kind := ContentType(clean, head[:n])
-	return &File{File: fh, Info: item(path.Base(clean), opened), Type: typ, Kind: kind}, nil
+	typ, kind := ContentType(shown, head[:n])
+	return &File{File: fh, Info: item(path.Base(shown), opened), Type: typ, Kind: kind}, nil
 }
 
 // ReadDir lists the directory name (see [Files.Stat] for the names it refuses): its
@@ -160,6 +190,9 @@ func (f *Files) ReadDir(name string) (Listing, error) {
 		return Listing{}, err
 	}
 	defer root.Close()
+	if clean, err = f.resolve(root, name, clean); err != nil {
+		return Listing{}, err
+	}
 	if info, err := root.Stat(clean); err != nil {
 		return Listing{}, notFound(name, err)
 	} else if !info.IsDir() {
@@ -185,13 +218,22 @@ func (f *Files) ReadDir(name string) (Listing, error) {
 			if strings.HasPrefix(n, ".") || strings.ContainsRune(n, '\\') || !utf8.ValidString(n) {
 				continue // hidden, or a name Stat and Open refuse
 			}
+			if f.denied(path.Join(clean, n)) {
+				continue
+			}
 			switch t := de.Type(); {
 			case t.IsDir():
 				cands = append(cands, candidate{name: n, isDir: true})
 			case t.IsRegular():
 				cands = append(cands, candidate{name: n})
 			case t&fs.ModeSymlink != 0:
-				info, err := root.Stat(path.Join(clean, n))
+				// Listed as its target, when that is a file or directory that the viewer
+				// would show: inside, and with no hidden name on the way.
+				target, err := f.resolve(root, path.Join(clean, n), path.Join(clean, n))
+				if err != nil {
+					continue
+				}
+				info, err := root.Stat(target)
 				if err == nil && (info.IsDir() || info.Mode().IsRegular()) {
 					cands = append(cands, candidate{name: n, isDir: info.IsDir(), info: info})
 				}
@@ -252,6 +294,75 @@ func (f *Files) open(name string) (*os.Root, string, error) {
 		return nil, clean, notFound(name, err)
 	}
 	return root, clean, nil
+}
+
+// resolve returns clean (the cleaned form of name) with every symlink in it resolved,
+// relative to the root, or the not-found error of name when the resolved path would be
+// refused: a symlink whose target is absolute, climbs out of the root or loops, a hidden
+// name met on the way (a link's target included), or a path inside a denied directory.
+// The viewer then works on the resolved path, through the root, so that what it checked
+// is what it opens (a symlink swapped in between is still held inside the root).
+func (f *Files) resolve(root *os.Root, name, clean string) (string, error) {
+	if clean == "." {
+		return clean, nil
+	}
+	var done []string
+	todo := strings.Split(clean, "/")
+	for links := 0; len(todo) > 0; {
+		elem := todo[0]
+		todo = todo[1:]
+		switch {
+		case elem == "" || elem == ".":
+			continue
+		case elem == "..":
+			if len(done) == 0 {
+				return "", notFound(name, errors.New("a symlink leads out of the directory"))
+			}
+			done = done[:len(done)-1]
+			continue
+		case strings.HasPrefix(elem, "."):
+			return "", notFound(name, fmt.Errorf("the path resolves through the hidden name %q", elem))
+		}
+		cur := path.Join(path.Join(done...), elem)
+		info, err := root.Lstat(cur)
+		if err != nil {
+			return "", notFound(name, err)
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, elem)
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", notFound(name, errors.New("too many symlinks"))
+		}
+		target, err := root.Readlink(cur)
+		if err != nil {
+			return "", notFound(name, err)
+		}
+		if target == "" || strings.HasPrefix(target, "/") {
+			return "", notFound(name, fmt.Errorf("the symlink %s has an absolute target", cur))
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	out := path.Join(done...)
+	if out == "" {
+		out = "."
+	}
+	if f.denied(out) {
+		return "", notFound(name, errors.New("inside a directory the viewer does not show"))
+	}
+	return out, nil
+}
+
+// denied reports whether rel, a resolved path relative to the root, is or is inside one
+// of the denied directories.
+func (f *Files) denied(rel string) bool {
+	for _, d := range f.deny {
+		if d == "." || rel == d || strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanName returns name in the canonical form os.Root is given, or a not-found error

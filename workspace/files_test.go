@@ -39,6 +39,8 @@ func testWorkspace(t *testing.T) (*Files, string) {
 	write(t, filepath.Join(ws, "blob.bin"), "\x00\x01\x02")
 	write(t, filepath.Join(ws, ".hidden.md"), "SECRET hidden")
 	write(t, filepath.Join(ws, ".git", "config"), "SECRET git")
+	write(t, filepath.Join(ws, ".env"), "SECRET env")
+	write(t, filepath.Join(ws, ".ssh", "id_ed25519"), "SECRET key")
 	write(t, filepath.Join(ws, `back\slash.txt`), "unreachable by name")
 	write(t, filepath.Join(ws, "latin1-caf\xe9.txt"), "unreachable by name")
 	for link, target := range map[string]string{
@@ -50,6 +52,16 @@ func testWorkspace(t *testing.T) (*Files, string) {
 		"link-prefix":   filepath.Join(parent, "workspace-evil"),
 		"null":          "/dev/null",
 		"link-dangling": "nowhere",
+		// Hidden names reached through a symlink (issue 28): the rules are on the
+		// resolved path.
+		"envlink":          ".env",
+		"gitdir":           ".git",
+		"sshdir":           "./.ssh",
+		"notes/up-env":     "../.env",
+		"via-hidden.md":    ".git/../notes/a.md",
+		"link-to-envlink":  "envlink",
+		"notes/deep/up-ok": "../a.md",
+		"loop":             "loop",
 	} {
 		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
 			t.Fatal(err)
@@ -99,6 +111,8 @@ func TestFilesRefusals(t *testing.T) {
 		"link-out.txt", "link-abs.txt", "link-dir-out", "link-dir-out/secret.txt", "link-prefix/secret.txt",
 		"null", "fifo", "sock", "zero", "link-dangling",
 		".hidden.md", ".git/config", ".git", "notes/.", "missing.md", "notes/missing",
+		"envlink", "gitdir", "gitdir/config", "sshdir", "sshdir/id_ed25519", "notes/up-env", "via-hidden.md",
+		"link-to-envlink", "loop",
 		strings.Repeat("a", 5000),
 	} {
 		t.Run(fmt.Sprintf("%q", name), func(t *testing.T) {
@@ -139,6 +153,7 @@ func TestFilesOpen(t *testing.T) {
 		{"notes/a.md", "# A note\n", TypeText, KindMarkdown},
 		{"link-in.md", "# A note\n", TypeText, KindMarkdown}, // a symlink inside the workspace
 		{"link-dir-in/a.md", "# A note\n", TypeText, KindMarkdown},
+		{"notes/deep/up-ok", "# A note\n", TypeText, KindText}, // the link's own name gives the type
 		{"notes/deep/b.txt", "b", TypeText, KindText},
 		{"prelude/x.md", "entry", TypeText, KindMarkdown},
 		{"Readme", "plain text without an extension\n", TypeText, KindText},
@@ -195,7 +210,7 @@ func TestFilesReadDir(t *testing.T) {
 	}
 	l, err := files.ReadDir("notes/")
 	if err != nil || !slices.Equal(names(l), []string{"deep/", "a.md"}) {
-		t.Errorf("ReadDir(notes/) = %v, %v", names(l), err)
+		t.Errorf("ReadDir(notes/) = %v, %v; want no up-env, whose target is hidden", names(l), err)
 	}
 	for _, it := range l.Items {
 		if it.Name == "a.md" && (it.Size != 9 || it.ModTime.IsZero()) {
@@ -288,5 +303,35 @@ func TestFilesServeContent(t *testing.T) {
 	http.ServeContent(rec, req, f.Info.Name, f.Info.ModTime, f)
 	if rec.Code != http.StatusPartialContent || rec.Body.String() != "<!DOCTYPE" || rec.Header().Get("Content-Type") != TypeText {
 		t.Errorf("ServeContent = %d %q %q", rec.Code, rec.Body, rec.Header().Get("Content-Type"))
+	}
+}
+
+// TestFilesDeny (issue 28): nothing inside a denied directory is shown, whether named
+// directly or through a symlink, and the listing leaves it out.
+func TestFilesDeny(t *testing.T) {
+	_, ws := testWorkspace(t)
+	files, err := OpenFiles(ws, filepath.Join(ws, "notes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"notes", "notes/a.md", "link-in.md", "link-dir-in", "link-dir-in/a.md"} {
+		if _, err := files.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Stat(%q) = %v, want not found", name, err)
+		}
+		if _, err := files.Open(name); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Open(%q) = %v, want not found", name, err)
+		}
+	}
+	l, err := files.ReadDir("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range l.Items {
+		if it.Name == "notes" || it.Name == "link-in.md" || it.Name == "link-dir-in" {
+			t.Errorf("the listing shows %s, which leads into the denied directory", it.Name)
+		}
+	}
+	if _, err := files.Open("img.png"); err != nil {
+		t.Errorf("Open(img.png) = %v: the rest is shown", err)
 	}
 }

@@ -272,3 +272,30 @@ func TestExportManualRewritesOnlyWhatDiffers(t *testing.T) {
 		t.Error("a page that differed was not replaced")
 	}
 }
+
+// TestExportManualOverFIFO (issue 28): a FIFO where an exported page should be (bash can
+// write manual/) neither blocks the export nor survives it: the page is written again.
+func TestExportManualOverFIFO(t *testing.T) {
+	manual := fstest.MapFS{"hosts.md": {Data: []byte("# Remote hosts\n")}}
+	dir := filepath.Join(t.TempDir(), "manual")
+	os.MkdirAll(dir, 0o700)
+	if err := syscall.Mkfifo(filepath.Join(dir, "hosts.md"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ExportManual(manual, dir) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ExportManual blocked on the FIFO")
+	}
+	if info, err := os.Lstat(filepath.Join(dir, "hosts.md")); err != nil || !info.Mode().IsRegular() {
+		t.Fatalf("hosts.md = %v, %v; want a regular file", info, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "hosts.md")); err != nil || string(b) != "# Remote hosts\n" {
+		t.Errorf("hosts.md = %q, %v; want the page", b, err)
+	}
+}

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -51,6 +54,24 @@ func ListingBlock(fsys fs.FS, dir string, lim ListingLimits) string {
 	}
 	fmt.Fprintf(&b, "\nThe list is not exhaustive: search %s when a note you expect is missing.\n", dir)
 	return b.String()
+}
+
+// DirFS is the file system of the directory dir for [ListingBlock]: [os.DirFS], but every
+// file is opened without blocking (O_NONBLOCK), so that a FIFO an agent put in the
+// workspace after the walk saw a regular file there cannot hang the prompt's build.
+func DirFS(dir string) fs.FS { return nonBlockingFS(dir) }
+
+type nonBlockingFS string
+
+func (d nonBlockingFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	f, err := os.OpenFile(filepath.Join(string(d), filepath.FromSlash(name)), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // listFiles walks fsys in path order within lim and returns the rendered lines and the
@@ -147,6 +168,9 @@ func title(fsys fs.FS, p string) string {
 		return ""
 	}
 	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return "" // replaced since the walk saw it
+	}
 	head := make([]byte, titleReadBytes)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode"
@@ -97,7 +98,7 @@ func TestListingHostileNames(t *testing.T) {
 	day := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	filepath.Walk(ws, func(p string, _ os.FileInfo, _ error) error { return os.Chtimes(p, day, day) })
 
-	got := ListingBlock(os.DirFS(ws), "/ws", DefaultListingLimits)
+	got := ListingBlock(DirFS(ws), "/ws", DefaultListingLimits)
 	list := got[strings.Index(got, "\n- ")+1 : strings.Index(got, "\nThe list")]
 	want := "- bidi.txt (2026-11-30) \"abc\\u202edef\"\n" +
 		"- \"caf\\xe9.txt\" (2026-11-30)\n" + // os.DirFS opens only UTF-8 names: no title
@@ -112,5 +113,31 @@ func TestListingHostileNames(t *testing.T) {
 		if r != '\n' && !unicode.IsPrint(r) {
 			t.Errorf("the block carries %U at byte %d", r, i)
 		}
+	}
+}
+
+// TestListingFIFO (issue 28): the listing's file system opens without blocking, so a FIFO
+// swapped in for a file the walk saw (the title is read after the walk's look) gives no
+// title instead of hanging the prompt's build; the listing leaves FIFOs out.
+func TestListingFIFO(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "notes.md"), "# Notes")
+	if err := syscall.Mkfifo(filepath.Join(ws, "pipe.md"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fsys := DirFS(ws)
+	done := make(chan string, 1)
+	go func() { done <- title(fsys, "pipe.md") }()
+	select {
+	case got := <-done:
+		if got != "" {
+			t.Errorf("title of a FIFO = %q, want none", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading the title of a FIFO blocked")
+	}
+	got := ListingBlock(fsys, "/ws", DefaultListingLimits)
+	if strings.Contains(got, "pipe.md") || !strings.Contains(got, ") Notes\n") {
+		t.Errorf("ListingBlock =\n%s\nwant notes.md with its title and no pipe.md", got)
 	}
 }

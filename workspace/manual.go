@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"myco.dev/internal/atomicfile"
 )
@@ -65,7 +66,9 @@ func same(manual fs.FS, name, dst string, bufs *[2][]byte) bool {
 		return false
 	}
 	defer want.Close()
-	got, err := os.Open(dst)
+	// O_NONBLOCK: a FIFO in manual/ (bash can write there) must not hang every start; it
+	// is not regular, so it is replaced below.
+	got, err := os.OpenFile(dst, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}

@@ -4,14 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
+	"os/user"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"myco.dev/internal/otheruser"
 )
 
 // TestServerPortTaken: a port another program holds is refused with a sentence that names
@@ -55,6 +60,46 @@ func TestServerPortTaken(t *testing.T) {
 				t.Errorf("the technical error does not follow the sentence:\n%s", &stderr)
 			}
 		})
+	}
+}
+
+// TestServerPortTakenByAnotherUser: a port another user of the machine holds (a
+// listener opened as uid otheruser.UID) is refused naming that user, since the owner's
+// browser and port-forward would reach their server, and saying how to take a port of
+// one's own; exit status 1, the system's error after it.
+func TestServerPortTakenByAnotherUser(t *testing.T) {
+	var ln net.Listener
+	var err error
+	otheruser.Do(t, otheruser.UID, func() { ln, err = net.Listen("tcp", "127.0.0.1:0") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	holder := fmt.Sprintf("uid %d", otheruser.UID)
+	if u, err := user.LookupId(strconv.Itoa(otheruser.UID)); err == nil {
+		holder = "user " + u.Username + " (uid " + strconv.Itoa(otheruser.UID) + ")"
+	}
+	home := profileHome(t, "anthropic-messages", "http://127.0.0.1:9", "")
+	cmd := exec.Command(binary(t), "--addr", addr)
+	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=", "MYCO_ADDR=")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	err = runBounded(t, cmd)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("myco on another user's port = %v, want exit status 1; stderr:\n%s", err, &stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	for _, want := range []string{"port " + port + " on 127.0.0.1 is held by " + holder + ", another user", "would reach their server",
+		"ssh -L " + port + ":127.0.0.1:" + port, "--addr 127.0.0.1:PORT", "MYCO_ADDR=127.0.0.1:PORT", "--addr 127.0.0.1:0"} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("the first line does not say %q:\n%s", want, &stderr)
+		}
+	}
+	if len(lines) < 2 || !strings.Contains(lines[len(lines)-1], "address already in use") {
+		t.Errorf("the technical error does not follow the sentence:\n%s", &stderr)
 	}
 }
 

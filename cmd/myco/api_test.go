@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/api"
 	"myco.dev/client"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/openapitest"
@@ -73,7 +74,7 @@ func TestAPIEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := make(chan client.Event, 1024)
+	events := make(chan api.Event, 1024)
 	go func() {
 		defer close(events)
 		for {
@@ -99,15 +100,15 @@ func TestAPIEndToEnd(t *testing.T) {
 	}
 
 	// A session, a message waited for, its answer.
-	s, err := c.Create(ctx, client.CreateRequest{RequestID: "c1", Title: "E2E"})
+	s, err := c.Create(ctx, api.CreateRequest{RequestID: "c1", Title: "E2E"})
 	if err != nil || !s.Created {
 		t.Fatalf("Create = %+v, %v", s, err)
 	}
-	if again, err := c.Create(ctx, client.CreateRequest{RequestID: "c1", Title: "E2E"}); err != nil || again.Created || again.SessionID != s.SessionID {
+	if again, err := c.Create(ctx, api.CreateRequest{RequestID: "c1", Title: "E2E"}); err != nil || again.Created || again.SessionID != s.SessionID {
 		t.Errorf("Create again = %+v, %v", again, err)
 	}
 	id := s.SessionID
-	run, err := c.Run(ctx, id, client.SubmitAction{RequestID: "s1", Text: "Count the files in @/etc/hostname and @nowhere/x.txt."}, 60)
+	run, err := c.Run(ctx, id, api.SubmitAction{RequestID: "s1", Text: "Count the files in @/etc/hostname and @nowhere/x.txt."}, 60)
 	if err != nil || run.Answer == nil || *run.Answer != answer || run.LastTurn != "done" || len(run.Warnings) != 1 {
 		t.Fatalf("Run = %+v, %v", run, err)
 	}
@@ -116,11 +117,11 @@ func TestAPIEndToEnd(t *testing.T) {
 	}
 
 	// A turn that runs, a submit refused as busy, a cancel that answers once it stopped.
-	sub, err := c.Submit(ctx, id, client.SubmitAction{RequestID: "s2", Text: "wait a while"})
+	sub, err := c.Submit(ctx, id, api.SubmitAction{RequestID: "s2", Text: "wait a while"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, c, id, func(s client.SnapshotAnswer) bool {
+	waitFor(t, ctx, c, id, func(s api.SnapshotAnswer) bool {
 		for _, m := range s.Messages {
 			for _, tc := range m.ToolCalls {
 				if tc.Status == "running" {
@@ -130,10 +131,10 @@ func TestAPIEndToEnd(t *testing.T) {
 		}
 		return false
 	})
-	if _, err := c.Submit(ctx, id, client.SubmitAction{RequestID: "s3", Text: "more"}); !client.IsCode(err, "busy") {
+	if _, err := c.Submit(ctx, id, api.SubmitAction{RequestID: "s3", Text: "more"}); !client.IsCode(err, "busy") {
 		t.Errorf("a submit while busy = %v, want busy", err)
 	}
-	stopped, err := c.Cancel(ctx, id, client.CancelRequest{JobID: sub.JobID})
+	stopped, err := c.Cancel(ctx, id, api.CancelRequest{JobID: sub.JobID})
 	if err != nil || !stopped.Stopped || stopped.Stopping {
 		t.Fatalf("Cancel = %+v, %v", stopped, err)
 	}
@@ -143,21 +144,21 @@ func TestAPIEndToEnd(t *testing.T) {
 	}
 
 	// The other actions.
-	for _, f := range []func() (client.ActionAnswer, error){
-		func() (client.ActionAnswer, error) { return c.SetTitle(ctx, id, "a1", "Renamed, \"quoted\"") },
-		func() (client.ActionAnswer, error) { return c.SelectModel(ctx, id, "a2", "m") },
-		func() (client.ActionAnswer, error) { return c.Archive(ctx, id, "a3") },
-		func() (client.ActionAnswer, error) { return c.Restore(ctx, id, "a4") },
-		func() (client.ActionAnswer, error) { return c.Compact(ctx, id, "a5") },
+	for _, f := range []func() (api.ActionAnswer, error){
+		func() (api.ActionAnswer, error) { return c.SetTitle(ctx, id, "a1", "Renamed, \"quoted\"") },
+		func() (api.ActionAnswer, error) { return c.SelectModel(ctx, id, "a2", "m") },
+		func() (api.ActionAnswer, error) { return c.Archive(ctx, id, "a3") },
+		func() (api.ActionAnswer, error) { return c.Restore(ctx, id, "a4") },
+		func() (api.ActionAnswer, error) { return c.Compact(ctx, id, "a5") },
 	} {
 		if a, err := f(); err != nil || a.SessionID != id {
 			t.Errorf("an action = %+v, %v", a, err)
 		}
 	}
-	waitFor(t, ctx, c, id, func(s client.SnapshotAnswer) bool { return !s.Busy && s.ActiveThread != "t1" })
+	waitFor(t, ctx, c, id, func(s api.SnapshotAnswer) bool { return !s.Busy && s.ActiveThread != "t1" })
 
 	// A child, a listing in pages.
-	child, err := c.Create(ctx, client.CreateRequest{RequestID: "c2", ParentSession: id, Fork: true})
+	child, err := c.Create(ctx, api.CreateRequest{RequestID: "c2", ParentSession: id, Fork: true})
 	if err != nil || child.ParentSession != id {
 		t.Fatalf("a fork = %+v, %v", child, err)
 	}
@@ -178,7 +179,7 @@ func TestAPIEndToEnd(t *testing.T) {
 	for len(types) == 0 || !slices.Contains(types, "child_created") {
 		select {
 		case ev := <-events:
-			types = append(types, ev.Type)
+			types = append(types, ev.Info().Type)
 		case <-ctx.Done():
 			t.Fatalf("the stream did not show the child's creation: %v", types)
 		}
@@ -192,7 +193,7 @@ func TestAPIEndToEnd(t *testing.T) {
 
 	// Every error the document declares, with raw requests.
 	damaged(t, home, "broken1")
-	api := "/profiles/default/api"
+	apiPath := "/profiles/default/api"
 	sid := "/sessions/" + id
 	long := `{"request_id":"` + strings.Repeat("x", 33<<20) + `"}`
 	evil := http.Header{"Origin": {"http://evil.example"}}
@@ -235,17 +236,22 @@ func TestAPIEndToEnd(t *testing.T) {
 		{"GET", "/nothing", "", "", nil, 404},
 		{"DELETE", "/sessions", "", "", nil, 405},
 	} {
-		if got := raw(t, hc, r.method, root+api+r.path, r.body, r.ctype, r.header); got != r.status {
+		if got := raw(t, hc, r.method, root+apiPath+r.path, r.body, r.ctype, r.header); got != r.status {
 			t.Errorf("%s %s = %d, want %d", r.method, r.path, got, r.status)
 		}
 	}
 	for _, path := range []string{"/sessions", sid, sid + "/answer", sid + "/actions", sid + "/cancel", "/events", "/models", "/version", "/openapi.json"} {
+		// A method the path does not take: the 405 every operation declares (an older
+		// server answers a newer operation so).
+		if got := raw(t, hc, "PUT", root+apiPath+path, "{}", "", nil); got != 405 {
+			t.Errorf("PUT %s = %d, want 405", path, got)
+		}
 		method := "GET"
 		if strings.HasSuffix(path, "/actions") || strings.HasSuffix(path, "/cancel") {
 			method = "POST"
 		}
 		for _, m := range []string{method, "POST"}[:1+boolInt(path == "/sessions")] {
-			if got := raw(t, hc, m, root+api+path, "{}", "", misdirected); got != 421 {
+			if got := raw(t, hc, m, root+apiPath+path, "{}", "", misdirected); got != 421 {
 				t.Errorf("%s %s with a foreign Host = %d, want 421", m, path, got)
 			}
 		}
@@ -254,7 +260,7 @@ func TestAPIEndToEnd(t *testing.T) {
 		t.Errorf("a create on the broken profile = %d, want 503", got)
 	}
 
-	for _, key := range []string{"(none) 404", "(none) 405"} {
+	for _, key := range []string{"(none) 404"} {
 		if !rec.Seen(key) {
 			t.Errorf("the answer %s was not seen", key)
 		}
@@ -302,7 +308,7 @@ func raw(t *testing.T, hc *http.Client, method, u, body, ctype string, header ht
 }
 
 // waitFor polls session id's snapshot until ok says so.
-func waitFor(t *testing.T, ctx context.Context, c *client.Client, id string, ok func(client.SnapshotAnswer) bool) {
+func waitFor(t *testing.T, ctx context.Context, c *client.Client, id string, ok func(api.SnapshotAnswer) bool) {
 	t.Helper()
 	for {
 		snap, err := c.Snapshot(ctx, id, client.SnapshotOptions{})

@@ -39,6 +39,7 @@ type options struct {
 	config     string
 	mode       string
 	json       bool
+	result     bool // --output-format json
 	version    bool
 	maxImage   int
 	hostGrace  time.Duration
@@ -97,9 +98,21 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.addr, "addr", "", "the server's loopback `ADDRESS` (default $MYCO_ADDR, else "+profiles.DefaultAddr+"; port 0 picks one)")
 	fs.BoolVar(&o.pprof, "pprof", false, "the server: serve Go's profiler (net/http/pprof) at /debug/pprof/ and at each profile's /profiles/NAME/debug/pprof/, behind the same checks as every page")
 	fs.StringVar(&o.auth, "auth", "", "how the server tells its user: `HOW` is owner (the connecting socket's user id; the default where the system tells it) or token (a secret in a cookie; see docs/security.md)")
-	fs.StringVar(&o.resume, "resume", "", "with -p or --mode cli: continue the saved session `ID` (live tools are not restored)")
+	fs.StringVar(&o.resume, "resume", "", "with -p or --mode cli: continue the saved session `ID`, or last, the one used last (live tools are not restored)")
 	fs.StringVar(&o.compact, "compact", "", "compact the saved session `ID` into a successor thread and exit")
-	fs.BoolVar(&o.json, "json", false, "with -p: print the turn's events as NDJSON on stdout")
+	fs.BoolVar(&o.json, "json", false, "with -p: print the turn's events as NDJSON on stdout (the same as --output-format stream-json)")
+	fs.Func("output-format", "with -p: `FORMAT` of stdout: text (the answer, the default), json (one result object at the end: status, answer, session id, usage, duration, exit status) or stream-json (every event, one JSON object a line)", func(s string) error {
+		switch s {
+		case "text":
+		case "json":
+			o.result = true
+		case "stream-json":
+			o.json = true
+		default:
+			return fmt.Errorf("want text, json or stream-json, not %q", s)
+		}
+		return nil
+	})
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.IntVar(&o.maxImage, "max-image-base64-bytes", 5<<20, "with --mode host: the largest image view_image returns, measured as base64 (`N` bytes)")
 	fs.DurationVar(&o.hostGrace, "host-grace", 30*time.Minute, "with --mode host: how long the host daemon keeps a dropped controller's bash sessions (`DURATION`), when it starts one")
@@ -116,7 +129,7 @@ var runs = []struct {
 	name  string // as the error says it
 	flags []string
 }{
-	{"-p", []string{"p", "model", "profile", "config", "json", "resume", "log-level", "log-format"}},
+	{"-p", []string{"p", "model", "profile", "config", "json", "output-format", "resume", "log-level", "log-format"}},
 	{"--compact", []string{"compact", "model", "profile", "config", "log-level", "log-format"}},
 	{"the server", []string{"mode", "addr", "auth", "pprof", "model", "profile", "config", "log-level", "log-format"}},
 	{"--mode cli", []string{"mode", "model", "profile", "config", "resume", "log-level", "log-format"}},

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"myco.dev/cli"
 	"myco.dev/internal/fakemodel"
 )
 
@@ -67,7 +68,10 @@ func TestFailureKinds(t *testing.T) {
 	}
 	cfg := "model = \"auth\"\n"
 	for _, k := range failureKinds {
-		turns := append(append([]fakemodel.Turn(nil), k.turns...), k.turns...) // -p, then -p --json
+		var turns []fakemodel.Turn
+		for range 3 { // -p, -p --json, -p --output-format json
+			turns = append(turns, k.turns...)
+		}
 		url := fakemodel.New(t, turns...).URL
 		if k.kind == "closed" {
 			url = closedPort(t)
@@ -81,7 +85,7 @@ func TestFailureKinds(t *testing.T) {
 	ids := map[string]string{}
 	for _, k := range failureKinds {
 		t.Run(k.kind+"/-p", func(t *testing.T) {
-			stdout, stderr := runFailing(t, home, "-p", "hello", "--model", k.kind)
+			stdout, stderr := runFailing(t, home, cli.ExitFor(k.code), "-p", "hello", "--model", k.kind)
 			if stdout != "" {
 				t.Errorf("stdout = %q, want nothing", stdout)
 			}
@@ -103,7 +107,7 @@ func TestFailureKinds(t *testing.T) {
 			}
 		})
 		t.Run(k.kind+"/--json", func(t *testing.T) {
-			stdout, stderr := runFailing(t, home, "-p", "hello", "--model", k.kind, "--json")
+			stdout, stderr := runFailing(t, home, cli.ExitFor(k.code), "-p", "hello", "--model", k.kind, "--json")
 			var last map[string]any
 			sc := bufio.NewScanner(strings.NewReader(stdout))
 			sc.Buffer(nil, 1<<20)
@@ -128,6 +132,18 @@ func TestFailureKinds(t *testing.T) {
 			}
 		})
 	}
+	for _, k := range failureKinds {
+		t.Run(k.kind+"/--output-format json", func(t *testing.T) {
+			stdout, _ := runFailing(t, home, cli.ExitFor(k.code), "-p", "hello", "--model", k.kind, "--output-format", "json")
+			var r cli.Result
+			if err := json.Unmarshal([]byte(stdout), &r); err != nil || strings.Count(strings.TrimSpace(stdout), "\n") != 0 {
+				t.Fatalf("stdout is not one result object (%v):\n%s", err, stdout)
+			}
+			if r.Type != "result" || r.Status != "failed" || r.Code != k.code || r.ExitStatus != cli.ExitFor(k.code) || !strings.Contains(r.Error, k.words[0]) {
+				t.Errorf("the result = %+v, want failed with code %s and exit status %d", r, k.code, cli.ExitFor(k.code))
+			}
+		})
+	}
 	_, u, _ := startServerEnv(t, home, []string{"TEST27_KEY=" + secretKey})
 	c := apiClient{t, strings.TrimSuffix(u, "/") + "/api"}
 	for _, k := range failureKinds {
@@ -149,8 +165,8 @@ func TestFailureKinds(t *testing.T) {
 }
 
 // runFailing runs myco with args on home, with the gateways' credential in its
-// environment, and wants it to fail with status 1; it returns its stdout and stderr.
-func runFailing(t *testing.T, home string, args ...string) (stdout, stderr string) {
+// environment, and wants it to fail with status want; it returns its stdout and stderr.
+func runFailing(t *testing.T, home string, want int, args ...string) (stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -160,8 +176,8 @@ func runFailing(t *testing.T, home string, args ...string) (stdout, stderr strin
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("myco %s: %v, want exit status 1\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != want {
+		t.Fatalf("myco %s: %v, want exit status %d\nstderr:\n%s", strings.Join(args, " "), err, want, errOut.String())
 	}
 	return out.String(), errOut.String()
 }

@@ -19,6 +19,8 @@ import (
 func TestBuildsDoNotShareHostDaemon(t *testing.T) {
 	a := binary(t)
 	b := filepath.Join(t.TempDir(), "myco-b")
+	// The test binary's release version: dev, without a tag (internal/build's Release).
+	const version = "dev"
 	if out, err := exec.Command("go", "build", "-ldflags=-X main.version="+version, "-o", b, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build the second myco: %v\n%s", err, out)
 	}

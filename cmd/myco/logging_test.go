@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,14 @@ func failTurn(t *testing.T, env []string, args ...string) (string, string) {
 	t.Helper()
 	srv := fakemodel.New(t, fakemodel.Turn{Status: 401, ErrorType: "authentication_error", ErrorMessage: "invalid x-api-key"})
 	home := profileHome(t, "anthropic-messages", srv.URL, "")
+	// A second profile, whose worker starts too: its lines go to the same stderr.
+	other := filepath.Join(home, "profiles", "other")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "config.toml"), []byte("[models.m]\nprotocol = \"anthropic-messages\"\nbase_url = \""+srv.URL+"\"\ncontext_window = 1000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(binary(t), append([]string{"--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG="), env...)
 	out, stderr := startPiped(t, cmd)
@@ -27,7 +36,11 @@ func failTurn(t *testing.T, env []string, args ...string) (string, string) {
 	if err != nil {
 		t.Fatalf("no URL on stdout: %v; stderr:\n%s", err, stderr)
 	}
-	id, snap := apiClient{t, strings.TrimSuffix(strings.TrimSpace(u), "/") + "/api"}.run("r1", "hello")
+	u = strings.TrimSpace(u)
+	if resp, err := http.Get(strings.Replace(u, "/profiles/default/", "/profiles/other/api/version", 1)); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the second profile's worker did not answer: %v %v", resp, err)
+	}
+	id, snap := apiClient{t, strings.TrimSuffix(u, "/") + "/api"}.run("r1", "hello")
 	if snap["last_turn"] == "completed" {
 		t.Fatalf("the turn completed, want it failed: %v", snap)
 	}
@@ -55,14 +68,15 @@ func TestServerLogsFailedTurn(t *testing.T) {
 	}
 }
 
-// TestLogFormatJSON: with MYCO_LOG_FORMAT=json (and --log-level), every log line of the
-// server and its worker parses as a JSON object; the worker's carry the profile's prefix,
-// which the supervisor adds to what its workers write. The failed turn is one of them.
+// TestLogFormatJSON: with MYCO_LOG_FORMAT=json (and --log-level), the server's stderr,
+// with two profiles' workers and a failed turn, parses line by line as JSON objects, as
+// jq -c . reads it: each worker's line names its profile in a field, never a prefix. The
+// failed turn is one of them.
 func TestLogFormatJSON(t *testing.T) {
 	id, stderr := failTurn(t, []string{"MYCO_LOG_FORMAT=json"}, "--log-level", "debug")
 	found := 0
+	profiles := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
-		line = strings.TrimPrefix(line, "profile default: ")
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Errorf("a log line is not JSON: %q (%v)", line, err)
@@ -70,6 +84,9 @@ func TestLogFormatJSON(t *testing.T) {
 		}
 		if rec["time"] == nil || rec["level"] == nil || rec["msg"] == nil {
 			t.Errorf("a log line lacks time, level or msg: %q", line)
+		}
+		if p, ok := rec["profile"].(string); ok {
+			profiles[p] = true
 		}
 		if rec["session_id"] == id {
 			found++
@@ -81,8 +98,11 @@ func TestLogFormatJSON(t *testing.T) {
 	if found != 1 {
 		t.Errorf("%d lines name session %s, want 1; stderr:\n%s", found, id, stderr)
 	}
+	if !profiles["default"] || !profiles["other"] {
+		t.Errorf("the lines name the profiles %v, want both workers'", profiles)
+	}
 	// At debug level, each request leaves an access line: its method, path and status.
-	if !strings.Contains(stderr, `"msg":"request","method":"POST","path":"/profiles/default/api/sessions/`+id+`/actions","status":200`) {
+	if !strings.Contains(stderr, `"msg":"request","profile":"default","method":"POST","path":"/profiles/default/api/sessions/`+id+`/actions","status":200`) {
 		t.Errorf("no access line for the submit; stderr:\n%s", stderr)
 	}
 }

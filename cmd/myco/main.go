@@ -15,7 +15,7 @@ import (
 
 // version is the binary's release version, set at build time with -ldflags
 // "-X main.version=…"; [buildInfo] adds the revision and the build's identity.
-var version = "0.1.0-dev"
+var version = ""
 
 // buildInfo tells which build this is, for --version, the host hello and the host
 // daemon's socket (see package build).

@@ -3,8 +3,8 @@ package main
 // Another user of the machine, tried against the real binary: the ways in that the issue
 // on local users found (a socket directory taken over, the token read from ps, idle
 // connections that lock the owner out) and the URL of an IPv6 server. The other user is
-// uid otherUID: the test (root in CI) makes files its own with chown and opens sockets
-// as it from a thread whose effective uid it changes; the kernel needs no passwd entry.
+// uid otheruser.UID: the test (root in CI) makes files its own with chown and opens
+// sockets as it with otheruser.Do; the kernel needs no passwd entry.
 
 import (
 	"bufio"
@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,32 +27,9 @@ import (
 
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/needs"
+	"myco.dev/internal/otheruser"
+	"myco.dev/internal/syncbuf"
 )
-
-// otherUID is the other user: nobody on Debian, unused by anything the tests run.
-const otherUID = 65534
-
-// asUID runs f on a thread of its own whose effective (and file system) uid is uid, so
-// that the sockets f makes belong to uid. The thread is never given back: it ends with f's
-// goroutine. Changing uid needs root.
-func asUID(t *testing.T, uid int, f func()) {
-	t.Helper()
-	needs.Root(t, "acting as another user")
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		// Raw, so that only this thread changes (syscall.Setresuid changes them all).
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, ^uintptr(0), uintptr(uid), ^uintptr(0)); e != 0 {
-			done <- e
-			return
-		}
-		f()
-		done <- nil
-	}()
-	if err := <-done; err != nil {
-		t.Fatalf("become uid %d: %v", uid, err)
-	}
-}
 
 // sockets returns every Unix socket under dir.
 func sockets(dir string) []string {
@@ -83,10 +59,10 @@ func TestOtherUserHostDir(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.Chmod(dir, 0o777)
-			if err := os.Chown(dir, otherUID, otherUID); err != nil {
+			if err := os.Chown(dir, otheruser.UID, otheruser.UID); err != nil {
 				t.Fatal(err)
 			}
-		}, fmt.Sprintf("belongs to uid %d", otherUID)},
+		}, fmt.Sprintf("belongs to uid %d", otheruser.UID)},
 		{"open to others", false, func(t *testing.T, dir string) {
 			if err := os.Mkdir(dir, 0o777); err != nil {
 				t.Fatal(err)
@@ -181,7 +157,7 @@ func TestOtherUserCannotTakeOverWorkers(t *testing.T) {
 		}()
 	}
 	filepath.WalkDir(filepath.Join(tmp, "myco-"+strconv.Itoa(os.Getuid())), func(p string, _ fs.DirEntry, _ error) error {
-		os.Lchown(p, otherUID, otherUID) // theirs, where root can give it away
+		os.Lchown(p, otheruser.UID, otheruser.UID) // theirs, where root can give it away
 		return nil
 	})
 	api := apiClient{t, strings.TrimSuffix(u, "/") + "/api"}
@@ -217,7 +193,7 @@ func TestOtherUserRefusedAndClosed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var c net.Conn
 			var err error
-			asUID(t, otherUID, func() { c, err = net.Dial("tcp", addr) })
+			otheruser.Do(t, otheruser.UID, func() { c, err = net.Dial("tcp", addr) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,36 +207,37 @@ func TestOtherUserRefusedAndClosed(t *testing.T) {
 			if err != nil {
 				t.Fatalf("read: %v (after %v), got %q; want the connection closed", err, time.Since(start), got)
 			}
-			if !strings.HasPrefix(string(got), "HTTP/1.1 403 ") || !strings.Contains(string(got), "uid "+strconv.Itoa(otherUID)) || !strings.Contains(string(got), `"code": "not_owner"`) {
-				t.Errorf("answer = %q, want a 403 not_owner naming uid %d", got, otherUID)
+			if !strings.HasPrefix(string(got), "HTTP/1.1 403 ") || !strings.Contains(string(got), "uid "+strconv.Itoa(otheruser.UID)) || !strings.Contains(string(got), `"code": "not_owner"`) {
+				t.Errorf("answer = %q, want a 403 not_owner naming uid %d", got, otheruser.UID)
 			}
 		})
 	}
 }
 
-// TestOtherUserIdleConnectionsDoNotLockOut: 2,000 idle connections of another user, to a
-// server limited to 1,024 descriptors, leave the owner served within a second, and the
-// server holds only a few of them.
-func TestOtherUserIdleConnectionsDoNotLockOut(t *testing.T) {
+// floodSize is how many idle connections another user opens in the flood tests: twice
+// the descriptor limit (1,024) their target runs with.
+const floodSize = 2000
+
+// needFlood ends the test unless it can act as another user and open floodSize
+// connections.
+func needFlood(t *testing.T) {
+	t.Helper()
 	needs.Root(t, "acting as another user")
 	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 2200 {
-		needs.Missing(t, "this test opens 2,000 connections; the descriptor limit is %d", lim.Cur)
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < floodSize+200 {
+		needs.Missing(t, "this test opens %d connections; the descriptor limit is %d", floodSize, lim.Cur)
 	}
-	home := profileHome(t, "anthropic-messages", "http://127.0.0.1:9/", "")
-	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 1024 && exec "$0" --addr 127.0.0.1:0`, binary(t))
-	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
-	out, stderr := startPiped(t, cmd)
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no URL: %v\n%s", err, stderr)
-	}
-	u := strings.TrimSpace(line)
-	addr := strings.TrimPrefix(strings.SplitN(u, "/profiles/", 2)[0], "http://")
+}
+
+// flood opens floodSize connections to addr as another user, which send nothing and
+// stay open until the test ends, and returns them. A myco that held each until its
+// ReadHeaderTimeout would sit at its descriptor limit.
+func flood(t *testing.T, addr string) []net.Conn {
+	t.Helper()
 	var conns []net.Conn
 	var dialErr error
-	asUID(t, otherUID, func() {
-		for range 2000 {
+	otheruser.Do(t, otheruser.UID, func() {
+		for range floodSize {
 			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 			if err != nil {
 				dialErr = err
@@ -274,9 +251,28 @@ func TestOtherUserIdleConnectionsDoNotLockOut(t *testing.T) {
 			c.Close()
 		}
 	})
-	if dialErr != nil && len(conns) < 1000 {
-		t.Fatalf("opened %d connections as uid %d: %v", len(conns), otherUID, dialErr)
+	if dialErr != nil && len(conns) < floodSize/2 {
+		t.Fatalf("opened %d connections as uid %d: %v", len(conns), otheruser.UID, dialErr)
 	}
+	return conns
+}
+
+// TestOtherUserIdleConnectionsDoNotLockOut: 2,000 idle connections of another user, to a
+// server limited to 1,024 descriptors, leave the owner served within a second, and the
+// server holds only a few of them.
+func TestOtherUserIdleConnectionsDoNotLockOut(t *testing.T) {
+	needFlood(t)
+	home := profileHome(t, "anthropic-messages", "http://127.0.0.1:9/", "")
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 1024 && exec "$0" --addr 127.0.0.1:0`, binary(t))
+	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+	out, stderr := startPiped(t, cmd)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no URL: %v\n%s", err, stderr)
+	}
+	u := strings.TrimSpace(line)
+	addr := strings.TrimPrefix(strings.SplitN(u, "/profiles/", 2)[0], "http://")
+	conns := flood(t, addr)
 	client := &http.Client{Timeout: time.Second}
 	resp, err := client.Get(strings.TrimSuffix(u, "/") + "/api/sessions")
 	if err != nil {
@@ -290,6 +286,108 @@ func TestOtherUserIdleConnectionsDoNotLockOut(t *testing.T) {
 	if len(fds) > 100 {
 		t.Errorf("the server holds %d descriptors with %d idle connections of another user open", len(fds), len(conns))
 	}
+}
+
+// TestOtherUserFloodDoesNotFailPrompt: the port of myco -p's nested-session API, which
+// another user finds in /proc/net/tcp, takes the flood the server takes (2,000 idle
+// connections of another user, myco -p limited to 1,024 descriptors) while its turn waits
+// on a tool: the owner's API still answers within a second, myco -p holds few descriptors,
+// and the run ends with exit status 0 and its answer (its checkpoints once failed with
+// "too many open files", and it exited 1).
+func TestOtherUserFloodDoesNotFailPrompt(t *testing.T) {
+	needFlood(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	args, _ := json.Marshal(map[string]string{"command": fmt.Sprintf(`for i in $(seq 600); do [ -e %s ] && break; sleep 0.1; done; echo through the gate`, gate)})
+	fake := fakemodel.New(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "wait", Name: "bash", Args: string(args)}}},
+		fakemodel.Turn{Text: "Done: {{tool_result}}"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 1024 && exec "$0" -p "wait for the gate"`, binary(t))
+	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+	var stdout, stderr syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	// The tool waits at the gate once the model has been asked; the API listens by then.
+	var addr string
+	for deadline := time.Now().Add(30 * time.Second); addr == "" || len(fake.Requests()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("myco -p never listened and asked the model (listening on %q)\nstderr:\n%s", addr, &stderr)
+		}
+		if ports := listening(t, cmd.Process.Pid); len(ports) == 1 {
+			addr = ports[0]
+		}
+	}
+	conns := flood(t, addr)
+	client := &http.Client{Timeout: time.Second}
+	resp, err := client.Get("http://" + addr + "/profiles/default/api/sessions")
+	if err != nil {
+		t.Fatalf("the owner's request after %d idle connections of another user: %v\nstderr:\n%s", len(conns), err, &stderr)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("the owner's request = %d", resp.StatusCode)
+	}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
+	if len(fds) > 100 {
+		t.Errorf("myco -p holds %d descriptors with %d idle connections of another user open", len(fds), len(conns))
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("myco -p = %v, want exit status 0\nstderr:\n%s", err, &stderr)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("myco -p did not end within a minute of the gate\nstderr:\n%s", &stderr)
+	}
+	if got := stdout.String(); !strings.Contains(got, "Done: through the gate") {
+		t.Errorf("stdout = %q, want the answer with the tool's output", got)
+	}
+}
+
+// listening returns the loopback addresses (127.0.0.1:PORT) that process pid listens on,
+// as another user finds them: the listening sockets of /proc/net/tcp, here told apart by
+// the process's descriptors.
+func listening(t *testing.T, pid int) []string {
+	t.Helper()
+	inodes := map[string]bool{}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if inode, ok := strings.CutPrefix(link, "socket:["); err == nil && ok {
+			inodes[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		f := strings.Fields(line)
+		// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+		if len(f) < 10 || f[3] != "0A" || !inodes[f[9]] {
+			continue
+		}
+		ip, port, _ := strings.Cut(f[1], ":")
+		n, err := strconv.ParseUint(port, 16, 16)
+		if ip != "0100007F" || err != nil {
+			continue
+		}
+		out = append(out, "127.0.0.1:"+strconv.Itoa(int(n)))
+	}
+	return out
 }
 
 // TestTokenNeverOnACommandLine runs the server in token mode (forced with --auth token)
@@ -311,7 +409,7 @@ func TestTokenNeverOnACommandLine(t *testing.T) {
 		fakemodel.Turn{Text: "42"},
 		fakemodel.Turn{Text: "Done: {{tool_result}}"})
 	home := profileHome(t, "anthropic-messages", fake.URL, "")
-	_, u, stderr := startServer(t, home, "--auth", "token")
+	first, u, stderr := startServer(t, home, "--auth", "token")
 	base, tok, ok := strings.Cut(u, "?token=")
 	if !ok || len(tok) < 32 {
 		t.Fatalf("token mode printed %q, want a URL with ?token=", u)
@@ -420,6 +518,9 @@ func TestTokenNeverOnACommandLine(t *testing.T) {
 	if resp.StatusCode != 303 || !strings.Contains(cookie, "myco_token_"+port+"=") || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
 		t.Errorf("the token URL = %d, Set-Cookie %q", resp.StatusCode, cookie)
 	}
+	// One server per MYCO_HOME: the next start comes after this one stopped.
+	first.Process.Signal(syscall.SIGTERM)
+	first.Wait()
 	_, u2, _ := startServer(t, home, "--auth", "token")
 	if _, tok2, _ := strings.Cut(u2, "?token="); tok2 == tok || tok2 == "" {
 		t.Errorf("a second server's token %q, want a new one", tok2)

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"myco.dev/api"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/sessions"
 )
@@ -220,11 +223,13 @@ func TestProfileWorkerCrash(t *testing.T) {
 	events := make(chan string, 1024)
 	go func() {
 		defer close(events)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				events <- d
+		rd := api.NewSSEReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				return
 			}
+			events <- ev.Data
 		}
 	}()
 
@@ -288,6 +293,84 @@ func TestProfileWorkerCrash(t *testing.T) {
 	resp2.Body.Close()
 	if resp2.StatusCode != 503 || resp2.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "crashed") {
 		t.Errorf("a crash-looping profile = %d (Retry-After %q):\n%s", resp2.StatusCode, resp2.Header.Get("Retry-After"), body)
+	}
+}
+
+// TestWorkerKilledMidRequest: a request that waits on a worker (a submit with wait, its
+// model hanging) when the worker is killed with SIGKILL is answered 502 worker_failed, in
+// the API's envelope, as docs/browser.md promises, and its connection closed: whether it
+// was the request that handed the connection to the worker or a later one on the same
+// kept-alive connection. The connection was the worker's alone and closed with it.
+func TestWorkerKilledMidRequest(t *testing.T) {
+	fake := fakemodel.New(t, fakemodel.Turn{HangMs: 60000, Text: "late"}, fakemodel.Turn{HangMs: 60000, Text: "late"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	_, u, stderr := startServer(t, home)
+	root := strings.TrimSuffix(u, "/profiles/default/")
+	addr := strings.TrimPrefix(root, "http://")
+	api := apiClient{t, root + "/profiles/default/api"}
+	_, out := api.post("/sessions", `{"request_id":"s"}`)
+	id, _ := out["session_id"].(string)
+	for i, tt := range []struct {
+		name  string
+		first string // a request answered on the connection before the slow one, if any
+	}{
+		{"the request that handed the connection over", ""},
+		{"a later request on a kept-alive connection", "GET /profiles/default/api/sessions HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			br := bufio.NewReader(c)
+			if tt.first != "" {
+				io.WriteString(c, tt.first)
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil || resp.StatusCode != 200 {
+					t.Fatalf("the first request: %v, %v", resp, err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			asked := len(fake.Requests())
+			body := fmt.Sprintf(`{"request_id":"slow-%d","action":"submit","text":"hang","wait":true}`, i)
+			fmt.Fprintf(c, "POST /profiles/default/api/sessions/%s/actions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+				id, addr, len(body), body)
+			for deadline := time.Now().Add(20 * time.Second); len(fake.Requests()) == asked; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the model was never asked\nstderr:\n%s", stderr)
+				}
+			}
+			pid := workerPID(t, root, "default")
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("the waiting request got no answer: %v\nstderr:\n%s", err, stderr)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), `"code": "worker_failed"`) || !resp.Close {
+				t.Errorf("the waiting request = %d (close %v) %s; want 502 worker_failed, the connection closed", resp.StatusCode, resp.Close, b)
+			}
+			// The worker is seen gone before the next case starts it again.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				running := false
+				for _, p := range status(t, root)["profiles"].([]any) {
+					m := p.(map[string]any)
+					running = running || m["profile"] == "default" && m["running"] == true && int(m["pid"].(float64)) == pid
+				}
+				if !running {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the killed worker is still listed as running")
+				}
+			}
+		})
 	}
 }
 
@@ -428,14 +511,16 @@ func TestBrokenConfig(t *testing.T) {
 	}
 }
 
-// TestConfigChangeIsPickedUp (issue 18): a changed config.toml is loaded by the running
-// server, without a restart: a change made while a turn runs waits for it (the pages say
-// so, and the turn is not stopped); a change that breaks the config leaves the last good
-// one serving, its error on the pages.
+// TestConfigChangeIsPickedUp (issue 18, issue 28): a changed config.toml is loaded by the
+// running server, without a restart: a new model is usable while a turn runs, and the turn
+// is not disturbed; a change that breaks the config leaves the last good one serving, its
+// error on the pages.
 func TestConfigChangeIsPickedUp(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "go")
 	fake := fakemodel.New(t,
 		fakemodel.Turn{Text: "first"},
-		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"sleep 3"}`}}},
+		// The turn runs until the test has seen the new model usable (at most 20 s).
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"for i in $(seq 200); do [ -e ` + gate + ` ] && break; sleep 0.1; done"}`}}},
 		fakemodel.Turn{Text: "slept"},
 		fakemodel.Turn{Text: "on the broken config's predecessor"})
 	home := profileHome(t, "anthropic-messages", fake.URL, "")
@@ -443,6 +528,7 @@ func TestConfigChangeIsPickedUp(t *testing.T) {
 	good, _ := os.ReadFile(cfg)
 	_, u, stderr := startServer(t, home)
 	t.Cleanup(func() {
+		os.WriteFile(gate, nil, 0o600)
 		if t.Failed() {
 			t.Logf("server stderr:\n%s", stderr)
 		}
@@ -470,21 +556,26 @@ func TestConfigChangeIsPickedUp(t *testing.T) {
 		return append(append([]byte("model = \"m\"\n"), good...), []byte("\n[models."+name+"]\nprotocol = \"anthropic-messages\"\nbase_url = \""+fake.URL+"\"\ncontext_window = 1000\n")...)
 	}
 
-	// A change while a turn runs waits for it.
+	// A change while a turn runs is in use at once, and the turn goes on.
 	if code, out := c.post("/sessions/"+id+"/actions", `{"request_id":"b","action":"submit","text":"sleep"}`); code != 200 {
 		t.Fatalf("submit = %d %v", code, out)
 	}
-	// The server looks at the file at most once a second, when a request comes: the pages
-	// below show the change within a second or so, while the turn's sleep 3 runs.
+	// The server looks at the file at most once a second, when a request comes.
 	os.WriteFile(cfg, withModel("m2"), 0o600)
-	until("the pages say the change waits for the running turn", func() bool { return strings.Contains(page(), "takes effect once the running turns end") })
-	if snap := c.wait(id); snap["answer"] != "slept" || snap["last_turn"] != "done" {
-		t.Fatalf("the running turn was disturbed by the change: %v", snap)
-	}
 	until("the new model is in the catalog", func() bool {
 		code, _ := c.post("/sessions", `{"request_id":"m2","model":"m2"}`)
 		return code == 201
 	})
+	if _, snap := c.get("/sessions/" + id); snap["busy"] != true {
+		t.Errorf("the turn had ended when the new model was usable: %v", snap)
+	}
+	if p := page(); strings.Contains(p, "takes effect once") {
+		t.Errorf("the page says the change waits, while it is in use")
+	}
+	os.WriteFile(gate, nil, 0o600)
+	if snap := c.wait(id); snap["answer"] != "slept" || snap["last_turn"] != "done" {
+		t.Fatalf("the running turn was disturbed by the change: %v", snap)
+	}
 
 	// A broken change leaves the last good config serving.
 	os.WriteFile(cfg, []byte("[models.m]\nprotocol = \"nope\"\n"), 0o600)

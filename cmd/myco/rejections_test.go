@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"myco.dev/api"
 	"myco.dev/internal/fakemodel"
 )
 
@@ -166,7 +166,7 @@ func TestAutoCompactionGuardOnlyForLoops(t *testing.T) {
 	}
 }
 
-// readEvents reads the data lines of an event stream for d.
+// readEvents reads the data of an event stream's events for d.
 func readEvents(t *testing.T, url string, d time.Duration) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), d)
@@ -178,14 +178,14 @@ func readEvents(t *testing.T, url string, d time.Duration) []string {
 	}
 	defer resp.Body.Close()
 	var out []string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			out = append(out, d)
+	rd := api.NewSSEReader(resp.Body)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return out
 		}
+		out = append(out, ev.Data)
 	}
-	return out
 }
 
 // TestFailedTurnsAfterReload (issue 20): a turn rejected by max_request_bytes no longer

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/cli"
 	"myco.dev/hosts/proto"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/needs"
@@ -176,10 +177,11 @@ func TestSecBaseURLSecrets(t *testing.T) {
 		turns []fakemodel.Turn // nil: nothing listens
 		path  string
 		want  string // what the failure says
+		exit  int    // the exit status of its class (docs/cli.md)
 	}{
-		{"nothing listens", nil, "/v1", "http://" + nowhere + "/v1/v1/messages"},
-		{"status 404 (the fake serves no /v1/v1/messages)", []fakemodel.Turn{}, "/v1", "returned 404"},
-		{"status 500", []fakemodel.Turn{{Status: 500}, {Status: 500}}, "", "returned 500"},
+		{"nothing listens", nil, "/v1", "http://" + nowhere + "/v1/v1/messages", cli.ExitUnavailable},
+		{"status 404 (the fake serves no /v1/v1/messages)", []fakemodel.Turn{}, "/v1", "returned 404", cli.ExitRejected},
+		{"status 500", []fakemodel.Turn{{Status: 500}, {Status: 500}}, "", "returned 500", cli.ExitUnavailable},
 	} {
 		for _, asJSON := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s json=%v", tt.name, asJSON), func(t *testing.T) {
@@ -194,8 +196,8 @@ func TestSecBaseURLSecrets(t *testing.T) {
 					args = append(args, "--json")
 				}
 				r := runMyco(t, home, nil, time.Minute, args...)
-				if r.code != exitError {
-					t.Fatalf("exit status %d, want 1; stderr:\n%s", r.code, r.stderr)
+				if r.code != tt.exit {
+					t.Fatalf("exit status %d, want %d; stderr:\n%s", r.code, tt.exit, r.stderr)
 				}
 				saved := sessionFiles(t, home)
 				failure := r.stderr
@@ -255,8 +257,8 @@ func TestSecRedirectNotFollowed(t *testing.T) {
 	if n := len(elsewhere.Requests()); n != 0 {
 		t.Fatalf("the redirect's target got %d requests, want none", n)
 	}
-	if r.code != exitError {
-		t.Fatalf("exit status %d, want 1; stderr:\n%s", r.code, r.stderr)
+	if r.code != cli.ExitUnavailable { // the model endpoint could not answer
+		t.Fatalf("exit status %d, want %d; stderr:\n%s", r.code, cli.ExitUnavailable, r.stderr)
 	}
 	if n := len(srv.Requests()); n != 1 {
 		t.Errorf("the gateway got %d requests, want 1: a redirect is not retried", n)
@@ -288,8 +290,8 @@ func TestSecSilentGateway(t *testing.T) {
 			home := profileHome(t, "anthropic-messages", srv.URL,
 				"response_header_timeout_secs = 1\nstream_idle_timeout_secs = 1\n[models.m.retry]\nmax_attempts = 1\n")
 			r := runMyco(t, home, nil, 30*time.Second, "-p", "hi")
-			if r.code != exitError {
-				t.Fatalf("exit status %d, want 1; stderr:\n%s", r.code, r.stderr)
+			if r.code != cli.ExitUnavailable { // the model endpoint could not answer
+				t.Fatalf("exit status %d, want %d; stderr:\n%s", r.code, cli.ExitUnavailable, r.stderr)
 			}
 			if !strings.Contains(r.stderr, tt.setting) {
 				t.Errorf("stderr does not name %s:\n%s", tt.setting, r.stderr)
@@ -315,8 +317,8 @@ func TestSecEndlessStream(t *testing.T) {
 	srv := fakemodel.New(t, fakemodel.Turn{Raw: head, Repeat: delta}, fakemodel.Turn{Text: "never"})
 	home := profileHome(t, "anthropic-messages", srv.URL, fmt.Sprintf("max_output_tokens = %d\n[models.m.retry]\ninitial_backoff_ms = 1\n", maxOutput))
 	r := runMyco(t, home, nil, time.Minute, "-p", "hi")
-	if r.code != exitError {
-		t.Fatalf("exit status %d, want 1; stderr:\n%s", r.code, r.stderr)
+	if r.code != cli.ExitUnavailable { // the model endpoint could not answer
+		t.Fatalf("exit status %d, want %d; stderr:\n%s", r.code, cli.ExitUnavailable, r.stderr)
 	}
 	if want := fmt.Sprintf("over the cap of %d bytes per response", model.ResponseCap(maxOutput)); !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr does not say %q:\n%s", want, r.stderr)

@@ -8,11 +8,15 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"myco.dev/config"
 	"myco.dev/engine"
 	"myco.dev/handlers"
+	"myco.dev/internal/peercred"
 	"myco.dev/profiles"
 	"myco.dev/static"
 	"myco.dev/workspace"
@@ -43,9 +47,15 @@ func (a *app) serve(o options) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return a.fail(fmt.Errorf("find the running myco: %w", err))
+	// The workers run this binary, the one running, whatever has replaced its path since
+	// (an upgrade): /proc/self/exe names it on Linux. Elsewhere the path is what there is;
+	// the build each worker reports when ready is checked against this one.
+	exe := "/proc/self/exe"
+	if runtime.GOOS != "linux" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return a.fail(fmt.Errorf("find the running myco: %w", err))
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
@@ -57,8 +67,8 @@ func (a *app) serve(o options) int {
 		Addr: addr, Home: paths.Home, Launch: paths.Profile, Auth: o.auth,
 		Worker:  func(name string) []string { return workerCommand(exe, o, paths, name) },
 		Environ: os.Environ(),
-		Version: buildInfo().String(), Pprof: o.pprof,
-		Stdout: a.stdout, Stderr: a.stderr, Hint: hint, Log: a.log,
+		Version: buildInfo().String(), Build: buildInfo().ID, Pprof: o.pprof,
+		Stdout: a.stdout, Stderr: a.stderr, LogJSON: a.logs.JSON(), Hint: hint, Log: a.log,
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {
 		fmt.Fprintln(a.stderr, "myco:", portTaken(addr))
@@ -70,13 +80,39 @@ func (a *app) serve(o options) int {
 }
 
 // portTaken says what to do when the port of addr is taken, in a sentence a newcomer
-// can follow; the technical error follows it.
+// can follow; the technical error follows it. A port that another user holds is named
+// with that user: the owner's browser and port-forward would reach their server.
 func portTaken(addr string) string {
 	host, port, _ := net.SplitHostPort(addr)
+	if uid, err := portHolder(host, port); err == nil && uid != os.Getuid() {
+		holder := config.Who(uid)
+		if !strings.HasPrefix(holder, "uid ") {
+			holder = "user " + holder
+		}
+		return fmt.Sprintf("port %s on %s is held by %s, another user of this machine: your browser and your port-forward "+
+			"(ssh -L %s:%s) would reach their server, not yours. Start myco on a port of your own with --addr %s "+
+			"(or set MYCO_ADDR=%s) and forward that one, or on any free port with --addr %s.",
+			port, host, holder, port, net.JoinHostPort(host, port), net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "PORT"),
+			net.JoinHostPort(host, "0"))
+	}
 	return fmt.Sprintf("port %s is already in use on %s, by another program or another myco. "+
 		"Start myco on any free port with --addr %s, or on one you choose with --addr %s "+
 		"(or set MYCO_ADDR=%s, which make demo reads too).",
 		port, host, net.JoinHostPort(host, "0"), net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "PORT"))
+}
+
+// portHolder returns the uid that listens on port of host, a loopback address or
+// localhost, where the system tells it.
+func portHolder(host, port string) (int, error) {
+	ip := net.ParseIP(host)
+	if ip == nil {
+		ip = net.IPv4(127, 0, 0, 1) // localhost, as net.Listen resolves it first
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return 0, err
+	}
+	return peercred.Listener(&net.TCPAddr{IP: ip, Port: n})
 }
 
 // workerCommand is the command line of profile name's worker: the same binary, with the
@@ -107,7 +143,7 @@ func (a *app) deps(paths config.Paths, port, token string) (handlers.Deps, error
 	}
 	home, _ := os.UserHomeDir()
 	wd, _ := os.Getwd()
-	return handlers.Deps{Profile: paths.Profile, Workspace: files, WorkspaceDir: paths.WorkspaceDir(), Dir: wd, Home: home,
+	return handlers.Deps{Profile: paths.Profile, Workspace: files, WorkspaceDir: paths.WorkspaceDir(), Dir: wd, Home: home, MycoHome: paths.Home,
 		Assets: static.New("/static/"), Port: port, UID: os.Getuid(), Token: token, Log: a.log}, nil
 }
 

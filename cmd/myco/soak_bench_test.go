@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"myco.dev/api"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/procstat"
 )
@@ -68,7 +68,7 @@ func soak(b *testing.B, idlers int) soakResult {
 	home := profileHome(b, "anthropic-messages", fake.URL, "")
 	cmd, u, _ := startServer(b, home)
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	api := strings.TrimSuffix(u, "/") + "/api"
+	base := strings.TrimSuffix(u, "/") + "/api"
 	root := strings.TrimSuffix(u, "/profiles/default/")
 	host := strings.TrimPrefix(root, "http://")
 
@@ -79,35 +79,33 @@ func soak(b *testing.B, idlers int) soakResult {
 	var mu sync.Mutex // guards ended and lat
 	ended := map[string]chan struct{}{}
 	var lat []time.Duration
-	req, _ := http.NewRequestWithContext(ctx, "GET", api+"/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/events", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		b.Fatal(err)
 	}
 	go func() {
 		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			data, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
+		rd := api.NewSSEReader(resp.Body)
+		for {
+			sse, err := rd.Next()
+			if err != nil {
+				return
+			}
+			ev, err := api.DecodeEvent([]byte(sse.Data))
+			if err != nil {
 				continue
 			}
-			var ev struct {
-				Type, Session, Job string
-				Time               time.Time
-				Busy               *bool
-			}
-			if json.Unmarshal([]byte(data), &ev) != nil || ev.Type == "ping" {
+			if _, ping := ev.(api.PingEvent); ping {
 				continue
 			}
 			now := time.Now()
 			mu.Lock()
-			lat = append(lat, now.Sub(ev.Time))
-			if ev.Type == "state" && ev.Busy != nil && !*ev.Busy && ev.Job == "turn" {
-				if ch := ended[ev.Session]; ch != nil {
+			lat = append(lat, now.Sub(ev.Info().Time))
+			if st, ok := ev.(api.StateEvent); ok && !st.Busy && st.Job == "turn" {
+				if ch := ended[st.Session]; ch != nil {
 					close(ch)
-					delete(ended, ev.Session)
+					delete(ended, st.Session)
 				}
 			}
 			mu.Unlock()
@@ -135,7 +133,7 @@ func soak(b *testing.B, idlers int) soakResult {
 	}
 
 	post := func(path, body string) map[string]any {
-		resp, err := http.Post(api+path, "application/json", strings.NewReader(body))
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -170,7 +168,7 @@ func soak(b *testing.B, idlers int) soakResult {
 					return
 				}
 				// What a parent agent does next: read the child's answer.
-				resp, err := http.Get(api + "/sessions/" + id)
+				resp, err := http.Get(base + "/sessions/" + id)
 				if err != nil {
 					b.Error(err)
 					return

@@ -31,28 +31,48 @@ func (a *app) profileWorker(o options) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	log := a.log
 	paths, err := a.paths(o)
 	if err != nil {
 		return a.fail(err)
 	}
+	// Each line names the profile: the supervisor passes its workers' lines on as they are,
+	// so that a JSON log stays one object a line.
+	a.setLog(a.log.With("profile", paths.Profile))
+	log := a.log
 	base, err := a.deps(paths, srv.Port, srv.Token)
 	if err != nil {
 		return a.fail(err)
 	}
 	base.Profiles = func() []string { return profiles.List(paths.Home) }
 	base.Worker, base.Pprof, base.Build = true, o.pprof, buildInfo()
+	// The worker's metrics, for its whole life: the engines a changed config builds count
+	// into them in turn, and the supervisor gathers them at its /metrics.
+	met := engine.NewMetrics(paths.Profile)
+	base.Metrics, base.Streams = met.Registry, met.Streams
 	h, err := handlers.NewReloader(handlers.ReloaderOptions{
 		Load: func() (handlers.Built, error, error) {
 			p, cfgErr := a.setup(o)
 			if cfgErr != nil {
 				return handlers.Built{}, cfgErr, nil
 			}
-			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: srv.URL, TokenFile: srv.TokenFile, Log: log})
+			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: srv.URL, TokenFile: srv.TokenFile, Metrics: met, Log: log})
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}
-			return handlers.Built{Deps: withEngine(base, p, e), Busy: e.Sessions.Running, Stop: e.Sessions.Close, Close: e.Close}, nil, nil
+			return handlers.Built{Deps: withEngine(base, p, e), Stop: e.Sessions.Close, Close: e.Close,
+				Holding: func() (bool, []string) {
+					return e.Sessions.Running(), e.Sessions.HoldingProcesses(context.Background())
+				},
+				// A changed config is applied to this engine as far as it can be without
+				// ending its tools (see engine.Engine.Apply).
+				Apply: func() (handlers.Deps, []string, error) {
+					p, cfgErr := a.setup(o)
+					if cfgErr != nil {
+						return handlers.Deps{}, nil, cfgErr
+					}
+					pending := e.Apply(p)
+					return withEngine(base, p, e), pending, nil
+				}}, nil, nil
 		},
 		Degraded: func(cfgErr error) (handlers.Built, error) {
 			m, err := engine.Degraded(paths, base.Dir, cfgErr, log)
@@ -71,7 +91,7 @@ func (a *app) profileWorker(o options) int {
 	defer h.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	err = profiles.ServeWorker(ctx, ch, profiles.WorkerOptions{Profile: paths.Profile, Handler: h, Stop: h.Stop,
+	err = profiles.ServeWorker(ctx, ch, profiles.WorkerOptions{Profile: paths.Profile, Build: buildInfo().ID, Handler: h, Stop: h.Stop,
 		Stdin: a.stdin, Stdout: a.stdout, Log: log})
 	if err != nil {
 		return a.fail(err)

@@ -11,13 +11,14 @@ import (
 	"encoding/hex"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
 
 // Info describes a build.
 type Info struct {
-	Version string // the release version, set with -ldflags "-X main.version=…"
+	Version string // the release version: set with -ldflags "-X main.version=…", else [Release]'s
 	// Module is the main module's version as the go command stamped it: a pseudo-version
 	// that carries the revision, or "(devel)"; empty when the binary has no build
 	// information.
@@ -41,9 +42,11 @@ func Read(version, exe string) Info {
 	i := Info{Version: version, ID: ID(exe)}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
+		i.Version = Release(version, "")
 		return i
 	}
 	i.Module = bi.Main.Version
+	i.Version = Release(version, i.Module)
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
@@ -54,6 +57,27 @@ func Read(version, exe string) Info {
 	}
 	return i
 }
+
+// Release is the release version of a build: version when the build set it (make build
+// passes git describe's), else the main module's version when the go command stamped a
+// release tag (v0.2.0, from a tree at that tag, or go install myco.dev/cmd/myco@v0.2.0),
+// without its v; else "dev".
+func Release(version, module string) string {
+	switch {
+	case version != "":
+		return version
+	case pseudo.MatchString(module) || !release.MatchString(module):
+		return "dev"
+	}
+	return strings.TrimPrefix(strings.TrimSuffix(module, "+dirty"), "v")
+}
+
+var (
+	// release is a semantic version, as a git tag names it.
+	release = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+dirty)?$`)
+	// pseudo is a pseudo-version's tail: the commit's time and hash, not a tag.
+	pseudo = regexp.MustCompile(`\d{14}-[0-9a-f]{12}`)
+)
 
 // String names the build for --version and the host hello, for example
 // "0.1.0-dev (module v0.0.0-20261204173755-00964be86f35, revision 00964be86f35, build

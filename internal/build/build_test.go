@@ -98,3 +98,22 @@ func writeFile(t testing.TB, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRelease: the release version is the one a build sets, else a release tag the go
+// command stamped as the module's version, else dev; a pseudo-version is no release.
+func TestRelease(t *testing.T) {
+	for _, tt := range []struct{ version, module, want string }{
+		{"0.3.0", "v0.0.0-20261204173755-00964be86f35", "0.3.0"},
+		{"", "v0.2.0", "0.2.0"},
+		{"", "v0.2.0+dirty", "0.2.0"},
+		{"", "v0.3.0-rc.1", "0.3.0-rc.1"},
+		{"", "v0.0.0-20261204173755-00964be86f35", "dev"},
+		{"", "v0.2.1-0.20261204173755-00964be86f35+dirty", "dev"},
+		{"", "(devel)", "dev"},
+		{"", "", "dev"},
+	} {
+		if got := Release(tt.version, tt.module); got != tt.want {
+			t.Errorf("Release(%q, %q) = %q, want %q", tt.version, tt.module, got, tt.want)
+		}
+	}
+}

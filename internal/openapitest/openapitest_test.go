@@ -42,14 +42,14 @@ func TestCheck(t *testing.T) {
 	}{
 		{"ok", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"n":1,"at":"2026-01-02T03:04:05Z","kind":3}`, ""},
 		{"undeclared status", "GET", "/things/x", 409, h, `{"error":"x"}`, "does not declare"},
-		{"unknown field", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"extra":1}`, "does not declare"},
-		{"null list", "GET", "/things/x", 200, h, `{"name":"a","tags":null}`, "not of type array"},
-		{"missing field", "GET", "/things/x", 200, h, `{"name":"a"}`, "required field tags"},
-		{"enum", "GET", "/things/x", 200, h, `{"name":"c","tags":[]}`, "not one of"},
-		{"integer", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"n":1.5}`, "not of type integer"},
-		{"minimum", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"n":-1}`, "under the minimum"},
-		{"date-time", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"at":"yesterday"}`, "not a date-time"},
-		{"oneOf", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"kind":true}`, "0 of its oneOf"},
+		{"unknown field", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"extra":1}`, `additional properties ["extra"]`},
+		{"null list", "GET", "/things/x", 200, h, `{"name":"a","tags":null}`, `has type "null", want "array"`},
+		{"missing field", "GET", "/things/x", 200, h, `{"name":"a"}`, `missing properties: ["tags"]`},
+		{"enum", "GET", "/things/x", 200, h, `{"name":"c","tags":[]}`, "c does not equal any of: [a b]"},
+		{"integer", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"n":1.5}`, `want "integer"`},
+		{"minimum", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"n":-1}`, "minimum: -1"},
+		{"date-time", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"at":"yesterday"}`, `"yesterday" does not match`},
+		{"oneOf", "GET", "/things/x", 200, h, `{"name":"a","tags":[],"kind":true}`, "oneOf: did not validate against any"},
 		{"header", "GET", "/things/x", 200, http.Header{"Content-Type": {"application/json"}}, `{"name":"a","tags":[]}`, "header V"},
 		{"media type", "GET", "/things/x", 200, http.Header{"Content-Type": {"text/plain"}, "V": {"1"}}, `x`, "Content-Type"},
 		{"no such path", "GET", "/nope", 404, h, `{"error":"x"}`, ""},
@@ -73,8 +73,8 @@ func TestCheck(t *testing.T) {
 const streamDoc = `{
   "openapi": "3.1.0",
   "paths": {"/events": {"get": {"operationId": "events", "responses": {"200": {"description": "s",
-    "content": {"text/event-stream": {"schema": {"type": "string"},
-      "x-event-data": {"type": "object", "required": ["type"], "additionalProperties": false, "properties": {"type": {"enum": ["a", "b"]}}}}}}}}}}
+    "content": {"text/event-stream": {
+      "schema": {"type": "object", "required": ["type"], "additionalProperties": false, "properties": {"type": {"enum": ["a", "b"]}}}}}}}}}}
 }`
 
 // TestRecorderStreams: a Recorder passes an event stream through unchanged and checks each
@@ -101,10 +101,30 @@ func TestRecorderStreams(t *testing.T) {
 		t.Errorf("the stream read through the recorder = %q, want it unchanged", got)
 	}
 	errs := rec.Errors()
-	if len(errs) != 2 || !strings.Contains(errs[0], `SSE name "a" is not its type`) || !strings.Contains(errs[1], "field x") {
+	if len(errs) != 2 || !strings.Contains(errs[0], `SSE name "a" is not its type`) || !strings.Contains(errs[1], `additional properties ["x"]`) {
 		t.Errorf("errors = %q, want the misnamed event and the undeclared field", errs)
 	}
 	if !rec.Seen("events 200") || len(rec.Missing()) != 0 {
 		t.Errorf("seen: %v, missing %v", rec.Seen("events 200"), rec.Missing())
+	}
+}
+
+// TestMethodNotAllowed: a 405 for a method no operation at the path takes is the 405 of
+// every operation at the path; at a path of no operation, a 405 is not an answer.
+func TestMethodNotAllowed(t *testing.T) {
+	d, err := Load([]byte(`{"openapi": "3.1.0", "paths": {"/things": {
+	  "get": {"operationId": "listThings", "responses": {"405": {"description": "m"}}},
+	  "post": {"operationId": "makeThing", "responses": {"405": {"description": "m"}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &Recorder{Doc: d}
+	id, key, err := d.Check("DELETE", "/things", 405, http.Header{}, nil)
+	rec.note(id, key, err)
+	if err != nil || !rec.Seen("listThings 405") || !rec.Seen("makeThing 405") || len(rec.Missing()) != 0 {
+		t.Errorf("Check(DELETE /things, 405) = %q %q %v; missing %v", id, key, err, rec.Missing())
+	}
+	if _, _, err := d.Check("DELETE", "/nothing", 405, http.Header{}, nil); err == nil {
+		t.Error("Check(DELETE /nothing, 405) = nil, want an error: the document has no MethodNotAllowed answer")
 	}
 }

@@ -4,7 +4,8 @@
 // tables (sock_diag, or /proc/net/tcp where that is refused). Both of myco's servers use
 // it: the browser server to serve only its own user, the host daemon to refuse another
 // user's connection. The same tables tell how much a client has not read yet, which the
-// browser server's event streams watch (see web.SSE.Pace).
+// browser server's event streams watch (see web.SSE.Pace), and who holds a port that the
+// server found taken ([Listener]).
 //
 // It imports only the standard library and golang.org/x/sys.
 package peercred

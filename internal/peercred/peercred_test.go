@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"myco.dev/internal/needs"
+	"myco.dev/internal/otheruser"
 )
 
 // loopback returns both ends of a TCP connection on addr, or skips when this machine has
@@ -133,5 +134,43 @@ func TestUnix(t *testing.T) {
 		if err := CheckUnix(s, os.Getuid(), os.Getpid()+1); err == nil {
 			t.Error("CheckUnix(another pid) = nil")
 		}
+	}
+}
+
+// TestListener tells the owner of a listening socket, found by the address and port it
+// listens on, by its port with a wildcard address (a socket on 0.0.0.0 or :: holds the
+// port of 127.0.0.1 too), and fails for a port nothing listens on.
+func TestListener(t *testing.T) {
+	for _, tt := range []struct{ listen, ask string }{
+		{"127.0.0.1:0", "127.0.0.1"},
+		{"[::1]:0", "::1"},
+		{"0.0.0.0:0", "127.0.0.1"},
+		{"[::]:0", "127.0.0.1"},
+	} {
+		t.Run(tt.listen, func(t *testing.T) {
+			ln, err := net.Listen("tcp", tt.listen)
+			if err != nil {
+				needs.Missing(t, "no %s here: %v", tt.listen, err)
+			}
+			defer ln.Close()
+			addr := &net.TCPAddr{IP: net.ParseIP(tt.ask), Port: ln.Addr().(*net.TCPAddr).Port}
+			if uid, err := Listener(addr); err != nil || uid != os.Getuid() {
+				t.Errorf("Listener(%s) = %d, %v; want %d", addr, uid, err, os.Getuid())
+			}
+		})
+	}
+	var theirs net.Listener
+	var err error
+	otheruser.Do(t, otheruser.UID, func() { theirs, err = net.Listen("tcp", "127.0.0.1:0") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid, err := Listener(theirs.Addr().(*net.TCPAddr)); err != nil || uid != otheruser.UID {
+		t.Errorf("Listener(%s), another user's = %d, %v; want %d", theirs.Addr(), uid, err, otheruser.UID)
+	}
+	free := theirs.Addr().(*net.TCPAddr)
+	theirs.Close()
+	if uid, err := Listener(free); err == nil {
+		t.Errorf("Listener(%s), where nothing listens = %d, want an error", free, uid)
 	}
 }

@@ -54,7 +54,7 @@ func New(opts Options) *Reaper {
 		opts.Retry = 10 * time.Second
 	}
 	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
+		opts.Log = slog.Default()
 	}
 	return &Reaper{opts: opts, groups: map[int]bool{}}
 }

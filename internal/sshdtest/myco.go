@@ -25,7 +25,11 @@ func RunWithMyco(m *testing.M, bin *string) int {
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	if out, err := exec.Command(goTool, "build", "-o", *bin, "myco.dev/cmd/myco").CombinedOutput(); err != nil {
+	// Static, as make build makes it: myco hosts install copies only a binary that starts
+	// on any Linux of its architecture.
+	build := exec.Command(goTool, "build", "-o", *bin, "myco.dev/cmd/myco")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build myco: %v\n%s", err, out)
 		return 1
 	}

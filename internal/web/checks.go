@@ -21,11 +21,38 @@ type Access struct {
 // with a token, the token check).
 func (a Access) Guard(h http.Handler) http.Handler {
 	if a.Token != "" {
-		h = TokenCheck(a.Token, a.Port, h)
+		h = healthOfOwner(a.UID, h, TokenCheck(a.Token, a.Port, h))
 	} else {
 		h = OwnerCheck(a.UID, h)
 	}
-	return HostCheck(a.Port, h)
+	return HostCheck(a.Port, HeadAsGet(h))
+}
+
+// HeadAsGet answers a HEAD request wherever GET is answered: h sees a GET, and the server,
+// which knows the request was a HEAD, sends its headers without the body.
+func HeadAsGet(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			get := *r
+			get.Method = http.MethodGet
+			r = &get
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// healthOfOwner serves GET /healthz to the owner without the token, where the system tells
+// a connection's owner (a monitor, a systemd check, has no token to send); every other
+// request, and /healthz of anyone else, goes through tokenCheck.
+func healthOfOwner(uid int, h, tokenCheck http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := r.Context().Value(peerKey{}).(peer); ok && p.err == nil && p.uid == uid && r.URL.Path == "/healthz" &&
+			(r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		tokenCheck.ServeHTTP(w, r)
+	})
 }
 
 // HostCheck refuses a request whose Host header is not a loopback name or address with

@@ -8,6 +8,7 @@
 // [ErrorBody] the one JSON envelope it is written in.
 //
 // It knows no domain: a server passes its own errors to [Resolve] through a [Domain]
-// function, written once per server. It imports only the standard library and
-// myco.dev/internal/..., never sessions, handlers, profiles, views or chi.
+// function, written once per server. It imports only the standard library, the API's
+// contract (myco.dev/api, for the envelope) and myco.dev/internal/..., never sessions,
+// handlers, profiles, views or chi.
 package web

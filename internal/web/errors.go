@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"myco.dev/api"
 )
 
 // Error is what a server answers for an error, in the manner of tailscale's
@@ -38,19 +40,15 @@ func (e *Error) Unwrap() error { return e.Err }
 // does not start) carries no cause, since its sentence says all there is.
 func (e *Error) Failed() bool { return e.Status >= 500 && e.Err != nil }
 
-// ErrorBody is the JSON body of every error answer of both servers:
+// ErrorBody is the JSON body of every error answer of both servers, the API's
+// [api.ErrorAnswer]:
 //
 //	{"error": {"code": "busy", "message": "session … is busy: …"}}
-type ErrorBody struct {
-	Error ErrorDetail `json:"error"`
-}
+type ErrorBody = api.ErrorAnswer
 
 // ErrorDetail is the inside of an [ErrorBody]: a stable code to branch on and a sentence
 // to show.
-type ErrorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+type ErrorDetail = api.ErrorDetail
 
 // Body returns e as the JSON envelope.
 func (e *Error) Body() ErrorBody {

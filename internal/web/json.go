@@ -15,7 +15,8 @@ import (
 	"unicode/utf8"
 )
 
-// WriteJSON answers v as indented JSON with status, not to be cached. The indentation is
+// WriteJSON answers v as indented JSON with status, not to be cached, with <, > and & as
+// they are. The indentation is
 // part of the contract: an agent's shell picks top-level fields out of an answer line by
 // line (docs/browser.md).
 func WriteJSON(w http.ResponseWriter, status int, v any) {
@@ -24,6 +25,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "a && b" reads so; the answer is JSON, never HTML
 	enc.Encode(v)
 }
 

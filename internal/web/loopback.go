@@ -15,11 +15,13 @@ import (
 
 // Loopback is a server on a loopback port of its own, which a process serves while it
 // runs: the profile's API of myco -p and the chat, so that their agents' tools have a
-// working MYCO_SERVER_URL. Where the owner of a connection cannot be told, it is guarded
-// by a token, as the server is, written to a file that only this user can read (the tools
-// send it: curl -H @FILE).
+// working MYCO_SERVER_URL. Other users can find the port (in /proc/net/tcp) and connect
+// to it: it admits only this process's user, checked as each connection is accepted
+// ([OwnerOnly]) as the server's port is. Where the owner of a connection cannot be told,
+// it is guarded by a token, as the server is, written to a file that only this user can
+// read (the tools send it: curl -H @FILE).
 type Loopback struct {
-	ln     net.Listener
+	ln     net.Listener // wrapped in OwnerOnly unless Token is set
 	srv    *http.Server
 	served chan error
 	log    *slog.Logger
@@ -48,7 +50,9 @@ func ListenLoopback(tokenFile func(port string) string, log *slog.Logger) (*Loop
 			ln.Close()
 			return nil, err
 		}
+		return l, nil
 	}
+	l.ln = OwnerOnly(ln, os.Getuid())
 	return l, nil
 }
 

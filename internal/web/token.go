@@ -38,7 +38,7 @@ func TokenCheck(token, port string, next http.Handler) http.Handler {
 			q.Del("token")
 			u := *r.URL
 			u.RawQuery = q.Encode()
-			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 			return
 		}
 		Forbid(w, "token_required", "this myco server needs the token it printed at start (open the URL it printed once)")

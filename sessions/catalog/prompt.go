@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"myco.dev/config"
 	"myco.dev/sessions"
@@ -71,6 +70,6 @@ func blocks(o PromptOptions, dir string, snap workspace.Snapshot) []string {
 		workspace.ManualBlock(o.Manual, o.Paths.ManualDir()),
 		g.Block,
 		workspace.PreludeBlock(o.Paths.PreludeDir(), snap),
-		workspace.ListingBlock(os.DirFS(o.Paths.WorkspaceDir()), o.Paths.WorkspaceDir(), workspace.DefaultListingLimits),
+		workspace.ListingBlock(workspace.DirFS(o.Paths.WorkspaceDir()), o.Paths.WorkspaceDir(), workspace.DefaultListingLimits),
 	}
 }

@@ -1,0 +1,3 @@
+module example.com/goclient
+
+go 1.26.0
