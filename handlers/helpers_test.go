@@ -75,6 +75,13 @@ func (ts *testServer) retry(t *testing.T, n int) {
 
 func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 	t.Helper()
+	return newTestServerIdle(t, 0, turns...)
+}
+
+// newTestServerIdle is newTestServer whose service keeps idleKeep idle sessions open (0
+// for its default).
+func newTestServerIdle(t testing.TB, idleKeep int, turns ...fakemodel.Turn) *testServer {
+	t.Helper()
 	fake := fakemodel.New(t, turns...)
 	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: fake.URL, Key: func() (string, error) { return "k", nil },
 		Retry: model.RetryPolicy{MaxAttempts: 1}}
@@ -86,7 +93,7 @@ func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
 	mgr, err := sessions.NewManager(sessions.ManagerOptions{
-		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log, Dir: dir,
+		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log, Dir: dir, IdleKeep: idleKeep,
 		Models: testModels{cfg: sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", MaxOutputTokens: 1000}, Protocol: "anthropic-messages"}},
 	})
 	if err != nil {
