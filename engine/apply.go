@@ -25,7 +25,7 @@ import (
 // [HarnessChanges]); empty when nothing waits. Those take effect only with a new engine, which ends
 // the tools; the caller decides when (see handlers.Reloader).
 func (e *Engine) Apply(p *Profile) (pending []string) {
-	cat := newCatalog(p, e.Harness)
+	cat := newCatalog(p, e.Harness, e.metrics)
 	e.catalog.Store(cat)
 	e.Sessions.SetModels(cat)
 	e.Harness.SetWithoutEnv(p.Config.CredentialVars())

@@ -42,7 +42,10 @@ type Options struct {
 	// handler of e, port and token (set where the owner of a connection cannot be told) on
 	// the port's first request. It is stopped first when the engine closes.
 	API func(e *Engine, port, token string) (http.Handler, error)
-	Log *slog.Logger // nil means slog.Default()
+	// Metrics, when set, counts what the engine's session service and model clients do
+	// (a profile worker's, kept across the engines its config's changes build).
+	Metrics *Metrics
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // Engine is one profile's session service and what it runs on: the host harness shared
@@ -61,6 +64,10 @@ type Engine struct {
 	// changed config with it.
 	built   *Profile
 	catalog atomic.Pointer[catalog.Catalog] // the catalog in use; Apply swaps a new one in
+	metrics *Metrics                        // nil when none
+
+	stopFollow context.CancelFunc // ends the metrics' consumer of the service's updates
+	following  sync.WaitGroup
 
 	warmStop context.CancelFunc // ends a Warm in progress; nil when none was started
 	warming  sync.WaitGroup
@@ -109,6 +116,13 @@ func New(p *Profile, o Options) (*Engine, error) {
 		api.Serve(lazyAPI(func() (http.Handler, error) { return o.API(e, api.Port, api.Token) }, o.Log))
 		e.api = api
 	}
+	if o.Metrics != nil {
+		// Subscribed before anything can run, so that no update is missed.
+		sub := e.Sessions.Subscribe(nil, "").Exact()
+		ctx, cancel := context.WithCancel(context.Background())
+		e.stopFollow = cancel
+		e.following.Go(func() { o.Metrics.follow(ctx, e.Sessions, sub) })
+	}
 	return e, nil
 }
 
@@ -135,7 +149,7 @@ func build(p *Profile, o Options) (*Engine, error) {
 	reg := &sessions.Registry{}
 	std := catalog.LocalTools(catalog.LocalOptions{Paths: p.Paths, Config: p.Config, Env: p.o.Environ, Reaper: o.Reaper,
 		ServerURL: o.ServerURL, TokenFile: o.TokenFile})
-	e := &Engine{std: std, reaper: o.Reaper, built: p}
+	e := &Engine{std: std, reaper: o.Reaper, built: p, metrics: o.Metrics}
 	remotes, ro, err := p.remotes(o.Log)
 	if err != nil {
 		e.closeTools()
@@ -160,7 +174,7 @@ func build(p *Profile, o Options) (*Engine, error) {
 		e.closeTools()
 		return nil, fmt.Errorf("build the harness: %w", err)
 	}
-	cat := newCatalog(p, e.Harness)
+	cat := newCatalog(p, e.Harness, e.metrics)
 	e.catalog.Store(cat)
 	e.Sessions, err = sessions.NewManager(sessions.ManagerOptions{
 		Store:    sessions.NewStore(p.Paths.SessionDir()),
@@ -190,9 +204,14 @@ func (e *Engine) ApproveProject(dir, sum string) (hosts.ProjectOffer, error) {
 	return o, err
 }
 
-// newCatalog is the model catalog of p, whose system prompt tells of tools.
-func newCatalog(p *Profile, tools catalog.Tools) *catalog.Catalog {
-	return catalog.New(catalog.Options{Config: p.Config, Default: p.Model.Key, Env: p.Env, Home: p.o.Home, Tools: tools})
+// newCatalog is the model catalog of p, whose system prompt tells of tools and whose
+// clients' attempts m counts, when it is set.
+func newCatalog(p *Profile, tools catalog.Tools, m *Metrics) *catalog.Catalog {
+	o := catalog.Options{Config: p.Config, Default: p.Model.Key, Env: p.Env, Home: p.o.Home, Tools: tools}
+	if m != nil {
+		o.Observe = m.Observe
+	}
+	return catalog.New(o)
 }
 
 // Close stops every job (turns end cancelled and checkpointed), releases every session's
@@ -207,6 +226,12 @@ func (e *Engine) Close() {
 		e.api.Close()
 	}
 	e.Sessions.Close()
+	if e.stopFollow != nil {
+		// The consumer reads every update the service published before it closed (its
+		// stopped turns' ends too) before it sees either end.
+		e.stopFollow()
+		e.following.Wait()
+	}
 	e.Harness.Close()
 	e.closeTools()
 }

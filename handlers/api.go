@@ -331,6 +331,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 	}
 	sub := s.Sessions.Subscribe(ids, after).Exact()
 	defer sub.Close()
+	defer s.streaming("api")()
 	sse, err := web.StartSSE(w, r)
 	if err != nil {
 		return nil, nil

@@ -37,6 +37,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	sub := s.Sessions.Subscribe([]string{id}, after)
 	defer sub.Close()
+	defer s.streaming("page")()
 	sse, err := web.StartSSE(w, r)
 	if err != nil {
 		return nil // the client is gone

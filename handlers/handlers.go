@@ -20,6 +20,7 @@ import (
 
 	"myco.dev/hosts"
 	"myco.dev/internal/build"
+	"myco.dev/internal/metrics"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/static"
@@ -96,7 +97,12 @@ type Deps struct {
 	Warning string
 	// Build is the running binary's build, for GET /api/version.
 	Build build.Info
-	Log   *slog.Logger // nil means slog.Default()
+	// Metrics, when set, is served at the profile's /metrics in the Prometheus text format
+	// (a profile worker's; the server gathers every worker's at its own /metrics).
+	Metrics *metrics.Registry
+	// Streams, when set, counts the event streams open, by kind: page, api.
+	Streams *metrics.GaugeVec
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // server holds the handlers' shared state.
@@ -188,6 +194,9 @@ func (s *server) router() chi.Router {
 			// Behind the origin check: another site's page could otherwise start a profile
 			// or a trace with a plain GET, and the owner's own would fail while it runs.
 			r.With(s.origin).Handle("/debug/pprof/*", http.StripPrefix(s.base, http.HandlerFunc(pprofHandler)))
+		}
+		if s.Metrics != nil {
+			r.Get("/metrics", s.Metrics.ServeHTTP)
 		}
 		r.Route("/api", s.apiRoutes)
 		r.Get("/workspace", func(w http.ResponseWriter, r *http.Request) {

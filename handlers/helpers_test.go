@@ -75,11 +75,25 @@ func (ts *testServer) retry(t *testing.T, n int) {
 
 func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 	t.Helper()
-	return newTestServerWith(t, nil, turns...)
+	return newTestServerOpts(t, 0, nil, turns...)
+}
+
+// newTestServerIdle is newTestServer whose service keeps idleKeep idle sessions open (0
+// for its default).
+func newTestServerIdle(t testing.TB, idleKeep int, turns ...fakemodel.Turn) *testServer {
+	t.Helper()
+	return newTestServerOpts(t, idleKeep, nil, turns...)
 }
 
 // newTestServerWith is newTestServer whose deps with changes before the router is built.
 func newTestServerWith(t testing.TB, with func(*Deps), turns ...fakemodel.Turn) *testServer {
+	t.Helper()
+	return newTestServerOpts(t, 0, with, turns...)
+}
+
+// newTestServerOpts is newTestServer with both: idleKeep idle sessions kept open, and with
+// changing the deps.
+func newTestServerOpts(t testing.TB, idleKeep int, with func(*Deps), turns ...fakemodel.Turn) *testServer {
 	t.Helper()
 	fake := fakemodel.New(t, turns...)
 	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: fake.URL, Key: func() (string, error) { return "k", nil },
@@ -92,7 +106,7 @@ func newTestServerWith(t testing.TB, with func(*Deps), turns ...fakemodel.Turn) 
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
 	mgr, err := sessions.NewManager(sessions.ManagerOptions{
-		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log, Dir: dir,
+		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log, Dir: dir, IdleKeep: idleKeep,
 		Models: testModels{cfg: sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", MaxOutputTokens: 1000}, Protocol: "anthropic-messages"}},
 	})
 	if err != nil {

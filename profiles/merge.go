@@ -214,6 +214,11 @@ func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profil
 		return false
 	}
 	req.Host = host
+	if s.Token != "" {
+		// The worker checks the token as the supervisor does: the browser's cookie is not
+		// this request's.
+		req.Header.Set("Authorization", "Bearer "+s.Token)
+	}
 	if *after != "" {
 		req.Header.Set("Last-Event-ID", *after)
 	}

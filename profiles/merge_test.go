@@ -2,19 +2,28 @@ package profiles
 
 import (
 	"encoding/json"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"myco.dev/api"
+	"myco.dev/internal/web"
+	"myco.dev/static"
 )
 
-// open opens a browser's merged stream and returns its reader and its name, from the
-// hello event.
-func (ts *testSupervisor) open(t *testing.T) (*mergedStreamReader, string) {
+// open opens a browser's merged stream, with the header's name and value pairs, and
+// returns its reader and its name, from the hello event.
+func (ts *testSupervisor) open(t *testing.T, header ...string) (*mergedStreamReader, string) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), "GET", ts.URL+"/events", nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -157,5 +166,35 @@ func TestMergedStream(t *testing.T) {
 	// A subscription from another site is refused like any state-changing request.
 	if resp, _ := ts.do(t, "POST", "/events/"+id, `{"op":"unsubscribe","sub":"p1"}`, "Content-Type", "application/json", "Origin", "http://evil.example"); resp.StatusCode != 403 {
 		t.Errorf("a cross-site subscription = %d, want 403", resp.StatusCode)
+	}
+}
+
+// TestMergedStreamToken: in token mode the worker wants the token of every request, the
+// relay's too; the relay was refused (403, the page's stream "gone") since it sent none.
+func TestMergedStreamToken(t *testing.T) {
+	const token = "the-token"
+	srv := httptest.NewUnstartedServer(nil)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	fw := newFakeWorkers(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "token required", http.StatusForbidden)
+			return
+		}
+		fakeWorker(w, r)
+	}))
+	srv.Config.Handler = NewSupervisor(SupervisorOptions{Workers: fw, Default: "default", Assets: static.New("/static/"),
+		Port: port, UID: os.Getuid(), Token: token, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	srv.Config.ConnContext = web.ConnContext
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ts := &testSupervisor{Server: srv, workers: fw}
+	stream, id := ts.open(t, "Authorization", "Bearer "+token)
+	resp, body := ts.do(t, "POST", "/events/"+id, `{"op":"subscribe","sub":"p1","url":"/profiles/default/s/s1/events","after":"4"}`,
+		"Content-Type", "application/json", "Authorization", "Bearer "+token)
+	if resp.StatusCode != 200 {
+		t.Fatalf("subscribe = %d %s", resp.StatusCode, body)
+	}
+	if ev := stream.next(); ev["type"] != "event" || ev["id"] != "5" {
+		t.Errorf("first event of the subscription = %v, want the worker's event 5", ev)
 	}
 }

@@ -43,12 +43,13 @@ type Options struct {
 
 // State is what the pool knows of one profile's worker.
 type State struct {
-	Profile string
-	Running bool
-	PID     int
-	Crashes int       // crashes in the last crashWindow
-	Retry   time.Time // when a crash-looping worker may start again; zero when it may now
-	Error   string    // why it last failed to start or stopped, if it did
+	Profile      string
+	Running      bool
+	PID          int
+	Crashes      int       // crashes in the last crashWindow
+	TotalCrashes int       // crashes since the server started, for the metrics
+	Retry        time.Time // when a crash-looping worker may start again; zero when it may now
+	Error        string    // why it last failed to start or stopped, if it did
 }
 
 // WorkerFD is the file descriptor on which a worker inherits its channel.
@@ -129,6 +130,7 @@ type worker struct {
 	startErr  error
 	failedAt  time.Time
 	crashes   []time.Time
+	crashed   int // crashes since the pool started
 	lastError string
 	tail      *tail
 	sender    *handoff.Sender // hands connections to the running process
@@ -205,6 +207,19 @@ func (p *Pool) Worker(ctx context.Context, name string) (snd *handoff.Sender, ge
 	case <-ctx.Done():
 		return nil, 0, context.Cause(ctx)
 	}
+}
+
+// Running returns the sender that reaches profile name's worker and its generation (see
+// [Pool.Worker]) when the worker runs and serves; ok is false, and nothing is started,
+// otherwise.
+func (p *Pool) Running(name string) (snd *handoff.Sender, generation int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.workers[name]
+	if p.closed || w == nil || w.cmd == nil || isClosed(w.done) || !isClosed(w.ready) {
+		return nil, 0, false
+	}
+	return w.sender, w.starts, true
 }
 
 func isClosed(ch chan struct{}) bool {
@@ -316,6 +331,7 @@ func (p *Pool) startLocked(w *worker) error {
 			w.lastError = w.startErr.Error()
 		default:
 			w.crashes = append(w.crashes, time.Now())
+			w.crashed++
 			w.lastError = fmt.Sprintf("crashed: %v", exitErr(err))
 			p.log.Warn("profile worker crashed; it starts again on the next request", "profile", w.name, "err", exitErr(err))
 		}
@@ -337,7 +353,7 @@ func (p *Pool) States() []State {
 	defer p.mu.Unlock()
 	out := make([]State, 0, len(p.workers))
 	for _, w := range p.workers {
-		st := State{Profile: w.name, Crashes: len(w.crashes), Error: w.lastError}
+		st := State{Profile: w.name, Crashes: len(w.crashes), TotalCrashes: w.crashed, Error: w.lastError}
 		if w.cmd != nil && !isClosed(w.done) {
 			st.Running, st.PID = true, w.cmd.Process.Pid
 		}

@@ -86,15 +86,22 @@ func waitExited(t *testing.T, p *Pool, name string) {
 
 // TestGenerationAfterACrash: a worker started again after a crash has a new generation and
 // a new channel, so that the supervisor drops the connections it kept to the old process.
+// Running reaches a running worker and starts none; the crash is counted for good.
 func TestGenerationAfterACrash(t *testing.T) {
 	p := shellPool(t, time.Second, `echo ready; exec cat >/dev/null`)
 	t.Cleanup(p.Close)
+	if _, _, ok := p.Running("a"); ok {
+		t.Error("Running(a) before any start = ok")
+	}
 	snd1, gen1, err := p.Worker(t.Context(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, gen, _ := p.Worker(t.Context(), "a"); gen != gen1 {
 		t.Errorf("the same process: generation %d, then %d", gen1, gen)
+	}
+	if snd, gen, ok := p.Running("a"); !ok || snd != snd1 || gen != gen1 {
+		t.Errorf("Running(a) = %v, %d, %v; want the running worker's sender and generation %d", snd, gen, ok, gen1)
 	}
 	pid := p.States()[0].PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -103,6 +110,12 @@ func TestGenerationAfterACrash(t *testing.T) {
 	waitExited(t, p, "a")
 	if p.States()[0].Running {
 		t.Fatal("the killed worker still shows as running")
+	}
+	if _, _, ok := p.Running("a"); ok || p.States()[0].Running {
+		t.Error("Running(a) after the crash = ok, or it started the worker again")
+	}
+	if st := p.States()[0]; st.TotalCrashes != 1 {
+		t.Errorf("TotalCrashes = %d, want 1", st.TotalCrashes)
 	}
 	snd2, gen2, err := p.Worker(t.Context(), "a")
 	if err != nil {

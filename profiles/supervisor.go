@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/internal/handoff"
+	"myco.dev/internal/metrics"
 	"myco.dev/internal/web"
 	"myco.dev/static"
 	"myco.dev/views"
@@ -27,6 +28,9 @@ type Workers interface {
 	// Worker starts profile name's worker if it does not run and returns the sender that
 	// reaches it and its generation (a new one for each process started).
 	Worker(ctx context.Context, name string) (snd *handoff.Sender, generation int, err error)
+	// Running returns what Worker would for a worker that runs and serves, and starts
+	// none: ok is false when there is none.
+	Running(name string) (snd *handoff.Sender, generation int, ok bool)
 	States() []State
 }
 
@@ -46,6 +50,9 @@ type SupervisorOptions struct {
 	// Pprof serves net/http/pprof at /debug/pprof/, behind the same checks as every page
 	// and the origin check of event streams.
 	Pprof bool
+	// MetricsTimeout bounds the wait for each worker's metrics at GET /metrics; 0 means
+	// 2 s. A worker that does not answer in time is left out.
+	MetricsTimeout time.Duration
 }
 
 // supervisor is the server that owns the port: it checks every request (Host, the socket's
@@ -58,6 +65,7 @@ type supervisor struct {
 	proxies map[string]*workerProxy
 
 	streams streams
+	metrics *metrics.Registry // the supervisor's own families
 }
 
 // workerProxy forwards to one worker process.
@@ -81,8 +89,12 @@ func NewSupervisor(o SupervisorOptions) *Supervisor {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	if o.MetricsTimeout <= 0 {
+		o.MetricsTimeout = 2 * time.Second
+	}
 	s := &supervisor{SupervisorOptions: o, proxies: map[string]*workerProxy{}}
 	s.streams.s = s
+	s.metrics = s.newMetrics()
 	return &Supervisor{Handler: web.Access{Port: o.Port, UID: o.UID, Token: o.Token}.Guard(s.router()), s: s}
 }
 
@@ -99,6 +111,7 @@ func (s *supervisor) router() chi.Router {
 		r.Head("/static/*", s.Assets.ServeHTTP)
 		r.Get("/status", s.status)
 		r.Get("/healthz", s.health)
+		r.Get("/metrics", s.serveMetrics)
 		if s.Pprof {
 			// Behind the origin check, as event streams are: another site's page could
 			// otherwise start a CPU profile or a trace with a plain GET (an image), and the
@@ -175,12 +188,17 @@ func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, e
 	if err != nil {
 		return nil, err
 	}
+	return s.proxyOf(name, snd, gen), nil
+}
+
+// proxyOf returns the proxy to profile name's worker of generation gen, reached by snd.
+func (s *supervisor) proxyOf(name string, snd *handoff.Sender, gen int) *workerProxy {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// A restarted worker is a new process: the old transport's kept connections lead to the
 	// process that ended, and a request sent on one (a POST is not retried) would fail.
 	if p := s.proxies[name]; p != nil && p.sender == snd && p.generation == gen {
-		return p, nil
+		return p
 	}
 	if old := s.proxies[name]; old != nil {
 		old.transport.CloseIdleConnections()
@@ -208,7 +226,7 @@ func (s *supervisor) proxyFor(ctx context.Context, name string) (*workerProxy, e
 		},
 	}}
 	s.proxies[name] = p
-	return p, nil
+	return p
 }
 
 // workerFailed is the answer to a request whose worker stopped while answering it,

@@ -70,6 +70,13 @@ func (f *fakeWorkers) Worker(ctx context.Context, name string) (*handoff.Sender,
 
 func (f *fakeWorkers) States() []State { return f.states }
 
+func (f *fakeWorkers) Running(name string) (*handoff.Sender, int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	snd := f.senders[name]
+	return snd, f.starts[name], snd != nil
+}
+
 func (f *fakeWorkers) Sender(ctx context.Context, name string) (*handoff.Sender, error) {
 	snd, _, err := f.Worker(ctx, name)
 	return snd, err

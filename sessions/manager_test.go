@@ -487,18 +487,21 @@ func TestChildIdentityAfterRestart(t *testing.T) {
 	}
 }
 
-// TestBusForget (issue 20): a closed session's ring is let go; a subscriber that had not
-// read it gets a reset for that session, one that comes later nothing; a subscription that
-// names the session keeps it; a read costs the sessions that changed, in order.
+// TestBusForget (issue 20): a closed session's ring is let go once its updates are older
+// than the grace period; a subscriber that had not read it gets a reset for that session,
+// one that comes later nothing; a subscription that names the session keeps it; a read
+// costs the sessions that changed, in order.
 func TestBusForget(t *testing.T) {
 	b := newBus()
+	now := time.Now()
+	later := now.Add(closedGrace + time.Second)
 	before := b.subscribe(nil, "")
 	for _, id := range []string{"a", "b", "a"} {
-		b.publish(Update{Type: UpdateNotice, Session: id, Text: id})
+		b.publish(Update{Type: UpdateNotice, Session: id, Text: id, Time: now})
 	}
 	watching := b.subscribe([]string{"b"}, b.id(0))
-	b.forget("a")
-	b.forget("b") // watched: kept
+	b.forget("a", later)
+	b.forget("b", later) // watched: kept
 	after := b.subscribe(nil, b.id(b.seq))
 	b.publish(Update{Type: UpdateNotice, Session: "c", Text: "c"})
 	got := before.take()
@@ -516,8 +519,8 @@ func TestBusForget(t *testing.T) {
 	old := b.subscribe(nil, b.id(b.seq))
 	for i := range maxTombstones + 10 {
 		id := fmt.Sprintf("s%d", i)
-		b.publish(Update{Type: UpdateNotice, Session: id})
-		b.forget(id)
+		b.publish(Update{Type: UpdateNotice, Session: id, Time: now})
+		b.forget(id, later)
 	}
 	if len(b.rings) > maxTombstones+5 {
 		t.Errorf("%d rings kept, want at most about %d", len(b.rings), maxTombstones)

@@ -89,11 +89,35 @@ type Client struct {
 	// MaxEventBytes caps one server-sent event, and so what is buffered while looking for
 	// the end of an event. 0 means [DefaultMaxEventBytes].
 	MaxEventBytes int
+	// Observe, when set, is told of each attempt that sent a request, once the attempt
+	// ended (a streamed response at its end, however it ended): its status, whether the
+	// client tries again, its latencies and usage. It is called on the goroutine that reads
+	// the stream and must return quickly; metrics are its use.
+	Observe func(Attempt)
 
 	// warm holds the *warmPool of connections opened ahead of a request (see Warm), made on
 	// first use. An atomic.Value, not a struct with a lock, so that a Client that was never
 	// used can be copied, as configurations are.
 	warm atomic.Value
+}
+
+// Attempt is what one attempt of a request came to, as [Client.Observe] is told.
+type Attempt struct {
+	// Status is the response's HTTP status; 0 when none came: the connection failed, the
+	// headers did not come in time, or the request was cancelled first.
+	Status int
+	// Retry says the client tries again after this attempt.
+	Retry bool
+	// Headers is the time from sending the request to its response's headers; 0 when none
+	// came.
+	Headers time.Duration
+	// FirstChunk is the time from sending the request to the response's first chunk (text,
+	// thinking or a tool call); 0 when none came.
+	FirstChunk time.Duration
+	// Usage is the response's, when it came to its end ([Done]); else zero.
+	Usage Usage
+
+	sent bool // the request went out: its credential was looked up and it was built
 }
 
 // DefaultMaxResponseBytes is the response cap when neither [Client.MaxResponseBytes] nor
@@ -146,7 +170,8 @@ func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 		for attempt := 1; ; attempt++ {
 			streamed := false
 			stopped := false
-			err := c.attempt(ctx, to, body, func(ch Chunk) bool {
+			var seen Attempt
+			err := c.attempt(ctx, to, body, &seen, func(ch Chunk) bool {
 				streamed = true
 				if !yield(ch, nil) {
 					stopped = true
@@ -154,6 +179,11 @@ func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 				}
 				return true
 			})
+			again := err != nil && !stopped && ctx.Err() == nil && !streamed && retryable(err) && attempt < policy.MaxAttempts
+			if c.Observe != nil && seen.sent {
+				seen.Retry = again
+				c.Observe(seen)
+			}
 			if err == nil || stopped {
 				return
 			}
@@ -161,7 +191,7 @@ func (c *Client) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 				yield(nil, context.Cause(ctx))
 				return
 			}
-			if streamed || !retryable(err) || attempt >= policy.MaxAttempts {
+			if !again {
 				var pe *ProviderError
 				if errors.As(err, &pe) {
 					pe.Attempts = attempt
@@ -259,8 +289,8 @@ func redact(u *url.URL) string {
 // noRedirect makes an http.Client return a 3xx response instead of following it.
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// attempt makes one HTTP request and decodes its stream.
-func (c *Client) attempt(ctx context.Context, to *target, body []byte, yield func(Chunk) bool) error {
+// attempt makes one HTTP request and decodes its stream, noting in seen what came of it.
+func (c *Client) attempt(ctx context.Context, to *target, body []byte, seen *Attempt, yield func(Chunk) bool) error {
 	key := ""
 	if c.Key != nil {
 		k, err := c.Key()
@@ -299,6 +329,8 @@ func (c *Client) attempt(ctx context.Context, to *target, body []byte, yield fun
 			}
 		}
 	}
+	sent := time.Now()
+	seen.sent = true
 	resp, err := hc.Do(hreq)
 	if wait != nil {
 		wait.stop()
@@ -319,6 +351,7 @@ func (c *Client) attempt(ctx context.Context, to *target, body []byte, yield fun
 	if err != nil {
 		return &ProviderError{Retryable: true, Err: redactURLError(err, to.shown)}
 	}
+	seen.Status, seen.Headers = resp.StatusCode, time.Since(sent)
 	b := &guardedBody{r: resp.Body, max: to.maxResponse, idle: c.IdleTimeout, cancel: cancel}
 	defer b.Close()
 	if resp.StatusCode/100 == 3 {
@@ -327,7 +360,15 @@ func (c *Client) attempt(ctx context.Context, to *target, body []byte, yield fun
 	if resp.StatusCode/100 != 2 {
 		return statusError(resp, b)
 	}
-	err = c.Protocol.Decode(Events(b, c.MaxEventBytes), yield)
+	err = c.Protocol.Decode(Events(b, c.MaxEventBytes), func(ch Chunk) bool {
+		if seen.FirstChunk == 0 {
+			seen.FirstChunk = time.Since(sent)
+		}
+		if d, ok := ch.(Done); ok {
+			seen.Usage = d.Usage
+		}
+		return yield(ch)
+	})
 	switch {
 	case err == nil:
 		return nil

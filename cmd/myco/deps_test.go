@@ -16,3 +16,11 @@ func TestDeps(t *testing.T) {
 	depstest.ForbidImports(t, "myco.dev/agent", "myco.dev/sessions", "myco.dev/hosts/tools", "myco.dev/hosts/mcp",
 		"myco.dev/workspace/preludetool", "myco.dev/views", "github.com/a-h/templ", "github.com/go-chi/chi")
 }
+
+// TestLinksNoPrometheus: the binary writes its metrics with internal/metrics and links no
+// Prometheus module nor protobuf, whose package initialisation (the default collectors,
+// the protobuf registry) would run at every start of myco, myco -p's included. The tests
+// read the metrics with prometheus/common/expfmt, which only they link.
+func TestLinksNoPrometheus(t *testing.T) {
+	depstest.Forbid(t, "github.com/prometheus", "google.golang.org/protobuf")
+}

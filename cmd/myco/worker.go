@@ -45,13 +45,17 @@ func (a *app) profileWorker(o options) int {
 	}
 	base.Profiles = func() []string { return profiles.List(paths.Home) }
 	base.Worker, base.Pprof, base.Build = true, o.pprof, buildInfo()
+	// The worker's metrics, for its whole life: the engines a changed config builds count
+	// into them in turn, and the supervisor gathers them at its /metrics.
+	met := engine.NewMetrics(paths.Profile)
+	base.Metrics, base.Streams = met.Registry, met.Streams
 	h, err := handlers.NewReloader(handlers.ReloaderOptions{
 		Load: func() (handlers.Built, error, error) {
 			p, cfgErr := a.setup(o)
 			if cfgErr != nil {
 				return handlers.Built{}, cfgErr, nil
 			}
-			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: srv.URL, TokenFile: srv.TokenFile, Log: log})
+			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: srv.URL, TokenFile: srv.TokenFile, Metrics: met, Log: log})
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}

@@ -314,6 +314,9 @@ const recorder = `(() => {
 // installRecorder installs [recorder] in the current page.
 func (tb *tab) installRecorder() {
 	tb.t.Helper()
+	// A navigation may still be replacing the document (a form's answer loads as this
+	// returns): the recorder goes into the new one once it is there.
+	tb.wait("the new page's document", `!!document.documentElement && document.readyState !== "loading"`)
 	eval[bool](tb, recorder)
 }
 

@@ -19,6 +19,9 @@ type Options struct {
 	Home    string     // the user's home directory, for ~/ in auth file paths
 	// Tools is what the system prompt tells of the tools; nil means none.
 	Tools Tools
+	// Observe, when set, is told of each attempt of each model's requests, with the
+	// model's key (see [model.Client.Observe]): a profile worker's metrics.
+	Observe func(key string, a model.Attempt)
 }
 
 // Tools is what the system prompt tells of the tools: their specifications and the hosts
@@ -148,6 +151,9 @@ func (c *Catalog) client(m config.Model) (*model.Client, error) {
 	cl, err := newClient(m, c.o.Env, c.o.Home)
 	if err != nil {
 		return nil, err
+	}
+	if observe, key := c.o.Observe, m.Key; observe != nil {
+		cl.Observe = func(a model.Attempt) { observe(key, a) }
 	}
 	c.clients[m.Key] = cl
 	return cl, nil

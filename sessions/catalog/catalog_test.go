@@ -268,3 +268,35 @@ context_window = 1000
 		}
 	}
 }
+
+// TestCatalogObserve: each model's client tells the catalog's observer of its attempts,
+// with the model's key.
+func TestCatalogObserve(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"type":"error","error":{"type":"authentication_error","message":"no"}}`, http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	cfg, err := config.Parse("config.toml", []byte(strings.ReplaceAll(testConfig, "http://127.0.0.1:9", srv.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		key    string
+		status int
+	}
+	var got []seen
+	c := New(Options{Config: cfg, Default: "big", Env: config.NewEnv(func(string) (string, bool) { return "", false }),
+		Observe: func(key string, a model.Attempt) { got = append(got, seen{key, a.Status}) }})
+	run, err := c.Agent("big", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range run.Options.Model.Stream(t.Context(), model.Request{Model: "big"}) {
+		if err != nil {
+			break
+		}
+	}
+	if want := []seen{{"big", 401}}; !slices.Equal(got, want) {
+		t.Errorf("observed %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,208 @@
+package snapshot
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// CaptureRequest asks for a capture of a directory.
+type CaptureRequest struct {
+	// Owner keeps the snapshot (a session's id): it stays in the store until the owner's
+	// Prune leaves it out.
+	Owner string `json:"owner"`
+	// Dir is the directory captured, absolute: the session's directory.
+	Dir string `json:"dir"`
+	// Files are absolute paths captured one by one, present or absent: a file the editor
+	// wrote outside Dir, or one inside it that the .gitignore files leave out. A path in a
+	// .git directory is left out.
+	Files []string `json:"files,omitempty"`
+	// Exclude holds more patterns in .gitignore syntax, relative to Dir, which the
+	// .gitignore files override (as git's info/exclude).
+	Exclude []string `json:"exclude,omitempty"`
+	// NoGitignore captures the files the .gitignore files leave out too (never .git).
+	NoGitignore bool `json:"no_gitignore,omitempty"`
+}
+
+// CaptureResult describes a capture: the snapshot it made.
+type CaptureResult struct {
+	ID  ID     `json:"id"`
+	Dir string `json:"dir"`
+	// Files counts the files and symlinks recorded, Bytes their sizes, NotStored those
+	// whose content was not kept (over the size cap, or unreadable).
+	Files     int   `json:"files"`
+	Bytes     int64 `json:"bytes"`
+	NotStored int   `json:"not_stored"`
+	// Read counts the files this capture read (those whose stat changed since the last
+	// capture of the directory), and Added what it added to the store, in bytes: 0 when
+	// nothing changed.
+	Read  int   `json:"read"`
+	Added int64 `json:"added"`
+}
+
+// Capture records the state of r.Dir (and r.Files) and returns its snapshot, which r.Owner
+// keeps. Directories are read in parallel; a file whose stat (device, inode, size, mtime,
+// ctime) matches the last capture of the directory is not read again, so an unchanged tree
+// costs a walk and a stat per file, and writes nothing.
+//
+// What is recorded: regular files (their permission bits, and their content up to
+// [Options.MaxFileSize]; a larger file by its size and mtime only), symlinks (their target,
+// never followed) and directories (empty ones included). Named pipes, sockets and devices
+// are left out, and so are .git and, unless r.NoGitignore, what the project's .gitignore
+// files (those of Dir, of its subdirectories and of its parents up to the repository's top)
+// ignore. A directory that cannot be read is recorded as such: what is inside it is
+// unknown, not absent.
+func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, error) {
+	if !filepath.IsAbs(r.Dir) {
+		return CaptureResult{}, fmt.Errorf("capture %q: the directory must be absolute", r.Dir)
+	}
+	if r.Owner == "" {
+		return CaptureResult{}, fmt.Errorf("capture %s: no owner", r.Dir)
+	}
+	dir := filepath.Clean(r.Dir)
+	s.gc.RLock()
+	defer s.gc.RUnlock()
+
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
+	}
+	defer root.Close()
+	pw := newPackWriter(s.sub("packs"))
+	defer pw.abort()
+	w := &walker{
+		s: s, ctx: ctx, pw: pw, max: s.o.MaxFileSize,
+		start: time.Now().Add(-s.racy).UnixNano(),
+		old:   s.loadCache(dir), noGitignore: r.NoGitignore,
+		sem:  make(chan struct{}, max(runtime.GOMAXPROCS(0), 2)),
+		dirs: map[string]*dirCache{},
+	}
+	if w.old == nil {
+		w.old, w.changed = &rootCache{}, true
+	}
+	rec := &record{dir: dir, noGitignore: r.NoGitignore, exclude: slices.Clone(r.Exclude)}
+	var rs *rules
+	if !r.NoGitignore || len(r.Exclude) > 0 {
+		rs, err = w.aboveRules(dir, r.Exclude, rec)
+		if err != nil {
+			return CaptureResult{}, err
+		}
+	}
+	top, err := w.dir(root, "", rs)
+	if err != nil {
+		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
+	}
+	rec.tree = top.tree
+	rec.rules = append(rec.rules, w.rules...)
+	slices.SortFunc(rec.rules, func(a, b rule) int { return strings.Compare(a.base, b.base) })
+	if err := w.extras(dir, r.Files, rec); err != nil {
+		return CaptureResult{}, err
+	}
+	rec.count, rec.bytes, rec.notStored = w.count, w.bytes, w.notStored
+	raw := rec.encode()
+	h := sha256.Sum256(raw)
+	id := ID(sum(h).String())
+	if !s.has(h) {
+		if err := pw.add(objSnap, h, raw); err != nil {
+			return CaptureResult{}, err
+		}
+	}
+	added := pw.written
+	if err := s.commit(pw); err != nil {
+		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
+	}
+	if err := s.addRef(r.Owner, id); err != nil {
+		return CaptureResult{}, err
+	}
+	if err := s.saveCache(dir, &rootCache{id: id, dirs: w.dirs}, w.changed || w.old.id != id); err != nil {
+		s.log.Warn("snapshot stat cache not saved", "dir", dir, "err", err)
+	}
+	return CaptureResult{ID: id, Dir: dir, Files: rec.count, Bytes: rec.bytes, NotStored: rec.notStored, Read: int(w.read.Load()), Added: added}, nil
+}
+
+// extras records the files captured one by one that the walk did not record.
+func (w *walker) extras(dir string, paths []string, rec *record) error {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("capture %q: the path must be absolute", p)
+		}
+		p = filepath.Clean(p)
+		name := p
+		if rel, err := filepath.Rel(dir, p); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			name = filepath.ToSlash(rel)
+			if w.inTree(name) {
+				continue
+			}
+		} else if rel == "." {
+			continue
+		}
+		if inGit(filepath.ToSlash(p)) || seen[name] {
+			continue
+		}
+		seen[name] = true
+		x := extra{path: name}
+		pr, err := os.OpenRoot(filepath.Dir(p))
+		if err == nil {
+			x.present, x.e, err = w.single(pr, filepath.Base(p))
+			pr.Close()
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("capture %s: %w", p, err)
+		}
+		rec.files = append(rec.files, x)
+		if x.present && x.e.kind != kDir {
+			w.count++
+			w.bytes += x.e.size
+			if x.e.kind == kBig {
+				w.notStored++
+			}
+		}
+	}
+	slices.SortFunc(rec.files, func(a, b extra) int { return strings.Compare(a.path, b.path) })
+	return nil
+}
+
+// inTree reports whether the walk recorded the relative path p.
+func (w *walker) inTree(p string) bool {
+	d := w.dirs[parent(p)]
+	if d == nil {
+		return false
+	}
+	name := p[strings.LastIndexByte(p, '/')+1:]
+	_, ok := slices.BinarySearchFunc(d.ents, name, func(a cacheEnt, n string) int { return strings.Compare(a.name, n) })
+	return ok
+}
+
+// single records one file, name in r: present false when there is none (or it is of a type
+// not recorded).
+func (w *walker) single(r *os.Root, name string) (bool, entry, error) {
+	info, err := r.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, entry{}, nil
+	}
+	if err != nil {
+		return false, entry{}, err
+	}
+	var x cacheEnt
+	switch mode := info.Mode(); {
+	case mode.IsRegular():
+		x, err = w.file(r, name, info, nil)
+	case mode&fs.ModeSymlink != 0:
+		x, err = w.link(r, name, info, nil)
+	case mode.IsDir():
+		x.kind = kOpaque // a directory named on its own: recorded as there, not walked
+	default:
+		return false, entry{}, nil
+	}
+	x.name = ""
+	return err == nil, x.entry, err
+}
