@@ -42,8 +42,8 @@ type testTools struct {
 	f func(ctx context.Context, call model.ToolCall) model.ToolResult
 }
 
-func (t testTools) Tools(string) sessions.Tools { return t }
-func (t testTools) Release(string)              {}
+func (t testTools) Tools(string, string) sessions.Tools { return t }
+func (t testTools) Release(string)                      {}
 func (t testTools) Specs() []model.ToolSpec {
 	return []model.ToolSpec{{Name: "work", Schema: []byte(`{"type":"object"}`)}}
 }
@@ -75,12 +75,25 @@ func (ts *testServer) retry(t *testing.T, n int) {
 
 func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 	t.Helper()
-	return newTestServerIdle(t, 0, turns...)
+	return newTestServerOpts(t, 0, nil, turns...)
 }
 
 // newTestServerIdle is newTestServer whose service keeps idleKeep idle sessions open (0
 // for its default).
 func newTestServerIdle(t testing.TB, idleKeep int, turns ...fakemodel.Turn) *testServer {
+	t.Helper()
+	return newTestServerOpts(t, idleKeep, nil, turns...)
+}
+
+// newTestServerWith is newTestServer whose deps with changes before the router is built.
+func newTestServerWith(t testing.TB, with func(*Deps), turns ...fakemodel.Turn) *testServer {
+	t.Helper()
+	return newTestServerOpts(t, 0, with, turns...)
+}
+
+// newTestServerOpts is newTestServer with both: idleKeep idle sessions kept open, and with
+// changing the deps.
+func newTestServerOpts(t testing.TB, idleKeep int, with func(*Deps), turns ...fakemodel.Turn) *testServer {
 	t.Helper()
 	fake := fakemodel.New(t, turns...)
 	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: fake.URL, Key: func() (string, error) { return "k", nil },
@@ -107,10 +120,14 @@ func newTestServerIdle(t testing.TB, idleKeep int, turns ...fakemodel.Turn) *tes
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config.ConnContext = web.ConnContext
 	u, _ := url.Parse("http://" + srv.Listener.Addr().String())
-	srv.Config.Handler = checkAPI(t, New(Deps{Profile: "default", Sessions: mgr, Default: "fake",
+	d := Deps{Profile: "default", Sessions: mgr, Default: "fake",
 		Models:    []ModelInfo{{Key: "fake", Protocol: "anthropic-messages", ContextWindow: 100000, MaxImageBase64Bytes: 1 << 20}, {Key: "other", Protocol: "openai-responses", ContextWindow: 1000}},
 		Workspace: files, WorkspaceDir: ws, Dir: dir, Assets: static.New("/static/"),
-		Port: u.Port(), UID: os.Getuid(), Ping: 200 * time.Millisecond, Log: log}))
+		Port: u.Port(), UID: os.Getuid(), Ping: 200 * time.Millisecond, Log: log}
+	if with != nil {
+		with(&d)
+	}
+	srv.Config.Handler = checkAPI(t, New(d))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, mgr: mgr, fake: fake, ws: ws, dir: dir, base: srv.URL + "/profiles/default/", host: u.Host, tools: tt, client: client}

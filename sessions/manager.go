@@ -52,10 +52,11 @@ const (
 )
 
 // ToolHost is what the service needs of a profile's shared host harness: each session
-// runtime gets an executor for its own resource owner. A host that keeps resources for an
+// runtime gets an executor for its own resource owner, working in the session's directory
+// dir (whose project may offer tools of its own). A host that keeps resources for an
 // owner is also a [Releaser], and one that can list them an [Inventorier].
 type ToolHost interface {
-	Tools(owner string) Tools
+	Tools(owner, dir string) Tools
 }
 
 // Models resolves catalog keys into agent configurations.
@@ -652,7 +653,7 @@ func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink, PartialEvery: m.o.PartialEvery}
 	doc.view(func(s *Session) { ro.Dir = m.dirOf(s) })
 	if th := m.o.Tools; th != nil {
-		ro.Tools = th.Tools(owner)
+		ro.Tools = th.Tools(owner, ro.Dir)
 		if inv, ok := th.(Inventorier); ok {
 			ro.Inventory = func(ctx context.Context) (Inventory, error) { return inv.Inventory(ctx, owner) }
 		}

@@ -41,7 +41,7 @@ type testHost struct {
 	released []string
 }
 
-func (h *testHost) Tools(string) Tools { return h.tools }
+func (h *testHost) Tools(string, string) Tools { return h.tools }
 func (h *testHost) Release(owner string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
