@@ -16,12 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"myco.dev/agent"
 	"myco.dev/agent/model"
-	"myco.dev/agent/model/anthropic"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
+	"myco.dev/sessions/sessionstest"
 	"myco.dev/static"
 )
 
@@ -160,11 +159,7 @@ func TestAPICreateIdempotent(t *testing.T) {
 	if code != 200 || again["session_id"] != first["session_id"] || again["created"] != false {
 		t.Errorf("retried create = %d %v, want the same session", code, again)
 	}
-	restarted, err := sessions.NewManager(sessions.ManagerOptions{Store: sessions.NewStore(ts.mgr.Store().Dir()), Models: testModels{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer restarted.Close()
+	restarted := sessionstest.Manager(t, sessions.ManagerOptions{Store: sessions.NewStore(ts.mgr.Store().Dir())})
 	id, created, err := restarted.CreateRequest(t.Context(), "r1", sessions.CreateOptions{Title: "first"})
 	if err != nil || created || id != first["session_id"] {
 		t.Errorf("after a restart: %q %v %v, want the same session", id, created, err)
@@ -588,13 +583,8 @@ func TestAPIEventsDropsAClientThatDoesNotRead(t *testing.T) {
 	fake := fakemodel.New(t)
 	fake.Loop()
 	fake.Script(fakemodel.Turn{Text: strings.Repeat("a long answer to fill the stream's buffers ", 100), ChunkSize: 8000})
-	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: fake.URL, Key: func() (string, error) { return "k", nil }, Retry: model.RetryPolicy{MaxAttempts: 1}}
-	mgr, err := sessions.NewManager(sessions.ManagerOptions{Store: sessions.NewStore(t.TempDir()), IdleClose: time.Hour, IdleKeep: 1, Log: slog.New(slog.NewTextHandler(t.Output(), nil)),
-		Models: testModels{cfg: sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", MaxOutputTokens: 1000}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mgr.Close)
+	mgr := sessionstest.Manager(t, sessions.ManagerOptions{IdleClose: time.Hour, IdleKeep: 1,
+		Models: sessionstest.NewModels(sessionstest.Client(fake.URL), "fake")})
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config.ConnContext = web.ConnContext
 	u, _ := url.Parse("http://" + srv.Listener.Addr().String())

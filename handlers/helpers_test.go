@@ -13,29 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"myco.dev/agent"
 	"myco.dev/agent/model"
-	"myco.dev/agent/model/anthropic"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
+	"myco.dev/sessions/sessionstest"
 	"myco.dev/static"
 	"myco.dev/workspace"
 )
-
-// testModels is a catalog of two models, fake and other, served by one fake.
-type testModels struct{ cfg sessions.AgentConfig }
-
-func (c testModels) Default() string { return "fake" }
-func (c testModels) Agent(key string, blocks []string) (sessions.AgentConfig, error) {
-	if key != "fake" && key != "other" {
-		return sessions.AgentConfig{}, &web.Error{Status: 400, Message: "unknown model " + key}
-	}
-	cfg := c.cfg
-	cfg.ModelKey = key
-	cfg.Options.APIModel = key + "-1" // the model id each key sends: fake-1, other-1
-	return cfg, nil
-}
 
 // testTools is a tool host with one tool, "work", whose calls run f.
 type testTools struct {
@@ -96,8 +81,7 @@ func newTestServerWith(t testing.TB, with func(*Deps), turns ...fakemodel.Turn) 
 func newTestServerOpts(t testing.TB, idleKeep int, with func(*Deps), turns ...fakemodel.Turn) *testServer {
 	t.Helper()
 	fake := fakemodel.New(t, turns...)
-	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: fake.URL, Key: func() (string, error) { return "k", nil },
-		Retry: model.RetryPolicy{MaxAttempts: 1}}
+	client := sessionstest.Client(fake.URL)
 	tt := &testTools{}
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
@@ -105,14 +89,8 @@ func newTestServerOpts(t testing.TB, idleKeep int, with func(*Deps), turns ...fa
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
-	mgr, err := sessions.NewManager(sessions.ManagerOptions{
-		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log, Dir: dir, IdleKeep: idleKeep,
-		Models: testModels{cfg: sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", MaxOutputTokens: 1000}, Protocol: "anthropic-messages"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mgr.Close)
+	mgr := sessionstest.Manager(t, sessions.ManagerOptions{Tools: tt, Log: log, Dir: dir, IdleKeep: idleKeep,
+		Models: sessionstest.NewModels(client, "fake", "other")})
 	files, err := workspace.OpenFiles(ws)
 	if err != nil {
 		t.Fatal(err)
