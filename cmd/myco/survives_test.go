@@ -1,5 +1,8 @@
 package main
 
+// What a session keeps across the events that end a process or a thread: a worker's crash
+// and a compaction.
+
 import (
 	"path/filepath"
 	"strings"
@@ -63,5 +66,53 @@ func TestRetryAfterWorkerCrash(t *testing.T) {
 	}
 	if !told {
 		t.Error("the retried request does not tell the model that the process stopped during its tool batch")
+	}
+}
+
+// TestBashSessionSurvivesCompaction: a bash session started before a compaction is the
+// same process after it: a variable set in it before is read back after, in the compacted
+// thread, and the model's first request there lists the session among the handles it
+// holds.
+func TestBashSessionSurvivesCompaction(t *testing.T) {
+	fake := fakemodel.New(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "s1", Name: "bash", Args: `{"action":"start","command":"bash --noprofile --norc"}`}}},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "w1", Name: "bash", Args: `{"action":"write","session_id":"b1","input":"KEPT=before-compaction; echo set","timeout_secs":10}`}}},
+		fakemodel.Turn{Text: "ready"},
+		fakemodel.Turn{Text: "The summary: a bash session b1 holds KEPT."},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "w2", Name: "bash", Args: `{"action":"write","session_id":"b1","input":"echo value=$KEPT","timeout_secs":10}`}}},
+		fakemodel.Turn{Text: "done"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	_, u, _ := startServer(t, home)
+	c := apiClient{t, strings.TrimSuffix(u, "/profiles/default/") + "/profiles/default/api"}
+
+	id, snap := c.run("c", "start a shell")
+	if snap["answer"] != "ready" {
+		t.Fatalf("the first turn: %v", snap)
+	}
+	if code, out := c.post("/sessions/"+id+"/actions", `{"request_id":"k","action":"compact"}`); code != 200 || out["result"] != "started" {
+		t.Fatalf("compact = %d %v", code, out)
+	}
+	c.wait(id)
+	if code, out := c.post("/sessions/"+id+"/actions", `{"request_id":"s2","action":"submit","text":"read it back"}`); code != 200 {
+		t.Fatalf("submit = %d %v", code, out)
+	}
+	if snap := c.wait(id); snap["answer"] != "done" {
+		t.Fatalf("the turn after the compaction: %v", snap)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("the model got %d requests, want 6", len(reqs))
+	}
+	if got := results(t, decodeReq(t, reqs[5]))["bash"]; !strings.Contains(got.text, "value=before-compaction") {
+		t.Errorf("the bash session after the compaction answered %+v, want value=before-compaction", got)
+	}
+	held := false
+	for _, m := range decodeReq(t, reqs[4]).Messages {
+		for _, c := range m.Content {
+			held = held || strings.HasPrefix(c.Text, "[myco: runtime]") && strings.Contains(c.Text, "b1")
+		}
+	}
+	if !held {
+		t.Error("the compacted thread's first request does not list bash session b1 among the handles held")
 	}
 }
