@@ -57,28 +57,48 @@ type MCPServer struct {
 // as there. A value whose source is "none" is left out. The error names the server, the
 // key and the variable or file that could not supply it.
 func (s MCPServer) Values(lookupEnv func(string) (string, bool), home string) (env, headers map[string]string, err error) {
-	resolve := func(what string, m map[string]Auth) (map[string]string, error) {
-		out := make(map[string]string, len(m))
+	env, headers, err = serverValues(s.Env, s.Headers, func(a Auth) (string, bool, error) {
+		if a.Source == "" || a.Source == AuthNone {
+			return "", false, nil
+		}
+		v, err := a.Key(lookupEnv, home)
+		return v, true, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcp server %s: %w", s.Name, err)
+	}
+	return env, headers, nil
+}
+
+// serverValues looks up the values of a server's env and headers with value, in key
+// order, leaving out those it says are none; an error names the kind ("env" or "header")
+// and the key. An empty map gives nil.
+func serverValues[V any](env, headers map[string]V, value func(V) (v string, ok bool, err error)) (map[string]string, map[string]string, error) {
+	resolve := func(what string, m map[string]V) (map[string]string, error) {
+		var out map[string]string
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			a := m[k]
-			if a.Source == "" || a.Source == AuthNone {
-				continue
-			}
-			v, err := a.Key(lookupEnv, home)
+			v, ok, err := value(m[k])
 			if err != nil {
-				return nil, fmt.Errorf("mcp server %s: %s %s: %w", s.Name, what, k, err)
+				return nil, fmt.Errorf("%s %s: %w", what, k, err)
 			}
-			out[k] = v
+			if ok {
+				if out == nil {
+					out = make(map[string]string, len(m))
+				}
+				out[k] = v
+			}
 		}
 		return out, nil
 	}
-	if env, err = resolve("env", s.Env); err != nil {
+	e, err := resolve("env", env)
+	if err != nil {
 		return nil, nil, err
 	}
-	if headers, err = resolve("header", s.Headers); err != nil {
+	h, err := resolve("header", headers)
+	if err != nil {
 		return nil, nil, err
 	}
-	return env, headers, nil
+	return e, h, nil
 }
 
 // MCPServerNames returns the names of the configured MCP servers, enabled or not, sorted.

@@ -245,27 +245,10 @@ func projectServer(name string, src json.RawMessage, creds []string) ProjectServ
 // (myco's own environment, never a .env). A variable that is not set and has no default
 // is an error naming it.
 func (s ProjectServer) Values(lookupEnv func(string) (string, bool)) (env, headers map[string]string, err error) {
-	resolve := func(what string, m map[string]string) (map[string]string, error) {
-		if len(m) == 0 {
-			return nil, nil
-		}
-		out := make(map[string]string, len(m))
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			v, err := expand(m[k], lookupEnv)
-			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", what, k, err)
-			}
-			out[k] = v
-		}
-		return out, nil
-	}
-	if env, err = resolve("env", s.Env); err != nil {
-		return nil, nil, err
-	}
-	if headers, err = resolve("header", s.Headers); err != nil {
-		return nil, nil, err
-	}
-	return env, headers, nil
+	return serverValues(s.Env, s.Headers, func(v string) (string, bool, error) {
+		v, err := expand(v, lookupEnv)
+		return v, true, err
+	})
 }
 
 // expand replaces each ${VAR} and ${VAR:-default} of s, as Claude Code does, by lookup's
