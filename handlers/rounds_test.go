@@ -393,14 +393,8 @@ func runRounds(t testing.TB, o roundsOptions) roundsResult {
 		res.missed += missed
 	}
 	res.peakRSS = procstat.KiB(0, "VmHWM")
-	ts.mgr.Close()
-	ts.Close()
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > base+5 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > base+5 {
-		buf := make([]byte, 1<<16)
-		res.fails = append(res.fails, fmt.Sprintf("%d goroutines left, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)]))
+	if f := closeLoad(ts, base); f != "" {
+		res.fails = append(res.fails, f)
 	}
 	return res
 }

@@ -53,6 +53,14 @@ const warmIdle = 60 * time.Second
 // descriptor and a few KiB until the transport's idle timeout closes it.
 const maxIdlePerHost = 32
 
+// CloseIdleConnections closes the connections the client's transport keeps idle, as
+// [http.Client.CloseIdleConnections] does: for a caller that is done with the endpoint.
+func (c *Client) CloseIdleConnections() {
+	if t, ok := c.roundTripper().(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+}
+
 // roundTripper returns the transport the client's requests use: its own copy of the
 // configured *http.Transport (or of http.DefaultTransport), able to take connections opened
 // ahead; a transport of another kind is used as it is.
