@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"myco.dev/agent/model"
 	"myco.dev/internal/fakemodel"
 )
 
@@ -17,16 +16,7 @@ func TestReopenKeptDocument(t *testing.T) {
 	turn := fakemodel.Turn{Text: "ok"}
 	f := newManager(t, ManagerOptions{IdleClose: time.Hour, IdleKeep: 1}, turn, turn, turn, turn, turn)
 	ctx := t.Context()
-	run := func(id, text string) {
-		t.Helper()
-		j, err := f.m.Submit(ctx, id, model.TextPart(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := func(id, text string) { t.Helper(); f.run(t, id, text) }
 	a, _ := f.m.Create(ctx, CreateOptions{})
 	run(a, "first")
 	b, _ := f.m.Create(ctx, CreateOptions{})
@@ -138,16 +128,7 @@ func TestReopenKeepsOwner(t *testing.T) {
 	turn := fakemodel.Turn{Text: "ok"}
 	f := newManager(t, ManagerOptions{IdleClose: time.Hour, IdleKeep: 1}, turn, turn, turn)
 	ctx := t.Context()
-	run := func(id, text string) {
-		t.Helper()
-		j, err := f.m.Submit(ctx, id, model.TextPart(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := func(id, text string) { t.Helper(); f.run(t, id, text) }
 	a, _ := f.m.Create(ctx, CreateOptions{})
 	run(a, "first")
 	owner := f.m.Owner(a)

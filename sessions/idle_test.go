@@ -17,16 +17,7 @@ func TestIdleSessionsClose(t *testing.T) {
 	f := newManager(t, ManagerOptions{IdleClose: time.Hour, IdleKeep: 2}, turn, turn, turn, turn, turn,
 		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "x")}}, turn, turn)
 	ctx := t.Context()
-	run := func(id, text string) {
-		t.Helper()
-		j, err := f.m.Submit(ctx, id, model.TextPart(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := func(id, text string) { t.Helper(); f.run(t, id, text) }
 	var ids []string
 	for i := range 4 {
 		id, _ := f.m.Create(ctx, CreateOptions{})

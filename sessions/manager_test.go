@@ -151,6 +151,18 @@ func TestManagerTurn(t *testing.T) {
 
 // stuckTool makes every tool call run until its turn is stopped; the channel closes when
 // the first has begun.
+// run submits text to session id and waits for its turn's end.
+func (f *mgrFixture) run(t testing.TB, id, text string) {
+	t.Helper()
+	j, err := f.m.Submit(t.Context(), id, model.TextPart(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *mgrFixture) stuckTool() <-chan struct{} {
 	started := make(chan struct{})
 	var once sync.Once
@@ -260,15 +272,7 @@ func TestManagerSelectModel(t *testing.T) {
 	if err := f.m.SelectModel(ctx, id, "nope"); err == nil {
 		t.Fatal("SelectModel(nope) = nil, want an error")
 	}
-	run := func(text string) {
-		j, err := f.m.Submit(ctx, id, model.TextPart(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := func(text string) { t.Helper(); f.run(t, id, text) }
 	run("first")
 	if err := f.m.SelectModel(ctx, id, "other"); err != nil {
 		t.Fatal(err)
@@ -544,16 +548,7 @@ func TestSetModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(text string) {
-		t.Helper()
-		j, err := f.m.Submit(ctx, id, model.TextPart(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := func(text string) { t.Helper(); f.run(t, id, text) }
 	run("first")
 	old := f.m.models().(testModels)
 	cfgs := maps.Clone(old.cfgs)
