@@ -47,11 +47,11 @@ var ErrUnsupported = errors.New("sandbox: not supported here")
 
 // Support is what this machine's kernel offers.
 type Support struct {
-	ABI      int    `json:"abi"`       // Landlock ABI version; 0 without Landlock
-	Landlock bool   `json:"landlock"`  // filesystem rules (ABI ≥ 1; ≥ 2 for renames across directories)
-	Net      bool   `json:"net"`       // TCP rules (ABI ≥ 4)
-	Scoped   bool   `json:"scoped"`    // signals and abstract sockets kept inside (ABI ≥ 6)
-	UserNS   bool   `json:"user_ns"`   // unprivileged user and mount namespaces
+	ABI      int    `json:"abi"`              // Landlock ABI version; 0 without Landlock
+	Landlock bool   `json:"landlock"`         // filesystem rules (ABI ≥ 1; ≥ 2 for renames across directories)
+	Net      bool   `json:"net"`              // TCP rules (ABI ≥ 4)
+	Scoped   bool   `json:"scoped"`           // signals and abstract sockets kept inside (ABI ≥ 6)
+	UserNS   bool   `json:"user_ns"`          // unprivileged user and mount namespaces
 	Reason   string `json:"reason,omitempty"` // why Landlock is missing, when it is
 }
 
