@@ -11,11 +11,15 @@ const (
 	ActionRetry       = "retry"
 	ActionArchive     = "archive"
 	ActionRestore     = "restore"
+	ActionApprove     = "approve"
+	ActionDeny        = "deny"
+	ActionSetMode     = "set_mode"
 )
 
 // Action is the body of POST /api/sessions/ID/actions: one action, idempotent by its
 // request_id, whose action field says which ([SubmitAction], [SelectModelAction],
-// [SetTitleAction], [CompactAction], [RetryAction], [ArchiveAction], [RestoreAction]).
+// [SetTitleAction], [CompactAction], [RetryAction], [ArchiveAction], [RestoreAction],
+// [ApproveAction], [DenyAction], [SetModeAction]).
 // Each action takes its own fields and no other: a field another action takes is refused
 // (unknown_field), one it needs and lacks is missing_field.
 type Action interface {
@@ -36,6 +40,9 @@ var actions = []struct {
 	{ActionRetry, func() Action { return &RetryAction{Action: ActionRetry} }},
 	{ActionArchive, func() Action { return &ArchiveAction{Action: ActionArchive} }},
 	{ActionRestore, func() Action { return &RestoreAction{Action: ActionRestore} }},
+	{ActionApprove, func() Action { return &ApproveAction{Action: ActionApprove} }},
+	{ActionDeny, func() Action { return &DenyAction{Action: ActionDeny} }},
+	{ActionSetMode, func() Action { return &SetModeAction{Action: ActionSetMode} }},
 }
 
 // ActionNames returns the names of the actions.

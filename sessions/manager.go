@@ -100,7 +100,10 @@ type ManagerOptions struct {
 	// recently used are closed at once; 0 means 32.
 	IdleClose time.Duration
 	IdleKeep  int
-	Log       *slog.Logger // nil means slog.Default()
+	// Guard decides the sessions' tool calls (modes, rules, approvals, the sandbox); nil
+	// runs every call at once.
+	Guard *Guard
+	Log   *slog.Logger // nil means slog.Default()
 }
 
 // Manager is the session service of one profile, the one thing every front end calls: it
@@ -646,7 +649,7 @@ func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 	}
 	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
 	l := &live{m: m, id: id}
-	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink, PartialEvery: m.o.PartialEvery}
+	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink, PartialEvery: m.o.PartialEvery, Guard: m.o.Guard}
 	doc.view(func(s *Session) { ro.Dir = m.dirOf(s) })
 	if th := m.o.Tools; th != nil {
 		ro.Tools = th.Tools(owner)
