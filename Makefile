@@ -19,6 +19,7 @@ LEXERS := views/lexers/embedded
 
 build: assets generate
 	$(STATIC) $(GO) build -ldflags "$(LDFLAGS)" -o bin/myco ./cmd/myco
+	$(STATIC) $(GO) build -o bin/myco-fence ./cmd/myco-fence
 
 # release: static binaries for every platform of PLATFORMS in dist/, named
 # myco-GOOS-GOARCH (the names myco hosts install looks for beside the running binary), and

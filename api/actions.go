@@ -171,14 +171,15 @@ type SubmitAnswer struct {
 }
 
 // ActionAnswer answers every action but submit: select_model, set_title, compact, retry,
-// archive and restore.
+// archive, restore, approve, deny and set_mode.
 type ActionAnswer struct {
 	SessionID string    `json:"session_id"`
 	RequestID string    `json:"request_id"`
-	Action    string    `json:"action" enum:"select_model,set_title,compact,retry,archive,restore"`
+	Action    string    `json:"action" enum:"select_model,set_title,compact,retry,archive,restore,approve,deny,set_mode"`
 	At        time.Time `json:"at"`
 	Repeat    bool      `json:"repeat"`
-	// Result is what the action left, when it says: the model, the title, "started".
+	// Result is what the action left, when it says: the model, the title, "started", the
+	// mode, or the approval's status (allowed, denied).
 	Result string `json:"result,omitempty"`
 }
 

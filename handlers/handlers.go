@@ -68,6 +68,10 @@ type Deps struct {
 	// [web.ConnContext]); Token, when set, is required instead (where no owner can be told).
 	UID   int
 	Token string
+	// ApprovalKey is the approval capability: a request that answers an approval or
+	// changes a session's mode must carry it ([ApprovalHeader] or the cookie GET /approve
+	// sets). Empty refuses every such request.
+	ApprovalKey string
 	// Worker marks a profile worker, whose connections the supervisor may hand over: a
 	// request on one of them for another profile is sent back through the supervisor.
 	Worker bool
@@ -151,6 +155,7 @@ func (s *server) router() chi.Router {
 		r.Get("/", s.handle(s.sessionsPage))
 		r.With(s.origin).Post("/s", s.handle(s.newSession))
 		r.Get("/new", s.handle(s.newSessionPage))
+		r.Get("/approve", s.handle(s.grantApprover))
 		r.With(s.origin).Get("/dirs", s.handle(s.dirOptions))
 		r.Route("/s/{id}", func(r chi.Router) {
 			r.Get("/", s.handle(s.sessionPage))
@@ -180,6 +185,8 @@ func (s *server) router() chi.Router {
 				r.Post("/restore", s.handle(s.archive(false)))
 				r.Post("/model", s.handle(s.selectModel))
 				r.Post("/title", s.handle(s.rename))
+				r.Post("/approvals/{call}", s.handle(s.answerApproval))
+				r.Post("/mode", s.handle(s.setMode))
 			})
 		})
 		if s.Pprof {

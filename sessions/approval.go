@@ -269,7 +269,12 @@ func (rc *recorder) gate(ctx context.Context, call model.ToolCall) gated {
 		return deny(call.ID, "denied ("+d.Reason+"); nothing was run")
 	case policy.Ask:
 		if g.NonInteractive {
-			return deny(call.ID, "denied: this call needs the person's approval ("+d.Reason+"), and this run is non-interactive (myco -p), so nothing was run. Do without it, or say what you would need so the person can rerun with --allow or --mode")
+			// Said as an answered approval, so that -p's --json and exit status tell it.
+			now := rt.now().UTC()
+			rt.emit(approvalEvent{Approval: Approval{ID: call.ID, Thread: rc.tn.th.ID, Tool: call.Name, Input: call.Input, Host: host,
+				Command: pc.Command, Paths: pc.Paths, Escalate: pc.Escalate, Reason: d.Reason, Rule: suggestRule(pc), Mode: string(mode),
+				Requested: now, Status: ApprovalDenied, Answer: "non-interactive: nobody to ask", Resolved: now}})
+			return deny(call.ID, "denied: this call needs the person's approval ("+d.Reason+"), and this run is non-interactive (myco -p), so nothing was run. Do without it, or say what you would need so the person can rerun with --allow RULE or --mode")
 		}
 		res := rc.ask(ctx, call, pc, d, mode)
 		if res.res != nil || !res.sandbox {
