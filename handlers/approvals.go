@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"myco.dev/api"
 	"myco.dev/policy"
 	"myco.dev/sessions"
+	"myco.dev/views"
 )
 
 // The approval capability (see docs/security.md, "Only the person approves"): a secret in
@@ -127,4 +129,39 @@ func (s *server) setMode(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return done(w, r, s.sessionURL(id))
+}
+
+// approvals is the approvals slot of session sess's page: its mode and its pending
+// approvals, with the answers when approver (this browser holds the capability).
+func (s *server) approvals(sess *sessions.Session, approver bool) views.ApprovalsView {
+	mode := s.Sessions.Mode(sess)
+	v := views.ApprovalsView{Mode: string(mode), ModeText: mode.Describe(), ModeURL: s.sessionURL(sess.ID) + "mode",
+		Sandbox: s.Sessions.Guard().SandboxSupport(), Approver: approver}
+	for _, m := range policy.Modes {
+		v.Modes = append(v.Modes, string(m))
+	}
+	for _, a := range sess.Approvals {
+		v.Items = append(v.Items, s.approvalView(sess.ID, sess.Cwd, a))
+	}
+	return v
+}
+
+// approvalView is the card of pending approval a of session id.
+func (s *server) approvalView(id, cwd string, a sessions.Approval) views.ApprovalView {
+	v := views.ApprovalView{ID: a.ID, Tool: a.Tool, Host: a.Host, Command: a.Command, Paths: a.Paths, Escalate: a.Escalate,
+		Justification: a.Justification, Reason: a.Reason, Rule: a.Rule, URL: s.sessionURL(id) + "approvals/" + a.ID}
+	if a.Tool == policy.EditorTool {
+		var in map[string]any
+		json.Unmarshal(a.Input, &in)
+		cmd, _ := in["command"].(string)
+		path, _ := in["path"].(string)
+		v.Diff = editDiff(cmd, path, in)
+	}
+	if v.Command == "" && v.Diff == nil && len(v.Paths) == 0 {
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, a.Input, "", "  ") == nil {
+			v.Input = pretty.String()
+		}
+	}
+	return v
 }

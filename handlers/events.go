@@ -43,7 +43,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 		return nil // the client is gone
 	}
 	ctx := r.Context()
-	ev := &eventRenderer{s: s, id: id, cwd: sess.Cwd}
+	ev := &eventRenderer{s: s, id: id, cwd: sess.Cwd, approver: s.approver(r)}
 	_, ev.md = s.live(id, sess.Cwd, after) // the page shows the response up to its cursor
 	for {
 		wait, cancel := context.WithTimeout(ctx, s.Ping)
@@ -94,6 +94,8 @@ type eventRenderer struct {
 	// The snapshot of the batch being rendered, taken when first needed.
 	sess *sessions.Session
 	st   sessions.Status
+	// approver: the page's browser holds the approval capability (its cards offer answers).
+	approver bool
 	// md is the response streaming now, as the page has it: its settled parts rendered,
 	// its open end as text. nil when nothing streams.
 	md *views.LiveMarkdown
@@ -177,6 +179,11 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 			}
 		case sessions.UpdateStep, sessions.UpdateState:
 			err = status()
+		case sessions.UpdateApprovalRequested, sessions.UpdateApprovalResolved:
+			var sess *sessions.Session
+			if sess, _, err = e.snapshot(ctx); err == nil {
+				err = part(views.IDApprovals, views.SwapInner, views.Approvals(e.s.approvals(sess, e.approver)))
+			}
 		case sessions.UpdateMeta:
 			var sess *sessions.Session
 			if sess, _, err = e.snapshot(ctx); err == nil {
@@ -187,6 +194,9 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 			}
 			if err == nil {
 				err = status() // the queue, and the sidebar's row with the title
+			}
+			if err == nil {
+				err = part(views.IDApprovals, views.SwapInner, views.Approvals(e.s.approvals(sess, e.approver))) // the mode
 			}
 		case sessions.UpdateDone, sessions.UpdateError, sessions.UpdateCancelled:
 			err = e.end(ctx, &b, u, clearLive)
@@ -368,6 +378,7 @@ func (e *eventRenderer) reset(ctx context.Context, cursor string) (string, error
 		views.Partial(views.IDTranscript, views.SwapInner, views.Transcript(v)),
 		views.Partial(views.IDSessionHead, views.SwapOuter, views.SessionHead(v)),
 		views.Partial(views.IDStatus, views.SwapInner, views.Status(v.Status)),
+		views.Partial(views.IDApprovals, views.SwapInner, views.Approvals(e.s.approvals(sess, e.approver))),
 	} {
 		if err := p.Render(ctx, &b); err != nil {
 			return "", err
