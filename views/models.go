@@ -109,13 +109,13 @@ type SessionView struct {
 	Earlier  int    // older messages not rendered
 	EarlyURL string // where the "load earlier" button fetches them
 
-	Messages []MessageView
-	Status   StatusView
-	Composer ComposerView
+	Messages  []MessageView
+	Status    StatusView
+	Composer  ComposerView
 	Queue     QueueView
 	Approvals ApprovalsView
 	Sidebar   []SessionRow
-	Tree     *TreeView // the roll-up of the session's children, when it has any
+	Tree      *TreeView // the roll-up of the session's children, when it has any
 
 	EventsURL string // the event stream, with ?after= the page's cursor; "" for none
 	Live      LiveView
