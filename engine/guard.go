@@ -67,6 +67,9 @@ func guard(p *Profile, g *GuardOptions, serverURL string) (*sessions.Guard, erro
 			out.Rules = append(out.Rules, rule)
 		}
 	}
+	// The profile's workspace is the agents' own (notes, the prelude): writable, although
+	// it lies in myco's hidden home.
+	out.Writable = append(out.Writable, p.Paths.WorkspaceDir())
 	for _, w := range p.Config.Sandbox.Writable {
 		if rest, ok := strings.CutPrefix(w, "~/"); ok && p.o.Home != "" {
 			w = filepath.Join(p.o.Home, rest)

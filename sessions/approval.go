@@ -160,28 +160,10 @@ func (g *Guard) spec(dir, tmp string, readOnly bool) sandbox.Spec {
 		s.Writable = append(s.Writable, g.Writable...)
 		if dir != "" {
 			s.Writable = append(s.Writable, dir)
-			s.Protected = protectedIn(dir)
+			s.Protected = sandbox.GitProtected(dir)
 		}
 	}
 	return s
-}
-
-// protectedIn returns the paths of dir's git repository that run outside the sandbox on
-// the person's next git command.
-func protectedIn(dir string) []string {
-	var out []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			out = append(out, filepath.Join(d, ".git", "hooks"), filepath.Join(d, ".git", "config"))
-		}
-		if d == filepath.Dir(d) {
-			break
-		}
-	}
-	if len(out) == 0 {
-		out = []string{filepath.Join(dir, ".git", "hooks"), filepath.Join(dir, ".git", "config")}
-	}
-	return out
 }
 
 // callOf describes a tool call for [policy.Decide].
@@ -237,6 +219,7 @@ func (rc *recorder) gate(ctx context.Context, call model.ToolCall) gated {
 		rules = append(slices.Clone(g.Rules), s.Rules...)
 	})
 	host := hostOf(call.Input)
+	remote := host != "" && host != "local"
 	pc := callOf(call, rt.dir)
 	tmp, tmpErr := g.tmpDir(rt.doc.id)
 	spec := g.spec(rt.dir, tmp, mode == policy.ReadOnly)
@@ -246,10 +229,10 @@ func (rc *recorder) gate(ctx context.Context, call model.ToolCall) gated {
 		// The sandbox is needed: where it cannot fence the call, ask instead.
 		var why string
 		switch {
+		case remote:
+			// The host fences it in its own sandbox, or refuses and runs nothing.
 		case tmpErr != nil:
 			why = tmpErr.Error()
-		case host != "" && host != "local":
-			why = "the sandbox is not applied on remote host " + host
 		case g.Fence == nil:
 			why = "no sandbox is available"
 		default:
@@ -282,7 +265,10 @@ func (rc *recorder) gate(ctx context.Context, call model.ToolCall) gated {
 		}
 		d.Sandbox = true
 	}
-	if d.Sandbox {
+	switch {
+	case d.Sandbox && remote:
+		ctx = tools.WithSandbox(ctx, tools.Fenced{Remote: true, ReadOnly: mode == policy.ReadOnly, Spec: sandbox.Spec{Network: g.Network}, Mode: string(mode)})
+	case d.Sandbox:
 		ctx = tools.WithSandbox(ctx, tools.Fenced{Fence: g.Fence, Spec: spec, TmpDir: tmp, Mode: string(mode)})
 	}
 	return gated{ctx: ctx}

@@ -115,7 +115,7 @@ func TestSandboxWorkspace(t *testing.T) {
 	}
 	fake := fakemodel.New(t, fakemodel.Turn{ToolCalls: calls}, fakemodel.Turn{Text: "Done."},
 		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "esc2", Name: "bash", Args: bashArgs("touch "+outside+"/escaped", true)}}}, fakemodel.Turn{Text: "Done again."})
-	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	home := profileHome(t, "anthropic-messages", fake.URL, "\n[approvals]\n") // the default mode
 
 	stdout, stderr, status := runIn(t, dir, home, "-p", "try everything", "--json")
 	if status != cli.ExitDenied {
@@ -179,7 +179,7 @@ func TestModeAskOneShot(t *testing.T) {
 	fake := fakemodel.New(t,
 		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "a", Name: "bash", Args: bashArgs("touch "+outside+"/a", false)}}}, fakemodel.Turn{Text: "No."},
 		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "b", Name: "bash", Args: bashArgs("touch "+outside+"/b", false)}}}, fakemodel.Turn{Text: "Yes."})
-	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	home := profileHome(t, "anthropic-messages", fake.URL, "\n[approvals]\nmode = \"workspace\"\n")
 	_, stderr, status := runIn(t, t.TempDir(), home, "-p", "touch", "--mode", "ask")
 	if status != cli.ExitDenied || !strings.Contains(stderr, "denied") {
 		t.Errorf("--mode ask: exit %d, stderr:\n%s", status, stderr)

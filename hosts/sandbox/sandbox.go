@@ -225,6 +225,25 @@ func under(p string, dirs []string) bool {
 	return false
 }
 
+// GitProtected returns the paths of the git repositories at and above dir that run
+// outside the sandbox on the person's next git command: each one's .git/hooks and
+// .git/config (dir's own when it is in no repository, should one be made there).
+func GitProtected(dir string) []string {
+	var out []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			out = append(out, filepath.Join(d, ".git", "hooks"), filepath.Join(d, ".git", "config"))
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	if len(out) == 0 {
+		out = []string{filepath.Join(dir, ".git", "hooks"), filepath.Join(dir, ".git", "config")}
+	}
+	return out
+}
+
 // Main fences the process in and executes the command when the process was started by
 // [Fence.Wrap]; otherwise it returns at once. Call it first thing in main (and in the
 // TestMain of tests that wrap commands with the test binary). It never returns in a child:

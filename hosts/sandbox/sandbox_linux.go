@@ -78,7 +78,33 @@ func mounts(s Spec) error {
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		if err := unix.Mount("tmpfs", h, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000"); err != nil {
+		// Writable paths inside the hidden one (the profile's workspace in myco's home)
+		// are held open, and bound back into the empty directory that hides it.
+		var keep []string
+		var fds []int
+		for _, w := range s.Writable {
+			if strings.HasPrefix(w, h+"/") {
+				fd, err := unix.Open(w, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+				if err != nil {
+					continue
+				}
+				keep, fds = append(keep, w), append(fds, fd)
+			}
+		}
+		const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+		if err := unix.Mount("tmpfs", h, "tmpfs", flags, "size=64k,mode=0711"); err != nil {
+			return fmt.Errorf("hide %s: %w", h, err)
+		}
+		for i, w := range keep {
+			if err := os.MkdirAll(w, 0o711); err != nil {
+				return fmt.Errorf("keep %s reachable: %w", w, err)
+			}
+			if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", fds[i]), w, "", unix.MS_BIND, ""); err != nil {
+				return fmt.Errorf("keep %s reachable: %w", w, err)
+			}
+			unix.Close(fds[i])
+		}
+		if err := unix.Mount("", h, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
 			return fmt.Errorf("hide %s: %w", h, err)
 		}
 	}

@@ -228,3 +228,31 @@ func BenchmarkFence(b *testing.B) {
 		})
 	}
 }
+
+// TestFenceWritableInsideHidden: a writable directory inside a hidden one (the profile's
+// workspace in myco's home) stays reachable and writable, while the rest of the hidden one
+// is not, with and without a mount namespace.
+func TestFenceWritableInsideHidden(t *testing.T) {
+	f := fence(t)
+	for _, inside := range []bool{false, true} {
+		root := t.TempDir()
+		dir := filepath.Join(root, "proj")
+		home := filepath.Join(root, "myco")
+		if inside {
+			dir, home = root, filepath.Join(root, ".myco")
+		}
+		ws := filepath.Join(home, "profiles", "default", "workspace")
+		os.MkdirAll(ws, 0o700)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(home, "approval.key"), []byte("s3cret"), 0o600)
+		spec := sandbox.Spec{Writable: []string{dir, ws}, Hidden: []string{home}}
+		out, code := run(t, f, spec, dir, "echo note > "+ws+"/note.md && cat "+ws+"/note.md")
+		if code != 0 || !strings.Contains(out, "note") {
+			t.Errorf("inside=%v: the workspace: exit %d, %q", inside, code, out)
+		}
+		out, code = run(t, f, spec, dir, "cat "+home+"/approval.key")
+		if code == 0 || strings.Contains(out, "s3cret") {
+			t.Errorf("inside=%v: the key was read: %q", inside, out)
+		}
+	}
+}

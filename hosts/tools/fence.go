@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -20,12 +21,16 @@ type Fenced struct {
 	TmpDir string
 	// Mode names the session's mode in what the model is told of a refusal.
 	Mode string
+	// Remote asks a remote host to fence the call in its own sandbox (Fence is nil then):
+	// the host decides its paths; ReadOnly and Spec.Network say how.
+	Remote   bool
+	ReadOnly bool
 }
 
 // WithSandbox returns a copy of ctx under which bash runs its commands (exec and start)
 // fenced in as f says. Like [WithWorkDir] it rides on the call's context.
 func WithSandbox(ctx context.Context, f Fenced) context.Context {
-	if f.Fence == nil {
+	if f.Fence == nil && !f.Remote {
 		return ctx
 	}
 	return context.WithValue(ctx, fenceKey{}, f)
@@ -42,6 +47,9 @@ func fence(ctx context.Context, cmd *exec.Cmd) error {
 	f, ok := SandboxFrom(ctx)
 	if !ok {
 		return nil
+	}
+	if f.Fence == nil {
+		return errors.New("this command must run in a sandbox, and this host has none")
 	}
 	if f.TmpDir != "" {
 		cmd.Env = setEnv(cmd.Env, "TMPDIR", f.TmpDir)
