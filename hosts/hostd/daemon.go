@@ -57,7 +57,7 @@ type Options struct {
 	Fence   *sandbox.Fence
 	Hidden  []string
 	TmpRoot string
-	Log *slog.Logger // nil means slog.Default()
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // Daemon is the per-user host daemon: it owns the tool services and every owner's
