@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -193,5 +194,46 @@ func TestModeAskOneShot(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "b")); err != nil {
 		t.Error("full mode did not run the command")
+	}
+}
+
+// TestChatAsksInline (issue 31): in ask mode the terminal chat asks about each command on
+// its prompt: y runs it, n with a reason denies it and the model is told the reason; /mode
+// shows and changes the mode.
+func TestChatAsksInline(t *testing.T) {
+	dir := t.TempDir()
+	fake := fakemodel.New(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "one", Name: "bash", Args: bashArgs("touch "+dir+"/one", false)}}},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "two", Name: "bash", Args: bashArgs("touch "+dir+"/two", false)}}},
+		fakemodel.Turn{Text: "Done."})
+	home := profileHome(t, "anthropic-messages", fake.URL, "\n[approvals]\nmode = \"ask\"\n")
+	chat := startChat(t, "MYCO_HOME="+home)
+	chat.say(t, fake, "touch two files", 1)
+	waitText(t, chat, "? allow bash: touch "+dir+"/one")
+	chat.say(t, fake, "y", 2)
+	waitText(t, chat, "? allow bash: touch "+dir+"/two")
+	chat.say(t, fake, "n not that one", 3)
+	waitText(t, chat, "Done.")
+	if _, err := os.Stat(filepath.Join(dir, "one")); err != nil {
+		t.Error("the allowed command did not run")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "two")); err == nil {
+		t.Error("the denied command ran")
+	}
+	if r := toolResults(t, fake, 2)["two"]; !strings.Contains(r, "not that one") {
+		t.Errorf("the model is not told the reason: %s", r)
+	}
+	io.WriteString(chat.stdin, "/mode full\n")
+	waitText(t, chat, "mode full: every command")
+	chat.quit(t)
+}
+
+// waitText waits for s on the chat's stdout or stderr.
+func waitText(t *testing.T, c *chatProc, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(c.stderr.String()+c.stdout.String(), s); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the chat never said %q; stderr:\n%s\nstdout:\n%s", s, c.stderr, c.stdout)
+		}
 	}
 }
