@@ -140,13 +140,19 @@ func (g *Guard) modeOf(s *Session) policy.Mode {
 	return g.DefaultMode()
 }
 
-// tmpDir returns session id's private temporary directory, made if missing.
-func (g *Guard) tmpDir(id string) (string, error) {
+// tmpPath returns session id's private temporary directory, which [Guard.tmpDir] makes
+// for its first sandboxed call and the session's close removes.
+func (g *Guard) tmpPath(id string) string {
 	root := g.TmpRoot
 	if root == "" {
 		root = os.TempDir()
 	}
-	dir := filepath.Join(root, "myco-"+strings.NewReplacer("/", "_", ".", "_").Replace(id))
+	return filepath.Join(root, "myco-sandbox-"+strings.NewReplacer("/", "_", ".", "_").Replace(id))
+}
+
+// tmpDir makes session id's private temporary directory if missing, and returns it.
+func (g *Guard) tmpDir(id string) (string, error) {
+	dir := g.tmpPath(id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("make the session's temporary directory: %w", err)
 	}
@@ -221,10 +227,14 @@ func (rc *recorder) gate(ctx context.Context, call model.ToolCall) gated {
 	host := hostOf(call.Input)
 	remote := host != "" && host != "local"
 	pc := callOf(call, rt.dir)
-	tmp, tmpErr := g.tmpDir(rt.doc.id)
+	tmp := g.tmpPath(rt.doc.id)
 	spec := g.spec(rt.dir, tmp, mode == policy.ReadOnly)
 	pc.Writable, pc.Protected = spec.Writable, spec.Protected
 	d := policy.Decide(mode, rules, pc)
+	var tmpErr error
+	if d.Action == policy.Allow && d.Sandbox && !remote {
+		_, tmpErr = g.tmpDir(rt.doc.id)
+	}
 	if d.Action == policy.Allow && d.Sandbox {
 		// The sandbox is needed: where it cannot fence the call, ask instead.
 		var why string
@@ -269,6 +279,9 @@ func (rc *recorder) gate(ctx context.Context, call model.ToolCall) gated {
 	case d.Sandbox && remote:
 		ctx = tools.WithSandbox(ctx, tools.Fenced{Remote: true, ReadOnly: mode == policy.ReadOnly, Spec: sandbox.Spec{Network: g.Network}, Mode: string(mode)})
 	case d.Sandbox:
+		if _, err := g.tmpDir(rt.doc.id); err != nil { // an allowed call that asked first
+			return deny(call.ID, "not run: "+err.Error())
+		}
 		ctx = tools.WithSandbox(ctx, tools.Fenced{Fence: g.Fence, Spec: spec, TmpDir: tmp, Mode: string(mode)})
 	}
 	return gated{ctx: ctx}
