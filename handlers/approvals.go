@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"myco.dev/api"
@@ -110,8 +111,8 @@ func (s *server) answerApproval(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return apiError(http.StatusBadRequest, "invalid_field", `field "answer" must be once, always or deny`)
 	}
-	if _, err := s.Sessions.Resolve(r.Context(), id, ans); err != nil {
-		return err
+	if _, err := s.Sessions.Resolve(r.Context(), id, ans); err != nil && !errors.Is(err, sessions.ErrNoApproval) {
+		return err // answered already (a second click, another tab): the card goes with the stream
 	}
 	return done(w, r, s.sessionURL(id))
 }
@@ -164,4 +165,16 @@ func (s *server) approvalView(id, cwd string, a sessions.Approval) views.Approva
 		}
 	}
 	return v
+}
+
+// approvalsSlot renders the session page's approvals slot for this browser: the stream's
+// partial loads it (see views.ApprovalsLoader).
+func (s *server) approvalsSlot(w http.ResponseWriter, r *http.Request) error {
+	sess, _, err := s.Sessions.Snapshot(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	return views.Approvals(s.approvals(sess, s.approver(r))).Render(r.Context(), w)
 }

@@ -43,7 +43,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 		return nil // the client is gone
 	}
 	ctx := r.Context()
-	ev := &eventRenderer{s: s, id: id, cwd: sess.Cwd, approver: s.approver(r)}
+	ev := &eventRenderer{s: s, id: id, cwd: sess.Cwd}
 	_, ev.md = s.live(id, sess.Cwd, after) // the page shows the response up to its cursor
 	for {
 		wait, cancel := context.WithTimeout(ctx, s.Ping)
@@ -94,8 +94,6 @@ type eventRenderer struct {
 	// The snapshot of the batch being rendered, taken when first needed.
 	sess *sessions.Session
 	st   sessions.Status
-	// approver: the page's browser holds the approval capability (its cards offer answers).
-	approver bool
 	// md is the response streaming now, as the page has it: its settled parts rendered,
 	// its open end as text. nil when nothing streams.
 	md *views.LiveMarkdown
@@ -180,10 +178,7 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 		case sessions.UpdateStep, sessions.UpdateState:
 			err = status()
 		case sessions.UpdateApprovalRequested, sessions.UpdateApprovalResolved:
-			var sess *sessions.Session
-			if sess, _, err = e.snapshot(ctx); err == nil {
-				err = part(views.IDApprovals, views.SwapInner, views.Approvals(e.s.approvals(sess, e.approver)))
-			}
+			err = part(views.IDApprovals, views.SwapInner, views.ApprovalsLoader(e.s.sessionURL(e.id)+"approvals"))
 		case sessions.UpdateMeta:
 			var sess *sessions.Session
 			if sess, _, err = e.snapshot(ctx); err == nil {
@@ -196,7 +191,7 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 				err = status() // the queue, and the sidebar's row with the title
 			}
 			if err == nil {
-				err = part(views.IDApprovals, views.SwapInner, views.Approvals(e.s.approvals(sess, e.approver))) // the mode
+				err = part(views.IDApprovals, views.SwapInner, views.ApprovalsLoader(e.s.sessionURL(e.id)+"approvals")) // the mode
 			}
 		case sessions.UpdateDone, sessions.UpdateError, sessions.UpdateCancelled:
 			err = e.end(ctx, &b, u, clearLive)
@@ -378,7 +373,7 @@ func (e *eventRenderer) reset(ctx context.Context, cursor string) (string, error
 		views.Partial(views.IDTranscript, views.SwapInner, views.Transcript(v)),
 		views.Partial(views.IDSessionHead, views.SwapOuter, views.SessionHead(v)),
 		views.Partial(views.IDStatus, views.SwapInner, views.Status(v.Status)),
-		views.Partial(views.IDApprovals, views.SwapInner, views.Approvals(e.s.approvals(sess, e.approver))),
+		views.Partial(views.IDApprovals, views.SwapInner, views.ApprovalsLoader(e.s.sessionURL(e.id)+"approvals")),
 	} {
 		if err := p.Render(ctx, &b); err != nil {
 			return "", err

@@ -169,6 +169,7 @@ func (s *server) router() chi.Router {
 				web.Redirect(w, r, s.filesURL(chi.URLParam(r, "id")), http.StatusMovedPermanently)
 			})
 			r.Get("/files/*", s.handle(s.sessionFiles))
+			r.Get("/approvals", s.handle(s.approvalsSlot))
 			r.With(s.origin).Get("/events", s.handle(s.events))
 			r.With(s.origin).Get("/complete", s.handle(s.completeAttachment))
 			r.Group(func(r chi.Router) {

@@ -62,7 +62,7 @@ func TestBrowserApprovals(t *testing.T) {
 	if got := eval[string](tb, `document.title`); !strings.HasPrefix(got, "(needs you)") {
 		t.Errorf("the title = %q, want it to say a call waits", got)
 	}
-	tb.axe(t, axeSource(t), "the approval card")
+	tb.axeIn(t, axeSource(t), `document.getElementById("approvals")`, "the approval card")
 	shots(t, tb, "approval-command")
 
 	t.Run("y allows once", func(t *testing.T) {
