@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Spec is what a fenced command may do. Paths are absolute.
@@ -120,6 +121,9 @@ type Fence struct {
 
 	once    sync.Once // probes the kernel once
 	support Support
+
+	mu       sync.Mutex // guards rulesets
+	rulesets map[string]*ruleset
 }
 
 // New returns a fence that runs its children through o.Exe.
@@ -148,6 +152,52 @@ const childArg = "__myco-sandbox"
 type childSpec struct {
 	Spec
 	Mounts bool `json:"mounts,omitempty"`
+	// RulesetFD is the descriptor of the Landlock ruleset the parent built (and Flags its
+	// flags): the child applies it rather than building its own.
+	RulesetFD int    `json:"ruleset_fd,omitempty"`
+	Flags     uint32 `json:"flags,omitempty"`
+}
+
+// rulesetTTL is how long a ruleset built for a spec is used again: the rules hold the
+// directories as they were when it was built, so a directory made again later gets a
+// new ruleset soon.
+const rulesetTTL = 30 * time.Second
+
+// ruleset is a Landlock ruleset the parent built for a spec.
+type ruleset struct {
+	file  *os.File
+	flags uint32
+	made  time.Time
+}
+
+// rulesetFor returns the ruleset of cs, built or taken from the cache.
+func (f *Fence) rulesetFor(cs childSpec) (*ruleset, error) {
+	key, _ := json.Marshal(cs)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r := f.rulesets[string(key)]; r != nil && time.Since(r.made) < rulesetTTL {
+		return r, nil
+	}
+	fd, flags, err := buildRuleset(cs.Spec, cs.Mounts)
+	if err != nil {
+		return nil, err
+	}
+	r := &ruleset{file: os.NewFile(uintptr(fd), "landlock-ruleset"), flags: flags, made: time.Now()}
+	if f.rulesets == nil {
+		f.rulesets = map[string]*ruleset{}
+	}
+	if old := f.rulesets[string(key)]; old != nil {
+		old.file.Close()
+	}
+	if len(f.rulesets) >= 64 {
+		for k, old := range f.rulesets { // make room: any will do
+			old.file.Close()
+			delete(f.rulesets, k)
+			break
+		}
+	}
+	f.rulesets[string(key)] = r
+	return r, nil
 }
 
 // Wrap changes cmd, not yet started, so that it runs fenced in by spec: its path becomes
@@ -164,6 +214,15 @@ func (f *Fence) Wrap(cmd *exec.Cmd, spec Spec) error {
 	if cs.Mounts {
 		withNamespaces(cmd)
 	}
+	// The ruleset is built here, once for a while per spec, and handed to the child, which
+	// then only applies it: building it (a Landlock rule per directory entry on the way
+	// to a hidden path) would cost every command its time otherwise.
+	r, err := f.rulesetFor(cs)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, r.file)
+	cs.RulesetFD, cs.Flags = 2+len(cmd.ExtraFiles), r.flags
 	b, err := json.Marshal(cs)
 	if err != nil {
 		return fmt.Errorf("sandbox: encode the spec: %w", err)

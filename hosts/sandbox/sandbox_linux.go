@@ -56,7 +56,11 @@ func enter(cs childSpec, path string, args []string) error {
 			return err
 		}
 	}
-	if err := restrict(cs.Spec, cs.Mounts); err != nil {
+	if cs.RulesetFD > 0 {
+		if err := apply(cs.RulesetFD, cs.Flags); err != nil {
+			return err
+		}
+	} else if err := restrict(cs.Spec, cs.Mounts); err != nil {
 		return err
 	}
 	if !strings.Contains(path, "/") {
@@ -152,11 +156,41 @@ var (
 	devDirs  = []string{"/dev/pts", "/dev/shm"}
 )
 
-// restrict applies the Landlock ruleset to the calling thread only, which [enter] locks
-// and then executes the command from: execve gives the new program that thread's domain,
-// and the process's other threads end with it. (Restricting every thread, as go-landlock's
-// Restrict does on kernels before ABI 8, costs a stop of the world for nothing here.)
-func restrict(s Spec, mounted bool) error {
+// apply enforces the ruleset the parent built (descriptor fd) on the calling thread, which
+// then executes the command, and closes it: the command must not get it, or it could add
+// rules to the ruleset that later commands are fenced with.
+func apply(fd int, flags uint32) error {
+	defer unix.Close(fd)
+	runtime.LockOSThread() // never unlocked: the command is executed from this thread
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+// buildRuleset builds the Landlock ruleset of spec s (with mounted, the hidden paths are
+// hidden by mounts) and returns its descriptor, close-on-exec, and flags.
+func buildRuleset(s Spec, mounted bool) (int, uint32, error) {
+	cfg, rules, err := rulesOf(s, mounted)
+	if err != nil {
+		return -1, 0, err
+	}
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return -1, 0, fmt.Errorf("landlock: %w", err)
+	}
+	if fd < 0 {
+		return -1, 0, errors.New("landlock: the kernel enforces nothing")
+	}
+	unix.CloseOnExec(fd)
+	return fd, flags, nil
+}
+
+// rulesOf is the Landlock configuration and rules of spec s.
+func rulesOf(s Spec, mounted bool) (landlock.Config, []landlock.Rule, error) {
 	cfg := landlock.V7.BestEffort()
 	if s.Network {
 		cfg = landlock.MustConfig(cfg.HandledAccessFS, landlock.ScopedSet(cfg.Scoped)).BestEffort()
@@ -167,7 +201,7 @@ func restrict(s Spec, mounted bool) error {
 	} else {
 		ro, err := readableExcept(s.Hidden)
 		if err != nil {
-			return err
+			return cfg, nil, err
 		}
 		rules = append(rules, ro...)
 	}
@@ -182,22 +216,19 @@ func restrict(s Spec, mounted bool) error {
 			rules = append(rules, landlock.ConnectTCP(p))
 		}
 	}
-	fd, flags, err := cfg.NewRulesetFD(rules...)
+	return cfg, rules, nil
+}
+
+// restrict applies the Landlock ruleset to the calling thread only, which [enter] locks
+// and then executes the command from: execve gives the new program that thread's domain,
+// and the process's other threads end with it. (Restricting every thread, as go-landlock's
+// Restrict does on kernels before ABI 8, costs a stop of the world for nothing here.)
+func restrict(s Spec, mounted bool) error {
+	fd, flags, err := buildRuleset(s, mounted)
 	if err != nil {
-		return fmt.Errorf("landlock: %w", err)
+		return err
 	}
-	if fd < 0 {
-		return errors.New("landlock: the kernel enforces nothing")
-	}
-	defer unix.Close(fd)
-	runtime.LockOSThread() // never unlocked: the command is executed from this thread
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
-	}
-	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
-	}
-	return nil
+	return apply(fd, flags)
 }
 
 // readableExcept returns rules that let everything be read and executed except the

@@ -96,6 +96,7 @@ func TestFence(t *testing.T) {
 		{"connect to the given port", "exec 3<>/dev/tcp/127.0.0.1/" + port(allowed), true},
 		{"connect elsewhere", "exec 3<>/dev/tcp/127.0.0.1/" + port(other), false},
 		{"undo a mount", "umount .git/hooks", false},
+		{"no ruleset descriptor inherited", "! ls -l /proc/$$/fd | grep -q landlock", true},
 	} {
 		out, code := run(t, f, spec, dir, tc.script)
 		if (code == 0) != tc.ok {
@@ -205,6 +206,7 @@ func BenchmarkFence(b *testing.B) {
 	}
 	dir := b.TempDir()
 	os.MkdirAll(dir+"/.git/hooks", 0o755)
+	hidden := b.TempDir() // in $TMPDIR, as a test's MYCO_HOME is
 	for _, bc := range []struct {
 		name string
 		spec *sandbox.Spec
@@ -212,6 +214,7 @@ func BenchmarkFence(b *testing.B) {
 		{"plain", nil},
 		{"landlock", &sandbox.Spec{Writable: []string{dir}}},
 		{"landlock+mounts", &sandbox.Spec{Writable: []string{dir}, Protected: []string{dir + "/.git/hooks"}}},
+		{"landlock+hidden-in-tmp", &sandbox.Spec{Writable: []string{dir}, Hidden: []string{hidden}}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
