@@ -194,8 +194,9 @@ type Call struct {
 	// Writable are the directories the sandbox lets a command write (the session's
 	// directory, its temporary directory, configured paths); an editor write inside them
 	// goes ahead in workspace mode. Protected are paths under them it may never write
-	// (.git/hooks, .git/config).
-	Writable, Protected []string
+	// (.git/hooks, .git/config). Hidden are paths the sandbox keeps a command from reading
+	// (myco's home): the editor's reads there ask, as the sandbox would refuse them.
+	Writable, Protected, Hidden []string
 }
 
 // Decision is the answer of [Decide].
@@ -267,7 +268,15 @@ func byMode(mode Mode, call Call) Decision {
 		}
 		return Decision{Action: Allow, Reason: string(mode) + " mode runs commands in the sandbox", Sandbox: true, ReadOnly: mode == ReadOnly}
 	case call.Tool == EditorTool:
+		hidden := false
+		for _, p := range call.Paths {
+			if Inside(p, call.Hidden) && !Inside(p, call.Writable) {
+				hidden = true
+			}
+		}
 		switch {
+		case !call.Write && hidden:
+			return Decision{Action: Ask, Reason: "reads myco's own files, which the sandbox keeps from commands"}
 		case !call.Write:
 			return Decision{Action: Allow, Reason: "reads only"}
 		case mode == ReadOnly:

@@ -64,6 +64,7 @@ func TestDecideModes(t *testing.T) {
 	editHook.Paths = []string{dir + "/.git/hooks/pre-commit"}
 	view := editOut
 	view.Write = false
+	secret := Call{Tool: EditorTool, Paths: []string{"/home/u/.myco/approval.key"}, Dir: dir, Writable: w, Hidden: []string{"/home/u/.myco"}}
 	mcp := Call{Tool: "github__list", Server: "github", MCPTool: "list"}
 	other := Call{Tool: "view_image"}
 	type want struct {
@@ -85,6 +86,9 @@ func TestDecideModes(t *testing.T) {
 		{Workspace, editOut, want{Ask, false}},
 		{Workspace, editHook, want{Ask, false}},
 		{Workspace, view, want{Allow, false}},
+		{Workspace, secret, want{Ask, false}},
+		{ReadOnly, secret, want{Ask, false}},
+		{Full, secret, want{Allow, false}},
 		{Workspace, mcp, want{Ask, false}},
 		{Workspace, other, want{Allow, false}},
 		{AskMode, bash, want{Ask, false}},

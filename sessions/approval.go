@@ -229,7 +229,7 @@ func (rc *recorder) gate(ctx context.Context, call model.ToolCall) gated {
 	pc := callOf(call, rt.dir)
 	tmp := g.tmpPath(rt.doc.id)
 	spec := g.spec(rt.dir, tmp, mode == policy.ReadOnly)
-	pc.Writable, pc.Protected = spec.Writable, spec.Protected
+	pc.Writable, pc.Protected, pc.Hidden = spec.Writable, spec.Protected, g.Hidden
 	d := policy.Decide(mode, rules, pc)
 	var tmpErr error
 	if d.Action == policy.Allow && d.Sandbox && !remote {
