@@ -80,6 +80,7 @@ test: lint check-generate check-assets
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 60000x -fuzzminimizetime 100x ./config/
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 60000x -fuzzminimizetime 100x ./hosts/proto/
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 60000x -fuzzminimizetime 100x ./internal/termmd/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCommandLine$$' -fuzztime 60000x -fuzzminimizetime 100x ./policy/
 
 lint:
 	$(GO) vet $(PKGS)
