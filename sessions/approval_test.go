@@ -211,3 +211,29 @@ func TestApprovalRestart(t *testing.T) {
 		t.Errorf("still pending: %+v", s.Approvals)
 	}
 }
+
+// TestApprovalChildNoFreer: a child takes its parent's mode and session rules, and asks
+// for everything when it works outside a sandboxed parent's directory.
+func TestApprovalChildNoFreer(t *testing.T) {
+	f := newManager(t, ManagerOptions{Guard: &Guard{Mode: policy.Workspace}})
+	ctx := t.Context()
+	dir := t.TempDir()
+	parent, err := f.m.Create(ctx, CreateOptions{Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.m.SetMode(ctx, parent, policy.ReadOnly); err != nil {
+		t.Fatal(err)
+	}
+	inside, _ := f.m.Create(ctx, CreateOptions{Parent: parent, Cwd: dir})
+	outside, _ := f.m.Create(ctx, CreateOptions{Parent: parent, Cwd: t.TempDir()})
+	for id, want := range map[string]policy.Mode{inside: policy.ReadOnly, outside: policy.AskMode} {
+		s, _, err := f.m.Snapshot(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.m.Mode(s); got != want {
+			t.Errorf("child %s: mode %s, want %s", id, got, want)
+		}
+	}
+}
