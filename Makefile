@@ -19,6 +19,7 @@ LEXERS := views/lexers/embedded
 
 build: assets generate
 	$(STATIC) $(GO) build -ldflags "$(LDFLAGS)" -o bin/myco ./cmd/myco
+	$(STATIC) $(GO) build -o bin/myco-fence ./cmd/myco-fence
 
 # release: static binaries for every platform of PLATFORMS in dist/, named
 # myco-GOOS-GOARCH (the names myco hosts install looks for beside the running binary), and
@@ -79,6 +80,7 @@ test: lint check-generate check-assets
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 60000x -fuzzminimizetime 100x ./config/
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime 60000x -fuzzminimizetime 100x ./hosts/proto/
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime 60000x -fuzzminimizetime 100x ./internal/termmd/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCommandLine$$' -fuzztime 60000x -fuzzminimizetime 100x ./policy/
 
 lint:
 	$(GO) vet $(PKGS)

@@ -11,11 +11,15 @@ const (
 	ActionRetry       = "retry"
 	ActionArchive     = "archive"
 	ActionRestore     = "restore"
+	ActionApprove     = "approve"
+	ActionDeny        = "deny"
+	ActionSetMode     = "set_mode"
 )
 
 // Action is the body of POST /api/sessions/ID/actions: one action, idempotent by its
 // request_id, whose action field says which ([SubmitAction], [SelectModelAction],
-// [SetTitleAction], [CompactAction], [RetryAction], [ArchiveAction], [RestoreAction]).
+// [SetTitleAction], [CompactAction], [RetryAction], [ArchiveAction], [RestoreAction],
+// [ApproveAction], [DenyAction], [SetModeAction]).
 // Each action takes its own fields and no other: a field another action takes is refused
 // (unknown_field), one it needs and lacks is missing_field.
 type Action interface {
@@ -36,6 +40,9 @@ var actions = []struct {
 	{ActionRetry, func() Action { return &RetryAction{Action: ActionRetry} }},
 	{ActionArchive, func() Action { return &ArchiveAction{Action: ActionArchive} }},
 	{ActionRestore, func() Action { return &RestoreAction{Action: ActionRestore} }},
+	{ActionApprove, func() Action { return &ApproveAction{Action: ActionApprove} }},
+	{ActionDeny, func() Action { return &DenyAction{Action: ActionDeny} }},
+	{ActionSetMode, func() Action { return &SetModeAction{Action: ActionSetMode} }},
 }
 
 // ActionNames returns the names of the actions.
@@ -164,14 +171,15 @@ type SubmitAnswer struct {
 }
 
 // ActionAnswer answers every action but submit: select_model, set_title, compact, retry,
-// archive and restore.
+// archive, restore, approve, deny and set_mode.
 type ActionAnswer struct {
 	SessionID string    `json:"session_id"`
 	RequestID string    `json:"request_id"`
-	Action    string    `json:"action" enum:"select_model,set_title,compact,retry,archive,restore"`
+	Action    string    `json:"action" enum:"select_model,set_title,compact,retry,archive,restore,approve,deny,set_mode"`
 	At        time.Time `json:"at"`
 	Repeat    bool      `json:"repeat"`
-	// Result is what the action left, when it says: the model, the title, "started".
+	// Result is what the action left, when it says: the model, the title, "started", the
+	// mode, or the approval's status (allowed, denied).
 	Result string `json:"result,omitempty"`
 }
 

@@ -9,30 +9,32 @@ import (
 // The types of the events: the value of an event's type field, and its SSE event name on
 // GET /api/events. myco -p --json prints the same events, one JSON object a line.
 const (
-	EventSession       = "session"
-	EventAccepted      = "accepted"
-	EventTextDelta     = "text_delta"
-	EventThinkingDelta = "thinking_delta"
-	EventToolStarted   = "tool_started"
-	EventToolProgress  = "tool_progress"
-	EventToolFinished  = "tool_finished"
-	EventStep          = "step"
-	EventNotice        = "notice"
-	EventResumed       = "resumed"
-	EventCompacted     = "compacted"
-	EventRewound       = "rewound"
-	EventSaveFailed    = "save_failed"
-	EventDone          = "done"
-	EventError         = "error"
-	EventCancelled     = "cancelled"
-	EventState         = "state"
-	EventMeta          = "meta"
-	EventHost          = "host"
-	EventReset         = "reset"
-	EventCheckpoint    = "checkpoint"
-	EventCreated       = "created"
-	EventChildCreated  = "child_created"
-	EventPing          = "ping"
+	EventSession           = "session"
+	EventAccepted          = "accepted"
+	EventTextDelta         = "text_delta"
+	EventThinkingDelta     = "thinking_delta"
+	EventToolStarted       = "tool_started"
+	EventToolProgress      = "tool_progress"
+	EventToolFinished      = "tool_finished"
+	EventStep              = "step"
+	EventNotice            = "notice"
+	EventResumed           = "resumed"
+	EventCompacted         = "compacted"
+	EventRewound           = "rewound"
+	EventSaveFailed        = "save_failed"
+	EventDone              = "done"
+	EventError             = "error"
+	EventCancelled         = "cancelled"
+	EventState             = "state"
+	EventMeta              = "meta"
+	EventHost              = "host"
+	EventReset             = "reset"
+	EventCheckpoint        = "checkpoint"
+	EventCreated           = "created"
+	EventChildCreated      = "child_created"
+	EventApprovalRequested = "approval_requested"
+	EventApprovalResolved  = "approval_resolved"
+	EventPing              = "ping"
 )
 
 // Event is one event of the event stream (GET /api/events) and of myco -p --json: a value
@@ -309,6 +311,8 @@ var events = []eventType{
 	event[CheckpointEvent](EventCheckpoint),
 	event[CreatedEvent](EventCreated),
 	event[ChildCreatedEvent](EventChildCreated),
+	event[ApprovalRequestedEvent](EventApprovalRequested),
+	event[ApprovalResolvedEvent](EventApprovalResolved),
 	event[SessionEvent](EventSession),
 	event[PingEvent](EventPing),
 }

@@ -101,6 +101,12 @@ type SnapshotAnswer struct {
 	Depth         *int           `json:"depth,omitempty"`
 	Children      []ChildSession `json:"children"`
 	Tree          TreeTotals     `json:"tree"`
+	// Mode is the session's approval mode; Sandbox says what the sandbox can do on this
+	// machine ("no sandbox: …" where it cannot fence commands).
+	Mode    string `json:"mode" enum:"read-only,ask,workspace,full"`
+	Sandbox string `json:"sandbox"`
+	// PendingApprovals are the session's tool calls waiting for the person's answer.
+	PendingApprovals []Approval `json:"pending_approvals"`
 }
 
 // LastError is why a turn ended without an answer: a stable code (see docs/browser.md),

@@ -11,6 +11,7 @@ import (
 
 	"myco.dev/agent/model"
 	"myco.dev/internal/lineedit"
+	"myco.dev/internal/termtext"
 	"myco.dev/sessions"
 )
 
@@ -26,11 +27,16 @@ and how each ended: exit 1, stopped), a dimmed "working…" while the model is a
 the context meter ("context: 72k of 200k tokens (36%)") show on stderr. Every step is
 saved as in myco -p, so a session can be continued later with --resume ID.
 
+A tool call that needs your approval asks on this prompt: y allows it once, a always
+(adding the rule it shows to the session), n with an optional reason denies it.
+
 Commands:
   /help              this text
   /model [KEY]       list the catalog's models, or use KEY from the next turn on
   /status            the session, its model, the context meter, busy or idle, the hosts,
                      the MCP servers
+  /mode [MODE]       the session's approval mode, or change it: read-only, ask,
+                     workspace or full (docs/security.md)
   /compact           summarise the conversation into a successor thread (tools stay)
   /new               start a new session with the next message (releases this one's tools)
   /resume ID         switch to a saved session (an earlier process's tools are gone)
@@ -79,6 +85,7 @@ func Chat(ctx context.Context, svc *sessions.Manager, std IO, o Options) int {
 	}
 	in := c.input()
 	defer in.close()
+	t.ask = c.askInline(in)
 	t.out.color = c.color()
 	t.out.note("model %s · /help for commands · Ctrl-D to quit", c.currentModel(ctx))
 	if o.Project != nil && o.Dir != "" {
@@ -225,5 +232,40 @@ func (c *chatSession) close() {
 	if c.id != "" {
 		c.t.svc.CloseSession(c.id)
 		c.id = ""
+	}
+}
+
+// askInline asks the person about a call that waits for approval, on the chat's input: y
+// allows it once, a always (adding the rule it names), n with an optional reason denies it.
+// Ctrl-C or the end of input leaves it unanswered (the page and the API can still answer).
+func (c *chatSession) askInline(in chatInput) func(a sessions.Approval) (sessions.Answer, bool) {
+	return func(a sessions.Approval) (sessions.Answer, bool) {
+		always := ""
+		if a.Rule != "" {
+			always = ", a = always (" + termtext.Safe(a.Rule) + ")"
+		}
+		for {
+			in.note(fmt.Sprintf("? allow %s: %s — y = once%s, n [reason] = deny", termtext.Safe(a.Tool), termtext.Safe(approvalSubject(&a)), always))
+			var r inputResult
+			select {
+			case r = <-in.next():
+			case <-c.t.sig:
+				return sessions.Answer{}, false
+			}
+			if r.err != nil {
+				return sessions.Answer{}, false
+			}
+			word, reason, _ := strings.Cut(strings.TrimSpace(r.text), " ")
+			switch strings.ToLower(word) {
+			case "y", "yes":
+				return sessions.Answer{Approval: a.ID, Allow: true}, true
+			case "a", "always":
+				if a.Rule != "" {
+					return sessions.Answer{Approval: a.ID, Allow: true, Always: true}, true
+				}
+			case "n", "no":
+				return sessions.Answer{Approval: a.ID, Reason: strings.TrimSpace(reason)}, true
+			}
+		}
 	}
 }

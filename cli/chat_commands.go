@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"myco.dev/internal/termtext"
+	"myco.dev/policy"
 	"myco.dev/sessions"
 )
 
@@ -28,6 +29,8 @@ func (c *chatSession) command(ctx context.Context, cmd string) (quit bool) {
 		c.modelCmd(ctx, arg)
 	case "status":
 		c.status(ctx)
+	case "mode":
+		c.modeCmd(ctx, arg)
 	case "compact":
 		if c.id == "" {
 			out.note("myco: nothing to compact yet")
@@ -120,4 +123,25 @@ func (c *chatSession) archive(ctx context.Context, id string, archived bool) {
 	default:
 		out.note("restored %s", id)
 	}
+}
+
+// modeCmd shows the session's approval mode, or changes it (/mode ask).
+func (c *chatSession) modeCmd(ctx context.Context, arg string) {
+	out := c.t.out
+	if c.id == "" {
+		out.note("myco: the mode applies to a session: send a message first")
+		return
+	}
+	if arg != "" {
+		if err := c.t.svc.SetMode(ctx, c.id, policy.Mode(arg)); err != nil {
+			out.failed(err)
+			return
+		}
+	}
+	sess, _, err := c.t.svc.Snapshot(ctx, c.id)
+	if err != nil {
+		out.failed(err)
+		return
+	}
+	out.note("mode %s (%s)", c.t.svc.Mode(sess).Describe(), c.t.svc.Guard().SandboxSupport())
 }

@@ -68,6 +68,7 @@ const (
 	ExitAuth        = 3   // the credential: refused by the gateway, or not found
 	ExitRejected    = 4   // the model endpoint refused the request: invalid, too large, not found
 	ExitUnavailable = 5   // the model endpoint could not answer, also after its retries
+	ExitDenied      = 6   // the turn answered, but a tool call needed approval and was denied
 	ExitInterrupt   = 130 // 128 + SIGINT
 )
 
@@ -102,6 +103,8 @@ type Result struct {
 	Usage      *model.Usage `json:"usage,omitempty"`  // the turn's tokens, when it ended with an answer
 	Duration   float64      `json:"duration_secs"`
 	ExitStatus int          `json:"exit_status"` // the process's, as documented
+	// Denied counts the tool calls denied for want of an approval (exit status 6).
+	Denied int `json:"denied_calls,omitempty"`
 }
 
 // ErrEmptyPrompt is the error of [PromptText] for a prompt of nothing but white space: a
@@ -152,8 +155,12 @@ func Prompt(ctx context.Context, svc *sessions.Manager, std IO, prompt string, o
 		return svc.Submit(ctx, id, model.TextPart(prompt))
 	})
 	code := t.report(res, err)
+	denied := t.out.deniedCalls()
+	if code == ExitOK && denied > 0 {
+		code = ExitDenied
+	}
 	if o.Result {
-		r := Result{Status: "done", Session: id, Answer: res.Answer, Duration: time.Since(start).Seconds(), ExitStatus: code}
+		r := Result{Status: "done", Session: id, Answer: res.Answer, Duration: time.Since(start).Seconds(), ExitStatus: code, Denied: denied}
 		switch {
 		case errors.Is(err, sessions.ErrStopped):
 			r.Status, r.Code, r.Error = "stopped", "stopped", "stopped by a signal"

@@ -48,6 +48,8 @@ type printer struct {
 	// compactResult sends the line of a compaction to stdout, as myco --compact's result,
 	// rather than to stderr as a note.
 	compactResult bool
+	// denied counts the tool calls denied approval (myco -p's exit status says so).
+	denied int
 	// mcp tells which MCP server a tool belongs to and where it runs, for the tool lines
 	// ("mcp SERVER/TOOL"); nil reads the server from the tool's name alone.
 	mcp MCPServers
@@ -216,6 +218,11 @@ func (p *printer) session(id string) {
 
 // update prints one update of the session service.
 func (p *printer) update(u sessions.Update) {
+	if u.Type == sessions.UpdateApprovalResolved && u.Approval != nil && u.Approval.Status == sessions.ApprovalDenied {
+		p.mu.Lock()
+		p.denied++
+		p.mu.Unlock()
+	}
 	if p.json {
 		if u.Type != sessions.UpdateReset {
 			p.emit(u)
@@ -274,7 +281,26 @@ func (p *printer) update(u sessions.Update) {
 		p.note("compacted thread %s into %s", u.From, u.To)
 	case sessions.UpdateHost:
 		p.hostState(u)
+	case sessions.UpdateApprovalRequested:
+		if a := u.Approval; a != nil {
+			p.styled(styleWarn, "? %s waits for your approval: %s (%s)", p.toolLabel(u), approvalSubject(a), a.Reason)
+		}
+	case sessions.UpdateApprovalResolved:
+		if a := u.Approval; a != nil {
+			p.styled(styleWarn, "! %s %s: %s", p.toolLabel(u), a.Status, approvalSubject(a))
+		}
 	}
+}
+
+// approvalSubject is what an approval asks about, in a few words: the command, the files.
+func approvalSubject(a *sessions.Approval) string {
+	switch {
+	case a.Command != "":
+		return summarize(a.Command, 100)
+	case len(a.Paths) > 0:
+		return strings.Join(a.Paths, ", ")
+	}
+	return a.Tool
 }
 
 // toolEnd prints the last line of a tool call: how it ended, in the browser's words
@@ -442,4 +468,11 @@ func summarize(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// deniedCalls returns how many tool calls were denied approval.
+func (p *printer) deniedCalls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.denied
 }

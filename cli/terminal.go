@@ -23,6 +23,9 @@ type terminal struct {
 	chat bool
 	// signalled is the exit status of the last signal that stopped a job, 0 for none.
 	signalled int
+	// ask, when set (the chat), asks the person inline about a tool call that waits for
+	// approval, and returns the answer; false leaves it unanswered (a signal came).
+	ask func(a sessions.Approval) (sessions.Answer, bool)
 }
 
 // newTerminal starts a front end on svc: it prints on std (updates as JSON with asJSON;
@@ -85,6 +88,7 @@ func (t *terminal) run(ctx context.Context, id string, start func() (*sessions.J
 	printed := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	asks := make(chan sessions.Approval, 16)
 	go func() {
 		defer close(printed)
 		for {
@@ -94,6 +98,12 @@ func (t *terminal) run(ctx context.Context, id string, start func() (*sessions.J
 			}
 			for _, u := range us {
 				t.out.update(u)
+				if t.ask != nil && u.Type == sessions.UpdateApprovalRequested && u.Approval != nil {
+					select {
+					case asks <- *u.Approval:
+					default: // the person has 16 questions open already; the page lists them
+					}
+				}
 				if u.Session == id && u.Terminal() {
 					return
 				}
@@ -103,6 +113,12 @@ func (t *terminal) run(ctx context.Context, id string, start func() (*sessions.J
 	t.signalled = 0
 	for done := false; !done; {
 		select {
+		case a := <-asks:
+			if ans, ok := t.ask(a); ok {
+				if _, err := t.svc.Resolve(ctx, id, ans); err != nil && !errors.Is(err, sessions.ErrNoApproval) {
+					t.out.failed(err)
+				}
+			}
 		case s := <-t.sig:
 			if t.signalled == 0 && !t.chat {
 				signal.Reset(s)

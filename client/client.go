@@ -27,6 +27,10 @@ type Client struct {
 	// Authorization is the value of the Authorization header, in token mode ("Bearer …");
 	// empty sends none.
 	Authorization string
+	// ApprovalKey is the approval capability (MYCO_HOME/approval.key), sent as the
+	// Myco-Approval header: approve, deny and set_mode need it. Only the person's own
+	// client holds it; an agent's tools never do.
+	ApprovalKey string
 }
 
 // New returns a client of the profile at url (MYCO_SERVER_URL).
@@ -99,6 +103,9 @@ func (c *Client) do(ctx context.Context, method, path string, body any, header h
 	}
 	if c.Authorization != "" {
 		req.Header.Set("Authorization", c.Authorization)
+	}
+	if c.ApprovalKey != "" {
+		req.Header.Set("Myco-Approval", c.ApprovalKey)
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -295,4 +302,27 @@ func (c *Client) OpenAPI(ctx context.Context) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	return io.ReadAll(resp.Body)
+}
+
+// Approve lets pending approval approval of session id run; with always, its rule joins
+// the session's rules. It needs [Client.ApprovalKey].
+func (c *Client) Approve(ctx context.Context, id, requestID, approval string, always bool) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.ApproveAction{RequestID: requestID, Action: api.ActionApprove, Approval: approval, Always: always})
+}
+
+// Deny refuses pending approval approval of session id, telling the model reason. It
+// needs [Client.ApprovalKey].
+func (c *Client) Deny(ctx context.Context, id, requestID, approval, reason string) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.DenyAction{RequestID: requestID, Action: api.ActionDeny, Approval: approval, Reason: reason})
+}
+
+// SetMode changes session id's approval mode. It needs [Client.ApprovalKey].
+func (c *Client) SetMode(ctx context.Context, id, requestID, mode string) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.SetModeAction{RequestID: requestID, Action: api.ActionSetMode, Mode: mode})
+}
+
+// Approvals lists the pending approvals of session id and of its tree below it.
+func (c *Client) Approvals(ctx context.Context, id string) (api.ApprovalsAnswer, error) {
+	var out api.ApprovalsAnswer
+	return out, c.call(ctx, "GET", "/sessions/"+url.PathEscape(id)+"/approvals", nil, &out)
 }

@@ -26,11 +26,34 @@ type Config struct {
 	Gateways              map[string]Gateway
 	Models                map[string]Model
 	MCPServers            map[string]MCPServer // by name; see docs/mcp.md
+	Approvals             Approvals            // see docs/security.md
+	Sandbox               Sandbox
 
 	// Warnings are what [Load] found that does not stop startup; the caller shows them.
 	Warnings []Warning
 
 	lines lineIndex // where keys are defined in File, for error lines; nil if unknown
+}
+
+// Approvals is the [approvals] table: the mode of new sessions and the person's rules, in
+// their text form (bash(go test *), edit(docs/**), mcp(server/tool), a tool's name), which
+// package policy reads.
+type Approvals struct {
+	// Mode is read-only, ask, workspace or full; empty means workspace where the sandbox
+	// works, else ask.
+	Mode  string   `toml:"mode"`
+	Allow []string `toml:"allow"`
+	Ask   []string `toml:"ask"`
+	Deny  []string `toml:"deny"`
+	// TimeoutSecs, when positive, denies an approval nobody answered in that time.
+	TimeoutSecs int `toml:"timeout_secs"`
+}
+
+// Sandbox is the [sandbox] table: what the sandbox of the workspace and read-only modes
+// allows besides the session's directory and its temporary directory.
+type Sandbox struct {
+	Writable []string `toml:"writable"` // more directories a command may write (~/ is the home)
+	Network  bool     `toml:"network"`  // let commands reach the network
 }
 
 // Load reads, decodes and validates the config file at path. named reports that the user

@@ -26,6 +26,8 @@ type (
 		Gateways              toml.Primitive `toml:"gateways"`
 		Models                toml.Primitive `toml:"models"`
 		MCPServers            toml.Primitive `toml:"mcp_servers"`
+		Approvals             toml.Primitive `toml:"approvals"`
+		Sandbox               toml.Primitive `toml:"sandbox"`
 	}
 	rawEndpoint struct {
 		Protocol        *string        `toml:"protocol"`
@@ -92,6 +94,9 @@ func (d *decoder) decode(src string) *Config {
 	d.value(top.AttachTimeoutSecs, &c.AttachTimeoutSecs, "attach_timeout_secs")
 	d.value(top.MaxPreludeBytes, &c.MaxPreludeBytes, "max_prelude_bytes")
 	d.value(top.CompactionMaxRequests, &c.CompactionMaxRequests, "compaction_max_requests")
+
+	d.table(top.Approvals, &c.Approvals, "approvals")
+	d.table(top.Sandbox, &c.Sandbox, "sandbox")
 
 	var gateways, models, servers map[string]toml.Primitive
 	d.table(top.Gateways, &gateways, "gateways")

@@ -30,6 +30,14 @@ func (c *Config) validate(broken map[string]bool) []*Error {
 		v.errorf([]string{"attach_timeout_secs"}, "must not be negative (0 disables the timeout), got %d", c.AttachTimeoutSecs)
 	}
 	v.positive([]string{"max_prelude_bytes"}, c.MaxPreludeBytes)
+	switch c.Approvals.Mode {
+	case "", "read-only", "ask", "workspace", "full":
+	default:
+		v.errorf([]string{"approvals", "mode"}, "unknown mode %q: read-only, ask, workspace or full", c.Approvals.Mode)
+	}
+	if c.Approvals.TimeoutSecs < 0 {
+		v.errorf([]string{"approvals", "timeout_secs"}, "must not be negative (0: no timeout), got %d", c.Approvals.TimeoutSecs)
+	}
 	v.positive([]string{"compaction_max_requests"}, c.CompactionMaxRequests)
 	if c.Model != "" && len(c.Models) > 0 && !broken[toml.Key{"models", c.Model}.String()] {
 		if _, ok := c.Models[c.Model]; !ok {

@@ -45,7 +45,9 @@ type Options struct {
 	// Metrics, when set, counts what the engine's session service and model clients do
 	// (a profile worker's, kept across the engines its config's changes build).
 	Metrics *Metrics
-	Log     *slog.Logger // nil means slog.Default()
+	// Guard turns on modes, rules, approvals and the sandbox; nil runs every call at once.
+	Guard *GuardOptions
+	Log   *slog.Logger // nil means slog.Default()
 }
 
 // Engine is one profile's session service and what it runs on: the host harness shared
@@ -176,12 +178,19 @@ func build(p *Profile, o Options) (*Engine, error) {
 	}
 	cat := newCatalog(p, e.Harness, e.metrics)
 	e.catalog.Store(cat)
+	g, err := guard(p, o.Guard, o.ServerURL)
+	if err != nil {
+		e.Harness.Close()
+		e.closeTools()
+		return nil, err
+	}
 	e.Sessions, err = sessions.NewManager(sessions.ManagerOptions{
 		Store:    sessions.NewStore(p.Paths.SessionDir()),
 		Models:   cat,
 		Tools:    toolHost{e.Harness},
 		Registry: reg,
 		Wait:     o.Wait,
+		Guard:    g,
 		Log:      o.Log,
 		Dir:      p.o.Dir,
 		Prompt: catalog.Prompt(catalog.PromptOptions{Paths: p.Paths, MaxPreludeBytes: p.Config.MaxPreludeBytes, Manual: p.o.Manual,

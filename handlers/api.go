@@ -236,6 +236,11 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		Messages: msgs, Answer: st.LastTurn.Answer, EventID: cursor, ParentSession: sess.Parent,
 	}
 	out.LastError = lastError(st.LastTurn)
+	out.Mode, out.Sandbox = string(s.Sessions.Mode(sess)), s.Sessions.Guard().SandboxSupport()
+	out.PendingApprovals = make([]api.Approval, 0, len(sess.Approvals))
+	for _, a := range sess.Approvals {
+		out.PendingApprovals = append(out.PendingApprovals, apiApprovalOf(a))
+	}
 	if st.Busy {
 		out.Job, out.JobID = st.Job, st.JobID
 	}

@@ -101,6 +101,15 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		return s.act(r, id, req.RequestID, action, sessions.ActArchive, "")
 	case *api.RestoreAction:
 		return s.act(r, id, req.RequestID, action, sessions.ActRestore, "")
+	case *api.ApproveAction:
+		return s.apiApproval(r, id, req.RequestID, action, sessions.Answer{Approval: req.Approval, Always: req.Always})
+	case *api.DenyAction:
+		return s.apiApproval(r, id, req.RequestID, action, sessions.Answer{Approval: req.Approval, Reason: req.Reason})
+	case *api.SetModeAction:
+		if !s.approver(r) {
+			return nil, s.errNotApprover()
+		}
+		return s.act(r, id, req.RequestID, action, sessions.ActSetMode, req.Mode)
 	}
 	return nil, fmt.Errorf("action %s has no handler", action)
 }

@@ -57,6 +57,10 @@ func sessionError(err error) *web.Error {
 		if de, ok := errors.AsType[*sessions.DirError](err); ok {
 			return &web.Error{Status: http.StatusBadRequest, Code: "invalid_field", Message: "cwd " + strconv.Quote(de.Dir) + " " + de.Problem + "; nothing was created", Err: err}
 		}
+	case errors.Is(err, sessions.ErrNoApproval):
+		return &web.Error{Status: http.StatusNotFound, Code: "no_approval", Message: "no such pending approval: it was answered already, or never asked", Err: err}
+	case errors.Is(err, sessions.ErrBadMode):
+		return &web.Error{Status: http.StatusBadRequest, Code: "invalid_field", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrUnknownAction):
 		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrStopped):

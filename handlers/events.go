@@ -168,6 +168,8 @@ func (e *eventRenderer) render(ctx context.Context, sse *web.SSE, us []sessions.
 			}
 		case sessions.UpdateStep, sessions.UpdateState:
 			err = status()
+		case sessions.UpdateApprovalRequested, sessions.UpdateApprovalResolved:
+			err = part(views.IDApprovals, views.SwapInner, views.ApprovalsLoader(e.s.sessionURL(e.id)+"approvals"))
 		case sessions.UpdateMeta:
 			var sess *sessions.Session
 			if sess, _, err = e.snapshot(ctx); err == nil {
@@ -178,6 +180,9 @@ func (e *eventRenderer) render(ctx context.Context, sse *web.SSE, us []sessions.
 			}
 			if err == nil {
 				err = status() // the queue, and the sidebar's row with the title
+			}
+			if err == nil {
+				err = part(views.IDApprovals, views.SwapInner, views.ApprovalsLoader(e.s.sessionURL(e.id)+"approvals")) // the mode
 			}
 		case sessions.UpdateDone, sessions.UpdateError, sessions.UpdateCancelled:
 			err = e.end(ctx, b, u, clearLive)
@@ -360,6 +365,7 @@ func (e *eventRenderer) reset(ctx context.Context, w io.Writer, cursor string) e
 		views.Partial(views.IDTranscript, views.SwapInner, views.Transcript(v)),
 		views.Partial(views.IDSessionHead, views.SwapOuter, views.SessionHead(v)),
 		views.Partial(views.IDStatus, views.SwapInner, views.Status(v.Status)),
+		views.Partial(views.IDApprovals, views.SwapInner, views.ApprovalsLoader(e.s.sessionURL(e.id)+"approvals")),
 	} {
 		if err := p.Render(ctx, w); err != nil {
 			return err

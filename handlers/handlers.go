@@ -75,6 +75,10 @@ type Deps struct {
 	// [web.ConnContext]); Token, when set, is required instead (where no owner can be told).
 	UID   int
 	Token string
+	// ApprovalKey is the approval capability: a request that answers an approval or
+	// changes a session's mode must carry it ([ApprovalHeader] or the cookie GET /approve
+	// sets). Empty refuses every such request.
+	ApprovalKey string
 	// Worker marks a profile worker, whose connections the supervisor may hand over: a
 	// request on one of them for another profile is sent back through the supervisor.
 	Worker bool
@@ -158,6 +162,7 @@ func (s *server) router() chi.Router {
 		r.Get("/", s.handle(s.sessionsPage))
 		r.With(s.origin).Post("/s", s.handle(s.newSession))
 		r.Get("/new", s.handle(s.newSessionPage))
+		r.Get("/approve", s.handle(s.grantApprover))
 		r.With(s.origin).Get("/dirs", s.handle(s.dirOptions))
 		r.Route("/s/{id}", func(r chi.Router) {
 			r.Get("/", s.handle(s.sessionPage))
@@ -171,6 +176,7 @@ func (s *server) router() chi.Router {
 				web.Redirect(w, r, s.filesURL(chi.URLParam(r, "id")), http.StatusMovedPermanently)
 			})
 			r.Get("/files/*", s.handle(s.sessionFiles))
+			r.Get("/approvals", s.handle(s.approvalsSlot))
 			r.With(s.origin).Get("/events", s.handle(s.events))
 			r.With(s.origin).Get("/complete", s.handle(s.completeAttachment))
 			r.Group(func(r chi.Router) {
@@ -188,6 +194,8 @@ func (s *server) router() chi.Router {
 				r.Post("/model", s.handle(s.selectModel))
 				r.Post("/title", s.handle(s.rename))
 				r.Post("/mcp/approve", s.handle(s.approveProject))
+				r.Post("/approvals/{call}", s.handle(s.answerApproval))
+				r.Post("/mode", s.handle(s.setMode))
 			})
 		})
 		if s.Pprof {

@@ -163,6 +163,7 @@ func (s *server) showThread(w http.ResponseWriter, r *http.Request, threadID str
 	if err != nil {
 		return err
 	}
+	v.Approvals = s.approvals(sess, s.approver(r))
 	if !v.ReadOnly {
 		v.EventsURL = s.sessionURL(id) + "events?after=" + url.QueryEscape(cursor)
 		s.withLive(&v, sess.Cwd, cursor) // what streamed before the cursor, at once

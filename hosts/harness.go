@@ -13,6 +13,7 @@ import (
 
 	"myco.dev/agent/model"
 	"myco.dev/hosts/mcp"
+	"myco.dev/hosts/proto"
 	"myco.dev/hosts/tools"
 )
 
@@ -362,6 +363,9 @@ func (e *Executor) call(ctx context.Context, call model.ToolCall) tools.Result {
 	r, ok := e.h.remotes[host]
 	if !ok {
 		return tools.Errorf("unknown host %q; the known hosts are: %s", host, strings.Join(e.h.hosts, ", "))
+	}
+	if f, ok := tools.SandboxFrom(ctx); ok {
+		return capImages(ctx, r.CallFenced(ctx, e.owner, call.Name, rest, proto.Sandbox{ReadOnly: f.ReadOnly, Network: f.Spec.Network}), "host "+host+": ", rest)
 	}
 	return capImages(ctx, r.Call(ctx, e.owner, call.Name, rest), "host "+host+": ", rest)
 }

@@ -27,6 +27,13 @@ func (r *Remote) Call(ctx context.Context, owner, tool string, input json.RawMes
 	return r.call(ctx, &proto.Call{Owner: owner, Tool: tool, Input: input})
 }
 
+// CallFenced is [Remote.Call] for a call whose processes the host must fence in as sb
+// says. A host whose hello does not say it fences gets no such call: the answer is an
+// error result saying so, and nothing runs.
+func (r *Remote) CallFenced(ctx context.Context, owner, tool string, input json.RawMessage, sb proto.Sandbox) tools.Result {
+	return r.call(ctx, &proto.Call{Owner: owner, Tool: tool, Input: input, Sandbox: &sb})
+}
+
 // CallMCP calls the tool named tool (its exposed name) of the MCP server s runs on the
 // host, for owner, on the owner's own instance there; otherwise as [Remote.Call]. A
 // server that ended during the call gives an unknown outcome.
@@ -49,6 +56,18 @@ func (r *Remote) call(ctx context.Context, call *proto.Call) tools.Result {
 			return tools.Errorf("host %s: cancelled while attaching: %v", r.spec.Alias, context.Cause(ctx))
 		}
 		return tools.Errorf("%v", err)
+	}
+	if call.Sandbox != nil {
+		c.mu.Lock()
+		h := c.host
+		c.mu.Unlock()
+		if !h.Fences {
+			why := h.Sandbox
+			if why == "" {
+				why = "its myco is older than the sandbox"
+			}
+			return tools.Errorf("not run: this call must run in a sandbox, and host %s cannot fence commands (%s). Ask to run it outside the sandbox (outside_sandbox: true with a justification): the person decides", r.spec.Alias, why)
+		}
 	}
 	key := newCallKey()
 	call.Key, call.Progress = key, offer != nil

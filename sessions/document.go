@@ -135,6 +135,7 @@ func (d *document) checkpointMeta(ctx context.Context, th *Thread, e Entry, meta
 	if meta != nil {
 		cp := *d.sess
 		cp.Links, cp.Actions, cp.Queue = slices.Clone(cp.Links), slices.Clone(cp.Actions), slices.Clone(cp.Queue)
+		cp.Rules, cp.Approvals = slices.Clone(cp.Rules), slices.Clone(cp.Approvals)
 		meta(&cp)
 		if m := metaOf(&cp); !sameMeta(m, metaOf(d.sess)) {
 			rec = m

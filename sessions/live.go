@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -290,6 +291,10 @@ func (l *live) close() {
 	l.remove()
 	if r, ok := l.m.o.Tools.(Releaser); ok {
 		r.Release(l.rt.owner)
+	}
+	if g := l.m.o.Guard; g != nil {
+		// The sandbox's private temporary directory goes with the tools that used it.
+		os.RemoveAll(g.tmpPath(l.id))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"myco.dev/agent/model"
 	"myco.dev/hosts/tools"
+	"myco.dev/policy"
 )
 
 // record is one line of a session log. Exactly one of the pointers is set.
@@ -46,6 +47,9 @@ type metaRec struct {
 	RequestSum string         `json:"request_sum,omitempty"`
 	Actions    []ActionRecord `json:"actions,omitempty"`
 	Queue      []Queued       `json:"queue,omitempty"`
+	Mode       string         `json:"mode,omitempty"`
+	Rules      []policy.Rule  `json:"rules,omitempty"`
+	Approvals  []Approval     `json:"approvals,omitempty"`
 }
 
 // threadRec starts a thread. Inherit is how many leading entries of the predecessor it
@@ -129,7 +133,8 @@ func (rec *turnRec) end(after int) TurnEnd {
 func metaOf(s *Session) *metaRec {
 	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
 		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Cwd: s.Cwd, Selected: s.Selected,
-		RequestID: s.RequestID, RequestSum: s.RequestSum, Actions: s.Actions, Queue: s.Queue}
+		RequestID: s.RequestID, RequestSum: s.RequestSum, Actions: s.Actions, Queue: s.Queue,
+		Mode: s.Mode, Rules: s.Rules, Approvals: s.Approvals}
 }
 
 // setMeta sets the session's metadata from a metadata record.
@@ -137,6 +142,7 @@ func (s *Session) setMeta(m *metaRec) {
 	s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
 	s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
 	s.RequestID, s.RequestSum, s.Actions, s.Queue, s.Cwd = m.RequestID, m.RequestSum, m.Actions, m.Queue, m.Cwd
+	s.Mode, s.Rules, s.Approvals = m.Mode, m.Rules, m.Approvals
 }
 
 // wholeRecords returns the records of a fresh version 5 log that holds sess: its metadata,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"myco.dev/agent"
 	"myco.dev/agent/model"
+	"myco.dev/policy"
 )
 
 // Errors of the session service that callers branch on with errors.Is.
@@ -101,7 +103,10 @@ type ManagerOptions struct {
 	// recently used are closed at once; 0 means 32.
 	IdleClose time.Duration
 	IdleKeep  int
-	Log       *slog.Logger // nil means slog.Default()
+	// Guard decides the sessions' tool calls (modes, rules, approvals, the sandbox); nil
+	// runs every call at once.
+	Guard *Guard
+	Log   *slog.Logger // nil means slog.Default()
 }
 
 // Manager is the session service of one profile, the one thing every front end calls: it
@@ -263,6 +268,20 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	}
 	sess := &Session{ID: NewID(now), Created: now, Model: key, Title: Title(o.Title), Parent: o.Parent, Hidden: o.Hidden,
 		Cwd: o.Cwd, RequestID: o.request.id, RequestSum: o.request.sum}
+	if o.Parent != "" && m.o.Guard != nil {
+		// A child is never freer than its parent (an agent could otherwise escape its
+		// mode by starting a child): it takes the parent's mode and session rules, and
+		// asks for everything when it works outside a sandboxed parent's directory.
+		parent, _, err := m.Snapshot(ctx, o.Parent)
+		if err != nil {
+			return "", err
+		}
+		mode := m.o.Guard.modeOf(parent)
+		if (mode == policy.Workspace || mode == policy.ReadOnly) && !policy.Inside(sess.Cwd, []string{m.dirOf(parent)}) {
+			mode = policy.AskMode
+		}
+		sess.Mode, sess.Rules = string(mode), slices.Clone(parent.Rules)
+	}
 	if seed != nil {
 		seed.Created, seed.Base = now, len(seed.Entries)
 		sess.Threads = []*Thread{seed}
@@ -650,7 +669,7 @@ func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 		owner = fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
 	}
 	l := &live{m: m, id: id}
-	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink, PartialEvery: m.o.PartialEvery}
+	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink, PartialEvery: m.o.PartialEvery, Guard: m.o.Guard}
 	doc.view(func(s *Session) { ro.Dir = m.dirOf(s) })
 	if th := m.o.Tools; th != nil {
 		ro.Tools = th.Tools(owner, ro.Dir)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/policy"
 )
 
 // The idempotent requests of the JSON API: every create, submit and action carries a
@@ -275,6 +277,9 @@ const (
 	ActRestore     = "restore"
 	ActSetTitle    = "set_title"
 	ActRetry       = "retry"
+	ActSetMode     = "set_mode"
+	ActApprove     = "approve" // arg: an [Answer] in JSON
+	ActDeny        = "deny"    // arg: an [Answer] in JSON
 )
 
 // Act does an API action on session id for request requestID: select_model (arg: the
@@ -331,8 +336,25 @@ func (m *Manager) Act(ctx context.Context, id, requestID, action, arg string) (r
 			return rec, false, err
 		}
 		rec.Result = "started"
+	case ActSetMode:
+		if _, err := policy.ParseMode(arg); err != nil {
+			return rec, false, fmt.Errorf("%w: %w", ErrBadMode, err)
+		}
+		rec.Result = arg
+		change = func(s *Session) error { s.Mode = arg; return nil }
+	case ActApprove, ActDeny:
+		var ans Answer
+		if err := json.Unmarshal([]byte(arg), &ans); err != nil {
+			return rec, false, fmt.Errorf("sessions: decode the answer: %w", err)
+		}
+		ans.Allow = action == ActApprove
+		a, err := m.Resolve(ctx, id, ans)
+		if err != nil {
+			return rec, false, err
+		}
+		rec.Result = a.Status
 	default:
-		return rec, false, fmt.Errorf("%w %q: the actions are submit, select_model, compact, retry, archive, restore and set_title", ErrUnknownAction, action)
+		return rec, false, fmt.Errorf("%w %q: the actions are submit, select_model, compact, retry, archive, restore, set_title, set_mode, approve and deny", ErrUnknownAction, action)
 	}
 	err = m.update(ctx, id, func(s *Session) error {
 		if change != nil {

@@ -690,6 +690,11 @@ func (rc *recorder) Call(ctx context.Context, call model.ToolCall) model.ToolRes
 		return model.ToolResult{CallID: call.ID, IsError: true, Text: "not run: " + err.Error()}
 	}
 	th := rc.tn.th // set between batches only
+	g := rc.gate(ctx, call)
+	if g.res != nil {
+		return *g.res
+	}
+	ctx = g.ctx
 	rt.usedTool()
 	in := &intentRec{Thread: th.ID, Call: call, Host: hostOf(call.Input), Started: rt.now().UTC()}
 	if err := rt.save(rt.doc.recordIntent(th, in)); err != nil {

@@ -43,6 +43,8 @@ type runtimeOptions struct {
 	// Sink gets the events of the session's turns and compactions; nil drops them. It is
 	// called from the run and tool goroutines, one call at a time.
 	Sink func(event)
+	// Guard decides the session's tool calls; nil runs them all at once.
+	Guard *Guard
 }
 
 // runtime binds one session to its tool executor and resource owner. It outlives threads
@@ -61,6 +63,7 @@ type runtime struct {
 	now       func() time.Time
 	onMeta    func()
 	partial   time.Duration // how often a streaming answer is saved
+	guard     *Guard        // nil: every call runs at once
 
 	sinkMu sync.Mutex // serializes the calls of sink
 	sink   func(event)
@@ -78,6 +81,8 @@ type runtime struct {
 	// toolCall is when the last tool call started; heldAt when an inventory last found
 	// handles (holdsTools asks again once a call came after it, or a while passed).
 	toolCall, heldAt time.Time
+	// waiters are the calls waiting for an approval's answer, by approval id.
+	waiters map[string]chan resolution
 }
 
 // newRuntime returns the runtime of the session of o.Doc.
@@ -101,7 +106,7 @@ func newRuntime(o runtimeOptions) (*runtime, error) {
 		partial = partialEvery
 	}
 	return &runtime{store: o.Doc.store, doc: o.Doc, tools: ts, owner: o.Owner, dir: o.Dir, inventory: o.Inventory,
-		now: now, onMeta: o.OnMeta, sink: o.Sink, partial: partial}, nil
+		now: now, onMeta: o.OnMeta, sink: o.Sink, partial: partial, guard: o.Guard}, nil
 }
 
 // View calls f with the session document while no write changes it.

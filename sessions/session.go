@@ -6,6 +6,7 @@ import (
 
 	"myco.dev/agent"
 	"myco.dev/agent/model"
+	"myco.dev/policy"
 )
 
 // Version is the session schema version this binary writes.
@@ -41,8 +42,14 @@ type Session struct {
 	Actions []ActionRecord `json:"actions,omitempty"`
 	// Queue holds the messages sent while the session was busy, in order: each runs as the
 	// next turn once the one before it ended (see [Manager.Enqueue]).
-	Queue   []Queued  `json:"queue,omitempty"`
-	Threads []*Thread `json:"threads"`
+	Queue []Queued `json:"queue,omitempty"`
+	// Mode is the session's approval mode (policy.Mode); "" means its service's default.
+	Mode string `json:"mode,omitempty"`
+	// Rules are the session's own rules: "allow always for this session" adds one.
+	Rules []policy.Rule `json:"rules,omitempty"`
+	// Approvals are the tool calls waiting for the person's answer, oldest first.
+	Approvals []Approval `json:"pending_approvals,omitempty"`
+	Threads   []*Thread  `json:"threads"`
 
 	// Upgraded is the schema version of the file this session was loaded from when that
 	// was older than [Version] (2, 3 or 4), and 0 otherwise. Such a file is rewritten as a

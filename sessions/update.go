@@ -37,6 +37,10 @@ const (
 	UpdateCheckpoint    = api.EventCheckpoint    // entries Index..Count-1 of Thread are durable
 	UpdateCreated       = api.EventCreated       // the session was created: Title, Model, Parent (a child's parent)
 	UpdateChildCreated  = api.EventChildCreated  // a child of the session was created: Child, Model
+	// A tool call waits for the person's answer (durable in the session before this is
+	// sent): Approval, CallID, Tool, Input; and its answer: Approval with its status.
+	UpdateApprovalRequested = api.EventApprovalRequested
+	UpdateApprovalResolved  = api.EventApprovalResolved
 )
 
 // Update is one event of the session service: the one JSON encoding that `myco -p --json`
@@ -84,6 +88,7 @@ type Update struct {
 	Attaches   int             `json:"attaches,omitempty"`
 	Parent     string          `json:"parent_session,omitempty"`
 	Child      string          `json:"child_session,omitempty"`
+	Approval   *Approval       `json:"approval,omitempty"` // approval_requested, approval_resolved
 
 	// enc is the update's JSON, made once for every subscriber that sends it ([Update.JSON]):
 	// set when it is published, shared by the copies subscribers get.
@@ -164,6 +169,13 @@ func updateOf(ev event) (Update, bool) {
 		return Update{Type: UpdateAccepted, Thread: ev.Thread, Text: ev.Text, AcceptedAt: &at, Index: ev.Index, Count: ev.Index + 1}, true
 	case checkpointed:
 		return Update{Type: UpdateCheckpoint, Thread: ev.Thread, Index: ev.First, Count: ev.Messages}, true
+	case approvalEvent:
+		a := ev.Approval
+		u := Update{Type: UpdateApprovalRequested, Thread: a.Thread, CallID: a.ID, Tool: a.Tool, Input: a.Input, Host: a.Host, Approval: &a}
+		if a.Status != ApprovalPending {
+			u.Type = UpdateApprovalResolved
+		}
+		return u, true
 	}
 	return Update{}, false
 }

@@ -6,6 +6,51 @@
 
   const $ = (sel) => document.querySelector(sel);
 
+  // --- Approvals ------------------------------------------------------------------------
+  // y allows the first waiting call once, a allows it always (the rule its button shows),
+  // n puts the cursor in its deny reason (Enter there denies). While a call waits the
+  // tab's title says so, and a background tab notifies when the person allowed it.
+  const firstCard = () => $(".approval-card");
+  document.addEventListener("keydown", (ev) => {
+    const t = ev.target;
+    const typing = t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+    const card = firstCard();
+    if (!card || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (typing) {
+      if (ev.key === "Enter" && t instanceof HTMLInputElement && t.name === "reason" && card.contains(t)) {
+        ev.preventDefault();
+        card.querySelector('button[value="deny"]')?.click();
+      }
+      return;
+    }
+    const target = card.querySelector(`[data-key="${ev.key}"]`);
+    if (!target) return;
+    ev.preventDefault();
+    if (target instanceof HTMLInputElement) target.focus();
+    else target.click();
+  });
+  let notified = "";
+  const noteApprovals = () => {
+    const card = firstCard();
+    const base = document.title.replace(/^\(needs you\) /, "");
+    document.title = card ? "(needs you) " + base : base;
+    if (!card || card.id === notified) return;
+    notified = card.id;
+    if (document.hidden && "Notification" in window && Notification.permission === "granted") {
+      const title = card.querySelector(".approval-title")?.textContent?.trim() || "A call waits for you";
+      new Notification("myco: " + title, { body: card.querySelector("code")?.textContent || "", tag: card.id });
+    }
+  };
+  document.addEventListener("htmx:afterSwap", noteApprovals);
+  document.addEventListener("htmx:sseMessage", noteApprovals);
+  document.addEventListener("DOMContentLoaded", noteApprovals);
+  document.addEventListener("click", (ev) => {
+    // The first answer asks, once, whether a background tab may notify.
+    if (ev.target instanceof Element && ev.target.closest(".approval-answers") && "Notification" in window && Notification.permission === "default") {
+      Notification.requestPermission();
+    }
+  });
+
   // --- Keyboard --------------------------------------------------------------------------
 
   document.addEventListener("keydown", (ev) => {

@@ -22,6 +22,7 @@ const (
 	IDTitle        = "title"         // the session's title in its heading
 	IDComposerSlot = "composer-slot" // where a submit's fresh composer goes
 	IDQueue        = "queue"         // the messages that wait for the running turn to end
+	IDApprovals    = "approvals"     // the tool calls that wait for the person's answer, and the mode
 	IDToast        = "toast"         // the alert area of an htmx request's error
 	IDPageTitle    = "page-title"    // the document's title, which follows a session's
 	IDSessionList  = "session-list"  // the sessions page's list, swapped by the search

@@ -109,12 +109,13 @@ type SessionView struct {
 	Earlier  int    // older messages not rendered
 	EarlyURL string // where the "load earlier" button fetches them
 
-	Messages []MessageView
-	Status   StatusView
-	Composer ComposerView
-	Queue    QueueView
-	Sidebar  []SessionRow
-	Tree     *TreeView // the roll-up of the session's children, when it has any
+	Messages  []MessageView
+	Status    StatusView
+	Composer  ComposerView
+	Queue     QueueView
+	Approvals ApprovalsView
+	Sidebar   []SessionRow
+	Tree      *TreeView // the roll-up of the session's children, when it has any
 
 	EventsURL string // the event stream, with ?after= the page's cursor; "" for none
 	Live      LiveView
@@ -370,4 +371,36 @@ type ErrorView struct {
 	Chrome
 	Code    int
 	Message string
+}
+
+// ApprovalsView is the session's approval mode and the tool calls that wait for the
+// person's answer, each as a card.
+type ApprovalsView struct {
+	Mode     string   // read-only, ask, workspace or full
+	ModeText string   // what the mode lets a call do, in a sentence
+	Modes    []string // the modes to choose from
+	ModeURL  string   // where a mode change is posted
+	Sandbox  string   // what the sandbox can do on this machine
+	// Approver: this browser holds the approval capability; without it the cards say how
+	// to get it, and the buttons are not offered.
+	Approver bool
+	Items    []ApprovalView
+}
+
+// ApprovalView is one pending approval: the call (a command as a command, an edit as its
+// file and diff), why it asks, and the answers.
+type ApprovalView struct {
+	ID            string // the call's id; the card's element id is ApprovalID(ID)
+	Tool          string
+	Host          string
+	Command       string // a bash call's command line
+	Paths         []string
+	Diff          *DiffView // an edit's
+	Input         string    // any other call's input, pretty JSON
+	Escalate      bool      // the model asks to run outside the sandbox
+	Justification string
+	Reason        string
+	Rule          string // what "Allow always" adds; "" offers no such button
+	URL           string // where the answer is posted
+	Session       string // a child's title, when the card is shown on its root
 }

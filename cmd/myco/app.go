@@ -53,7 +53,11 @@ type options struct {
 	pprof      bool
 	logLevel   string
 	logFormat  string
-	set        []string // the flags given, by name
+	// approvalMode is --mode read-only|ask|workspace|full (or --approval-mode); allow are
+	// the --allow rules.
+	approvalMode string
+	allow        []string
+	set          []string // the flags given, by name
 }
 
 // Exit statuses: the front ends'.
@@ -78,7 +82,13 @@ func (a *app) parse() (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (quote the prompt: myco -p %q)", fs.Arg(0), strings.Join(fs.Args(), " "))
 	}
-	fs.Visit(func(f *flag.Flag) { o.set = append(o.set, f.Name) })
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "mode" && o.mode == "" && o.approvalMode != "" {
+			o.set = append(o.set, "approval-mode") // --mode workspace: an approval mode
+			return
+		}
+		o.set = append(o.set, f.Name)
+	})
 	return o, modeConflict(o)
 }
 
@@ -94,7 +104,27 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 		return nil
 	})
 	fs.StringVar(&o.config, "config", "", "config file `PATH` (default: $MYCO_CONFIG, else the profile's config.toml)")
-	fs.StringVar(&o.mode, "mode", "", "`MODE`: server (default), cli or host")
+	fs.Func("mode", "`MODE`: server (default), cli or host; or, with -p, the chat or the server, the approval mode of new sessions: read-only, ask, workspace or full (see docs/security.md)", func(s string) error {
+		switch s {
+		case "read-only", "ask", "workspace", "full":
+			o.approvalMode = s
+		default:
+			o.mode = s
+		}
+		return nil
+	})
+	fs.Func("approval-mode", "the approval `MODE` of new sessions: read-only, ask, workspace or full (the same as --mode MODE)", func(s string) error {
+		switch s {
+		case "read-only", "ask", "workspace", "full":
+			o.approvalMode = s
+			return nil
+		}
+		return fmt.Errorf("want read-only, ask, workspace or full, not %q", s)
+	})
+	fs.Func("allow", "allow the calls `RULE` matches without asking (repeatable): bash(go test *), edit(src/**), mcp(server/tool), a tool's name", func(s string) error {
+		o.allow = append(o.allow, s)
+		return nil
+	})
 	fs.StringVar(&o.addr, "addr", "", "the server's loopback `ADDRESS` (default $MYCO_ADDR, else "+profiles.DefaultAddr+"; port 0 picks one)")
 	fs.BoolVar(&o.pprof, "pprof", false, "the server: serve Go's profiler (net/http/pprof) at /debug/pprof/ and at each profile's /profiles/NAME/debug/pprof/, behind the same checks as every page")
 	fs.StringVar(&o.auth, "auth", "", "how the server tells its user: `HOW` is owner (the connecting socket's user id; the default where the system tells it) or token (a secret in a cookie; see docs/security.md)")
@@ -129,10 +159,10 @@ var runs = []struct {
 	name  string // as the error says it
 	flags []string
 }{
-	{"-p", []string{"p", "model", "profile", "config", "json", "output-format", "resume", "log-level", "log-format"}},
+	{"-p", []string{"p", "model", "profile", "config", "json", "output-format", "resume", "log-level", "log-format", "approval-mode", "allow"}},
 	{"--compact", []string{"compact", "model", "profile", "config", "log-level", "log-format"}},
 	{"the server", []string{"mode", "addr", "auth", "pprof", "model", "profile", "config", "log-level", "log-format"}},
-	{"--mode cli", []string{"mode", "model", "profile", "config", "resume", "log-level", "log-format"}},
+	{"--mode cli", []string{"mode", "model", "profile", "config", "resume", "log-level", "log-format", "approval-mode", "allow"}},
 	{"--mode host", []string{"mode", "max-image-base64-bytes", "host-grace", "host-idle", "host-dir", "no-daemon", "log-level", "log-format"}},
 }
 
@@ -192,6 +222,9 @@ func (a *app) main() int {
 			return exitUsage
 		}
 		return a.hostsCmd(a.args[1:])
+	}
+	if len(a.args) > 0 && a.args[0] == "approve-link" {
+		return a.approveLinkCmd(a.args[1:])
 	}
 	if len(a.args) > 0 && a.args[0] == "mcp" {
 		// The listing says why a server failed; the log would say it again.

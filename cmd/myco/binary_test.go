@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -52,6 +53,12 @@ func profileHome(t testing.TB, protocol, url, extra string) string {
 		t.Fatal(err)
 	}
 	cfg := "[models.m]\nprotocol = \"" + protocol + "\"\nbase_url = \"" + url + "\"\ncontext_window = 100000\n" + extra
+	if !strings.Contains(extra, "[approvals]") {
+		// The tests of other features run in full mode, myco's behaviour before modes
+		// (issue 31): their commands write where they like. The modes' own tests set
+		// [approvals] (an empty table: the default mode).
+		cfg += "\n[approvals]\nmode = \"full\"\n"
+	}
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,8 @@ context_window = 100000
 protocol = "anthropic-messages"
 base_url = %[1]q
 context_window = 200000
+[approvals]
+mode = "full"
 `, url)
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

@@ -207,7 +207,8 @@ func TestToolEnvAcrossDirectories(t *testing.T) {
 	)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "mh")
-	cfg := "[models.m]\nprotocol = \"anthropic-messages\"\nbase_url = \"" + fake.URL + "\"\ncontext_window = 100000\n"
+	// Full mode: the commands read the profile's config, which the sandbox hides.
+	cfg := "[models.m]\nprotocol = \"anthropic-messages\"\nbase_url = \"" + fake.URL + "\"\ncontext_window = 100000\n[approvals]\nmode = \"full\"\n"
 	sshdtest.WriteFile(t, filepath.Join(home, "profiles", "work", "config.toml"), cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

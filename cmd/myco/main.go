@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 
+	"myco.dev/hosts/sandbox"
 	"myco.dev/internal/build"
 	"myco.dev/internal/reaper"
 )
@@ -32,6 +33,9 @@ func main() { os.Exit(run()) }
 // run is main without the exit, so tests can run the binary in-process (testscript).
 func run() int {
 	// The reaper (see internal/reaper) comes first: it must not read flags, config or .env.
+	// A sandboxed command's fence (see hosts/sandbox) comes before anything else too: it
+	// restricts itself and executes the command, or exits.
+	sandbox.Main()
 	if len(os.Args) == 3 && os.Args[1] == "--mode" && os.Args[2] == "reaper" {
 		return reaper.Main(os.Stdin, os.Stdout)
 	}

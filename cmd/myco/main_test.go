@@ -11,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"myco.dev/hosts/mcp/mcptest"
+	"myco.dev/hosts/sandbox"
 	"myco.dev/internal/fakemodel"
 )
 
@@ -18,6 +19,7 @@ import (
 // myco, and fakemcp, the fake MCP server of mcptest.Serve (a stdio server that can crash
 // in the middle of a call).
 func TestMain(m *testing.M) {
+	sandbox.Main() // the test binary fences commands in, as myco does
 	testscript.Main(cleanup{m}, map[string]func(){
 		"myco":    func() { os.Exit(run()) },
 		"fakemcp": func() { os.Exit(mcptest.Serve()) },

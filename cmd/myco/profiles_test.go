@@ -27,7 +27,8 @@ func addProfile(t *testing.T, home, name, model, url string) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := "[models." + model + "]\nprotocol = \"anthropic-messages\"\nbase_url = \"" + url + "\"\ncontext_window = 100000\n"
+	cfg := "[models." + model + "]\nprotocol = \"anthropic-messages\"\nbase_url = \"" + url + "\"\ncontext_window = 100000\n" +
+		"[approvals]\nmode = \"full\"\n" // these tests' commands write their pid outside the session's directory
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

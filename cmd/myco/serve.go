@@ -143,8 +143,12 @@ func (a *app) deps(paths config.Paths, port, token string) (handlers.Deps, error
 	}
 	home, _ := os.UserHomeDir()
 	wd, _ := os.Getwd()
+	key, err := approvalKey(paths.Home)
+	if err != nil {
+		return handlers.Deps{}, err
+	}
 	return handlers.Deps{Profile: paths.Profile, Workspace: files, WorkspaceDir: paths.WorkspaceDir(), Dir: wd, Home: home, MycoHome: paths.Home,
-		Assets: static.New("/static/"), Port: port, UID: os.Getuid(), Token: token, Log: a.log}, nil
+		Assets: static.New("/static/"), Port: port, UID: os.Getuid(), Token: token, ApprovalKey: key, Log: a.log}, nil
 }
 
 // withEngine is d serving the session service of p's engine e, its models and its hosts.

@@ -55,7 +55,8 @@ func (a *app) profileWorker(o options) int {
 			if cfgErr != nil {
 				return handlers.Built{}, cfgErr, nil
 			}
-			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: srv.URL, TokenFile: srv.TokenFile, Metrics: met, Log: log})
+			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: srv.URL, TokenFile: srv.TokenFile, Metrics: met, Log: log,
+				Guard: &engine.GuardOptions{Exe: sandboxExe()}})
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}

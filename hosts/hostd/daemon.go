@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"myco.dev/hosts/proto"
+	"myco.dev/hosts/sandbox"
 	"myco.dev/hosts/tools"
 	"myco.dev/internal/peercred"
 )
@@ -49,7 +50,14 @@ type Options struct {
 	CloseTimeout time.Duration
 	// MCP configures the MCP servers controllers run here ([proto.MCPServer]).
 	MCP MCPOptions
-	Log *slog.Logger // nil means slog.Default()
+	// Fence runs the processes of the calls that ask ([proto.Call.Sandbox]) in the
+	// sandbox; nil means none (such calls are refused). Hidden are the paths a fenced
+	// command may not read (the daemon's directory, myco's home here); TmpRoot is where
+	// each owner's private temporary directory is made ("" means the system's).
+	Fence   *sandbox.Fence
+	Hidden  []string
+	TmpRoot string
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // Daemon is the per-user host daemon: it owns the tool services and every owner's
@@ -126,6 +134,13 @@ func NewDaemon(o Options) *Daemon {
 	hello.Instance = hex.EncodeToString(id[:])
 	hello.PID = os.Getpid()
 	hello.GraceSecs = int(o.Grace / time.Second)
+	if o.Fence != nil {
+		s := o.Fence.Support()
+		hello.Sandbox = s.String()
+		hello.Fences = s.Landlock
+	} else {
+		hello.Sandbox = "no sandbox: this host daemon has none"
+	}
 	d := &Daemon{o: o, hello: hello, log: log, byName: map[string]tools.Tool{},
 		owners: map[string]*owner{}, connTools: map[int][]tools.Tool{}, idle: time.Now(), mcp: newMCPHost(o.MCP, log)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"myco.dev/hosts/proto"
+	"myco.dev/hosts/sandbox"
 	"myco.dev/hosts/tools"
 	"myco.dev/internal/privdir"
 )
@@ -91,7 +92,7 @@ func RunHost(ctx context.Context, o HostOptions) error {
 		log.Warn("serving in this process, without the host daemon: processes end with the connection", "err", err)
 		why = err.Error()
 	}
-	d := newDaemon(o.Host, log, why)
+	d := newDaemon(o.Host, log, why, "")
 	defer d.Close()
 	return d.Serve(ctx, o.In, o.Out, &proto.Proxy{MaxImageBase64Bytes: o.MaxImageBase64Bytes})
 }
@@ -156,7 +157,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		fmt.Fprintf(o.Ready, "listening on %s as pid %d\n", sock, os.Getpid())
 		o.Ready.Close()
 	}
-	d := newDaemon(o.Host, log, "")
+	d := newDaemon(o.Host, log, "", o.Dir)
 	defer d.Close()
 	log.Info("host daemon", "instance", d.Instance(), "pid", os.Getpid(), "socket", sock, "grace", o.Host.Grace)
 	return d.Run(ctx, l, func() func() {
@@ -174,8 +175,9 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 // servers controllers run here. noDaemon, when
 // set, is why the host serves in this process instead of its daemon: the hello tells the
 // controller.
-func newDaemon(h Host, log *slog.Logger, noDaemon string) *Daemon {
+func newDaemon(h Host, log *slog.Logger, noDaemon, daemonDir string) *Daemon {
 	dir, _ := os.Getwd()
+	fence, hidden := hostFence(daemonDir, h.Env)
 	bash := tools.NewBash(tools.BashOptions{Env: hostEnv(h.Env), Reaper: h.Reaper})
 	return NewDaemon(Options{
 		Tools: []tools.Tool{bash, tools.NewEditor(tools.EditorOptions{Dirs: bash})},
@@ -184,9 +186,39 @@ func newDaemon(h Host, log *slog.Logger, noDaemon string) *Daemon {
 		},
 		Hello: proto.Hello{Version: h.Version, OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: h.Shell, Dir: dir, NoDaemon: noDaemon},
 		Grace: h.Grace, IdleExit: h.IdleExit,
-		MCP: MCPOptions{Env: h.Env, Reaper: h.Reaper, Version: h.Version},
+		MCP:   MCPOptions{Env: h.Env, Reaper: h.Reaper, Version: h.Version},
+		Fence: fence, Hidden: hidden,
 		Log: log,
 	})
+}
+
+// hostFence is the host's sandbox, through this binary (whose main calls sandbox.Main
+// first), and what a fenced command may not read here: the daemon's directory, and
+// myco's home ($MYCO_HOME, else ~/.myco) when there is one. A nil fence: none.
+func hostFence(daemonDir string, env []string) (*sandbox.Fence, []string) {
+	f, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		return nil, nil
+	}
+	var hidden []string
+	if daemonDir != "" {
+		hidden = append(hidden, daemonDir)
+	}
+	home := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "MYCO_HOME="); ok && v != "" {
+			home = v
+		}
+	}
+	if home == "" {
+		if u, err := os.UserHomeDir(); err == nil {
+			home = filepath.Join(u, ".myco")
+		}
+	}
+	if _, err := os.Stat(home); err == nil {
+		hidden = append(hidden, home)
+	}
+	return f, hidden
 }
 
 // hostEnv is the environment of the host's bash commands: the host's own, without the

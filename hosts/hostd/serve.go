@@ -254,10 +254,23 @@ func (d *Daemon) call(cs *connState, w *proto.Writer, id uint64, t tools.Tool, c
 		}}
 		ctx = tools.WithProgress(ctx, ps.Report)
 	}
+	var refused *tools.Result
+	if call.Sandbox != nil {
+		var err error
+		if ctx, err = d.fenced(ctx, call); err != nil {
+			r := tools.Errorf("not run: this host cannot fence the command as its session's mode needs (%v). Ask to run it outside the sandbox (outside_sandbox: true with a justification): the person decides", err)
+			refused = &r
+		}
+	}
 	d.inFlight.Add(1)
 	d.calls.Go(func() {
 		defer d.inFlight.Add(-1)
-		res := t.Call(ctx, call.Owner, call.Input)
+		var res tools.Result
+		if refused != nil {
+			res = *refused
+		} else {
+			res = t.Call(ctx, call.Owner, call.Input)
+		}
 		if ps != nil {
 			ps.Stop(true) // the newest tail before the result; nothing after it
 		}

@@ -12,7 +12,7 @@ import (
 // and the host daemon can hold a Set; and nothing of the HTTP layers.
 func TestDeps(t *testing.T) {
 	depstest.Forbid(t, depstest.Upper...)
-	allowed := []string{"myco.dev/hosts/mcp", "myco.dev/agent/model", "myco.dev/hosts/tools"}
+	allowed := []string{"myco.dev/hosts/mcp", "myco.dev/agent/model", "myco.dev/hosts/tools", "myco.dev/hosts/sandbox"}
 	for _, dep := range depstest.Deps(t) {
 		if !strings.HasPrefix(dep, "myco.dev/") || strings.HasPrefix(dep, "myco.dev/internal/") {
 			continue

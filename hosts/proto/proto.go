@@ -91,6 +91,12 @@ type Hello struct {
 	// controller's credentials) that the processes of this connection's calls must not
 	// get.
 	WithoutEnv []string `json:"without_env,omitempty"`
+	// Sandbox, in the host's hello, says what its sandbox can do ("Landlock ABI 7, …", or
+	// "no sandbox: …"), and Fences that it fences the calls that ask ([Call.Sandbox]). A
+	// controller never sends a fenced call to a host whose hello lacks Fences: an older
+	// host would ignore the request and run the command unfenced.
+	Sandbox string `json:"sandbox,omitempty"`
+	Fences  bool   `json:"fences,omitempty"`
 }
 
 // Call runs one tool on behalf of Owner. Key, chosen by the controller and unique among
@@ -107,6 +113,18 @@ type Call struct {
 	// and Input its arguments. The host starts the owner's instance of the server when it
 	// has none.
 	MCP *MCPServer `json:"mcp,omitempty"`
+	// Sandbox, when set, asks the host to run the call's processes in its sandbox (see
+	// hosts/sandbox): writes only in its working directory (none with ReadOnly) and a
+	// private temporary directory, .git/hooks and .git/config read-only, myco's files there
+	// unreadable, no network unless Network. A host that cannot fence answers an error
+	// result and runs nothing.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Sandbox is how a fenced call's processes are fenced in.
+type Sandbox struct {
+	ReadOnly bool `json:"read_only,omitempty"`
+	Network  bool `json:"network,omitempty"`
 }
 
 // MCPServer is an MCP server the controller's configuration runs on the host, over

@@ -120,7 +120,8 @@ func (b *Bash) Spec() model.ToolSpec {
 action=exec (the default) runs "bash -c COMMAND" to completion with stdin from /dev/null and stdout+stderr combined, then reports the exit status; a nonzero status is reported, not treated as a tool error. Default timeout %s, at most %s (timeout_secs); on timeout the whole process group is killed. Nothing an exec starts outlives it: use action=start for servers and other long-lived processes.
 On the local host, exec and start begin in this session's directory (the # Session block of the runtime notes names it); on a remote host, in the host process's working directory. There is no working-directory field: use "cd /path && command" (an exec's directory change lasts only for that call).
 action=start runs COMMAND (for example "bash --noprofile --norc") as a session with a stdin pipe and returns its session_id and first output. action=write sends input to its stdin (a newline is added unless input ends with one) and returns the output once it settles (%s without output, at most timeout_secs, default %s). action=read returns output not yet returned; with timeout_secs it waits up to that long for some. action=kill ends a session and forgets it; action=list lists your sessions. Exited sessions stay listed until killed.
-Each result shows at most %d bytes of output (head and tail, with a marker for what was left out).`,
+Each result shows at most %d bytes of output (head and tail, with a marker for what was left out).
+The session's mode may run commands in a sandbox (the # Session block of the runtime notes says which): there a command may write only in the session's directory and $TMPDIR (not .git/hooks or .git/config), cannot read myco's home, and reaches the network only if the mode allows it; what it is refused fails with "Permission denied" or the like. To run a command outside the sandbox, set outside_sandbox: true with a justification: the person is asked first.`,
 		secs(b.opts.DefaultTimeout), secs(b.opts.MaxTimeout), b.opts.SettleQuiet, secs(b.opts.DefaultWait), b.opts.MaxOutputBytes)
 	return model.ToolSpec{Name: b.Name(), Description: desc, Schema: json.RawMessage(`{
   "type": "object",
@@ -129,7 +130,9 @@ Each result shows at most %d bytes of output (head and tail, with a marker for w
     "action": {"type": "string", "enum": ["exec", "start", "write", "read", "kill", "list"], "description": "What to do; default exec."},
     "session_id": {"type": "string", "description": "The session to act on (write, read, kill), as returned by start."},
     "input": {"type": "string", "description": "Text to send to the session's stdin (write)."},
-    "timeout_secs": {"type": "number", "description": "exec: kill after this many seconds. start, write, read: the longest wait for output."}
+    "timeout_secs": {"type": "number", "description": "exec: kill after this many seconds. start, write, read: the longest wait for output."},
+    "outside_sandbox": {"type": "boolean", "description": "exec, start: run outside the sandbox. Always asks the person first (or follows their rules); use it only after the sandbox refused what the command needs."},
+    "justification": {"type": "string", "description": "With outside_sandbox: why the command needs to run outside the sandbox, shown to the person who decides."}
   },
   "additionalProperties": false
 }`)}
@@ -141,9 +144,13 @@ type bashInput struct {
 	SessionID   *string  `json:"session_id"`
 	Input       *string  `json:"input"`
 	TimeoutSecs *float64 `json:"timeout_secs"`
+	// OutsideSandbox and Justification are read by the controller's policy before the call
+	// reaches the tool; the tool only accepts them.
+	OutsideSandbox *bool   `json:"outside_sandbox"`
+	Justification  *string `json:"justification"`
 }
 
-var bashFields = []string{"command", "action", "session_id", "input", "timeout_secs"}
+var bashFields = []string{"command", "action", "session_id", "input", "timeout_secs", "outside_sandbox", "justification"}
 
 func bashHint(field string) string {
 	switch strings.ToLower(field) {
@@ -256,6 +263,11 @@ func (b *Bash) exec(ctx context.Context, owner, command string, timeout time.Dur
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = time.Second
+	if err := fence(ctx, cmd); err != nil {
+		pr.Close()
+		pw.Close()
+		return Errorf("not run: %v", err)
+	}
 	b.prepare()
 	err = cmd.Start()
 	pw.Close()
@@ -290,7 +302,7 @@ func (b *Bash) exec(ctx context.Context, owner, command string, timeout time.Dur
 	case ctx.Err() != nil:
 		return Result{Text: text + "[killed: the call was cancelled]", IsError: true}
 	case waitErr == nil || errors.As(waitErr, &exitErr):
-		return Result{Text: text + "[" + exitStatus(cmd.ProcessState) + "]"}
+		return Result{Text: text + sandboxNote(ctx, text, waitErr != nil) + "[" + exitStatus(cmd.ProcessState) + "]"}
 	default:
 		return Result{Text: text + "[" + waitErr.Error() + "]", IsError: true}
 	}

@@ -109,6 +109,13 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 	cmd.Env, cmd.Dir = withPWD(envFor(ctx, b.opts.Env), dir), dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := fence(ctx, cmd); err != nil {
+		pr.Close()
+		pw.Close()
+		inR.Close()
+		inW.Close()
+		return Errorf("not run: %v", err)
+	}
 	b.prepare()
 	err = cmd.Start()
 	pw.Close()

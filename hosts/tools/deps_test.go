@@ -8,5 +8,5 @@ import (
 
 // TestDeps: the tool services run on both sides and know only the neutral model types.
 func TestDeps(t *testing.T) {
-	depstest.Only(t, "myco.dev/hosts/tools", "myco.dev/agent/model")
+	depstest.Only(t, "myco.dev/hosts/tools", "myco.dev/agent/model", "myco.dev/hosts/sandbox", "github.com/landlock-lsm/go-landlock", "kernel.org/pub/linux/libs/security/libcap/psx", "golang.org/x/sys")
 }

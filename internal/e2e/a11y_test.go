@@ -37,10 +37,16 @@ type axeViolation struct {
 // (label-content-name-mismatch, which axe counts as experimental and runs only when asked).
 func (tb *tab) axe(t *testing.T, src, what string) {
 	t.Helper()
+	tb.axeIn(t, src, "document", what)
+}
+
+// axeIn is axe on the part of the page that the JavaScript expression in selects.
+func (tb *tab) axeIn(t *testing.T, src, in, what string) {
+	t.Helper()
 	if !eval[bool](tb, `!!window.axe`) {
 		eval[bool](tb, `(() => { `+src+`; return true; })()`)
 	}
-	raw := await[string](tb, `axe.run(document, {resultTypes: ["violations"], rules: {"label-content-name-mismatch": {enabled: true}}}).then((r) => JSON.stringify(r.violations))`)
+	raw := await[string](tb, `axe.run(`+in+`, {resultTypes: ["violations"], rules: {"label-content-name-mismatch": {enabled: true}}}).then((r) => JSON.stringify(r.violations))`)
 	var vs []axeViolation
 	if err := json.Unmarshal([]byte(raw), &vs); err != nil {
 		t.Fatalf("%s: axe's answer: %v", what, err)

@@ -27,7 +27,10 @@ func TestBrowserScreenshots(t *testing.T) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t,
+	// Full mode: the screens are those of a session whose calls run at once (its edit is
+	// of a path outside the session's directory, which workspace mode would ask about);
+	// TestBrowserApprovals captures the approval cards.
+	f := newFixtureConfig(t, "[approvals]\nmode = \"full\"\n",
 		fakemodel.Turn{Text: "I'll look at the build first:\n\n- list the packages\n- run the failing test\n",
 			ToolCalls: []fakemodel.ToolCall{bash("call_list", "printf 'agent\\nhandlers\\nsessions\\nviews\\n'"),
 				bash("call_fail", "printf '--- FAIL: TestLoad (0.00s)\\n    config_test.go:42: Load(missing) = nil, want an error\\n'; exit 1"),

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"myco.dev/internal/fakemodel"
+)
+
+// TestBrowserApprovals (issue 31): in ask mode, the session page shows each call that waits
+// as a card, and the person answers it with real key presses and clicks: y allows a command
+// once (the file it writes is on disk, and the fake model's next request has its result);
+// a reload keeps a waiting card; Allow always on an edit shows and adds the rule; Deny with a
+// reason sends the reason to the model and runs nothing. The cards' controls have
+// accessible names (axe), and the card is captured light and dark, wide and narrow.
+func TestBrowserApprovals(t *testing.T) {
+	t.Parallel()
+	f := newFixtureConfig(t, "[approvals]\nmode = \"ask\"\n")
+	dir := f.srv.cmd.Dir
+	f.model.Script(
+		fakemodel.Turn{Text: "Writing the greeting.", ToolCalls: []fakemodel.ToolCall{bash("call_greet", "echo hello > greeting.txt && cat greeting.txt")}},
+		fakemodel.Turn{Text: "Now a note.", ToolCalls: []fakemodel.ToolCall{{ID: "call_note", Name: "str_replace_based_edit_tool",
+			Args: `{"command":"create","path":"` + filepath.Join(dir, "notes.txt") + `","file_text":"first line\nsecond line\n"}`}}},
+		fakemodel.Turn{Text: "Cleaning up.", ToolCalls: []fakemodel.ToolCall{bash("call_rm", "rm -rf "+filepath.Join(dir, "keep")+" && git push --force origin main")}},
+		fakemodel.Turn{Text: "All done."},
+	)
+	os.MkdirAll(filepath.Join(dir, "keep"), 0o755)
+	key, err := os.ReadFile(filepath.Join(f.home, "approval.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := f.newSession()
+	b := newBrowser(t)
+	tb := newTab(t, b, "approvals")
+
+	// Without the capability the card says how to get it, and offers no answer.
+	tb.navigate(page)
+	tb.waitLive()
+	tb.send("Greet, note and clean up")
+	tb.wait("the first card", `document.querySelector("#approval-call_greet")`)
+	if eval[bool](tb, `!!document.querySelector("#approval-call_greet .approval-answers")`) {
+		t.Error("a browser without the capability is offered the answers")
+	}
+	if !eval[bool](tb, `document.querySelector("#approval-call_greet").textContent.includes("myco approve-link")`) {
+		t.Error("the card does not say how to get the capability")
+	}
+	// The link myco approve-link prints puts the capability in a cookie and goes to the sessions.
+	tb.navigate(f.srv.URL + "approve?key=" + strings.TrimSpace(string(key)))
+	tb.navigate(page)
+	tb.waitLive()
+	tb.wait("the card with its answers", `document.querySelector("#approval-call_greet .approval-answers")`)
+	if got := eval[string](tb, `document.querySelector("#approval-call_greet .approval-command").textContent`); !strings.Contains(got, "echo hello > greeting.txt") {
+		t.Errorf("the command shown = %q", got)
+	}
+	if got := eval[string](tb, `document.title`); !strings.HasPrefix(got, "(needs you)") {
+		t.Errorf("the title = %q, want it to say a call waits", got)
+	}
+	tb.axeIn(t, axeSource(t), `document.getElementById("approvals")`, "the approval card")
+	shots(t, tb, "approval-command")
+
+	t.Run("y allows once", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.do("press y", chromedp.Click(chromedp.CSS("#messages"), chromedp.NodeVisible), chromedp.KeyEvent("y"))
+		tb.wait("the edit's card", `document.querySelector("#approval-call_note") && !document.querySelector("#approval-call_greet")`)
+		if b, err := os.ReadFile(filepath.Join(dir, "greeting.txt")); err != nil || string(b) != "hello\n" {
+			t.Errorf("greeting.txt = %q, %v", b, err)
+		}
+		if res := f.model.Requests(); len(res) < 2 || !strings.Contains(string(res[1].Body), "hello") {
+			t.Error("the model's next request has not the command's output")
+		}
+	})
+
+	t.Run("a reload keeps the waiting card", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.navigate(page)
+		tb.waitLive()
+		tb.wait("the edit's card after the reload", `document.querySelector("#approval-call_note .diff")`)
+		if got := eval[string](tb, `document.querySelector("#approval-call_note .diff").textContent`); !strings.Contains(got, "second line") {
+			t.Errorf("the diff = %q", got)
+		}
+		shots(t, tb, "approval-edit")
+	})
+
+	t.Run("allow always shows and adds the rule", func(t *testing.T) {
+		tb := tb.in(t)
+		label := eval[string](tb, `document.querySelector('#approval-call_note button[value="always"]').textContent`)
+		if !strings.Contains(label, "edit(notes.txt)") {
+			t.Errorf("Allow always says %q, want the rule edit(notes.txt)", label)
+		}
+		tb.click(`#approval-call_note button[value="always"]`)
+		tb.wait("the deny card", `document.querySelector("#approval-call_rm") && !document.querySelector("#approval-call_note")`)
+		if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || !strings.Contains(string(b), "second line") {
+			t.Errorf("notes.txt = %q, %v", b, err)
+		}
+	})
+
+	t.Run("deny with a reason", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.do("press n, type a reason, Enter", chromedp.Click(chromedp.CSS("#messages"), chromedp.NodeVisible), chromedp.KeyEvent("n"))
+		tb.wait("the reason focused", `document.activeElement?.name === "reason"`)
+		tb.do("type the reason", chromedp.SendKeys(`#approval-call_rm input[name="reason"]`, "keep that directory"+kb.Enter))
+		tb.wait("the answer", `document.querySelector("#messages .msg.assistant .md")?.textContent.includes("All done") || [...document.querySelectorAll("#messages .msg.assistant .md")].some((m) => m.textContent.includes("All done"))`)
+		if _, err := os.Stat(filepath.Join(dir, "keep")); err != nil {
+			t.Error("the denied command ran")
+		}
+		reqs := f.model.Requests()
+		if last := string(reqs[len(reqs)-1].Body); !strings.Contains(last, "keep that directory") || !strings.Contains(last, "denied by the person") {
+			t.Errorf("the model's last request does not carry the reason: %s", last)
+		}
+		if got := eval[string](tb, `document.title`); strings.HasPrefix(got, "(needs you)") {
+			t.Errorf("the title still says a call waits: %q", got)
+		}
+	})
+}
+
+// shots captures the window at the approvals in light and dark, 1440 and 390 px wide, in
+// $MYCO_SCREENSHOTS (else a temporary directory), and checks nothing scrolls sideways.
+func shots(t *testing.T, tb *tab, name string) {
+	t.Helper()
+	dir := os.Getenv("MYCO_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	os.MkdirAll(dir, 0o755)
+	for _, scheme := range []string{"light", "dark"} {
+		tb.do("prefers-color-scheme: "+scheme, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
+			return err
+		}))
+		for _, size := range []struct {
+			name          string
+			width, height int64
+		}{{"wide", 1440, 900}, {"narrow", 390, 844}} {
+			tb.do("viewport "+size.name, chromedp.EmulateViewport(size.width, size.height))
+			tb.wait("the card in view", `(() => { const c = document.querySelector(".approval-card"); c?.scrollIntoView({block: "center"}); return !!c; })()`)
+			if size.name == "narrow" {
+				if w := eval[int](tb, `document.documentElement.scrollWidth`); w > int(size.width) {
+					t.Errorf("%s at %d px: the page is %d px wide", name, size.width, w)
+				}
+			}
+			png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, name+"-"+scheme+"-"+size.name+".png")
+			if err := os.WriteFile(p, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("saved %s", p)
+		}
+	}
+	tb.do("viewport back", chromedp.EmulateViewport(1280, 900))
+}
