@@ -93,6 +93,12 @@ func newFixtureWith(t *testing.T, config func(url string) string, turns ...fakem
 		t.Fatal(err)
 	}
 	cfg := config(f.model.URL)
+	if !strings.Contains(cfg, "[approvals]") {
+		// The pages of other features are tested in full mode, myco's behaviour before
+		// modes (issue 31), as cmd/myco's profileHome does; the approvals' own tests set
+		// [approvals].
+		cfg += "\n[approvals]\nmode = \"full\"\n"
+	}
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
