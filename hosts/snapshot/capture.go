@@ -30,7 +30,15 @@ type CaptureRequest struct {
 	Exclude []string `json:"exclude,omitempty"`
 	// NoGitignore captures the files the .gitignore files leave out too (never .git).
 	NoGitignore bool `json:"no_gitignore,omitempty"`
+	// MaxFiles bounds the entries the walk may list (files, symlinks and directories,
+	// ignored ones at the level listed included): past it the capture stops with
+	// [ErrTooLarge], having stored nothing of its own. 0 means no bound. It keeps a session
+	// opened in a home directory, say, from walking and storing all of it.
+	MaxFiles int `json:"max_files,omitempty"`
 }
+
+// ErrTooLarge reports a capture stopped at [CaptureRequest.MaxFiles].
+var ErrTooLarge = errors.New("snapshot: the directory holds more files than a capture may list")
 
 // CaptureResult describes a capture: the snapshot it made.
 type CaptureResult struct {
@@ -83,7 +91,7 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 		start: time.Now().Add(-s.racy).UnixNano(),
 		old:   s.loadCache(dir), noGitignore: r.NoGitignore,
 		sem:  make(chan struct{}, max(runtime.GOMAXPROCS(0), 2)),
-		dirs: map[string]*dirCache{},
+		dirs: map[string]*dirCache{}, maxFiles: int64(r.MaxFiles),
 	}
 	if w.old == nil {
 		w.old, w.changed = &rootCache{}, true
@@ -97,6 +105,9 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 		}
 	}
 	top, err := w.dir(root, "", rs)
+	if errors.Is(err, ErrTooLarge) {
+		return CaptureResult{}, fmt.Errorf("capture %s: more than %d files: %w", dir, r.MaxFiles, err)
+	}
 	if err != nil {
 		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
 	}

@@ -145,6 +145,35 @@ func TestCaptureConcurrent(t *testing.T) {
 	}
 }
 
+// TestCaptureMaxFiles: a capture of a tree over MaxFiles stops with ErrTooLarge and adds
+// nothing to the store; an ignored directory is not walked, so it does not count.
+func TestCaptureMaxFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{".gitignore": "big/\n"}
+	for i := range 30 {
+		files[filepath.Join("big", string(rune('a'+i%26))+string(rune('a'+i/26)))] = "x"
+	}
+	for i := range 5 {
+		files[filepath.Join("src", string(rune('a'+i)))] = "y"
+	}
+	write(t, dir, files)
+	s := newStore(t)
+	if _, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir, MaxFiles: 10}); err != nil {
+		t.Fatalf("Capture with big/ ignored: %v", err)
+	}
+	before, err := s.Size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir, MaxFiles: 10, NoGitignore: true})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Capture of 36 files with MaxFiles 10: %v, want ErrTooLarge", err)
+	}
+	if after, _ := s.Size(); after != before {
+		t.Errorf("the store grew from %d to %d bytes for a capture that stopped", before, after)
+	}
+}
+
 func TestCaptureErrors(t *testing.T) {
 	s := newStore(t)
 	for _, r := range []CaptureRequest{
