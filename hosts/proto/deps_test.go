@@ -6,8 +6,8 @@ import (
 	"myco.dev/internal/depstest"
 )
 
-// TestDeps: the protocol, spoken by both sides, knows the tools' results and nothing of
-// either side.
+// TestDeps: the protocol, spoken by both sides, knows the tools' results and the
+// snapshots' types, and nothing of either side.
 func TestDeps(t *testing.T) {
-	depstest.Only(t, "myco.dev/hosts/proto", "myco.dev/hosts/tools", "myco.dev/agent/model")
+	depstest.Only(t, "myco.dev/hosts/proto", "myco.dev/hosts/tools", "myco.dev/agent/model", "myco.dev/hosts/snapshot", "myco.dev/internal/atomicfile")
 }
