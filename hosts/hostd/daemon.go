@@ -49,7 +49,10 @@ type Options struct {
 	CloseTimeout time.Duration
 	// MCP configures the MCP servers controllers run here ([proto.MCPServer]).
 	MCP MCPOptions
-	Log *slog.Logger // nil means slog.Default()
+	// Snapshots is the directory of the host's snapshot store, opened on the first
+	// snapshot frame; "" means the host keeps none (such frames are refused).
+	Snapshots string
+	Log       *slog.Logger // nil means slog.Default()
 }
 
 // Daemon is the per-user host daemon: it owns the tool services and every owner's
@@ -68,6 +71,7 @@ type Daemon struct {
 	calls    sync.WaitGroup // calls in flight
 	inFlight atomic.Int64   // how many
 	mcp      *mcpHost       // the MCP servers, one set per configuration
+	snaps    *snapshots     // the snapshot store
 
 	mu        sync.Mutex // guards the fields below
 	owners    map[string]*owner
@@ -127,7 +131,8 @@ func NewDaemon(o Options) *Daemon {
 	hello.PID = os.Getpid()
 	hello.GraceSecs = int(o.Grace / time.Second)
 	d := &Daemon{o: o, hello: hello, log: log, byName: map[string]tools.Tool{},
-		owners: map[string]*owner{}, connTools: map[int][]tools.Tool{}, idle: time.Now(), mcp: newMCPHost(o.MCP, log)}
+		owners: map[string]*owner{}, connTools: map[int][]tools.Tool{}, idle: time.Now(), mcp: newMCPHost(o.MCP, log),
+		snaps: &snapshots{dir: o.Snapshots, log: log}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	for _, t := range o.Tools {
 		d.byName[t.Name()] = t
@@ -408,6 +413,7 @@ func (d *Daemon) Close() {
 		}
 		d.mcp.close()
 		d.calls.Wait()
+		d.snaps.close()
 	}()
 	select {
 	case <-done:
