@@ -13,6 +13,7 @@ import (
 
 	"myco.dev/agent/model"
 	"myco.dev/hosts/mcp"
+	"myco.dev/hosts/snapshot"
 	"myco.dev/hosts/tools"
 )
 
@@ -41,7 +42,10 @@ type Options struct {
 	// MCPDisabled names the configured MCP servers that are disabled, for
 	// [Harness.MCPStatuses].
 	MCPDisabled []string
-	Log         *slog.Logger // nil means slog.Default()
+	// Snapshots is the local host's snapshot store ([Harness.Capture] and the others with
+	// host "local"); nil means none. The caller closes it after the harness.
+	Snapshots *snapshot.Store
+	Log       *slog.Logger // nil means slog.Default()
 }
 
 // Harness routes tool calls by host. It is safe for concurrent use; the caller must Close
@@ -59,12 +63,14 @@ type Harness struct {
 	mcpListing  map[string]chan struct{} // per remote: one listing at a time
 	mcpDisabled []string
 	mcpMu       sync.Mutex // guards the listing state of rmcp's servers and tools
+
+	snaps *snapshot.Store // the local host's; nil when none
 }
 
 // NewHarness returns a harness over the local worker's tools.
 func NewHarness(o Options) (*Harness, error) {
 	h := &Harness{tools: map[string]tools.Tool{}, root: map[string]tools.Tool{}, remotes: map[string]*Remote{},
-		hosts: []string{Local}, log: o.Log}
+		hosts: []string{Local}, log: o.Log, snaps: o.Snapshots}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
