@@ -26,6 +26,7 @@ type Config struct {
 	Gateways              map[string]Gateway
 	Models                map[string]Model
 	MCPServers            map[string]MCPServer // by name; see docs/mcp.md
+	Snapshots             Snapshots            // the [snapshots] table
 
 	// Warnings are what [Load] found that does not stop startup; the caller shows them.
 	Warnings []Warning
@@ -131,6 +132,7 @@ func defaults(file string) *Config {
 		Gateways:              map[string]Gateway{},
 		Models:                map[string]Model{},
 		MCPServers:            map[string]MCPServer{},
+		Snapshots:             defaultSnapshots(),
 	}
 }
 

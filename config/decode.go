@@ -26,6 +26,7 @@ type (
 		Gateways              toml.Primitive `toml:"gateways"`
 		Models                toml.Primitive `toml:"models"`
 		MCPServers            toml.Primitive `toml:"mcp_servers"`
+		Snapshots             toml.Primitive `toml:"snapshots"`
 	}
 	rawEndpoint struct {
 		Protocol        *string        `toml:"protocol"`
@@ -92,6 +93,7 @@ func (d *decoder) decode(src string) *Config {
 	d.value(top.AttachTimeoutSecs, &c.AttachTimeoutSecs, "attach_timeout_secs")
 	d.value(top.MaxPreludeBytes, &c.MaxPreludeBytes, "max_prelude_bytes")
 	d.value(top.CompactionMaxRequests, &c.CompactionMaxRequests, "compaction_max_requests")
+	d.snapshots(top.Snapshots, c)
 
 	var gateways, models, servers map[string]toml.Primitive
 	d.table(top.Gateways, &gateways, "gateways")
