@@ -35,6 +35,10 @@ type CaptureRequest struct {
 	// [ErrTooLarge], having stored nothing of its own. 0 means no bound. It keeps a session
 	// opened in a home directory, say, from walking and storing all of it.
 	MaxFiles int `json:"max_files,omitempty"`
+	// MaxFileSize, when positive, is the size above which a file is recorded as changed but
+	// not stored, in place of the store's [Options.MaxFileSize]: the caller's setting,
+	// also for a store of another host.
+	MaxFileSize int64 `json:"max_file_size,omitempty"`
 }
 
 // ErrTooLarge reports a capture stopped at [CaptureRequest.MaxFiles].
@@ -86,8 +90,12 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 	defer root.Close()
 	pw := newPackWriter(s.sub("packs"))
 	defer pw.abort()
+	maxSize := s.o.MaxFileSize
+	if r.MaxFileSize > 0 {
+		maxSize = r.MaxFileSize
+	}
 	w := &walker{
-		s: s, ctx: ctx, pw: pw, max: s.o.MaxFileSize,
+		s: s, ctx: ctx, pw: pw, max: maxSize,
 		start: time.Now().Add(-s.racy).UnixNano(),
 		old:   s.loadCache(dir), noGitignore: r.NoGitignore,
 		sem:  make(chan struct{}, max(runtime.GOMAXPROCS(0), 2)),

@@ -293,6 +293,11 @@ func TestRestoreOverCap(t *testing.T) {
 	if want := []Conflict{{Path: "big", Reason: ReasonNotStored}}; !slices.Equal(res.Conflicts, want) || !slices.Equal(res.Restored, []Path{"small"}) {
 		t.Errorf("Restore = %+v, want small restored and big not stored", res)
 	}
+	// The request's cap in place of the store's: big is stored now.
+	snap2, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir, MaxFileSize: 4000})
+	if err != nil || snap2.NotStored != 0 {
+		t.Errorf("Capture with a cap of 4000 = %+v, %v; want every file stored", snap2, err)
+	}
 }
 
 // TestRestoreOutside: a file outside the directory, captured one by one.
