@@ -45,7 +45,11 @@ type Options struct {
 	// Snapshots is the local host's snapshot store ([Harness.Capture] and the others with
 	// host "local"); nil means none. The caller closes it after the harness.
 	Snapshots *snapshot.Store
-	Log       *slog.Logger // nil means slog.Default()
+	// OpenSnapshots, when Snapshots is nil, opens the local store on its first use (a run
+	// that captures nothing never reads the store's indexes); the harness closes what it
+	// opened. nil means none.
+	OpenSnapshots func() (*snapshot.Store, error)
+	Log           *slog.Logger // nil means slog.Default()
 }
 
 // Harness routes tool calls by host. It is safe for concurrent use; the caller must Close
@@ -64,13 +68,17 @@ type Harness struct {
 	mcpDisabled []string
 	mcpMu       sync.Mutex // guards the listing state of rmcp's servers and tools
 
-	snaps *snapshot.Store // the local host's; nil when none
+	snaps     *snapshot.Store // the local host's; nil when none
+	openSnaps func() (*snapshot.Store, error)
+	snapMu    sync.Mutex      // guards the fields below
+	opened    *snapshot.Store // what openSnaps opened, which Close closes
+	openErr   error           // why it could not, kept: one attempt
 }
 
 // NewHarness returns a harness over the local worker's tools.
 func NewHarness(o Options) (*Harness, error) {
 	h := &Harness{tools: map[string]tools.Tool{}, root: map[string]tools.Tool{}, remotes: map[string]*Remote{},
-		hosts: []string{Local}, log: o.Log, snaps: o.Snapshots}
+		hosts: []string{Local}, log: o.Log, snaps: o.Snapshots, openSnaps: o.OpenSnapshots}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -155,6 +163,12 @@ func (h *Harness) Close() {
 		wg.Go(r.Close)
 	}
 	wg.Wait()
+	h.snapMu.Lock()
+	defer h.snapMu.Unlock()
+	if h.opened != nil {
+		h.opened.Close()
+		h.opened = nil
+	}
 }
 
 // Specs returns the tool specifications the model sees: routed tools carry an optional

@@ -18,10 +18,11 @@ var ErrNoSnapshots = errors.New("hosts: this host keeps no snapshots")
 // empty captures the host's working directory, where its tools start (its hello's).
 func (h *Harness) Capture(ctx context.Context, host string, r snapshot.CaptureRequest) (snapshot.CaptureResult, error) {
 	if isLocal(host) {
-		if h.snaps == nil {
-			return snapshot.CaptureResult{}, ErrNoSnapshots
+		st, err := h.local()
+		if err != nil {
+			return snapshot.CaptureResult{}, err
 		}
-		return h.snaps.Capture(ctx, r)
+		return st.Capture(ctx, r)
 	}
 	rm, err := h.remote(host)
 	if err != nil {
@@ -33,10 +34,11 @@ func (h *Harness) Capture(ctx context.Context, host string, r snapshot.CaptureRe
 // Diff compares two snapshots of host's store (see [snapshot.Store.Diff]).
 func (h *Harness) Diff(ctx context.Context, host string, from, to snapshot.ID, o snapshot.DiffOptions) (*snapshot.Diff, error) {
 	if isLocal(host) {
-		if h.snaps == nil {
-			return nil, ErrNoSnapshots
+		st, err := h.local()
+		if err != nil {
+			return nil, err
 		}
-		return h.snaps.Diff(ctx, from, to, o)
+		return st.Diff(ctx, from, to, o)
 	}
 	rm, err := h.remote(host)
 	if err != nil {
@@ -49,10 +51,11 @@ func (h *Harness) Diff(ctx context.Context, host string, from, to snapshot.ID, o
 // Like the store's, it returns its result with an error when it stopped midway.
 func (h *Harness) Restore(ctx context.Context, host string, r snapshot.RestoreRequest) (*snapshot.RestoreResult, error) {
 	if isLocal(host) {
-		if h.snaps == nil {
-			return nil, ErrNoSnapshots
+		st, err := h.local()
+		if err != nil {
+			return nil, err
 		}
-		return h.snaps.Restore(ctx, r)
+		return st.Restore(ctx, r)
 	}
 	rm, err := h.remote(host)
 	if err != nil {
@@ -65,10 +68,11 @@ func (h *Harness) Restore(ctx context.Context, host string, r snapshot.RestoreRe
 // [snapshot.Store.Prune]); [snapshot.ErrBusy] says the space was not given back yet.
 func (h *Harness) Prune(ctx context.Context, host, owner string, keep []snapshot.ID) (snapshot.PruneResult, error) {
 	if isLocal(host) {
-		if h.snaps == nil {
-			return snapshot.PruneResult{}, ErrNoSnapshots
+		st, err := h.local()
+		if err != nil {
+			return snapshot.PruneResult{}, err
 		}
-		return h.snaps.Prune(ctx, owner, keep)
+		return st.Prune(ctx, owner, keep)
 	}
 	rm, err := h.remote(host)
 	if err != nil {
@@ -80,10 +84,36 @@ func (h *Harness) Prune(ctx context.Context, host, owner string, keep []snapshot
 // SnapshotSize returns the space the local snapshot store takes, in bytes (0 without
 // one). The remotes' stores are theirs: asking would connect them.
 func (h *Harness) SnapshotSize() (int64, error) {
-	if h.snaps == nil {
+	if h.snaps == nil && h.openSnaps == nil {
 		return 0, nil
 	}
-	return h.snaps.Size()
+	st, err := h.local()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size()
+}
+
+// local returns the local store, opening it on first use when the harness was given a way.
+func (h *Harness) local() (*snapshot.Store, error) {
+	if h.snaps != nil {
+		return h.snaps, nil
+	}
+	if h.openSnaps == nil {
+		return nil, ErrNoSnapshots
+	}
+	h.snapMu.Lock()
+	defer h.snapMu.Unlock()
+	if h.opened == nil && h.openErr == nil {
+		h.opened, h.openErr = h.openSnaps()
+		if h.openErr != nil {
+			h.log.Warn("the snapshot store cannot be opened; no changes are captured", "err", h.openErr)
+		}
+	}
+	if h.openErr != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoSnapshots, h.openErr)
+	}
+	return h.opened, nil
 }
 
 func isLocal(host string) bool { return host == "" || host == Local }
