@@ -100,6 +100,9 @@ type ManagerOptions struct {
 	// recently used are closed at once; 0 means 32.
 	IdleClose time.Duration
 	IdleKeep  int
+	// Snapshots configures the captures of the sessions' files around their tool batches,
+	// when Tools is a [Snapshotter]; its zero value captures nothing.
+	Snapshots SnapshotOptions
 	Log       *slog.Logger // nil means slog.Default()
 }
 
@@ -652,6 +655,9 @@ func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 		ro.Tools = th.Tools(owner)
 		if inv, ok := th.(Inventorier); ok {
 			ro.Inventory = func(ctx context.Context) (Inventory, error) { return inv.Inventory(ctx, owner) }
+		}
+		if sn, ok := th.(Snapshotter); ok && m.o.Snapshots.Enabled {
+			ro.Snapshots, ro.SnapshotOpts = sn, m.o.Snapshots
 		}
 	}
 	rt, err := newRuntime(ro)

@@ -43,6 +43,9 @@ type runtimeOptions struct {
 	// Sink gets the events of the session's turns and compactions; nil drops them. It is
 	// called from the run and tool goroutines, one call at a time.
 	Sink func(event)
+	// Snapshots captures the session's files around its tool batches; nil captures none.
+	Snapshots    Snapshotter
+	SnapshotOpts SnapshotOptions
 }
 
 // runtime binds one session to its tool executor and resource owner. It outlives threads
@@ -61,6 +64,8 @@ type runtime struct {
 	now       func() time.Time
 	onMeta    func()
 	partial   time.Duration // how often a streaming answer is saved
+	snaps     Snapshotter   // nil when the session's files are not captured
+	snapOpts  SnapshotOptions
 
 	sinkMu sync.Mutex // serializes the calls of sink
 	sink   func(event)
@@ -101,7 +106,7 @@ func newRuntime(o runtimeOptions) (*runtime, error) {
 		partial = partialEvery
 	}
 	return &runtime{store: o.Doc.store, doc: o.Doc, tools: ts, owner: o.Owner, dir: o.Dir, inventory: o.Inventory,
-		now: now, onMeta: o.OnMeta, sink: o.Sink, partial: partial}, nil
+		now: now, onMeta: o.OnMeta, sink: o.Sink, partial: partial, snaps: o.Snapshots, snapOpts: o.SnapshotOpts}, nil
 }
 
 // View calls f with the session document while no write changes it.
