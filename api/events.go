@@ -33,6 +33,7 @@ const (
 	EventCreated       = "created"
 	EventChildCreated  = "child_created"
 	EventPing          = "ping"
+	EventChanges       = "changes"
 )
 
 // Event is one event of the event stream (GET /api/events) and of myco -p --json: a value
@@ -309,6 +310,7 @@ var events = []eventType{
 	event[CheckpointEvent](EventCheckpoint),
 	event[CreatedEvent](EventCreated),
 	event[ChildCreatedEvent](EventChildCreated),
+	event[ChangesEvent](EventChanges),
 	event[SessionEvent](EventSession),
 	event[PingEvent](EventPing),
 }
