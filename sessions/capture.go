@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,4 +213,96 @@ func describeCapture(err error) string {
 		return "a snapshot of this turn is no longer in the store"
 	}
 	return fmt.Sprintf("the files were not captured: %s", cause(err))
+}
+
+// pruneEvery is how many turns past KeepTurns a session goes between two prunes: a prune
+// walks the whole store, so it is not done at every turn.
+const pruneEvery = 10
+
+// prune drops the session's snapshots that its last KeepTurns turns no longer need, once
+// turns fall out of that window (every pruneEvery turns): it keeps every capture of those
+// turns, the first capture of each host (which the whole session's changes compare with),
+// the newest, and those of the restores of the turns kept. A store that another process
+// has open is pruned another time.
+func (rt *runtime) prune(ctx context.Context, log func(msg string, args ...any)) {
+	if rt.snaps == nil {
+		return
+	}
+	keepN := rt.snapOpts.KeepTurns
+	if keepN <= 0 {
+		keepN = 100
+	}
+	keep := map[string][]snapshot.ID{}
+	add := func(host string, ids ...snapshot.ID) {
+		for _, id := range ids {
+			if id != "" && !slices.Contains(keep[host], id) {
+				keep[host] = append(keep[host], id)
+			}
+		}
+	}
+	var prune bool
+	rt.doc.view(func(s *Session) {
+		type turnCaps struct {
+			thread string
+			start  int
+			caps   []Capture
+		}
+		var turns []turnCaps
+		seen := map[snapshot.ID]bool{}
+		for _, th := range s.Threads {
+			for i := range th.Entries {
+				if !isTurnStart(th, i) {
+					continue
+				}
+				tc := turnCaps{thread: th.ID, start: i}
+				for _, e := range th.Entries[i+1:] {
+					if turnStart(e) && !e.Rejected {
+						break
+					}
+					tc.caps = append(tc.caps, e.Snapshots...)
+				}
+				if len(tc.caps) == 0 || seen[tc.caps[0].After] {
+					continue // none, or inherited from a predecessor
+				}
+				seen[tc.caps[0].After] = true
+				turns = append(turns, tc)
+			}
+		}
+		over := len(turns) - keepN
+		if over <= 0 || over%pruneEvery != 1 && pruneEvery > 1 {
+			return
+		}
+		prune = true
+		kept := map[string]bool{}
+		for _, tc := range turns[over:] {
+			kept[tc.thread+"/"+strconv.Itoa(tc.start)] = true
+			for _, c := range tc.caps {
+				add(c.Host, c.Before, c.After)
+			}
+		}
+		for _, sp := range sessionSpans(s) {
+			add(sp.Host, sp.Before)
+		}
+		for h, id := range s.heads {
+			add(h, id)
+		}
+		for _, r := range s.restores {
+			if kept[r.Thread+"/"+strconv.Itoa(r.Turn)] || r.Thread == "" {
+				for _, p := range r.Parts {
+					add(p.Host, p.From, p.To, p.Head)
+				}
+			}
+		}
+	})
+	if !prune {
+		return
+	}
+	for host, ids := range keep {
+		res, err := rt.snaps.Prune(ctx, host, rt.doc.id, ids)
+		if err != nil && !errors.Is(err, snapshot.ErrBusy) {
+			log("prune of the session's snapshots failed", "session_id", rt.doc.id, "host", host, "err", err)
+			continue
+		}
+		log("pruned the session's snapshots", "session_id", rt.doc.id, "host", host, "kept", len(ids), "result", fmt.Sprintf("%+v", res))
+	}
 }

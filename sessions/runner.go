@@ -434,7 +434,11 @@ func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	case r.rt.Err() != nil:
 		return res, fmt.Errorf("session %s: %w: %w", r.rt.doc.id, ErrSaveFailed, err)
 	case err == nil:
-		return res, r.end(bg, th, TurnDone, nil)
+		err := r.end(bg, th, TurnDone, nil)
+		if err == nil {
+			r.rt.prune(bg, r.log.Info)
+		}
+		return res, err
 	case rejected(err):
 		if pe, ok := errors.AsType[*model.ProviderError](err); ok && pe.Overflow() && after.overflowed {
 			err = &overflowAgainError{err}
