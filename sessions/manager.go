@@ -397,6 +397,19 @@ var ErrNotEditable = errors.New("sessions: only a message a user sent, in the ac
 // before it, and the edited message (with the attachments of the original) starts a turn
 // there. The thread it was in stays, read-only, in the thread list.
 func (m *Manager) EditResend(ctx context.Context, id, thread string, entry int, text string) (*Job, error) {
+	return m.edit(ctx, id, thread, entry, text, false)
+}
+
+// EditRestore is [Manager.EditResend] that also puts the session's files back as they were
+// before the edited message's turn ("Restore code and conversation"): every later turn's
+// captured changes are taken away first, and the model is told which files changed. A
+// file changed since those turns is a conflict: the job then ends with a [ConflictError]
+// and nothing is sent.
+func (m *Manager) EditRestore(ctx context.Context, id, thread string, entry int, text string) (*Job, error) {
+	return m.edit(ctx, id, thread, entry, text, true)
+}
+
+func (m *Manager) edit(ctx context.Context, id, thread string, entry int, text string, restore bool) (*Job, error) {
 	sess, _, err := m.Snapshot(ctx, id)
 	if err != nil {
 		return nil, err
@@ -411,7 +424,7 @@ func (m *Manager) EditResend(ctx context.Context, id, thread string, entry int, 
 			input = append(input, p) // an attachment
 		}
 	}
-	return m.submitMeta(ctx, id, request{}, inputMeta{edit: &edit{thread: thread, entry: entry}}, input)
+	return m.submitMeta(ctx, id, request{}, inputMeta{edit: &edit{thread: thread, entry: entry, restore: restore}}, input)
 }
 
 // editable reports whether entry i of th is a message a user sent.
