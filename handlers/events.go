@@ -166,6 +166,8 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 			setResult(&t, model.ToolResult{Text: u.Text, IsError: u.IsError, Unknown: u.Unknown, Stopped: u.Stopped})
 			t.Duration = humanize.Duration(time.Duration(u.Duration * float64(time.Second)))
 			err = part(views.ToolID(t.CallID), views.SwapOuter, views.ToolCard(t))
+		case sessions.UpdateChanges:
+			err = part(views.TurnChangesID(u.Thread, u.Index), views.SwapOuter, views.TurnChangesSlot(*e.s.turnChangesSlot(e.id, u.Thread, u.Index)))
 		case sessions.UpdateNotice, sessions.UpdateResumed:
 			err = part(views.IDLiveNotes, views.SwapAppend, views.Note("notice", u.Text))
 		case sessions.UpdateSaveFailed:

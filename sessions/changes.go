@@ -271,6 +271,13 @@ func lastStart(th *Thread) int {
 	return -1
 }
 
+// CapturesFiles reports whether the service captures its sessions' files: [snapshots] is
+// on and its tools keep snapshots.
+func (m *Manager) CapturesFiles() bool {
+	_, ok := m.o.Tools.(Snapshotter)
+	return ok && m.o.Snapshots.Enabled
+}
+
 // ErrNoSnapshots reports a session whose files are not captured: [snapshots] is off, or
 // its tools have no store.
 var ErrNoSnapshots = errors.New("sessions: this session's files are not captured")

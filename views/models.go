@@ -226,6 +226,9 @@ type MessageView struct {
 	// session goes on from there; "" for a message that cannot be edited.
 	EditURL  string
 	EditText string
+	// Changes, on the input of a turn, is where the turn's changes to the files show;
+	// nil for none.
+	Changes *TurnChangesView
 	// RetryURL is where Retry posts, on the end note of a turn that failed or was stopped
 	// and can be sent again; "" for none. RetryHint is what to do, shown with the button
 	// (and gone with it once Retry is clicked, or when the turn is no longer the last).
