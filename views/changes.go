@@ -208,10 +208,10 @@ type TurnChangesView struct {
 	// SummaryURL is where the counts come from: the slot loads them, and loads them again
 	// when the stream replaces it.
 	SummaryURL string
-	Files   int
-	Added   int
-	Deleted int
-	Undone  bool
+	Files      int
+	Added      int
+	Deleted    int
+	Undone     bool
 }
 
 // TurnChangesID is the DOM id of the changes line of the turn at entry turn of thread.
