@@ -262,9 +262,10 @@ func hostUpdate(st hosts.Status) sessions.Update {
 type toolHost struct{ h *hosts.Harness }
 
 var (
-	_ sessions.Releaser    = toolHost{}
-	_ sessions.Inventorier = toolHost{}
-	_ sessions.Snapshotter = toolHost{}
+	_ sessions.Releaser      = toolHost{}
+	_ sessions.Inventorier   = toolHost{}
+	_ sessions.Snapshotter   = toolHost{}
+	_ sessions.SnapshotSizer = toolHost{}
 )
 
 func (t toolHost) Capture(ctx context.Context, host string, r snapshot.CaptureRequest) (snapshot.CaptureResult, error) {
@@ -278,6 +279,8 @@ func (t toolHost) Diff(ctx context.Context, host string, from, to snapshot.ID, o
 func (t toolHost) Restore(ctx context.Context, host string, r snapshot.RestoreRequest) (*snapshot.RestoreResult, error) {
 	return t.h.Restore(ctx, host, r)
 }
+
+func (t toolHost) SnapshotSize() (int64, error) { return t.h.SnapshotSize() }
 
 func (t toolHost) Prune(ctx context.Context, host, owner string, keep []snapshot.ID) (snapshot.PruneResult, error) {
 	return t.h.Prune(ctx, host, owner, keep)

@@ -83,6 +83,9 @@ func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 	if msg := q.Get("msg"); msg != "" {
 		v.Message = oneLine(msg, 200)
 	}
+	if n, ok := s.Sessions.SnapshotSize(); ok {
+		v.SnapshotSpace = byteSize(int(n))
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if r.Header.Get("HX-Request") != "" {
 		return views.SessionList(v).Render(r.Context(), w)

@@ -278,6 +278,26 @@ func (m *Manager) CapturesFiles() bool {
 	return ok && m.o.Snapshots.Enabled
 }
 
+// SnapshotSizer is a [Snapshotter] that says how much space the local store takes.
+type SnapshotSizer interface {
+	SnapshotSize() (int64, error)
+}
+
+// SnapshotSize returns the space the snapshots of the sessions' files take on this
+// machine, in bytes; ok is false when they are not captured (or the size is unknown).
+func (m *Manager) SnapshotSize() (size int64, ok bool) {
+	sz, is := m.o.Tools.(SnapshotSizer)
+	if !is || !m.CapturesFiles() {
+		return 0, false
+	}
+	n, err := sz.SnapshotSize()
+	if err != nil {
+		m.log.Warn("the size of the snapshot store is unknown", "err", err)
+		return 0, false
+	}
+	return n, true
+}
+
 // ErrNoSnapshots reports a session whose files are not captured: [snapshots] is off, or
 // its tools have no store.
 var ErrNoSnapshots = errors.New("sessions: this session's files are not captured")

@@ -44,6 +44,9 @@ type SessionsView struct {
 	// to filter by: those of the sessions, newest first.
 	Cwd  string
 	Dirs []DirChoice
+	// SnapshotSpace says how much space the snapshots of the sessions' files take ("12
+	// MB"); "" when they are not captured.
+	SnapshotSpace string
 }
 
 // DirChoice is a directory offered: its absolute path and how it reads (~ for home).

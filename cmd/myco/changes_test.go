@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"myco.dev/api"
 	"myco.dev/client"
 	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/openapitest"
 )
 
 // tree is what a directory holds, path by path: a file's mode and content, a symlink's
@@ -175,7 +177,21 @@ func TestChangesUndoRedo(t *testing.T) {
 	c := client.New(u)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
+	// Every answer is checked against the OpenAPI document.
+	served, err := c.OpenAPI(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapitest.Load(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &openapitest.Recorder{Doc: doc, Base: "/profiles/default/api", Next: http.DefaultTransport}
+	c.HTTP = &http.Client{Transport: rec}
 	defer func() {
+		for _, e := range rec.Errors() {
+			t.Errorf("an answer the document does not declare: %s", e)
+		}
 		if t.Failed() {
 			t.Logf("server:\n%s", stderr)
 		}

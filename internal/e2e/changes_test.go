@@ -204,6 +204,10 @@ func TestBrowserChanges(t *testing.T) {
 	if d := sameFiles(readFiles(t, dir), want); d != "" {
 		t.Errorf("after Revert of main.go: %s", d)
 	}
+	// The list page says how much space the snapshots take.
+	tb.navigate(f.srv.URL)
+	tb.wait("the snapshots' space", `/take [0-9.]+ (B|KB|MB) on this machine/.test(document.querySelector("#snapshot-space")?.textContent ?? "")`)
+
 	for _, p := range tb.problems() {
 		t.Errorf("page problem: %s", p)
 	}
