@@ -37,6 +37,24 @@ type SnapshotOptions struct {
 	MaxFiles int
 	// KeepTurns is how many of a session's last turns keep their snapshots; 0 means 100.
 	KeepTurns int
+	// Exclude are absolute directories never captured on the local host (myco's own:
+	// its sessions, its snapshot store), for a session whose directory holds them.
+	Exclude []string
+}
+
+// captureRequest is the capture of host's directory for session (dir is its directory
+// on local), naming files outside it.
+func captureRequest(session, dir string, o SnapshotOptions, host string, files []string) snapshot.CaptureRequest {
+	r := snapshot.CaptureRequest{Owner: session, MaxFiles: o.MaxFiles, MaxFileSize: o.MaxFileBytes, Files: files}
+	if host == "local" {
+		r.Dir = dir
+		for _, e := range o.Exclude {
+			if e = filepath.Clean(e); strings.HasPrefix(e, dir+"/") {
+				r.Exclude = append(r.Exclude, snapshot.ExcludeDir(dir, e))
+			}
+		}
+	}
+	return r
 }
 
 // Capture is what a tool batch's captures recorded of one host's directory: the snapshot
@@ -171,11 +189,7 @@ func (c *captures) around(ctx context.Context, calls []model.ToolCall, run func(
 
 // capture captures host's directory.
 func (c *captures) capture(ctx context.Context, host string) (snapshot.CaptureResult, error) {
-	r := snapshot.CaptureRequest{Owner: c.session, MaxFiles: c.o.MaxFiles, MaxFileSize: c.o.MaxFileBytes, Files: c.outside[host]}
-	if host == "local" {
-		r.Dir = c.dir
-	}
-	return c.snaps.Capture(ctx, host, r)
+	return c.snaps.Capture(ctx, host, captureRequest(c.session, c.dir, c.o, host, c.outside[host]))
 }
 
 // noteOutside remembers an editor path outside the session's directory, which the

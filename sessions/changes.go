@@ -230,11 +230,7 @@ func (m *Manager) Changes(ctx context.Context, id string, q ChangesQuery) (*Chan
 		to := sp.After
 		if q.Turn == nil && sp.Before != "" {
 			ctx, cancel := context.WithTimeout(ctx, captureTimeout)
-			r := snapshot.CaptureRequest{Owner: id, MaxFiles: rt.snapOpts.MaxFiles, MaxFileSize: rt.snapOpts.MaxFileBytes}
-			if sp.Host == "local" {
-				r.Dir = rt.dir
-			}
-			res, err := rt.snaps.Capture(ctx, sp.Host, r)
+			res, err := rt.snaps.Capture(ctx, sp.Host, captureRequest(id, rt.dir, rt.snapOpts, sp.Host, nil))
 			cancel()
 			if err != nil {
 				hc.Err = describeCapture(err)

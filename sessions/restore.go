@@ -368,11 +368,7 @@ func (rt *runtime) complete(ctx context.Context, rec *restoreRec) error {
 			// The journal stays open: the next restore or turn runs it again.
 			return fmt.Errorf("restore the files on %s: %w", p.Host, err)
 		}
-		r := snapshot.CaptureRequest{Owner: rt.doc.id, MaxFiles: rt.snapOpts.MaxFiles, MaxFileSize: rt.snapOpts.MaxFileBytes}
-		if p.Host == "local" {
-			r.Dir = rt.dir
-		}
-		if c, err := rt.snaps.Capture(ctx, p.Host, r); err == nil {
+		if c, err := rt.snaps.Capture(ctx, p.Host, captureRequest(rt.doc.id, rt.dir, rt.snapOpts, p.Host, nil)); err == nil {
 			p.Head = c.ID
 		}
 	}

@@ -41,6 +41,22 @@ type CaptureRequest struct {
 	MaxFileSize int64 `json:"max_file_size,omitempty"`
 }
 
+// ExcludeDir returns the pattern of CaptureRequest.Exclude that leaves out the directory
+// sub of dir (both absolute and clean), its special characters escaped.
+func ExcludeDir(dir, sub string) string {
+	rel := strings.TrimPrefix(sub, dir+"/")
+	var b strings.Builder
+	b.WriteByte('/')
+	for _, c := range []byte(rel) {
+		if strings.IndexByte(`*?[\ `, c) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('/')
+	return b.String()
+}
+
 // ErrTooLarge reports a capture stopped at [CaptureRequest.MaxFiles].
 var ErrTooLarge = errors.New("snapshot: the directory holds more files than a capture may list")
 
@@ -103,6 +119,11 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 	}
 	if w.old == nil {
 		w.old, w.changed = &rootCache{}, true
+	}
+	if under(s.dir, dir) && s.dir != dir {
+		// The store itself, when it is inside the directory (a session in the home of a
+		// remote host, say): capturing it would record each capture's packs.
+		r.Exclude = append([]string{ExcludeDir(dir, s.dir)}, r.Exclude...)
 	}
 	rec := &record{dir: dir, noGitignore: r.NoGitignore, exclude: slices.Clone(r.Exclude)}
 	var rs *rules

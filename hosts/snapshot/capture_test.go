@@ -292,3 +292,23 @@ func FuzzNames(f *testing.F) {
 		}
 	})
 }
+
+// A store inside the directory it captures (a session in a remote host's home) leaves
+// itself out: the next capture, after the first one's pack, is the same snapshot.
+func TestCaptureLeavesItsStoreOut(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a": "aaaa"})
+	os.MkdirAll(filepath.Join(dir, ".local", "state"), 0o700)
+	s := openStore(t, filepath.Join(dir, ".local", "state", "myco snapshots*"))
+	first := capture(t, s, dir)
+	second := capture(t, s, dir)
+	if first != second {
+		t.Errorf("the second capture = %s, want %s: the store's own files were captured: %v", second, first, listing(t, s, second))
+	}
+	if got := listing(t, s, first); slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, "snapshots") }) {
+		t.Errorf("the capture lists the store: %v", got)
+	}
+	if p := ExcludeDir("/h", "/h/a b*/[c]"); p != `/a\ b\*/\[c]/` {
+		t.Errorf("ExcludeDir = %q", p)
+	}
+}
