@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"myco.dev/agent/model"
@@ -121,9 +122,13 @@ type captures struct {
 	session string // the store's owner of the snapshots
 	dir     string // the session's directory on local
 
-	last    map[string]Capture  // by host: the newest capture of this turn
-	outside map[string][]string // by host: absolute paths outside Dir that editor calls wrote
-	pending []Capture           // the batch's, for its checkpoint
+	// tooLarge holds, by host, the directories a capture found too large (the runtime's,
+	// kept across turns): walking 100,000 entries again before every batch would cost
+	// seconds each time.
+	tooLarge *sync.Map
+	last     map[string]Capture  // by host: the newest capture of this turn
+	outside  map[string][]string // by host: absolute paths outside Dir that editor calls wrote
+	pending  []Capture           // the batch's, for its checkpoint
 }
 
 // around runs a batch between two captures of each host its calls may write on: before
@@ -155,10 +160,17 @@ func (c *captures) around(ctx context.Context, calls []model.ToolCall, run func(
 			before[h] = Capture{Host: h, Dir: prev.Dir, Before: prev.After}
 			continue
 		}
+		if why, ok := c.tooLarge.Load(h); ok {
+			before[h] = Capture{Host: h, Error: why.(string)}
+			continue
+		}
 		res, err := c.capture(ctx, h)
 		if err != nil {
 			log(h, err)
 			before[h] = Capture{Host: h, Error: describeCapture(err)}
+			if errors.Is(err, snapshot.ErrTooLarge) {
+				c.tooLarge.Store(h, describeCapture(err))
+			}
 			continue
 		}
 		before[h] = Capture{Host: h, Dir: res.Dir, Before: res.ID}

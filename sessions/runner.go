@@ -421,7 +421,7 @@ func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	o.BeforeStep = tn.beforeStep(o.BeforeStep)
 	o.AfterBatch = tn.afterBatch
 	if rt := r.rt; rt.snaps != nil {
-		tn.caps = &captures{snaps: rt.snaps, o: rt.snapOpts, session: rt.doc.id, dir: rt.dir}
+		tn.caps = &captures{snaps: rt.snaps, o: rt.snapOpts, session: rt.doc.id, dir: rt.dir, tooLarge: &rt.tooLarge}
 		o.AroundBatch = tn.aroundBatch
 	}
 	if o.Log == nil {

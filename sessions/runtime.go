@@ -66,6 +66,7 @@ type runtime struct {
 	partial   time.Duration // how often a streaming answer is saved
 	snaps     Snapshotter   // nil when the session's files are not captured
 	snapOpts  SnapshotOptions
+	tooLarge  sync.Map // by host: why its directory is not captured (see captures)
 
 	sinkMu sync.Mutex // serializes the calls of sink
 	sink   func(event)
