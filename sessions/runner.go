@@ -661,7 +661,7 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	tn.saved, tn.lastParts = len(history), partsOfLast(history)
 	rt.emit(checkpointed{Thread: tn.th.ID, First: n - len(entries), Messages: n})
 	if len(caps) > 0 {
-		tn.changed(ctx, caps)
+		tn.changed(context.WithoutCancel(ctx), caps) // a stopped batch's changes too
 	}
 	return nil
 }
