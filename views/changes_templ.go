@@ -466,7 +466,7 @@ func Changes(v ChangesView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if v.UndoURL != "" || v.RedoURL != "" {
+		if len(v.Conflicts) == 0 && (v.UndoURL != "" || v.RedoURL != "") {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<div class=\"changes-actions\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

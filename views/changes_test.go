@@ -36,6 +36,15 @@ func TestChangesControls(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := b.String()
+	if strings.Contains(html, `id="undo-turn"`) {
+		t.Error("the view offers Undo beside its conflicts")
+	}
+	v.Conflicts = nil
+	b.Reset()
+	if err := Changes(v).Render(t.Context(), &b); err != nil {
+		t.Fatal(err)
+	}
+	html += b.String()
 	for _, want := range []string{`id="undo-turn"`, `>Undo this turn's changes</button>`, `aria-label="Revert a.txt"`,
 		`name="overwrite" value="b.txt" checked`, `Overwrite <code>b.txt</code>`, `href="/files/a.txt?line=1#L1"`, `data-ln="1"`} {
 		if !strings.Contains(html, want) {
