@@ -203,6 +203,7 @@ func (s *server) fileChange(id string, ref *sessions.TurnRef, host string, i int
 	fv.Note = strings.Join(notes, " ")
 	var first int
 	fv.Hunks, first = views.ParsePatch(f.Patch)
+	views.HighlightPatch(f.Path, fv.Hunks)
 	if f.Status != "deleted" && host == "local" && !strings.HasPrefix(f.Path, "/") && f.Type != "dir" {
 		fv.URL = s.filesURL(id) + escapePath(f.Path)
 		if first > 0 {

@@ -1,8 +1,13 @@
 package views
 
 import (
+	"html"
 	"strconv"
 	"strings"
+
+	"github.com/alecthomas/chroma/v2"
+
+	"myco.dev/views/lexers"
 )
 
 // ChangesPageView is the Changes page: what a turn, or the whole session, changed.
@@ -99,6 +104,8 @@ type PatchLine struct {
 	Op       byte // ' ', '+', '-', '\\'
 	Old, New int
 	Text     string
+	// HTML is Text coloured by its language ([HighlightPatch]); nil shows Text plain.
+	HTML *MarkdownHTML
 }
 
 // OldNo and NewNo are the line numbers as shown ("" for none).
@@ -233,3 +240,88 @@ func (v TurnChangesView) Summary() string {
 }
 
 func signed(sign string, n int) string { return sign + strconv.Itoa(n) }
+
+// HighlightPatch colours the lines of hunks by the language name's extension says, as the
+// file page does: each side (the old lines with the context, the new ones with it) is
+// tokenised as one text, so that a construct over several lines keeps its colour. A
+// language that is not known, or a diff over the highlighting limit, stays plain.
+func HighlightPatch(name string, hunks []HunkView) {
+	lexer := lexers.ForFile(name)
+	if lexer == nil {
+		return
+	}
+	var oldRefs, newRefs []*PatchLine
+	var oldText, newText []string
+	size := 0
+	for h := range hunks {
+		for i := range hunks[h].Lines {
+			l := &hunks[h].Lines[i]
+			size += len(l.Text)
+			switch l.Op {
+			case '-':
+				oldRefs, oldText = append(oldRefs, l), append(oldText, l.Text)
+			case '+', ' ':
+				newRefs, newText = append(newRefs, l), append(newText, l.Text)
+			}
+		}
+	}
+	if size > maxHighlightBytes {
+		return
+	}
+	for _, side := range []struct {
+		refs []*PatchLine
+		text []string
+	}{{oldRefs, oldText}, {newRefs, newText}} {
+		if len(side.refs) == 0 {
+			continue
+		}
+		lines, ok := highlightEach(lexer, side.text)
+		if !ok {
+			continue
+		}
+		for i, l := range side.refs {
+			l.HTML = &MarkdownHTML{shown(lines[i])}
+		}
+	}
+}
+
+// highlightEach returns the HTML of each of lines, tokenised together; ok is false when
+// chroma fails.
+func highlightEach(lexer chroma.Lexer, lines []string) (out []string, ok bool) {
+	defer func() {
+		if recover() != nil { // chroma's iterators report errors by panicking
+			out, ok = nil, false
+		}
+	}()
+	it, err := chroma.Coalesce(lexer).Tokenise(nil, strings.Join(lines, "\n")+"\n")
+	if err != nil {
+		return nil, false
+	}
+	out = make([]string, len(lines))
+	var cur strings.Builder
+	i := 0
+	for tok := it(); tok != chroma.EOF && i < len(lines); tok = it() {
+		cls := chroma.StandardTypes[tok.Type]
+		for j, part := range strings.Split(tok.Value, "\n") {
+			if j > 0 {
+				out[i] = cur.String()
+				cur.Reset()
+				if i++; i == len(lines) {
+					break
+				}
+			}
+			if part == "" {
+				continue
+			}
+			if cls != "" {
+				cur.WriteString(`<span class="` + classPrefix + cls + `">` + html.EscapeString(part) + `</span>`)
+			} else {
+				cur.WriteString(html.EscapeString(part))
+			}
+		}
+	}
+	if i < len(lines) {
+		out[i] = cur.String()
+	}
+	return out, true
+}

@@ -128,7 +128,7 @@ func TestBrowserChanges(t *testing.T) {
 	tb.axe(t, axeSource(t), "the Changes view")
 
 	// Screens, light and dark, wide and narrow.
-	shoot := func(name string) {
+	shoot := func(name, before string) {
 		t.Helper()
 		for _, scheme := range []string{"light", "dark"} {
 			tb.do("prefers-color-scheme: "+scheme, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
@@ -146,6 +146,9 @@ func TestBrowserChanges(t *testing.T) {
 						t.Errorf("%s at %d px: the page is %d px wide; widest: %s", name, size.w, w, eval[string](tb, widest))
 					}
 				}
+				if before != "" {
+					eval[bool](tb, before)
+				}
 				png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
 				if err != nil {
 					t.Fatalf("screenshot %s: %v", name, err)
@@ -159,7 +162,8 @@ func TestBrowserChanges(t *testing.T) {
 		}
 		tb.do("viewport back", chromedp.EmulateViewport(1280, 900))
 	}
-	shoot("changes")
+	shoot("changes", "")
+	shoot("changes-code", `(document.querySelector("[aria-label='modified main.go']").scrollIntoView(), true)`)
 
 	// Undo: every file on disk as before the turn.
 	tb.click("#undo-turn")
@@ -184,7 +188,7 @@ func TestBrowserChanges(t *testing.T) {
 		t.Errorf("a refused Undo wrote: %s", d)
 	}
 	tb.axe(t, axeSource(t), "the conflict")
-	shoot("changes-conflict")
+	shoot("changes-conflict", "")
 	tb.click("#changes form.conflicts button[type=submit]")
 	tb.wait("the overwriting undo's answer", `document.querySelector("#changes .banner")?.textContent.includes("put back") && !document.querySelector("#changes form.conflicts")`)
 	if d := sameFiles(readFiles(t, dir), before); d != "" {
