@@ -208,6 +208,23 @@ func TestBrowserChanges(t *testing.T) {
 	if d := sameFiles(readFiles(t, dir), want); d != "" {
 		t.Errorf("after Revert of main.go: %s", d)
 	}
+	// A turn that runs: its line on the session page follows its batches through the
+	// stream, and its Changes view says it runs and offers no Undo.
+	gate, open := f.gate("live")
+	f.model.Script(
+		fakemodel.Turn{Text: "One.", ToolCalls: []fakemodel.ToolCall{bash("l1", "echo one > live.txt")}},
+		fakemodel.Turn{Text: "Waiting.", ToolCalls: []fakemodel.ToolCall{bash("l2", gate)}},
+		fakemodel.Turn{Text: "Live done."},
+	)
+	tb.navigate(page)
+	tb.waitLive()
+	tb.send("Write live.txt and wait")
+	tb.wait("the running turn's line", `document.querySelector("#tool-l2.running") && [...document.querySelectorAll(".turn-changes a")].some((a) => a.textContent === "1 file changed")`)
+	tb.navigate(eval[string](tb, `[...document.querySelectorAll(".turn-changes a")].pop().href`))
+	tb.wait("the running turn's view", `document.querySelector("#changes h2")?.textContent.includes("the turn runs") && !document.querySelector("#undo-turn")`)
+	open()
+	tb.wait("the view once the turn ended", `document.querySelector("#undo-turn")`)
+
 	// The list page says how much space the snapshots take.
 	tb.navigate(f.srv.URL)
 	tb.wait("the snapshots' space", `/take [0-9.]+ (B|KB|MB) on this machine/.test(document.querySelector("#snapshot-space")?.textContent ?? "")`)
