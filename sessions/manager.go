@@ -403,8 +403,8 @@ func (m *Manager) EditResend(ctx context.Context, id, thread string, entry int, 
 // EditRestore is [Manager.EditResend] that also puts the session's files back as they were
 // before the edited message's turn ("Restore code and conversation"): every later turn's
 // captured changes are taken away first, and the model is told which files changed. A
-// file changed since those turns is a conflict: the job then ends with a [ConflictError]
-// and nothing is sent.
+// file changed since those turns is a conflict: a [ConflictError], and nothing is sent
+// (found before the job starts, or by the job as it restores).
 func (m *Manager) EditRestore(ctx context.Context, id, thread string, entry int, text string) (*Job, error) {
 	return m.edit(ctx, id, thread, entry, text, true)
 }
@@ -417,6 +417,15 @@ func (m *Manager) edit(ctx context.Context, id, thread string, entry int, text s
 	th := sess.Latest()
 	if th.ID != thread || !editable(th, entry) {
 		return nil, fmt.Errorf("edit entry %d of thread %s of session %s: %w", entry, thread, id, ErrNotEditable)
+	}
+	if restore {
+		l, err := m.open(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.rt.checkRewind(ctx, thread, entry); err != nil {
+			return nil, err
+		}
 	}
 	input := []model.Part{model.TextPart(text)}
 	for _, p := range visible(th.Entries[entry].Message.Parts) {

@@ -331,17 +331,9 @@ func pathsOf(ps []string) []snapshot.Path {
 // restore checks every part of rec (a dry run), refuses conflicts that are not forced,
 // and then journals and runs it. Call it with the writer gate held.
 func (rt *runtime) restore(ctx context.Context, rec *restoreRec) error {
-	var conflicts []api.ConflictFile
-	for _, p := range rec.Parts {
-		dry, err := rt.snaps.Restore(ctx, p.Host, snapshot.RestoreRequest{From: p.From, To: p.To, Paths: p.Paths, Force: p.Force, DryRun: true})
-		if err != nil {
-			return fmt.Errorf("check the files on %s: %w", p.Host, err)
-		}
-		for _, c := range dry.Conflicts {
-			if c.Reason == snapshot.ReasonChanged || c.Reason == snapshot.ReasonUntracked {
-				conflicts = append(conflicts, api.ConflictFile{Path: string(c.Path), Host: p.Host, Reason: string(c.Reason)})
-			}
-		}
+	conflicts, err := rt.conflicts(ctx, rec)
+	if err != nil {
+		return err
 	}
 	if len(conflicts) > 0 {
 		return &ConflictError{Session: rt.doc.id, Files: conflicts}
@@ -350,6 +342,24 @@ func (rt *runtime) restore(ctx context.Context, rec *restoreRec) error {
 		return err
 	}
 	return rt.complete(ctx, rec)
+}
+
+// conflicts returns the files rec would overwrite although they changed since (or were
+// not captured), which it does not force: a dry run of each part.
+func (rt *runtime) conflicts(ctx context.Context, rec *restoreRec) ([]api.ConflictFile, error) {
+	var out []api.ConflictFile
+	for _, p := range rec.Parts {
+		dry, err := rt.snaps.Restore(ctx, p.Host, snapshot.RestoreRequest{From: p.From, To: p.To, Paths: p.Paths, Force: p.Force, DryRun: true})
+		if err != nil {
+			return nil, fmt.Errorf("check the files on %s: %w", p.Host, err)
+		}
+		for _, c := range dry.Conflicts {
+			if c.Reason == snapshot.ReasonChanged || c.Reason == snapshot.ReasonUntracked {
+				out = append(out, api.ConflictFile{Path: string(c.Path), Host: p.Host, Reason: string(c.Reason)})
+			}
+		}
+	}
+	return out, nil
 }
 
 // complete runs the parts of a journaled restore and records its end: what each part put
@@ -500,32 +510,13 @@ func (rt *runtime) withFilesNote(th *Thread, e *Entry) {
 
 // rewindFiles puts the session's files back as they were before the turn of the edited
 // message e (every later turn's changes taken away), for an Edit that restores code and
-// conversation together, and sets the note that tells the model. Call it with the writer
-// gate held.
+// conversation, and sets the note that tells the model. Call it with the writer gate held.
 func (r *runner) rewindFiles(ctx context.Context, e *edit) error {
 	rt := r.rt
 	if rt.snaps == nil {
 		return ErrNoSnapshots
 	}
-	rec := &restoreRec{Op: OpRewind, Thread: e.thread, Turn: e.entry, At: rt.now().UTC()}
-	rt.doc.view(func(s *Session) {
-		rec.ID = "r" + strconv.Itoa(len(s.restores)+1)
-		th := s.Thread(e.thread)
-		if th == nil || e.entry > len(th.Entries) {
-			return
-		}
-		var spans []span
-		for _, en := range th.Entries[e.entry:] {
-			for _, c := range en.Snapshots {
-				spans = addSpan(spans, c)
-			}
-		}
-		for _, sp := range spans {
-			if head := s.heads[sp.Host]; sp.Before != "" && head != "" && head != sp.Before {
-				rec.Parts = append(rec.Parts, restorePart{Host: sp.Host, From: head, To: sp.Before})
-			}
-		}
-	})
+	rec := rt.rewindPlan(e.thread, e.entry)
 	if len(rec.Parts) == 0 {
 		return nil // nothing captured changed since
 	}
@@ -539,5 +530,47 @@ func (r *runner) rewindFiles(ctx context.Context, e *edit) error {
 		}
 	}
 	e.note = filesNote([]string{OpRewind}, paths)
+	return nil
+}
+
+// rewindPlan is the restore that puts the files back as they were before the turn at entry
+// of thread: from the newest capture of each host to the first capture from that turn on.
+func (rt *runtime) rewindPlan(thread string, entry int) *restoreRec {
+	rec := &restoreRec{Op: OpRewind, Thread: thread, Turn: entry, At: rt.now().UTC()}
+	rt.doc.view(func(s *Session) {
+		rec.ID = "r" + strconv.Itoa(len(s.restores)+1)
+		th := s.Thread(thread)
+		if th == nil || entry > len(th.Entries) {
+			return
+		}
+		var spans []span
+		for _, en := range th.Entries[entry:] {
+			for _, c := range en.Snapshots {
+				spans = addSpan(spans, c)
+			}
+		}
+		for _, sp := range spans {
+			if head := s.heads[sp.Host]; sp.Before != "" && head != "" && head != sp.Before {
+				rec.Parts = append(rec.Parts, restorePart{Host: sp.Host, From: head, To: sp.Before})
+			}
+		}
+	})
+	return rec
+}
+
+// checkRewind refuses, before a job starts, an edit that restores code and conversation
+// over files changed since ([ConflictError]); the job checks again as it restores.
+func (rt *runtime) checkRewind(ctx context.Context, thread string, entry int) error {
+	if rt.snaps == nil {
+		return ErrNoSnapshots
+	}
+	rec := rt.rewindPlan(thread, entry)
+	conflicts, err := rt.conflicts(ctx, rec)
+	if err != nil {
+		return err
+	}
+	if len(conflicts) > 0 {
+		return &ConflictError{Session: rt.doc.id, Files: conflicts}
+	}
 	return nil
 }

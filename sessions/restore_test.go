@@ -169,3 +169,67 @@ func TestUndoRedo(t *testing.T) {
 		t.Errorf("undo of the last turn after the prune: %v", err)
 	}
 }
+
+// An edit that restores code and conversation puts the files back as they were before the
+// edited message's turn (every later turn's changes taken away), tells the model, and
+// refuses, sending nothing, when a file changed since.
+func TestEditRestore(t *testing.T) {
+	dir := t.TempDir()
+	st, err := snapshot.Open(snapshot.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f := newManager(t, ManagerOptions{Snapshots: SnapshotOptions{Enabled: true}},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "a.txt")}}, fakemodel.Turn{Text: "wrote a"},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c2", "b.txt")}}, fakemodel.Turn{Text: "wrote b"},
+		fakemodel.Turn{Text: "edited"})
+	host := &snapHost{testHost: f.host, st: st}
+	host.tools = writeTools(dir)
+	f.m.o.Tools = host
+	ctx := t.Context()
+	id, err := f.m.Create(ctx, CreateOptions{Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"write a", "write b"} {
+		j, err := f.m.Submit(ctx, id, model.TextPart(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := j.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sess, _, _ := f.m.Snapshot(ctx, id)
+	th := sess.Latest()
+	second := lastStart(th)
+
+	// A file changed by hand since: refused, nothing sent.
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("by hand\n"), 0o644)
+	if _, err := f.m.EditRestore(ctx, id, th.ID, second, "write nothing"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("EditRestore over a file changed by hand = %v, want a conflict", err)
+	}
+	if n := len(f.srv.Requests()); n != 4 {
+		t.Errorf("the refused edit sent a request: %d requests, want 4", n)
+	}
+
+	// Back as the turn left it, the edit of the first message takes both turns' files away.
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("written by c2\n"), 0o644)
+	j, err := f.m.EditRestore(ctx, id, th.ID, 0, "write nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.txt", "b.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after the edit that restores: %v, want it gone", name, err)
+		}
+	}
+	body := string(f.srv.Requests()[4].Body)
+	if !strings.Contains(body, "[myco: files]") || !strings.Contains(body, "a.txt") || !strings.Contains(body, "b.txt") {
+		t.Errorf("the edited turn was not told which files changed:\n%s", body)
+	}
+}

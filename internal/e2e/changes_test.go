@@ -225,6 +225,19 @@ func TestBrowserChanges(t *testing.T) {
 	open()
 	tb.wait("the view once the turn ended", `document.querySelector("#undo-turn")`)
 
+	// Edit of the first message with "Restore code and conversation": every turn's changes
+	// taken away (the later turn's live.txt too), and the session goes on from there.
+	f.model.Script(fakemodel.Turn{Text: "Edited and sent again."})
+	tb.navigate(page)
+	tb.waitLive()
+	tb.click("#m-t1-0 details.edit-message summary")
+	tb.click("#m-t1-0 details.edit-message input[name=restore]")
+	tb.click("#m-t1-0 details.edit-message button[type=submit]")
+	tb.wait("the edited turn's answer", `[...document.querySelectorAll("#messages .msg.assistant")].some((m) => m.textContent.includes("Edited and sent again")) && document.querySelector("#status .idle")`)
+	if d := sameFiles(readFiles(t, dir), before); d != "" {
+		t.Errorf("after Edit with Restore code and conversation: %s", d)
+	}
+
 	// The list page says how much space the snapshots take.
 	tb.navigate(f.srv.URL)
 	tb.wait("the snapshots' space", `/take [0-9.]+ (B|KB|MB) on this machine/.test(document.querySelector("#snapshot-space")?.textContent ?? "")`)
