@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
 	"myco.dev/api"
@@ -29,9 +30,13 @@ const (
 // files, with Undo, Redo and Revert; an htmx request gets the view alone.
 func (s *server) changesPage(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
+	cursor := s.Sessions.EventID() // before the view: the stream misses nothing after it
 	ref, err := turnRef(r.URL.Query())
 	if err != nil {
 		return err
+	}
+	if ref != nil && !htmx(r) {
+		r = r.WithContext(context.WithValue(r.Context(), cursorKey{}, cursor))
 	}
 	if r.URL.Query().Get("summary") != "" && ref != nil {
 		return s.turnChangesSummary(w, r, id, *ref)
@@ -57,6 +62,11 @@ func (s *server) renderChanges(w http.ResponseWriter, r *http.Request, id string
 	}
 	p := views.ChangesPageView{Chrome: s.chrome("Changes · "+sessionTitle(sess.Title), "sessions"), Title: sessionTitle(sess.Title),
 		BackURL: s.sessionURL(id), SessionURL: s.changesURL(id, nil), Panel: v}
+	if cursor, ok := r.Context().Value(cursorKey{}).(string); ok && v.Thread != "" {
+		turn, _ := strconv.Atoi(v.Turn)
+		p.EventsURL = s.sessionURL(id) + "events?after=" + url.QueryEscape(cursor)
+		p.FollowID = views.ChangesFollowID(v.Thread, turn)
+	}
 	th := sess.Latest()
 	n := 0
 	for i, e := range th.Entries {
@@ -70,6 +80,17 @@ func (s *server) renderChanges(w http.ResponseWriter, r *http.Request, id string
 	}
 	w.WriteHeader(status)
 	return views.ChangesPage(p).Render(r.Context(), w)
+}
+
+// cursorKey carries the event cursor taken before a turn's Changes page was built.
+type cursorKey struct{}
+
+// changesFollow is the partial that reloads the Changes page of the turn at entry turn of
+// thread, where one is open.
+func (s *server) changesFollow(id, thread string, turn int) templ.Component {
+	ref := &sessions.TurnRef{Thread: thread, Turn: turn}
+	fid := views.ChangesFollowID(thread, turn)
+	return views.Partial(fid, views.SwapOuter, views.ChangesFollow(fid, s.changesURL(id, ref)))
 }
 
 // hasCaptures reports whether the turn at entry start of th captured files.

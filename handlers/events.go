@@ -168,6 +168,9 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 			err = part(views.ToolID(t.CallID), views.SwapOuter, views.ToolCard(t))
 		case sessions.UpdateChanges:
 			err = part(views.TurnChangesID(u.Thread, u.Index), views.SwapOuter, views.TurnChangesSlot(*e.s.turnChangesSlot(e.id, u.Thread, u.Index)))
+			if err == nil {
+				err = e.s.changesFollow(e.id, u.Thread, u.Index).Render(ctx, &b)
+			}
 		case sessions.UpdateNotice, sessions.UpdateResumed:
 			err = part(views.IDLiveNotes, views.SwapAppend, views.Note("notice", u.Text))
 		case sessions.UpdateSaveFailed:
@@ -179,6 +182,19 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 			}
 		case sessions.UpdateStep, sessions.UpdateState:
 			err = status()
+			if err == nil && u.Type == sessions.UpdateState && u.Busy != nil && !*u.Busy {
+				// A turn's Changes page that is open says the turn ended.
+				var sess *sessions.Session
+				if sess, _, err = e.snapshot(ctx); err == nil {
+					th := sess.Latest()
+					for i := len(th.Entries) - 1; i >= 0; i-- {
+						if en := th.Entries[i]; (en.AcceptedAt != nil || en.Continuation) && !en.Rejected {
+							err = e.s.changesFollow(e.id, th.ID, i).Render(ctx, &b)
+							break
+						}
+					}
+				}
+			}
 		case sessions.UpdateMeta:
 			var sess *sessions.Session
 			if sess, _, err = e.snapshot(ctx); err == nil {

@@ -19,6 +19,15 @@ type ChangesPageView struct {
 	SessionURL string
 	Turns      []TurnLinkView
 	Panel      ChangesView
+	// EventsURL is the session's stream, which a turn's page follows (FollowID is where
+	// its partials reload the view); "" for the whole session's page.
+	EventsURL string
+	FollowID  string
+}
+
+// ChangesFollowID is the id of the element a turn's Changes page is reloaded through.
+func ChangesFollowID(thread string, turn int) string {
+	return "changes-follow-" + thread + "-" + strconv.Itoa(turn)
 }
 
 // TurnLinkView links one turn's changes.
@@ -51,7 +60,7 @@ type ChangesView struct {
 	ConflictOp string
 	// Done says what the last undo, redo or revert did.
 	Done string
-	// RefreshURL is where the view reloads itself from while the turn runs.
+	// RefreshURL is where the view of a turn reloads itself from.
 	RefreshURL string
 }
 
