@@ -38,8 +38,8 @@ func (s *server) changesPage(w http.ResponseWriter, r *http.Request) error {
 	if ref != nil && !htmx(r) {
 		r = r.WithContext(context.WithValue(r.Context(), cursorKey{}, cursor))
 	}
-	if r.URL.Query().Get("summary") != "" && ref != nil {
-		return s.turnChangesSummary(w, r, id, *ref)
+	if r.URL.Query().Get("summary") != "" {
+		return s.turnChangesSummary(w, r, id, ref)
 	}
 	v, err := s.changesView(r.Context(), id, ref, r.URL.Query().Get("path"), nil)
 	if err != nil {
@@ -335,11 +335,17 @@ func (s *server) turnChangesSlot(id, thread string, turn int) *views.TurnChanges
 	return &views.TurnChangesView{DOMID: views.TurnChangesID(thread, turn), URL: s.changesURL(id, ref), SummaryURL: s.changesURL(id, ref) + "&summary=1"}
 }
 
-// turnChangesSummary answers a turn's changes line: how many files it changed, with a
-// link to them; empty when it changed none, or its files are not captured.
-func (s *server) turnChangesSummary(w http.ResponseWriter, r *http.Request, id string, ref sessions.TurnRef) error {
-	v := *s.turnChangesSlot(id, ref.Thread, ref.Turn)
-	ch, err := s.Sessions.Changes(r.Context(), id, sessions.ChangesQuery{Turn: &ref, Diff: snapshot.DiffOptions{NoPatch: true}})
+// turnChangesSummary answers a turn's changes line (ref nil: the whole session's, as a
+// parent's tree shows a child's): how many files it changed, with a link to them; empty
+// when it changed none, or its files are not captured.
+func (s *server) turnChangesSummary(w http.ResponseWriter, r *http.Request, id string, ref *sessions.TurnRef) error {
+	var v views.TurnChangesView
+	if ref != nil {
+		v = *s.turnChangesSlot(id, ref.Thread, ref.Turn)
+	} else {
+		v = views.TurnChangesView{DOMID: "changes-" + id, URL: s.changesURL(id, nil)}
+	}
+	ch, err := s.Sessions.Changes(r.Context(), id, sessions.ChangesQuery{Turn: ref, Diff: snapshot.DiffOptions{NoPatch: true}})
 	if err == nil {
 		v.Undone = ch.Undone
 		for _, h := range ch.Hosts {

@@ -424,8 +424,13 @@ func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 			case state == "" || state == sessions.TurnNone:
 				state = "not started"
 			}
-			v.Rows = append(v.Rows, views.TreeRow{Title: orUntitled(c.Title, c.ID), URL: s.sessionURL(c.ID), Model: c.Model,
-				State: state, Depth: c.Depth, Indent: "d" + strconv.Itoa(min(c.Depth, 6))})
+			row := views.TreeRow{Title: orUntitled(c.Title, c.ID), URL: s.sessionURL(c.ID), Model: c.Model,
+				State: state, Depth: c.Depth, Indent: "d" + strconv.Itoa(min(c.Depth, 6))}
+			if s.Sessions.CapturesFiles() {
+				// The child's changed files, loaded by the row: a capture of its directory.
+				row.Changes = &views.TurnChangesView{DOMID: "changes-" + c.ID, URL: s.changesURL(c.ID, nil), SummaryURL: s.changesURL(c.ID, nil) + "?summary=1"}
+			}
+			v.Rows = append(v.Rows, row)
 			walk(c)
 		}
 	}

@@ -146,6 +146,8 @@ type TreeRow struct {
 	Title, URL, Model, State string
 	Depth                    int
 	Indent                   string // the depth as a CSS class: d1, d2, …
+	// Changes is where the files the child changed show; nil when they are not captured.
+	Changes *TurnChangesView
 }
 
 // Link is a titled URL.
