@@ -47,6 +47,11 @@ type SnapshotOptions struct {
 // on local), naming files outside it.
 func captureRequest(session, dir string, o SnapshotOptions, host string, files []string) snapshot.CaptureRequest {
 	r := snapshot.CaptureRequest{Owner: session, MaxFiles: o.MaxFiles, MaxFileSize: o.MaxFileBytes, Files: files}
+	if host != "local" {
+		// A remote host is captured at its login directory, which no one chose: one that
+		// takes longer than this to walk (a large home) is not captured.
+		r.MaxTime = remoteCaptureTime
+	}
 	if host == "local" {
 		r.Dir = dir
 		for _, e := range o.Exclude {
@@ -75,6 +80,9 @@ type Capture struct {
 	// and After are then empty or one of them is.
 	Error string `json:"error,omitempty"`
 }
+
+// remoteCaptureTime bounds the walk of a remote host's capture.
+const remoteCaptureTime = 5 * time.Second
 
 // captureTimeout bounds one capture after a batch, which a stop does not cut short: the
 // files the batch changed are recorded even when the turn was stopped during it.
@@ -233,6 +241,8 @@ func (c *captures) take() []Capture {
 // describeCapture says why a directory was not captured, in a person's words.
 func describeCapture(err error) string {
 	switch {
+	case errors.Is(err, snapshot.ErrTooLarge) && strings.Contains(err.Error(), "still walking"):
+		return "the directory is too large to capture quickly (a remote host is captured at its login directory), so this session's changes there are not recorded"
 	case errors.Is(err, snapshot.ErrTooLarge):
 		return "the directory holds more files than a capture lists ([snapshots] max_files), so this turn's changes are not recorded"
 	case errors.Is(err, snapshot.ErrNotFound):

@@ -39,6 +39,11 @@ type CaptureRequest struct {
 	// not stored, in place of the store's [Options.MaxFileSize]: the caller's setting,
 	// also for a store of another host.
 	MaxFileSize int64 `json:"max_file_size,omitempty"`
+	// MaxTime, when positive, bounds the walk: past it the capture stops with
+	// [ErrTooLarge], having stored nothing of its own. It keeps the first capture of a
+	// large directory no one chose (a remote host's login directory) from running for
+	// minutes.
+	MaxTime time.Duration `json:"max_time,omitempty"`
 }
 
 // ExcludeDir returns the pattern of CaptureRequest.Exclude that leaves out the directory
@@ -117,6 +122,9 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 		sem:  make(chan struct{}, max(runtime.GOMAXPROCS(0), 2)),
 		dirs: map[string]*dirCache{}, maxFiles: int64(r.MaxFiles),
 	}
+	if r.MaxTime > 0 {
+		w.deadline = time.Now().Add(r.MaxTime)
+	}
 	if w.old == nil {
 		w.old, w.changed = &rootCache{}, true
 	}
@@ -134,6 +142,9 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 		}
 	}
 	top, err := w.dir(root, "", rs)
+	if errors.Is(err, ErrTooLarge) && w.slow.Load() {
+		return CaptureResult{}, fmt.Errorf("capture %s: still walking after %s: %w", dir, r.MaxTime, err)
+	}
 	if errors.Is(err, ErrTooLarge) {
 		return CaptureResult{}, fmt.Errorf("capture %s: more than %d files: %w", dir, r.MaxFiles, err)
 	}

@@ -312,3 +312,17 @@ func TestCaptureLeavesItsStoreOut(t *testing.T) {
 		t.Errorf("ExcludeDir = %q", p)
 	}
 }
+
+// A capture bounded in time gives up past its bound, storing nothing of its own.
+func TestCaptureMaxTime(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a/b": "b", "c/d": "d"})
+	s := newStore(t)
+	_, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir, MaxTime: time.Nanosecond})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "still walking") {
+		t.Errorf("Capture with MaxTime 1ns = %v, want ErrTooLarge, still walking", err)
+	}
+	if _, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir, MaxTime: time.Minute}); err != nil {
+		t.Errorf("Capture with MaxTime 1m = %v", err)
+	}
+}

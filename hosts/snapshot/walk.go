@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // walker is one capture's walk.
@@ -27,6 +28,8 @@ type walker struct {
 	read        atomic.Int64  // files read
 	maxFiles    int64         // bound of listed, 0 for none
 	listed      atomic.Int64  // entries listed
+	deadline    time.Time     // when the walk gives up (ErrTooLarge); zero for never
+	slow        atomic.Bool   // it gave up for the deadline
 
 	mu               sync.Mutex // guards the fields below
 	dirs             map[string]*dirCache
@@ -57,6 +60,10 @@ func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
 		return dirResult{opaque: true}, err
 	}
 	if n := w.listed.Add(int64(len(infos))); w.maxFiles > 0 && n > w.maxFiles {
+		return dirResult{}, ErrTooLarge
+	}
+	if !w.deadline.IsZero() && time.Now().After(w.deadline) {
+		w.slow.Store(true)
 		return dirResult{}, ErrTooLarge
 	}
 	slices.SortFunc(infos, func(a, b fs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
