@@ -86,6 +86,11 @@ func Chat(ctx context.Context, svc *sessions.Manager, std IO, o Options) int {
 	defer in.close()
 	t.out.color = c.color()
 	t.out.note("model %s · /help for commands · Ctrl-D to quit", c.currentModel(ctx))
+	if o.Project != nil && o.Dir != "" {
+		for _, line := range projectNote(o.Project.Project(o.Dir)) {
+			t.out.note("%s", line)
+		}
+	}
 
 	armed := false // Ctrl-C was pressed at the prompt: a second one ends the chat
 	for {

@@ -145,4 +145,9 @@ func (c *chatSession) status(ctx context.Context) {
 	if line := mcpStatusLine(c.o.MCP); line != "" {
 		out.note("%s", line)
 	}
+	if c.o.Project != nil && c.o.Dir != "" {
+		if line := projectStatusLine(c.o.Project.Project(c.o.Dir)); line != "" {
+			out.note("%s", line)
+		}
+	}
 }

@@ -53,6 +53,10 @@ type Options struct {
 	// MCP tells the MCP servers' states for /status and names an MCP tool's server in
 	// the tool lines; nil means none is configured.
 	MCP MCPServers
+	// Project tells what the project file of Dir, the chat's working directory, offers:
+	// the chat says so when it starts, and /status; nil means nothing is looked at.
+	Project ProjectServers
+	Dir     string
 }
 
 // Exit statuses: one per class of failure, so that a script can branch on them

@@ -23,6 +23,7 @@ Usage:
   myco --mode host                        remote host runtime (NDJSON on stdin/stdout)
   myco hosts [check|install ALIAS]        the remote hosts of ~/.ssh/config; check one, or copy myco there
   myco mcp list [--profile NAME]          the MCP servers of the config: started, their state and tools (myco --help mcp)
+  myco mcp add NAME -- COMMAND [ARGS...]  add a server to the config (or --url URL); myco mcp remove NAME takes it out
   myco --version
   myco --help [TOPIC]                     this text, or a page of the manual (topics below)
 

@@ -17,28 +17,42 @@ type MCPServers interface {
 	MCPStatuses() []hosts.MCPStatus
 }
 
-// MCPLister is [MCPServers] that can list the servers' tools first, starting them;
-// *hosts.Harness satisfies it.
+// MCPLister is [MCPServers] that can list the servers' tools first, starting them, and
+// tell a directory's project servers; *hosts.Harness satisfies it.
 type MCPLister interface {
 	MCPServers
+	ProjectServers
 	Discover(ctx context.Context)
 }
 
-const mcpUsage = "usage: myco mcp list [--profile NAME] [--config PATH]"
+// MCPUsage is the usage of `myco mcp`; each command also takes --profile NAME and
+// --config PATH.
+const MCPUsage = `usage: myco mcp list [--profile NAME] [--config PATH]
+       myco mcp add NAME [--host H] [--env K=V]... [--env K]... [--cwd DIR] -- COMMAND [ARGS...]
+       myco mcp add NAME --url URL [--header K=V]...
+       myco mcp remove NAME
+       myco mcp approve [--yes] [DIR]
+       myco mcp revoke [DIR]`
 
-// MCPCommand runs `myco mcp list` (args are what follows `mcp`, its flags taken): it
-// starts every enabled server whose tools are not listed, as a session's start does,
-// and prints each configured server, its state and its tools. The exit status is 1 when
-// a server's tools could not be listed.
-func MCPCommand(ctx context.Context, std IO, args []string, servers MCPLister) int {
-	if len(args) != 1 || args[0] != "list" {
-		fmt.Fprintln(std.Stderr, mcpUsage)
-		return ExitUsage
-	}
+// MCPEditApplied says when a change that `myco mcp add` or `remove` made to config.toml
+// takes effect.
+const MCPEditApplied = "A running myco applies it once no turn runs and no session keeps a process running (a bash session or an MCP server); sessions started then have it. myco mcp list starts the servers now."
+
+// MCPList runs `myco mcp list`: it starts every enabled server whose tools are not
+// listed, as a session's start does, and prints each configured server, its state and
+// its tools; then what the project file of dir (the working directory) offers, and the
+// states of the servers it offers once approved. The exit status is 1 when a server's
+// tools could not be listed.
+func MCPList(ctx context.Context, std IO, servers MCPLister, dir string) int {
 	servers.Discover(ctx)
+	var proj hosts.ProjectStatus
+	if dir != "" {
+		servers.DiscoverProject(ctx, dir)
+		proj = servers.Project(dir)
+	}
 	sts := servers.MCPStatuses()
-	if len(sts) == 0 {
-		fmt.Fprintln(std.Stdout, "no MCP servers are configured: add [mcp_servers.NAME] tables to config.toml (myco --help mcp)")
+	if len(sts) == 0 && !proj.Offers() {
+		fmt.Fprintln(std.Stdout, "no MCP servers are configured: add [mcp_servers.NAME] tables to config.toml, or run myco mcp add (myco --help mcp)")
 		return ExitOK
 	}
 	code := ExitOK
@@ -47,6 +61,9 @@ func MCPCommand(ctx context.Context, std IO, args []string, servers MCPLister) i
 			code = ExitError
 		}
 		printMCPServer(std.Stdout, st)
+	}
+	if printProject(std.Stdout, proj) {
+		code = ExitError
 	}
 	return code
 }

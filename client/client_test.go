@@ -13,43 +13,23 @@ import (
 	"testing"
 	"time"
 
-	"myco.dev/agent"
-	"myco.dev/agent/model"
-	"myco.dev/agent/model/anthropic"
 	"myco.dev/api"
 	"myco.dev/handlers"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
+	"myco.dev/sessions/sessionstest"
 	"myco.dev/static"
 )
-
-// models is a catalog of one model served by a fake.
-type models struct{ cfg sessions.AgentConfig }
-
-func (m models) Default() string { return "fake" }
-func (m models) Agent(key string, _ []string) (sessions.AgentConfig, error) {
-	if key != "fake" {
-		return sessions.AgentConfig{}, &sessions.UnknownModelError{Key: key, Known: []string{"fake"}}
-	}
-	cfg := m.cfg
-	cfg.ModelKey = key
-	return cfg, nil
-}
 
 // server starts one profile's real handlers and session service over a fake model, and
 // returns a client of it whose transport is rt(next) when rt is not nil.
 func server(t *testing.T, rt func(http.RoundTripper) http.RoundTripper, turns ...fakemodel.Turn) *Client {
 	t.Helper()
 	fake := fakemodel.New(t, turns...)
-	mc := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: fake.URL, Key: func() (string, error) { return "k", nil }, Retry: model.RetryPolicy{MaxAttempts: 1}}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
-	mgr, err := sessions.NewManager(sessions.ManagerOptions{Store: sessions.NewStore(t.TempDir()), Log: log,
-		Models: models{cfg: sessions.AgentConfig{Options: agent.Options{Model: mc, APIModel: "fake-1", MaxOutputTokens: 1000}, Protocol: "anthropic-messages"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mgr.Close)
+	mgr := sessionstest.Manager(t, sessions.ManagerOptions{Log: log,
+		Models: sessionstest.NewModels(sessionstest.Client(fake.URL), "fake")})
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config.ConnContext = web.ConnContext
 	u, _ := url.Parse("http://" + srv.Listener.Addr().String())

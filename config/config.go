@@ -46,40 +46,62 @@ type Config struct {
 // Problems in the file are returned as [*Error] values, all of them joined with
 // [errors.Join] when there are several.
 func Load(path string, named bool) (*Config, error) {
-	// O_NONBLOCK, then the type checked on the descriptor: a FIFO put where the config
-	// should be would otherwise block the open, and with it every request of the profile.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		if named {
-			return nil, &Error{File: path, Msg: "the named config file does not exist", Err: err}
-		}
-		return defaults(path), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load config: %w", err)
-	}
-	defer f.Close()
-	info, err := checkFile("config file", path, f, os.Getuid())
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, &Error{File: path, Msg: "the config file is " + fileKind(info) + ", not a regular file; make it a regular file"}
-	}
-	src, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("load config: %w", err)
+	c, _, err := load(path, named)
+	return c, err
+}
+
+// load is [Load] that also returns the bytes it read; nil for a missing file that is not
+// named.
+func load(path string, named bool) (*Config, []byte, error) {
+	src, info, err := readConfig(path, named)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case src == nil:
+		return defaults(path), nil, nil
 	}
 	c, err := Parse(path, src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if key := c.inlineCredential(); key != nil && info.Mode().Perm()&0o044 != 0 {
 		c.Warnings = append(c.Warnings, Warning{File: path, Line: c.lines.line(key), Key: toml.Key(key).String(),
 			Msg: fmt.Sprintf("an inline credential in a file that group or others may read (mode %s); run: chmod 600 %s, or move the credential to an env or file source",
 				info.Mode(), shquote.Quote(path))})
 	}
-	return c, nil
+	return c, src, nil
+}
+
+// readConfig reads the config file at path as [Load] does, with its checks. A missing
+// file that is not named is no error: src is nil.
+func readConfig(path string, named bool) (src []byte, info fs.FileInfo, err error) {
+	// O_NONBLOCK, then the type checked on the descriptor: a FIFO put where the config
+	// should be would otherwise block the open, and with it every request of the profile.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if named {
+			return nil, nil, &Error{File: path, Msg: "the named config file does not exist", Err: err}
+		}
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("load config: %w", err)
+	}
+	defer f.Close()
+	info, err = checkFile("config file", path, f, os.Getuid())
+	if err != nil {
+		return nil, nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, nil, &Error{File: path, Msg: "the config file is " + fileKind(info) + ", not a regular file; make it a regular file"}
+	}
+	if src, err = io.ReadAll(f); err != nil {
+		return nil, nil, fmt.Errorf("load config: %w", err)
+	}
+	if src == nil {
+		src = []byte{}
+	}
+	return src, info, nil
 }
 
 // inlineCredential returns the key of the first auth that holds the credential itself,

@@ -342,11 +342,31 @@ func (d *decoder) undecoded() {
 		}
 		reported[k.String()] = true
 		msg := "unknown key"
+		if hint, ok := codexOnly[k[len(k)-1]]; ok && len(k) == 3 && k[0] == "mcp_servers" {
+			msg += "; " + hint
+		}
 		if len(k) > 1 && slices.Contains(topLevelKeys, k[len(k)-1]) {
 			msg += fmt.Sprintf("; %s is a top-level key, and top-level keys must come before the first [table]", k[len(k)-1])
 		}
 		d.errs = append(d.errs, d.errorAt(k, msg))
 	}
+}
+
+// codexOnly are the keys of Codex's [mcp_servers.NAME] tables that myco does not take,
+// because it has no such setting or its own means something else, each with what to
+// write instead. Codex's keys that mean what myco's do are taken (see [rawMCP]).
+var codexOnly = map[string]string{
+	"env_vars": `env_vars is Codex's list of variables passed on when they are set; myco names each one: ` +
+		`env = { NAME = { source = "env", var_name = "NAME" } }, which counts NAME as a credential (the bash tool does not get it) and makes the server unavailable when it is not set`,
+	"env_http_headers": `env_http_headers is Codex's; myco writes headers = { NAME = { source = "env", var_name = "VAR" } }, and the server is unavailable when VAR is not set`,
+	"bearer_token_env_var": `bearer_token_env_var is Codex's; myco sends the variable's value as it is: ` +
+		`headers = { Authorization = { source = "env", var_name = "VAR" } } with VAR holding "Bearer TOKEN"`,
+	"bearer_token":   `write headers = { Authorization = "Bearer …" }, or better a source: { source = "file", path = "~/.config/token" }`,
+	"enabled_tools":  "enabled_tools is Codex's; myco offers every tool of a server and has no list of tools to keep",
+	"disabled_tools": "disabled_tools is Codex's; myco offers every tool of a server and has no list of tools to leave out",
+	"required":       "required is Codex's; a server that fails in myco never stops it, and myco mcp list exits 1",
+	"scopes":         "scopes is for Codex's OAuth login, which myco does not do; send a token in headers",
+	"oauth_resource": "oauth_resource is for Codex's OAuth login, which myco does not do; send a token in headers",
 }
 
 var topLevelKeys = []string{"model", "attach_timeout_secs", "max_prelude_bytes", "compaction_max_requests"}

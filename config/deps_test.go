@@ -9,5 +9,5 @@ import (
 // TestDeps keeps the package at the bottom of the import graph: the standard library, the
 // TOML decoder and the shell quoting of internal/shquote only.
 func TestDeps(t *testing.T) {
-	depstest.Only(t, "myco.dev/config", "github.com/BurntSushi/toml", "myco.dev/internal/shquote")
+	depstest.Only(t, "myco.dev/config", "github.com/BurntSushi/toml", "myco.dev/internal/shquote", "myco.dev/internal/atomicfile")
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,28 +57,48 @@ type MCPServer struct {
 // as there. A value whose source is "none" is left out. The error names the server, the
 // key and the variable or file that could not supply it.
 func (s MCPServer) Values(lookupEnv func(string) (string, bool), home string) (env, headers map[string]string, err error) {
-	resolve := func(what string, m map[string]Auth) (map[string]string, error) {
-		out := make(map[string]string, len(m))
+	env, headers, err = serverValues(s.Env, s.Headers, func(a Auth) (string, bool, error) {
+		if a.Source == "" || a.Source == AuthNone {
+			return "", false, nil
+		}
+		v, err := a.Key(lookupEnv, home)
+		return v, true, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcp server %s: %w", s.Name, err)
+	}
+	return env, headers, nil
+}
+
+// serverValues looks up the values of a server's env and headers with value, in key
+// order, leaving out those it says are none; an error names the kind ("env" or "header")
+// and the key. An empty map gives nil.
+func serverValues[V any](env, headers map[string]V, value func(V) (v string, ok bool, err error)) (map[string]string, map[string]string, error) {
+	resolve := func(what string, m map[string]V) (map[string]string, error) {
+		var out map[string]string
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			a := m[k]
-			if a.Source == "" || a.Source == AuthNone {
-				continue
-			}
-			v, err := a.Key(lookupEnv, home)
+			v, ok, err := value(m[k])
 			if err != nil {
-				return nil, fmt.Errorf("mcp server %s: %s %s: %w", s.Name, what, k, err)
+				return nil, fmt.Errorf("%s %s: %w", what, k, err)
 			}
-			out[k] = v
+			if ok {
+				if out == nil {
+					out = make(map[string]string, len(m))
+				}
+				out[k] = v
+			}
 		}
 		return out, nil
 	}
-	if env, err = resolve("env", s.Env); err != nil {
+	e, err := resolve("env", env)
+	if err != nil {
 		return nil, nil, err
 	}
-	if headers, err = resolve("header", s.Headers); err != nil {
+	h, err := resolve("header", headers)
+	if err != nil {
 		return nil, nil, err
 	}
-	return env, headers, nil
+	return e, h, nil
 }
 
 // MCPServerNames returns the names of the configured MCP servers, enabled or not, sorted.
@@ -108,17 +129,24 @@ func (c *Config) CheckMCPHosts(known []string) error {
 
 // rawMCP is the raw shape of an [mcp_servers.NAME] table.
 type rawMCP struct {
-	Command            *string        `toml:"command"`
-	Args               *[]string      `toml:"args"`
-	Cwd                *string        `toml:"cwd"`
-	Host               *string        `toml:"host"`
-	Env                toml.Primitive `toml:"env"`
-	URL                *string        `toml:"url"`
-	Headers            toml.Primitive `toml:"headers"`
-	AllowHTTP          *bool          `toml:"allow_http"`
-	StartupTimeoutSecs *int           `toml:"startup_timeout_secs"`
-	ToolTimeoutSecs    *int           `toml:"tool_timeout_secs"`
-	Enabled            *bool          `toml:"enabled"`
+	Command   *string        `toml:"command"`
+	Args      *[]string      `toml:"args"`
+	Cwd       *string        `toml:"cwd"`
+	Host      *string        `toml:"host"`
+	Env       toml.Primitive `toml:"env"`
+	URL       *string        `toml:"url"`
+	Headers   toml.Primitive `toml:"headers"`
+	AllowHTTP *bool          `toml:"allow_http"`
+	Enabled   *bool          `toml:"enabled"`
+
+	// The timeouts are decoded by [decoder.mcpTimeout], from myco's spelling or Codex's.
+	StartupTimeoutSecs toml.Primitive `toml:"startup_timeout_secs"`
+	StartupTimeoutSec  toml.Primitive `toml:"startup_timeout_sec"` // Codex's
+	StartupTimeoutMs   toml.Primitive `toml:"startup_timeout_ms"`  // Codex's older one
+	ToolTimeoutSecs    toml.Primitive `toml:"tool_timeout_secs"`
+	ToolTimeoutSec     toml.Primitive `toml:"tool_timeout_sec"` // Codex's
+	// HTTPHeaders is Codex's spelling of headers: a table of strings, which headers takes too.
+	HTTPHeaders toml.Primitive `toml:"http_headers"`
 }
 
 // mcpServer decodes one [mcp_servers.NAME] table. The checks that need no other entry
@@ -143,11 +171,96 @@ func (d *decoder) mcpServer(name string, p toml.Primitive) (MCPServer, bool) {
 	set(&s.URL, raw.URL)
 	set(&s.AllowHTTP, raw.AllowHTTP)
 	set(&s.Enabled, raw.Enabled)
-	d.seconds(&s.StartupTimeout, raw.StartupTimeoutSecs, at("startup_timeout_secs"))
-	d.seconds(&s.ToolTimeout, raw.ToolTimeoutSecs, at("tool_timeout_secs"))
+	d.mcpTimeout(&s.StartupTimeout, key, spelling{"startup_timeout_secs", time.Second, raw.StartupTimeoutSecs},
+		spelling{"startup_timeout_sec", time.Second, raw.StartupTimeoutSec}, spelling{"startup_timeout_ms", time.Millisecond, raw.StartupTimeoutMs})
+	d.mcpTimeout(&s.ToolTimeout, key, spelling{"tool_timeout_secs", time.Second, raw.ToolTimeoutSecs},
+		spelling{"tool_timeout_sec", time.Second, raw.ToolTimeoutSec})
 	s.Env = d.values(raw.Env, at("env"))
-	s.Headers = d.values(raw.Headers, at("headers"))
+	if d.oneSpelling(key, "headers", "http_headers") == "http_headers" {
+		s.Headers = d.values(raw.HTTPHeaders, at("http_headers"))
+	} else {
+		s.Headers = d.values(raw.Headers, at("headers"))
+	}
 	return s, true
+}
+
+// spelling is one key a setting may be written as, its unit and its raw value.
+type spelling struct {
+	key  string
+	unit time.Duration
+	p    toml.Primitive
+}
+
+// oneSpelling returns which of keys, the spellings of one setting of table (myco's
+// first, then Codex's), the table sets: "" when none. Setting two is a problem, reported
+// here with both keys and their lines; the first spelling's value is then used.
+func (d *decoder) oneSpelling(table []string, keys ...string) string {
+	var set []string
+	for _, k := range keys {
+		if d.md.IsDefined(append(slices.Clip(table), k)...) {
+			set = append(set, k)
+		}
+	}
+	if len(set) > 1 {
+		first := append(slices.Clip(table), set[0])
+		for _, k := range set[1:] {
+			d.broken[toml.Key(append(slices.Clip(table), k)).String()] = true // its keys are not unknown
+			d.errs = append(d.errs, d.errorAt(append(slices.Clip(table), k), fmt.Sprintf(
+				"set twice: also as %s on line %d, the same setting spelt another way (myco's and Codex's spellings); keep one",
+				set[0], d.lines.line(first))))
+		}
+	}
+	if len(set) == 0 {
+		return ""
+	}
+	return set[0]
+}
+
+// mcpTimeout sets dst from the timeout of table that the file sets under one of
+// spellings: a positive number (an integer or a float) in that spelling's unit. A value
+// that is not one is reported here, with the key as written, and leaves dst alone.
+func (d *decoder) mcpTimeout(dst *time.Duration, table []string, spellings ...spelling) {
+	keys := make([]string, len(spellings))
+	for i, sp := range spellings {
+		keys[i] = sp.key
+	}
+	k := d.oneSpelling(table, keys...)
+	if k == "" {
+		return
+	}
+	sp := spellings[slices.Index(keys, k)]
+	key := append(slices.Clip(table), k)
+	unit := "seconds"
+	if sp.unit == time.Millisecond {
+		unit = "milliseconds"
+	}
+	var n float64
+	switch typ := d.md.Type(key...); typ {
+	case "Integer":
+		var i int64
+		if !d.value(sp.p, &i, key...) {
+			return
+		}
+		n = float64(i)
+	case "Float":
+		if !d.value(sp.p, &n, key...) {
+			return
+		}
+	default:
+		d.errs = append(d.errs, d.errorAt(key, fmt.Sprintf("must be a number of %s, not %s", unit, typeName(strings.ToLower(typ)))))
+		return
+	}
+	limit := float64(maxTimeoutSecs) * float64(time.Second/sp.unit)
+	switch got := strconv.FormatFloat(n, 'f', -1, 64); {
+	case !(n > 0): // NaN too
+		d.errs = append(d.errs, d.errorAt(key, fmt.Sprintf("must be a positive number of %s, got %s", unit, got)))
+	case n > limit:
+		d.errs = append(d.errs, d.errorAt(key, fmt.Sprintf("must be from 1 to %.0f %s, got %s", limit, unit, got)))
+	case time.Duration(n*float64(sp.unit)) < time.Millisecond:
+		d.errs = append(d.errs, d.errorAt(key, fmt.Sprintf("must be at least a millisecond; got %s %s", strconv.FormatFloat(n, 'f', -1, 64), unit)))
+	default:
+		*dst = time.Duration(n * float64(sp.unit))
+	}
 }
 
 // values decodes a table of environment variables or headers: each value is a string or
@@ -167,19 +280,6 @@ func (d *decoder) values(p toml.Primitive, key []string) map[string]Auth {
 	return out
 }
 
-// seconds sets dst from a count of seconds at key, if the file sets it. A value too large
-// for a [time.Duration] is reported here and leaves dst alone; anything else is converted
-// for the validator to check.
-func (d *decoder) seconds(dst *time.Duration, secs *int, key []string) {
-	switch {
-	case secs == nil:
-	case int64(*secs) > maxTimeoutSecs || int64(*secs) < -maxTimeoutSecs:
-		d.errs = append(d.errs, d.errorAt(key, fmt.Sprintf("must be from 1 to %d seconds, got %d", maxTimeoutSecs, *secs)))
-	default:
-		*dst = time.Duration(*secs) * time.Second
-	}
-}
-
 // mcpServer checks the MCP server configured as [mcp_servers.NAME].
 func (v *validator) mcpServer(name string, s MCPServer) {
 	s.Name = name // the table's name is the one that counts
@@ -192,11 +292,12 @@ func (v *validator) mcpServer(name string, s MCPServer) {
 		v.errorf(key, "server name %q is %d characters long; at most %d, so that mcp__%s__TOOL fits the 64 characters providers allow in a tool name",
 			s.Name, len(s.Name), MaxMCPServerName, s.Name)
 	}
+	// The decoder checks the numbers a file writes; these are for a config built in code.
 	if s.StartupTimeout <= 0 {
-		v.errorf(at("startup_timeout_secs"), "must be a positive number of seconds, got %d", s.StartupTimeout/time.Second)
+		v.errorf(at("startup_timeout_secs"), "must be a positive number of seconds, got %s", s.StartupTimeout)
 	}
 	if s.ToolTimeout <= 0 {
-		v.errorf(at("tool_timeout_secs"), "must be a positive number of seconds, got %d", s.ToolTimeout/time.Second)
+		v.errorf(at("tool_timeout_secs"), "must be a positive number of seconds, got %s", s.ToolTimeout)
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Env)) {
 		if !isEnvName(name) {
@@ -204,14 +305,20 @@ func (v *validator) mcpServer(name string, s MCPServer) {
 		}
 		v.value(at("env", name), s.Env[name])
 	}
+	headers := "headers" // or Codex's spelling, when the file has that one only
+	if _, ok := v.c.lines[toml.Key(at("headers")).String()]; !ok {
+		if _, ok := v.c.lines[toml.Key(at("http_headers")).String()]; ok {
+			headers = "http_headers"
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
 		switch {
 		case !isHeaderName(name):
-			v.errorf(at("headers", name), "invalid header name %q", name)
+			v.errorf(at(headers, name), "invalid header name %q", name)
 		case slices.Contains(reservedHeaders, strings.ToLower(name)):
-			v.errorf(at("headers", name), "%s is set by the MCP transport itself", name)
+			v.errorf(at(headers, name), "%s is set by the MCP transport itself", name)
 		}
-		v.value(at("headers", name), s.Headers[name])
+		v.value(at(headers, name), s.Headers[name])
 	}
 	switch {
 	case s.Command != "" && s.URL != "":
@@ -238,7 +345,7 @@ func (v *validator) mcpServer(name string, s MCPServer) {
 		for _, k := range []struct {
 			name string
 			set  bool
-		}{{"headers", len(s.Headers) > 0}, {"allow_http", s.AllowHTTP}} {
+		}{{headers, len(s.Headers) > 0}, {"allow_http", s.AllowHTTP}} {
 			if k.set {
 				v.errorf(at(k.name), "%s is for a url server; a command server takes env", k.name)
 			}

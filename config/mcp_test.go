@@ -85,6 +85,39 @@ func TestLoadMCPServers(t *testing.T) {
 	}
 }
 
+// A table pasted from Codex's config.toml loads: its spellings of the timeouts (seconds
+// as an integer or a float, the older startup_timeout_ms) and of headers mean what myco's
+// do.
+func TestLoadMCPCodexSpellings(t *testing.T) {
+	c, err := Load(writeConfig(t, `
+[mcp_servers.context7]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+env = { "LOG_LEVEL" = "warn" }
+startup_timeout_sec = 20
+tool_timeout_sec = 1.5
+
+[mcp_servers.figma]
+url = "https://mcp.figma.com/mcp"
+http_headers = { "X-Figma-Region" = "us-east-1" }
+startup_timeout_ms = 2500
+`), true)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := map[string]MCPServer{
+		"context7": {Name: "context7", Command: "npx", Args: []string{"-y", "@upstash/context7-mcp"},
+			Env:            map[string]Auth{"LOG_LEVEL": {Source: AuthInline, Value: "warn"}},
+			StartupTimeout: 20 * time.Second, ToolTimeout: 1500 * time.Millisecond, Enabled: true},
+		"figma": {Name: "figma", URL: "https://mcp.figma.com/mcp",
+			Headers:        map[string]Auth{"X-Figma-Region": {Source: AuthInline, Value: "us-east-1"}},
+			StartupTimeout: 2500 * time.Millisecond, ToolTimeout: DefaultMCPToolTimeout, Enabled: true},
+	}
+	if !reflect.DeepEqual(c.MCPServers, want) {
+		t.Errorf("Load MCPServers =\n%#v\nwant\n%#v", c.MCPServers, want)
+	}
+}
+
 // TestLoadMCPErrors pins one or more problems per case, like [TestLoadErrors]: each want
 // is "LINE: KEY: message start".
 func TestLoadMCPErrors(t *testing.T) {
@@ -122,7 +155,23 @@ func TestLoadMCPErrors(t *testing.T) {
 		{"zero startup timeout", s + "startup_timeout_secs = 0\n", []string{"3: mcp_servers.s.startup_timeout_secs: must be a positive number of seconds, got 0"}},
 		{"negative tool timeout", s + "tool_timeout_secs = -1\n", []string{"3: mcp_servers.s.tool_timeout_secs: must be a positive number of seconds, got -1"}},
 		{"timeout overflows", s + "tool_timeout_secs = 9_300_000_000\n", []string{"3: mcp_servers.s.tool_timeout_secs: must be from 1 to 9223372036 seconds"}},
-		{"timeout wrong type", s + "tool_timeout_secs = \"60\"\n", []string{"3: mcp_servers.s.tool_timeout_secs: must be an integer, not a string"}},
+		{"timeout wrong type", s + "tool_timeout_secs = \"60\"\n", []string{"3: mcp_servers.s.tool_timeout_secs: must be a number of seconds, not a string"}},
+		{"negative float timeout", s + "startup_timeout_sec = -0.5\n", []string{"3: mcp_servers.s.startup_timeout_sec: must be a positive number of seconds, got -0.5"}},
+		{"zero ms timeout", s + "startup_timeout_ms = 0\n", []string{"3: mcp_servers.s.startup_timeout_ms: must be a positive number of milliseconds"}},
+		{"both spellings of a timeout", s + "startup_timeout_secs = 5\nstartup_timeout_sec = 6\n", []string{
+			"4: mcp_servers.s.startup_timeout_sec: set twice: also as startup_timeout_secs on line 3, the same setting spelt another way"}},
+		{"three spellings of a timeout", s + "startup_timeout_ms = 7000\nstartup_timeout_sec = 6\nstartup_timeout_secs = 5\n", []string{
+			"3: mcp_servers.s.startup_timeout_ms: set twice: also as startup_timeout_secs on line 5",
+			"4: mcp_servers.s.startup_timeout_sec: set twice: also as startup_timeout_secs on line 5",
+		}},
+		{"both spellings of the tool timeout", s + "tool_timeout_sec = 6\ntool_timeout_secs = 5\n", []string{
+			"3: mcp_servers.s.tool_timeout_sec: set twice: also as tool_timeout_secs on line 4"}},
+		{"both spellings of headers", u + "headers = { A = \"b\" }\n[mcp_servers.u.http_headers]\nA = \"c\"\n", []string{
+			"4: mcp_servers.u.http_headers: set twice: also as headers on line 3"}},
+		{"codex headers on a command", s + "http_headers = { A = \"b\" }\n", []string{"3: mcp_servers.s.http_headers: http_headers is for a url server"}},
+		{"codex env_vars", s + "env_vars = [\"HTTPS_PROXY\"]\n", []string{`3: mcp_servers.s.env_vars: unknown key; env_vars is Codex's list of variables passed on when they are set; myco names each one: env = { NAME = { source = "env", var_name = "NAME" } }`}},
+		{"codex bearer_token_env_var", u + "bearer_token_env_var = \"T\"\n", []string{`3: mcp_servers.u.bearer_token_env_var: unknown key; bearer_token_env_var is Codex's; myco sends the variable's value as it is`}},
+		{"codex enabled_tools", s + "enabled_tools = [\"a\"]\n", []string{"3: mcp_servers.s.enabled_tools: unknown key; enabled_tools is Codex's"}},
 		{"enabled wrong type", s + "enabled = \"yes\"\n", []string{"3: mcp_servers.s.enabled: must be a boolean, not a string"}},
 		{"bad host", s + "host = \"a b\"\n", []string{`3: mcp_servers.s.host: "a b" is not a host name`}},
 		{"headers on a command", s + "headers = { A = \"b\" }\nallow_http = true\n", []string{

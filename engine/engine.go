@@ -55,6 +55,8 @@ type Options struct {
 type Engine struct {
 	Sessions *sessions.Manager
 	Harness  *hosts.Harness
+	// Projects are the servers that sessions' directories offer, and their approvals.
+	Projects *Projects
 	std      []tools.Tool
 	mcp      *mcp.Set // the local MCP servers
 	reaper   *reaper.Reaper
@@ -160,7 +162,8 @@ func build(p *Profile, o Options) (*Engine, error) {
 		}
 	}
 	prelude := preludetool.New(&workspace.Prelude{Dir: p.Paths.PreludeDir(), Max: p.Config.MaxPreludeBytes})
-	ho, err := p.mcpOptions(remotes, o.Reaper, o.Log)
+	e.Projects = p.projects(o.Log)
+	ho, err := p.mcpOptions(remotes, o.Reaper, e.Projects, o.Log)
 	if err != nil {
 		e.closeTools()
 		return nil, err
@@ -198,6 +201,15 @@ func build(p *Profile, o Options) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// ApproveProject records the person's approval of dir's project MCP file, whose content
+// they were shown with digest sum (see [Projects.Approve]), and has the harness use it at
+// once: the sessions in dir get the servers' tools with their next model request.
+func (e *Engine) ApproveProject(dir, sum string) (hosts.ProjectOffer, error) {
+	o, err := e.Projects.Approve(dir, sum)
+	e.Harness.ProjectChanged(dir)
+	return o, err
 }
 
 // newCatalog is the model catalog of p, whose system prompt tells of tools and whose
@@ -286,8 +298,8 @@ func (t toolHost) Prune(ctx context.Context, host, owner string, keep []snapshot
 	return t.h.Prune(ctx, host, owner, keep)
 }
 
-func (t toolHost) Tools(owner string) sessions.Tools { return t.h.For(owner) }
-func (t toolHost) Release(owner string)              { t.h.Release(owner) }
+func (t toolHost) Tools(owner, dir string) sessions.Tools { return t.h.ForDir(owner, dir) }
+func (t toolHost) Release(owner string)                   { t.h.Release(owner) }
 
 // Inventory lists owner's bash sessions, editor read stamps and MCP servers on every host. A remote
 // that is not attached, or does not answer, is listed with its last-known handles, marked

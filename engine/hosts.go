@@ -63,8 +63,9 @@ func RemoteOptions(o OpenOptions, maxImage int, attach time.Duration, withoutEnv
 // mcpOptions checks that every MCP server's host is one of remotes (an unknown host is a
 // startup error naming the file, the line and the key) and returns the harness options
 // of the profile's MCP servers: the local ones in a Set whose processes die with rp's
-// process, the remote ones, the disabled ones. The caller closes the Set.
-func (p *Profile) mcpOptions(remotes []hosts.RemoteSpec, rp tools.Reaper, log *slog.Logger) (hosts.Options, error) {
+// process, the remote ones, the disabled ones, and the projects' servers that the person
+// approved (started by the harness, with the same options). The caller closes the Set.
+func (p *Profile) mcpOptions(remotes []hosts.RemoteSpec, rp tools.Reaper, projects *Projects, log *slog.Logger) (hosts.Options, error) {
 	var aliases []string
 	for _, r := range remotes {
 		aliases = append(aliases, r.Alias)
@@ -73,22 +74,25 @@ func (p *Profile) mcpOptions(remotes []hosts.RemoteSpec, rp tools.Reaper, log *s
 		return hosts.Options{}, err
 	}
 	servers := catalog.MCP(catalog.MCPOptions{Config: p.Config, Env: p.Env, Home: p.o.Home})
-	set, err := mcp.New(mcp.Options{Servers: servers.Local, LookupEnv: p.o.LookupEnv, Reaper: rp, Version: p.o.Version, Log: log})
+	mo := mcp.Options{LookupEnv: p.o.LookupEnv, Reaper: rp, Version: p.o.Version, Log: log}
+	local := mo
+	local.Servers = servers.Local
+	set, err := mcp.New(local)
 	if err != nil {
 		return hosts.Options{}, err
 	}
-	return hosts.Options{MCP: set, RemoteMCP: servers.Remote, MCPDisabled: servers.Disabled, Log: log}, nil
+	return hosts.Options{MCP: set, RemoteMCP: servers.Remote, MCPDisabled: servers.Disabled, Projects: projects, ProjectMCP: mo, Log: log}, nil
 }
 
-// MCPHosts returns a harness of p's MCP servers and remote hosts, without the local tools,
-// for myco mcp list; the local servers' processes die with rp's process. The caller calls
+// MCPHosts returns a harness of p's MCP servers (the projects' approved ones too) and
+// remote hosts, without the local tools, for myco mcp list; the local servers' processes die with rp's process. The caller calls
 // close when done, and then closes rp.
 func MCPHosts(p *Profile, rp *reaper.Reaper, log *slog.Logger) (h *hosts.Harness, close func(), err error) {
 	remotes, ro, err := p.remotes(log)
 	if err != nil {
 		return nil, nil, err
 	}
-	ho, err := p.mcpOptions(remotes, rp, log)
+	ho, err := p.mcpOptions(remotes, rp, p.projects(log), log)
 	if err != nil {
 		return nil, nil, err
 	}

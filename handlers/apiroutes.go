@@ -164,7 +164,7 @@ func (s *server) apiOps() []apiOp {
 			Answers:      []apiAnswer{{Status: 200, Types: []any{api.CancelAnswer{}}}},
 			Errors:       []int{400, 403, 404, 413, 415}},
 		{ID: "streamEvents", Method: "GET", Path: "/events", Origin: true, handle: s.apiEvents,
-			Summary: "Server-sent events of the profile's sessions, or of some: each event's SSE name is its type, its data one JSON object, an Event (a ping after 15 s of quiet), its id the cursor to resume from (Last-Event-ID or after). The server keeps each session's last 1,024 events; a cursor older than that, or of another run of the server, gets one reset event per session instead: read the snapshot again.",
+			Summary: "Server-sent events of the profile's sessions, or of some: each event's SSE name is its type, its data one JSON object, an Event (a ping after 15 s of quiet), its id the cursor to resume from (Last-Event-ID or after). The server keeps each session's last 1,024 events, and a closed session's for two minutes after it closed (4 MiB of them in all); a cursor older than that, or of another run of the server, gets one reset event per session instead: read the snapshot again.",
 			Query: []apiParam{
 				{Name: "session", Type: "string", Doc: "Only these sessions' events: ids separated by commas."},
 				{Name: "after", Type: "string", Doc: "The cursor to start after (an event_id or an event's id); without it, the stream starts now. Last-Event-ID takes precedence."},

@@ -1,9 +1,9 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -60,29 +60,20 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 		case err != nil:
 			return nil
 		}
-		msgs, err := ev.render(ctx, us, sub.IDOf)
-		if err != nil {
+		if err := ev.render(ctx, sse, us, sub.IDOf); err != nil {
 			s.Log.Warn("render session events", "session_id", id, "err", err)
-			html, err := ev.reset(ctx, sub.Cursor())
-			if err != nil {
+			sse.Discard()
+			d := sse.Begin(sub.Cursor(), views.EventUpdate)
+			if ev.reset(ctx, d, sub.Cursor()) != nil {
 				return nil
 			}
-			msgs = []sseMessage{{id: sub.Cursor(), html: html}}
-		}
-		for _, m := range msgs {
-			sse.Append(m.id, views.EventUpdate, m.html)
+			d.End()
 		}
 		if sse.Flush() != nil || !sse.Pace(ctx) {
 			return nil
 		}
 	}
 }
-
-// sseMessage is one event of a page's stream: the partials of one update, under its id.
-// One update per event: htmx resolves every target of an event before it swaps any, so two
-// outerHTML swaps of one element (a tool's finish, then its saved result) in one event would
-// leave the first.
-type sseMessage struct{ id, html string }
 
 // eventRenderer turns a session's updates into the partials that bring its page up to
 // date. Every swap it makes matches what a fresh render of the page shows.
@@ -110,14 +101,17 @@ func (e *eventRenderer) snapshot(ctx context.Context) (*sessions.Session, sessio
 	return e.sess, e.st, nil
 }
 
-// render renders a batch of updates as partials, one message per update, in order; id
-// names an update's event.
-func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id func(uint64) string) ([]sseMessage, error) {
+// render renders a batch of updates as partials straight into the stream's events, one
+// event per update, in order; id names an update's event. One update per event: htmx
+// resolves every target of an event before it swaps any, so two outerHTML swaps of one
+// element (a tool's finish, then its saved result) in one event would leave the first. An
+// update that changes nothing on the page adds no event; on an error, the events appended
+// are the caller's to discard.
+func (e *eventRenderer) render(ctx context.Context, sse *web.SSE, us []sessions.Update, id func(uint64) string) error {
 	e.sess = nil
-	var out []sseMessage
-	var b bytes.Buffer
+	var b *web.EventData
 	part := func(id string, swap views.Swap, c templ.Component) error {
-		return views.Partial(id, swap, c).Render(ctx, &b)
+		return views.Partial(id, swap, c).Render(ctx, b)
 	}
 	clearLive := func() error {
 		e.md = nil
@@ -138,20 +132,17 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 		return part(views.SidebarID(sess.ID), views.SwapOuter, views.SidebarItem(row))
 	}
 	for _, u := range us {
-		b.Reset()
+		b = sse.Begin(id(u.Seq), views.EventUpdate)
 		var err error
 		switch u.Type {
 		case sessions.UpdateReset, sessions.UpdateCompacted, sessions.UpdateRewound:
-			var html string
-			if html, err = e.reset(ctx, id(u.Seq)); err == nil {
-				b.WriteString(html)
-			}
+			err = e.reset(ctx, b, id(u.Seq))
 		case sessions.UpdateTextDelta:
-			err = e.text(&b, ctx, u.Text)
+			err = e.text(b, ctx, u.Text)
 		case sessions.UpdateThinkingDelta:
 			err = part(views.IDLiveThinking, views.SwapAppend, views.Text(u.Text))
 		case sessions.UpdateAccepted, sessions.UpdateCheckpoint:
-			err = e.entries(ctx, &b, u)
+			err = e.entries(ctx, b, u)
 			if err == nil && u.Type == sessions.UpdateCheckpoint {
 				err = status() // the meter counts the step just saved
 			}
@@ -169,7 +160,7 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 		case sessions.UpdateChanges:
 			err = part(views.TurnChangesID(u.Thread, u.Index), views.SwapOuter, views.TurnChangesSlot(*e.s.turnChangesSlot(e.id, u.Thread, u.Index)))
 			if err == nil {
-				err = e.s.changesFollow(e.id, u.Thread, u.Index).Render(ctx, &b)
+				err = e.s.changesFollow(e.id, u.Thread, u.Index).Render(ctx, b)
 			}
 		case sessions.UpdateNotice, sessions.UpdateResumed:
 			err = part(views.IDLiveNotes, views.SwapAppend, views.Note("notice", u.Text))
@@ -189,7 +180,7 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 					th := sess.Latest()
 					for i := len(th.Entries) - 1; i >= 0; i-- {
 						if en := th.Entries[i]; (en.AcceptedAt != nil || en.Continuation) && !en.Rejected {
-							err = e.s.changesFollow(e.id, th.ID, i).Render(ctx, &b)
+							err = e.s.changesFollow(e.id, th.ID, i).Render(ctx, b)
 							break
 						}
 					}
@@ -207,22 +198,24 @@ func (e *eventRenderer) render(ctx context.Context, us []sessions.Update, id fun
 				err = status() // the queue, and the sidebar's row with the title
 			}
 		case sessions.UpdateDone, sessions.UpdateError, sessions.UpdateCancelled:
-			err = e.end(ctx, &b, u, clearLive)
+			err = e.end(ctx, b, u, clearLive)
 		}
-		if err != nil {
-			return nil, err
-		}
-		if b.Len() > 0 {
-			out = append(out, sseMessage{id: id(u.Seq), html: b.String()})
+		switch {
+		case err != nil:
+			return err
+		case b.Len() == 0:
+			b.Discard()
+		default:
+			b.End()
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // entries renders the entries an accepted input or a checkpoint made durable: a new
 // message goes at the end of the transcript; tool results re-render the cards of the
 // calls they answer. The live region, whose text is now saved, is emptied.
-func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions.Update) error {
+func (e *eventRenderer) entries(ctx context.Context, b io.Writer, u sessions.Update) error {
 	sess, st, err := e.snapshot(ctx)
 	if err != nil {
 		return err
@@ -264,7 +257,7 @@ func (e *eventRenderer) entries(ctx context.Context, b *bytes.Buffer, u sessions
 // once and appended, and the open end shown grows (its text, or the code of the code block
 // it begins), or is replaced by what is still open after them. A window's fragment is as
 // large as what settled in it, never the answer.
-func (e *eventRenderer) text(b *bytes.Buffer, ctx context.Context, delta string) error {
+func (e *eventRenderer) text(b io.Writer, ctx context.Context, delta string) error {
 	if e.md == nil {
 		e.md = views.NewLiveMarkdown(e.s.mdOptionsFor(e.id, e.cwd))
 	}
@@ -289,7 +282,7 @@ func (e *eventRenderer) text(b *bytes.Buffer, ctx context.Context, delta string)
 // the page has it already. A page takes its events' cursor before its snapshot, so a save
 // that lands between the two is both in the page and replayed by its stream: without the
 // delete it showed twice. (A missing target is no error: the partial is skipped.)
-func appendMessage(ctx context.Context, b *bytes.Buffer, m views.MessageView) error {
+func appendMessage(ctx context.Context, b io.Writer, m views.MessageView) error {
 	if err := views.Partial(m.DOMID, views.SwapDelete, templ.NopComponent).Render(ctx, b); err != nil {
 		return err
 	}
@@ -321,7 +314,7 @@ func findCall(th *sessions.Thread, i int, id string) (model.ToolCall, bool) {
 
 // end renders how a job ended: the turn's end note, as a fresh render places it, or, for
 // a job that ended before a turn began, a note in the live region.
-func (e *eventRenderer) end(ctx context.Context, b *bytes.Buffer, u sessions.Update, clearLive func() error) error {
+func (e *eventRenderer) end(ctx context.Context, b io.Writer, u sessions.Update, clearLive func() error) error {
 	sess, st, err := e.snapshot(ctx)
 	if err != nil {
 		return err
@@ -369,27 +362,26 @@ func hostNote(u sessions.Update) string {
 
 // reset re-renders the whole transcript, the head and the status: what a tab gets when it
 // missed more than the server keeps, after a server restart, or when the active thread
-// changed.
-func (e *eventRenderer) reset(ctx context.Context, cursor string) (string, error) {
+// changed. It writes them to w.
+func (e *eventRenderer) reset(ctx context.Context, w io.Writer, cursor string) error {
 	e.sess = nil
 	sess, st, err := e.snapshot(ctx)
 	if err != nil {
-		return "", err
+		return err
 	}
 	v, err := e.s.sessionView(ctx, sess, st, "")
 	if err != nil {
-		return "", err
+		return err
 	}
 	e.md = e.s.withLive(&v, e.cwd, cursor)
-	var b bytes.Buffer
 	for _, p := range []templ.Component{
 		views.Partial(views.IDTranscript, views.SwapInner, views.Transcript(v)),
 		views.Partial(views.IDSessionHead, views.SwapOuter, views.SessionHead(v)),
 		views.Partial(views.IDStatus, views.SwapInner, views.Status(v.Status)),
 	} {
-		if err := p.Render(ctx, &b); err != nil {
-			return "", err
+		if err := p.Render(ctx, w); err != nil {
+			return err
 		}
 	}
-	return b.String(), nil
+	return nil
 }

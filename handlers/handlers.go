@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"myco.dev/hosts"
 	"myco.dev/internal/build"
 	"myco.dev/internal/metrics"
 	"myco.dev/internal/web"
@@ -58,6 +59,12 @@ type Deps struct {
 	MycoHome string
 	// Hosts returns the remote hosts' states; nil means none.
 	Hosts func() []HostState
+	// Project returns what the project file of a session's directory (its .mcp.json)
+	// offers, and the states of the servers started for it; nil means none is looked at.
+	// ApproveProject records the person's approval of dir's file, whose content they were
+	// shown with digest sum: [hosts.ErrProjectChanged] when it changed since.
+	Project        func(dir string) hosts.ProjectStatus
+	ApproveProject func(dir, sum string) error
 	// Profiles returns the names of the server's profiles, for the switcher; nil means
 	// this one only.
 	Profiles func() []string
@@ -183,6 +190,7 @@ func (s *server) router() chi.Router {
 				r.Post("/restore", s.handle(s.archive(false)))
 				r.Post("/model", s.handle(s.selectModel))
 				r.Post("/title", s.handle(s.rename))
+				r.Post("/mcp/approve", s.handle(s.approveProject))
 			})
 		})
 		if s.Pprof {

@@ -13,37 +13,22 @@ import (
 	"testing"
 	"time"
 
-	"myco.dev/agent"
 	"myco.dev/agent/model"
-	"myco.dev/agent/model/anthropic"
 	"myco.dev/internal/fakemodel"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
+	"myco.dev/sessions/sessionstest"
 	"myco.dev/static"
 	"myco.dev/workspace"
 )
-
-// testModels is a catalog of two models, fake and other, served by one fake.
-type testModels struct{ cfg sessions.AgentConfig }
-
-func (c testModels) Default() string { return "fake" }
-func (c testModels) Agent(key string, blocks []string) (sessions.AgentConfig, error) {
-	if key != "fake" && key != "other" {
-		return sessions.AgentConfig{}, &web.Error{Status: 400, Message: "unknown model " + key}
-	}
-	cfg := c.cfg
-	cfg.ModelKey = key
-	cfg.Options.APIModel = key + "-1" // the model id each key sends: fake-1, other-1
-	return cfg, nil
-}
 
 // testTools is a tool host with one tool, "work", whose calls run f.
 type testTools struct {
 	f func(ctx context.Context, call model.ToolCall) model.ToolResult
 }
 
-func (t testTools) Tools(string) sessions.Tools { return t }
-func (t testTools) Release(string)              {}
+func (t testTools) Tools(string, string) sessions.Tools { return t }
+func (t testTools) Release(string)                      {}
 func (t testTools) Specs() []model.ToolSpec {
 	return []model.ToolSpec{{Name: "work", Schema: []byte(`{"type":"object"}`)}}
 }
@@ -75,9 +60,28 @@ func (ts *testServer) retry(t *testing.T, n int) {
 
 func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 	t.Helper()
+	return newTestServerOpts(t, 0, nil, turns...)
+}
+
+// newTestServerIdle is newTestServer whose service keeps idleKeep idle sessions open (0
+// for its default).
+func newTestServerIdle(t testing.TB, idleKeep int, turns ...fakemodel.Turn) *testServer {
+	t.Helper()
+	return newTestServerOpts(t, idleKeep, nil, turns...)
+}
+
+// newTestServerWith is newTestServer whose deps with changes before the router is built.
+func newTestServerWith(t testing.TB, with func(*Deps), turns ...fakemodel.Turn) *testServer {
+	t.Helper()
+	return newTestServerOpts(t, 0, with, turns...)
+}
+
+// newTestServerOpts is newTestServer with both: idleKeep idle sessions kept open, and with
+// changing the deps.
+func newTestServerOpts(t testing.TB, idleKeep int, with func(*Deps), turns ...fakemodel.Turn) *testServer {
+	t.Helper()
 	fake := fakemodel.New(t, turns...)
-	client := &model.Client{Protocol: anthropic.Protocol{}, BaseURL: fake.URL, Key: func() (string, error) { return "k", nil },
-		Retry: model.RetryPolicy{MaxAttempts: 1}}
+	client := sessionstest.Client(fake.URL)
 	tt := &testTools{}
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
@@ -85,14 +89,8 @@ func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
-	mgr, err := sessions.NewManager(sessions.ManagerOptions{
-		Store: sessions.NewStore(t.TempDir()), Tools: tt, Log: log, Dir: dir,
-		Models: testModels{cfg: sessions.AgentConfig{Options: agent.Options{Model: client, APIModel: "fake-1", MaxOutputTokens: 1000}, Protocol: "anthropic-messages"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mgr.Close)
+	mgr := sessionstest.Manager(t, sessions.ManagerOptions{Tools: tt, Log: log, Dir: dir, IdleKeep: idleKeep,
+		Models: sessionstest.NewModels(client, "fake", "other")})
 	files, err := workspace.OpenFiles(ws)
 	if err != nil {
 		t.Fatal(err)
@@ -100,10 +98,14 @@ func newTestServer(t testing.TB, turns ...fakemodel.Turn) *testServer {
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config.ConnContext = web.ConnContext
 	u, _ := url.Parse("http://" + srv.Listener.Addr().String())
-	srv.Config.Handler = checkAPI(t, New(Deps{Profile: "default", Sessions: mgr, Default: "fake",
+	d := Deps{Profile: "default", Sessions: mgr, Default: "fake",
 		Models:    []ModelInfo{{Key: "fake", Protocol: "anthropic-messages", ContextWindow: 100000, MaxImageBase64Bytes: 1 << 20}, {Key: "other", Protocol: "openai-responses", ContextWindow: 1000}},
 		Workspace: files, WorkspaceDir: ws, Dir: dir, Assets: static.New("/static/"),
-		Port: u.Port(), UID: os.Getuid(), Ping: 200 * time.Millisecond, Log: log}))
+		Port: u.Port(), UID: os.Getuid(), Ping: 200 * time.Millisecond, Log: log}
+	if with != nil {
+		with(&d)
+	}
+	srv.Config.Handler = checkAPI(t, New(d))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, mgr: mgr, fake: fake, ws: ws, dir: dir, base: srv.URL + "/profiles/default/", host: u.Host, tools: tt, client: client}

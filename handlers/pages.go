@@ -217,6 +217,9 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 	}
 	v.Live.Empty = len(v.Messages) == 0 && v.Earlier == 0 && !v.ReadOnly
 	v.Status = s.status(sess, st)
+	if !v.ReadOnly {
+		v.Project = s.projectView(sess)
+	}
 	v.Composer = s.composer(sess, st, v.ReadOnly)
 	v.Queue = s.queue(sess, st)
 	// The sidebar and the tree of children are extras: the page shows without them, and

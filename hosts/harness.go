@@ -49,7 +49,13 @@ type Options struct {
 	// that captures nothing never reads the store's indexes); the harness closes what it
 	// opened. nil means none.
 	OpenSnapshots func() (*snapshot.Store, error)
-	Log           *slog.Logger // nil means slog.Default()
+	// Projects says what the project file of a session's directory offers and what of it
+	// is approved; nil means sessions get no project servers. ProjectMCP are the options
+	// of the Sets of approved project servers, which the harness makes and closes; their
+	// Servers are the offer's.
+	Projects   ProjectSource
+	ProjectMCP mcp.Options
+	Log        *slog.Logger // nil means slog.Default()
 }
 
 // Harness routes tool calls by host. It is safe for concurrent use; the caller must Close
@@ -73,14 +79,27 @@ type Harness struct {
 	snapMu    sync.Mutex      // guards the fields below
 	opened    *snapshot.Store // what openSnaps opened, which Close closes
 	openErr   error           // why it could not, kept: one attempt
+
+	projects  ProjectSource
+	projMCP   mcp.Options
+	projEvery time.Duration       // how often a directory's offer is looked at again
+	projMu    sync.Mutex          // guards the fields below
+	project   map[string]*project // by directory
+	projSets  []*mcp.Set          // every set of project servers started, current or not
+	// projClosed: Close ran; no set is started any more.
+	projClosed bool
 }
 
 // NewHarness returns a harness over the local worker's tools.
 func NewHarness(o Options) (*Harness, error) {
 	h := &Harness{tools: map[string]tools.Tool{}, root: map[string]tools.Tool{}, remotes: map[string]*Remote{},
-		hosts: []string{Local}, log: o.Log, snaps: o.Snapshots, openSnaps: o.OpenSnapshots}
+		hosts: []string{Local}, log: o.Log, projects: o.Projects, projMCP: o.ProjectMCP, projEvery: time.Second, project: map[string]*project{},
+		snaps: o.Snapshots, openSnaps: o.OpenSnapshots}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	if h.projMCP.Log == nil {
+		h.projMCP.Log = h.log
 	}
 	if len(o.Remotes) > 0 && o.Remote.MaxImageBase64Bytes <= 0 {
 		return nil, fmt.Errorf("hosts: remotes need a positive MaxImageBase64Bytes, not %d", o.Remote.MaxImageBase64Bytes)
@@ -156,12 +175,14 @@ func (h *Harness) Statuses() []Status {
 }
 
 // Close ends every remote connection (each host ends the processes it started) and
-// waits for the controllers. It does not close the local tools, which the caller owns.
+// the project servers it started, and waits for them. It does not close the local tools
+// and the configured MCP servers, which the caller owns.
 func (h *Harness) Close() {
 	var wg sync.WaitGroup
 	for _, r := range h.remotes {
 		wg.Go(r.Close)
 	}
+	wg.Go(h.closeProjects)
 	wg.Wait()
 	h.snapMu.Lock()
 	defer h.snapMu.Unlock()
@@ -217,6 +238,12 @@ func withHostField(spec model.ToolSpec, hosts []string) model.ToolSpec {
 // belongs to owner.
 func (h *Harness) For(owner string) *Executor { return &Executor{h: h, owner: owner} }
 
+// ForDir is [Harness.For] for a session that works in dir: it also has the tools of the
+// servers that dir's project offers and the person approved.
+func (h *Harness) ForDir(owner, dir string) *Executor {
+	return &Executor{h: h, owner: owner, dir: dir}
+}
+
 // Release ends every resource owner holds on every host. An attached remote is asked
 // with a bounded wait; a remote that is not attached is not connected.
 func (h *Harness) Release(owner string) {
@@ -228,6 +255,7 @@ func (h *Harness) Release(owner string) {
 	if h.mcp != nil {
 		h.mcp.Release(owner)
 	}
+	h.releaseProjects(owner)
 	var wg sync.WaitGroup
 	for _, r := range h.remotes {
 		wg.Go(func() { r.Release(context.Background(), owner) })
@@ -250,6 +278,7 @@ func (h *Harness) Inventory(ctx context.Context, owner string) []Inventory {
 	if h.mcp != nil {
 		h.mcp.Inventory(owner, &out[0].Resources)
 	}
+	h.inventoryProjects(owner, &out[0].Resources)
 	var wg sync.WaitGroup
 	for i, name := range h.hosts[1:] {
 		wg.Go(func() { out[i+1] = h.remotes[name].Inventory(ctx, owner) })
@@ -265,13 +294,38 @@ func (h *Harness) Inventory(ctx context.Context, owner string) []Inventory {
 type Executor struct {
 	h     *Harness
 	owner string
+	dir   string // the session's directory, whose project servers it has; "" for none
+
+	mu         sync.Mutex // guards the field below
+	discovered *mcp.Set   // the project set this executor had listed
 }
 
 // Owner returns the resource owner of this executor.
 func (e *Executor) Owner() string { return e.owner }
 
-// Specs returns the harness's tool specifications.
-func (e *Executor) Specs() []model.ToolSpec { return e.h.Specs() }
+// Specs returns the harness's tool specifications, then the tools of the approved servers
+// of the project in the executor's directory, in name order. The first time it sees a set
+// of them (an executor's first request, or the first after an approval), it lists their
+// tools first, as a session's start does for the configured servers: bounded by each
+// server's startup timeout, a failed one asked again after its backoff.
+func (e *Executor) Specs() []model.ToolSpec {
+	specs := e.h.Specs()
+	set := e.h.projectSet(e.dir)
+	if set == nil {
+		return specs
+	}
+	e.mu.Lock()
+	first := e.discovered != set
+	e.discovered = set
+	e.mu.Unlock()
+	if first {
+		set.Discover(context.Background()) // no ctx here: each server bounds its own start
+	}
+	for _, t := range e.h.projectTools(e.dir) {
+		specs = append(specs, t.Spec())
+	}
+	return specs
+}
 
 // Call routes one tool call and returns its result. When ctx carries an image limit (see
 // [tools.WithImageLimit]: the cap of the session's current model), a result whose image is
@@ -300,8 +354,14 @@ func (e *Executor) call(ctx context.Context, call model.ToolCall) tools.Result {
 		// An MCP server runs where its configuration says: the input goes to it as it is.
 		return capImages(ctx, t.Call(ctx, e.owner, input), "", input)
 	}
+	if t := e.projectTool(ctx, call.Name); t != nil {
+		return capImages(ctx, t.Call(ctx, e.owner, input), "", input)
+	}
 	t, ok := e.h.tools[call.Name]
 	if !ok {
+		if res, ok := e.h.projectUnavailable(e.dir, call.Name); ok && e.dir != "" {
+			return res
+		}
 		if res, ok := e.h.mcpUnavailable(call.Name); ok {
 			// A server that failed is started again on its next use, after its backoff.
 			if t := e.h.mcpRetry(ctx, call.Name); t != nil {

@@ -117,7 +117,8 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case b := <-m.out:
-			if sse.Send("", "", string(b)) != nil {
+			sse.AppendJSON("", "", b) // json.Marshal's, on one line
+			if sse.Flush() != nil {
 				return
 			}
 		case <-ping.C:

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"container/heap"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ringSize bounds the events kept per session for subscribers that reconnect or fall
@@ -27,7 +29,7 @@ const maxTombstones = 4096
 // gets one reset update for that session instead of the events it missed. The rings are
 // kept in the order of their newest update, so that a subscriber's read costs the sessions
 // that changed since its cursor, not every session ever opened; a closed session's ring is
-// emptied (forget) and its place kept as a tombstone.
+// kept for a while (forget), then emptied and its place kept as a tombstone.
 type bus struct {
 	boot string // this process's bus instance: cursors of another boot are unknown
 
@@ -43,6 +45,13 @@ type bus struct {
 	floor          uint64 // the highest last update of the tombstones dropped
 	subs           map[*Subscription]struct{}
 	watched        map[string]int // session -> subscriptions to it by name
+	// closed holds the rings of closed sessions that still keep updates, and closedBytes
+	// what they hold (see closedring.go); grace and budget are closedGrace and
+	// closedBudget, which tests change.
+	closed      closedRings
+	closedBytes int
+	grace       time.Duration
+	budget      int
 }
 
 // ring is the newest updates of one session (or of the profile, under ""), oldest first.
@@ -53,6 +62,8 @@ type ring struct {
 	dropped    uint64 // the highest sequence number evicted, 0 for none
 	lastSeq    uint64 // the newest update's sequence number, also once emptied
 	prev, next *ring  // neighbours in the bus's recency list (prev is newer)
+	closed     int    // its index in the bus's closed rings; -1 while its session is open
+	size       int    // the bytes its updates hold, while closed
 }
 
 func (r *ring) add(u Update) {
@@ -72,21 +83,39 @@ func (r *ring) at(i int) Update { return r.buf[(r.head+i)%len(r.buf)] }
 // last returns the newest update's sequence number, 0 for none.
 func (r *ring) last() uint64 { return r.lastSeq }
 
-// after appends the updates with a sequence number above seq to out, in order. The ring is
-// in sequence order, so it finds the first by binary search.
+// after appends the updates with a sequence number above seq to out, in order.
 func (r *ring) after(seq uint64, out []Update) []Update {
-	n := len(r.buf)
-	i := sort.Search(n, func(i int) bool { return r.at(i).Seq > seq })
-	for ; i < n; i++ {
-		out = append(out, r.at(i))
+	for _, run := range r.runsAfter(seq, nil) {
+		out = append(out, run...)
 	}
 	return out
+}
+
+// runsAfter appends to runs the updates with a sequence number above seq, in order, as at
+// most two slices of the ring's buffer (it wraps around): valid while the bus's lock is
+// held. The ring is in sequence order, so it finds the first by binary search.
+func (r *ring) runsAfter(seq uint64, runs [][]Update) [][]Update {
+	n := len(r.buf)
+	i := sort.Search(n, func(i int) bool { return r.at(i).Seq > seq })
+	if i == n {
+		return runs
+	}
+	start := (r.head + i) % n
+	end := r.head // one past the newest, in buf
+	if end == 0 {
+		end = n
+	}
+	if start < end {
+		return append(runs, r.buf[start:end])
+	}
+	return append(runs, r.buf[start:], r.buf[:end])
 }
 
 func newBus() *bus {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &bus{boot: hex.EncodeToString(b[:]), rings: map[string]*ring{}, subs: map[*Subscription]struct{}{}, watched: map[string]int{}}
+	return &bus{boot: hex.EncodeToString(b[:]), rings: map[string]*ring{}, subs: map[*Subscription]struct{}{}, watched: map[string]int{},
+		grace: closedGrace, budget: closedBudget}
 }
 
 // unlink takes r out of the recency list; call with b.mu held.
@@ -131,10 +160,12 @@ func (b *bus) publish(u Update) Update {
 	r := b.rings[u.Session]
 	switch {
 	case r == nil:
-		r = &ring{session: u.Session}
+		r = &ring{session: u.Session, closed: -1}
 		b.rings[u.Session] = r
 	case len(r.buf) == 0 && r.dropped > 0:
 		b.tombstones-- // a closed session's ring in use again
+	case r.closed >= 0:
+		b.reopen(r)
 	}
 	r.add(u)
 	b.front(r)
@@ -149,28 +180,18 @@ func (b *bus) publish(u Update) Update {
 	return u
 }
 
-// forget empties the ring of session id, which was closed: its updates are let go, and a
+// forget lets go of the ring of session id, which was closed at now: its updates stay
+// replayable for a grace period, within a budget (see closedring.go), and then a
 // tombstone tells a subscriber that has not read them that it missed them (a reset). A
 // session with a subscription of its own is not forgotten.
-func (b *bus) forget(id string) {
+func (b *bus) forget(id string, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := b.rings[id]
-	if r == nil || id == "" || len(r.buf) == 0 || b.watched[id] > 0 {
+	if r == nil || id == "" || len(r.buf) == 0 || r.closed >= 0 || b.watched[id] > 0 {
 		return
 	}
-	r.buf, r.head, r.dropped = nil, 0, r.lastSeq
-	b.tombstones++
-	for t := b.oldest; b.tombstones > maxTombstones && t != nil; {
-		prev := t.prev
-		if len(t.buf) == 0 && t.dropped > 0 {
-			b.floor = max(b.floor, t.lastSeq)
-			b.unlink(t)
-			delete(b.rings, t.session)
-			b.tombstones--
-		}
-		t = prev
-	}
+	b.keep(r, now)
 }
 
 // watchers returns how many subscriptions name session id.
@@ -253,7 +274,8 @@ func (s *Subscription) take() []Update {
 	if s.cursor >= b.seq && !s.reset {
 		return nil
 	}
-	var out []Update
+	var out []Update // the resets, in sequence order once sorted
+	var runs [][]Update
 	if s.reset || s.sessions == nil && s.cursor < b.floor {
 		s.reset = false
 		for _, id := range s.sessions {
@@ -276,7 +298,7 @@ func (s *Subscription) take() []Update {
 		case r.dropped > s.cursor && id != "":
 			out = append(out, Update{Type: UpdateReset, Session: id, Seq: r.last()})
 		default:
-			out = r.after(s.cursor, out)
+			runs = r.runsAfter(s.cursor, runs)
 		}
 	}
 	if s.sessions == nil {
@@ -291,6 +313,10 @@ func (s *Subscription) take() []Update {
 	}
 	s.cursor = b.seq
 	slices.SortFunc(out, func(x, y Update) int { return cmpSeq(x.Seq, y.Seq) })
+	if len(out) > 0 {
+		runs = append(runs, out)
+	}
+	out = merge(runs)
 	if s.exact {
 		return out
 	}
@@ -369,3 +395,47 @@ func (b *bus) subscribe(sessions []string, after string) *Subscription {
 
 // IDOf returns the event id of the update with sequence number seq.
 func (s *Subscription) IDOf(seq uint64) string { return s.b.id(seq) }
+
+// merge returns the updates of runs, each in sequence order, in one sequence order. It
+// copies each update once: a reconnecting subscriber's read may take thousands, of
+// hundreds of sessions, which sorting moved again and again.
+func merge(runs [][]Update) []Update {
+	n := 0
+	for _, r := range runs {
+		n += len(r)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Update, 0, n)
+	if len(runs) == 1 {
+		return append(out, runs[0]...)
+	}
+	h := runHeap(runs)
+	heap.Init(&h)
+	for len(h) > 0 {
+		r := h[0]
+		out = append(out, r[0])
+		if len(r) == 1 {
+			heap.Pop(&h)
+			continue
+		}
+		h[0] = r[1:]
+		heap.Fix(&h, 0)
+	}
+	return out
+}
+
+// runHeap is a min-heap of non-empty runs of updates by their first update.
+type runHeap [][]Update
+
+func (h runHeap) Len() int           { return len(h) }
+func (h runHeap) Less(i, j int) bool { return h[i][0].Seq < h[j][0].Seq }
+func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)        { *h = append(*h, x.([]Update)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return r
+}

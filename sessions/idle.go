@@ -30,9 +30,11 @@ func (m *Manager) closeIdleEvery(ctx context.Context, period time.Duration) {
 
 // closeIdle closes the open sessions that are idle (no job, no subscription of their own,
 // no live tool handle) since longer than IdleClose, and the least recently used idle ones
-// beyond IdleKeep. A closed session's document, runtime and event ring are let go, so that
-// memory and the cost of a turn do not grow with the sessions ever opened; it reopens from
-// disk when next used, with its history (its live tools, which it has none of, stay gone).
+// beyond IdleKeep. A closed session's runtime is let go, its document is kept among a
+// bounded few (see doccache.go) and its event ring for a grace period (see closedring.go),
+// so that memory and the cost of a turn do not grow with the sessions ever opened; it
+// reopens when next used, with its history (its live tools, which it has none of, stay
+// gone): from the kept document while its file is unchanged, else from disk.
 func (m *Manager) closeIdle(ctx context.Context, now time.Time) {
 	m.mu.Lock()
 	lives := make([]*live, 0, len(m.live))
@@ -58,13 +60,14 @@ func (m *Manager) closeIdle(ctx context.Context, now time.Time) {
 	slices.SortFunc(idle, func(a, b cand) int { return a.used.Compare(b.used) })
 	for i, c := range idle {
 		if now.Sub(c.used) >= m.o.IdleClose || len(idle)-i > m.o.IdleKeep {
-			m.closeIfIdle(c.l, c.used)
+			m.closeIfIdle(c.l, c.used, now)
 		}
 	}
+	m.bus.sweep(now)
 }
 
-// closeIfIdle closes live session l if it is still idle and unused since used.
-func (m *Manager) closeIfIdle(l *live, used time.Time) {
+// closeIfIdle closes live session l, at now, if it is still idle and unused since used.
+func (m *Manager) closeIfIdle(l *live, used, now time.Time) {
 	l.mu.Lock()
 	if l.job != nil || l.closed || l.used.After(used) {
 		l.mu.Unlock()
@@ -78,7 +81,12 @@ func (m *Manager) closeIfIdle(l *live, used time.Time) {
 	}
 	m.mu.Unlock()
 	l.close()
-	m.bus.forget(l.id)
+	// What it reopens from, unless its file changes meanwhile; it held no tool handle,
+	// so its next runtime is this one's owner again.
+	k := l.rt.doc.kept()
+	k.owner = l.rt.owner
+	m.docs.put(l.id, k)
+	m.bus.forget(l.id, now)
 }
 
 // idleCheck asks for the least recently used idle sessions beyond IdleKeep to be closed

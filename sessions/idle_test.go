@@ -9,24 +9,15 @@ import (
 )
 
 // TestIdleSessionsClose (issue 20): a session with no job, no subscription of its own and
-// no live tool handle is closed once idle for IdleClose (its document and event ring let
-// go), and reopens from disk with its history; beyond IdleKeep idle sessions the least
-// recently used close at once. One with a subscriber, or whose tools ran, stays.
+// no live tool handle is closed once idle for IdleClose (its runtime let go, its event ring
+// after the grace period), and reopens with its history; beyond IdleKeep idle sessions the
+// least recently used close at once. One with a subscriber, or whose tools ran, stays.
 func TestIdleSessionsClose(t *testing.T) {
 	turn := fakemodel.Turn{Text: "ok"}
 	f := newManager(t, ManagerOptions{IdleClose: time.Hour, IdleKeep: 2}, turn, turn, turn, turn, turn,
 		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c1", "x")}}, turn, turn)
 	ctx := t.Context()
-	run := func(id, text string) {
-		t.Helper()
-		j, err := f.m.Submit(ctx, id, model.TextPart(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := func(id, text string) { t.Helper(); f.run(t, id, text) }
 	var ids []string
 	for i := range 4 {
 		id, _ := f.m.Create(ctx, CreateOptions{})
@@ -40,6 +31,17 @@ func TestIdleSessionsClose(t *testing.T) {
 	tooled, _ := f.m.Create(ctx, CreateOptions{})
 	run(tooled, "use a tool")
 	f.m.closeIdle(ctx, time.Now())
+	kept := func(id string) int {
+		f.m.bus.mu.Lock()
+		defer f.m.bus.mu.Unlock()
+		if r := f.m.bus.rings[id]; r != nil {
+			return len(r.buf)
+		}
+		return 0
+	}
+	if n := kept(ids[0]); n == 0 {
+		t.Error("a session closed just now let go of its events at once, want them kept for the grace period")
+	}
 	live := func(id string) bool {
 		f.m.mu.Lock()
 		defer f.m.mu.Unlock()
@@ -55,11 +57,8 @@ func TestIdleSessionsClose(t *testing.T) {
 	if !live(watched) || !live(tooled) {
 		t.Errorf("watched open %v, with tools open %v; want both kept", live(watched), live(tooled))
 	}
-	f.m.bus.mu.Lock()
-	ring := f.m.bus.rings[ids[0]]
-	f.m.bus.mu.Unlock()
-	if ring != nil && len(ring.buf) != 0 {
-		t.Errorf("a closed session kept %d events", len(ring.buf))
+	if n := kept(ids[0]); n != 0 {
+		t.Errorf("a session closed for longer than the grace period kept %d events", n)
 	}
 	// It reopens from disk with its history, and works.
 	run(ids[0], "again")

@@ -52,10 +52,11 @@ const (
 )
 
 // ToolHost is what the service needs of a profile's shared host harness: each session
-// runtime gets an executor for its own resource owner. A host that keeps resources for an
+// runtime gets an executor for its own resource owner, working in the session's directory
+// dir (whose project may offer tools of its own). A host that keeps resources for an
 // owner is also a [Releaser], and one that can list them an [Inventorier].
 type ToolHost interface {
-	Tools(owner string) Tools
+	Tools(owner, dir string) Tools
 }
 
 // Models resolves catalog keys into agent configurations.
@@ -130,11 +131,12 @@ type Manager struct {
 	idle   sync.WaitGroup // the goroutine that closes idle sessions
 	kick   chan struct{}  // asks it to look now
 
+	docs *docCache // the documents of sessions that are not open (see doccache.go)
+
 	mu   sync.Mutex // guards the fields below
 	live map[string]*live
 	// loading is closed when the session being opened is live (or failed to load).
 	loading map[string]chan struct{}
-	cache   map[string]loaded // documents loaded for reading, by id
 	closed  bool
 }
 
@@ -153,7 +155,7 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		o.IdleKeep = 32
 	}
 	m := &Manager{o: o, log: o.Log, bus: newBus(), registry: o.Registry, kick: make(chan struct{}, 1),
-		live: map[string]*live{}, loading: map[string]chan struct{}{}, cache: map[string]loaded{}}
+		docs: newDocCache(docCacheEntries, docCacheBytes), live: map[string]*live{}, loading: map[string]chan struct{}{}}
 	if m.log == nil {
 		m.log = slog.Default()
 	}
@@ -657,7 +659,7 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 		l.close()
 		return nil, ErrShutdown
 	}
-	delete(m.cache, id)
+	m.docs.drop(id)
 	m.live[id] = l
 	l.used = time.Now()
 	return l, nil
@@ -665,16 +667,18 @@ func (m *Manager) open(ctx context.Context, id string) (*live, error) {
 
 // bind loads session id and binds a runtime to it, for [Manager.open].
 func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
-	doc, err := openDocument(ctx, m.o.Store, id)
+	doc, owner, err := m.openDocument(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	owner := fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
+	if owner == "" {
+		owner = fmt.Sprintf("%s/rt-%d-%d", id, os.Getpid(), m.owners.Add(1))
+	}
 	l := &live{m: m, id: id}
 	ro := runtimeOptions{Doc: doc, Owner: owner, OnMeta: l.publishMeta, Sink: l.sink, PartialEvery: m.o.PartialEvery}
 	doc.view(func(s *Session) { ro.Dir = m.dirOf(s) })
 	if th := m.o.Tools; th != nil {
-		ro.Tools = th.Tools(owner)
+		ro.Tools = th.Tools(owner, ro.Dir)
 		if inv, ok := th.(Inventorier); ok {
 			ro.Inventory = func(ctx context.Context) (Inventory, error) { return inv.Inventory(ctx, owner) }
 		}

@@ -41,7 +41,7 @@ type testHost struct {
 	released []string
 }
 
-func (h *testHost) Tools(string) Tools { return h.tools }
+func (h *testHost) Tools(string, string) Tools { return h.tools }
 func (h *testHost) Release(owner string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -151,6 +151,18 @@ func TestManagerTurn(t *testing.T) {
 
 // stuckTool makes every tool call run until its turn is stopped; the channel closes when
 // the first has begun.
+// run submits text to session id and waits for its turn's end.
+func (f *mgrFixture) run(t testing.TB, id, text string) {
+	t.Helper()
+	j, err := f.m.Submit(t.Context(), id, model.TextPart(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *mgrFixture) stuckTool() <-chan struct{} {
 	started := make(chan struct{})
 	var once sync.Once
@@ -260,15 +272,7 @@ func TestManagerSelectModel(t *testing.T) {
 	if err := f.m.SelectModel(ctx, id, "nope"); err == nil {
 		t.Fatal("SelectModel(nope) = nil, want an error")
 	}
-	run := func(text string) {
-		j, err := f.m.Submit(ctx, id, model.TextPart(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := func(text string) { t.Helper(); f.run(t, id, text) }
 	run("first")
 	if err := f.m.SelectModel(ctx, id, "other"); err != nil {
 		t.Fatal(err)
@@ -487,18 +491,21 @@ func TestChildIdentityAfterRestart(t *testing.T) {
 	}
 }
 
-// TestBusForget (issue 20): a closed session's ring is let go; a subscriber that had not
-// read it gets a reset for that session, one that comes later nothing; a subscription that
-// names the session keeps it; a read costs the sessions that changed, in order.
+// TestBusForget (issue 20): a closed session's ring is let go once its updates are older
+// than the grace period; a subscriber that had not read it gets a reset for that session,
+// one that comes later nothing; a subscription that names the session keeps it; a read
+// costs the sessions that changed, in order.
 func TestBusForget(t *testing.T) {
 	b := newBus()
+	now := time.Now()
+	later := now.Add(closedGrace + time.Second)
 	before := b.subscribe(nil, "")
 	for _, id := range []string{"a", "b", "a"} {
-		b.publish(Update{Type: UpdateNotice, Session: id, Text: id})
+		b.publish(Update{Type: UpdateNotice, Session: id, Text: id, Time: now})
 	}
 	watching := b.subscribe([]string{"b"}, b.id(0))
-	b.forget("a")
-	b.forget("b") // watched: kept
+	b.forget("a", later)
+	b.forget("b", later) // watched: kept
 	after := b.subscribe(nil, b.id(b.seq))
 	b.publish(Update{Type: UpdateNotice, Session: "c", Text: "c"})
 	got := before.take()
@@ -516,8 +523,8 @@ func TestBusForget(t *testing.T) {
 	old := b.subscribe(nil, b.id(b.seq))
 	for i := range maxTombstones + 10 {
 		id := fmt.Sprintf("s%d", i)
-		b.publish(Update{Type: UpdateNotice, Session: id})
-		b.forget(id)
+		b.publish(Update{Type: UpdateNotice, Session: id, Time: now})
+		b.forget(id, later)
 	}
 	if len(b.rings) > maxTombstones+5 {
 		t.Errorf("%d rings kept, want at most about %d", len(b.rings), maxTombstones)
@@ -541,16 +548,7 @@ func TestSetModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(text string) {
-		t.Helper()
-		j, err := f.m.Submit(ctx, id, model.TextPart(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := func(text string) { t.Helper(); f.run(t, id, text) }
 	run("first")
 	old := f.m.models().(testModels)
 	cfgs := maps.Clone(old.cfgs)

@@ -121,31 +121,17 @@ func (m *Manager) modelOf(s *Session) string {
 	return m.models().Default()
 }
 
-// loaded is a session read for viewing and what it was read from.
-type loaded struct {
-	sess *Session // never changed: readers get clones
-	file fileState
-}
-
-// load returns session id as its file holds it now, from a cache of documents read for
-// viewing that is checked against the file on every call.
+// load returns session id as its file holds it now, from the documents kept of sessions
+// that are not open, which are checked against the file on every call.
 func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
-	m.mu.Lock()
-	cached, ok := m.cache[id]
-	m.mu.Unlock()
-	if ok && !m.o.Store.changed(id, cached.file) {
-		return cached.sess, nil
+	if c, ok := m.docs.get(id); ok && !m.o.Store.changed(id, c.file) {
+		return c.sess, nil
 	}
 	sess, file, err := m.o.Store.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	if len(m.cache) >= 64 {
-		clear(m.cache)
-	}
-	m.cache[id] = loaded{sess: sess, file: file}
-	m.mu.Unlock()
+	m.docs.put(id, loaded{sess: sess, file: file})
 	return sess, nil
 }
 

@@ -25,6 +25,7 @@ const (
 	IDToast        = "toast"         // the alert area of an htmx request's error
 	IDPageTitle    = "page-title"    // the document's title, which follows a session's
 	IDSessionList  = "session-list"  // the sessions page's list, swapped by the search
+	IDProject      = "project-mcp"   // the MCP servers the session's project offers
 )
 
 // SidebarID is the id of session id's item in a session page's sidebar.

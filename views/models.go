@@ -121,6 +121,35 @@ type SessionView struct {
 
 	EventsURL string // the event stream, with ?after= the page's cursor; "" for none
 	Live      LiveView
+
+	// Project is what the session's directory offers in its .mcp.json; nil when nothing.
+	Project *ProjectView
+}
+
+// ProjectView is the MCP servers that a session's directory offers in its project file,
+// which myco starts only once the person approved them.
+type ProjectView struct {
+	File string // the file's path
+	// State is "offered" (not approved), "changed" (since approved), "approved", or
+	// "unusable" (Problem says why).
+	State   string
+	Problem string
+	Servers []ProjectServerView
+	// ApproveURL and Sum make the approve form: Sum is the digest of the content shown,
+	// which is what is approved. ApproveURL is "" when nothing can be approved.
+	ApproveURL, Sum string
+}
+
+// ProjectServerView is one server of a project's file, as the file writes it.
+type ProjectServerView struct {
+	Label  string // project:NAME
+	Kind   string // "stdio" (Target is the command line) or "http" (Target is the URL)
+	Target string
+	// Env ("K=V") and Headers ("K: V") as the file writes them, ${VAR} kept; Vars are the
+	// variables of the user's environment they read.
+	Env, Headers, Vars []string
+	Problem            string // why myco does not start it
+	State              string // once approved: started, failed and why, or waiting
 }
 
 // LiveView is the live region: the response streaming now, up to the page's cursor (its

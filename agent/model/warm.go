@@ -45,6 +45,22 @@ type warmConn struct {
 // the pool (http.DefaultTransport keeps one 90 s), and opens none.
 const warmIdle = 60 * time.Second
 
+// maxIdlePerHost is how many idle connections to its endpoint a client keeps at least. One
+// client serves every session on its model, and with HTTP/1.1 (a local gateway, most
+// OpenAI-compatible servers) each request streaming at once holds a connection: with
+// net/http's default of two, most of the next round's requests dialled (and shook hands)
+// anew, and their sockets waited in TIME_WAIT by the thousand. An idle connection costs a
+// descriptor and a few KiB until the transport's idle timeout closes it.
+const maxIdlePerHost = 32
+
+// CloseIdleConnections closes the connections the client's transport keeps idle, as
+// [http.Client.CloseIdleConnections] does: for a caller that is done with the endpoint.
+func (c *Client) CloseIdleConnections() {
+	if t, ok := c.roundTripper().(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+}
+
 // roundTripper returns the transport the client's requests use: its own copy of the
 // configured *http.Transport (or of http.DefaultTransport), able to take connections opened
 // ahead; a transport of another kind is used as it is.
@@ -62,6 +78,7 @@ func (c *Client) roundTripper() http.RoundTripper {
 			return
 		}
 		t := base.Clone()
+		t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, maxIdlePerHost)
 		w.dial = t.DialContext
 		if w.dial == nil {
 			w.dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext

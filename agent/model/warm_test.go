@@ -1,11 +1,13 @@
 package model
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -118,5 +120,57 @@ func TestWarmInFlight(t *testing.T) {
 	case <-l.accepted:
 		t.Error("the request opened a second connection instead of waiting for Warm's")
 	default:
+	}
+}
+
+// TestClientKeepsConnectionsOfConcurrentRequests: ten requests streaming at once over
+// HTTP/1.1, then ten more: the second round reuses the first's connections instead of
+// dialling eight anew, as net/http's default of two idle connections per host made it.
+func TestClientKeepsConnectionsOfConcurrentRequests(t *testing.T) {
+	const n = 10
+	var dialled atomic.Int32
+	arrived := make(chan struct{}, n)
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		io.WriteString(w, "data: ok\n\n")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialled.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c := &Client{Protocol: lineProtocol{}, BaseURL: srv.URL, Key: func() (string, error) { return "k", nil }, Retry: fastRetry(1)}
+	round := func() {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			wg.Go(func() {
+				if text, _, err := collect(c, t.Context(), Request{System: "s"}); err != nil || text != "ok" {
+					errs <- fmt.Errorf("text %q, err %v", text, err)
+				}
+			})
+		}
+		for range n {
+			<-arrived // every request holds a connection at once
+		}
+		for range n {
+			release <- struct{}{}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	}
+	round()
+	first := dialled.Load()
+	round()
+	if again := dialled.Load() - first; again != 0 {
+		t.Errorf("the second round dialled %d connections, want 0 (the first dialled %d)", again, first)
 	}
 }

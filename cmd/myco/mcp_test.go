@@ -331,3 +331,150 @@ func TestMCPRemoteChat(t *testing.T) {
 		t.Errorf("the chat's stderr =\n%s\nwant the MCP call's lines on devbox", s)
 	}
 }
+
+// TestMCPAddRemoveRunningServer: myco mcp add and myco mcp remove, run while the server
+// serves, change the profile's config.toml, and the running server applies the change as
+// a config reload does (nothing runs that a new server would end, so it is applied at
+// once): a session started after the add has the server's tools, one started after the
+// remove has them no more.
+func TestMCPAddRemoveRunningServer(t *testing.T) {
+	fake := fakemodel.New(t, fakemodel.Turn{Text: "one"}, fakemodel.Turn{Text: "two"}, fakemodel.Turn{Text: "three"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	_, u, stderr := startServer(t, home)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr)
+		}
+	})
+	c := apiClient{t, strings.TrimSuffix(u, "/") + "/api"}
+	hasFS := func(r fakemodel.Request) bool {
+		return slices.ContainsFunc(decodeReq(t, r).Tools, func(tl anthTool) bool { return tl.Name == "mcp__fs__echo" })
+	}
+	mcpCmd := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary(t), append([]string{"mcp"}, args...)...)
+		cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("myco mcp %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	newServer := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); strings.Count(stderr.String(), "serving with a new server") < n; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the change to mcp_servers was not applied")
+			}
+			boundedGet(t, u) // the server looks at its config when a request comes
+		}
+	}
+
+	if _, snap := c.run("a", "hi"); snap["answer"] != "one" || hasFS(fake.Requests()[0]) {
+		t.Fatalf("before the add: %v, tools with mcp__fs__echo: %v", snap, hasFS(fake.Requests()[0]))
+	}
+	if out := mcpCmd("add", "fs", "--", "fakemcp"); !strings.Contains(out, "added mcp server fs: ") {
+		t.Fatalf("myco mcp add = %s", out)
+	}
+	newServer(1)
+	if _, snap := c.run("b", "hi"); snap["answer"] != "two" || !hasFS(fake.Requests()[1]) {
+		t.Fatalf("after the add: %v, want the request's tools to have mcp__fs__echo", snap)
+	}
+	mcpCmd("remove", "fs")
+	newServer(2)
+	if _, snap := c.run("c", "hi"); snap["answer"] != "three" || hasFS(fake.Requests()[2]) {
+		t.Fatalf("after the remove: %v, want no mcp__fs__echo", snap)
+	}
+}
+
+// TestMCPProjectApproval: a project directory whose .mcp.json names the reference server
+// server-everything (through a script in the project that marks its start). myco -p there
+// starts nothing of it and its tools are not in the model's request; myco mcp approve
+// records the approval in the profile; then myco -p starts it and its tools reach the
+// model's request, named mcp__project-everything__TOOL, and answer; once the file changed,
+// the next run starts nothing again until it is approved again.
+func TestMCPProjectApproval(t *testing.T) {
+	everything := mcptest.NPMServer(t, "mcp-server-everything")
+	fake := fakemodel.New(t,
+		fakemodel.Turn{Text: "before"},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "e1", Name: "mcp__project-everything__echo", Args: `{"message":"from the project"}`}}},
+		fakemodel.Turn{Text: "after"},
+		fakemodel.Turn{Text: "changed"})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "started")
+	script := "#!/bin/sh\necho $$ >> " + marker + "\nexec " + everything + " stdio\n"
+	if err := os.WriteFile(filepath.Join(dir, "everything.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mcpJSON := filepath.Join(dir, ".mcp.json")
+	if err := os.WriteFile(mcpJSON, []byte(`{"mcpServers": {"everything": {"command": "./everything.sh", "env": {"GREETING": "${USER:-you}"}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"MYCO_HOME=" + home}
+	myco := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary(t), args...)
+		cmd.Dir = dir
+		cmd.Env = append(append(os.Environ(), "MYCO_PROFILE=", "MYCO_CONFIG="), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("myco %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	projectTools := func(r fakemodel.Request) []string {
+		var out []string
+		for _, tl := range decodeReq(t, r).Tools {
+			if strings.HasPrefix(tl.Name, "mcp__project-") {
+				out = append(out, tl.Name)
+			}
+		}
+		return out
+	}
+
+	runP(t, dir, env, "hi")
+	if got := projectTools(fake.Requests()[0]); len(got) != 0 {
+		t.Errorf("the request before the approval has the project's tools %v", got)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the project's server was started before it was approved")
+	}
+	if out := myco("mcp", "list"); !strings.Contains(out, "project: "+mcpJSON+" offers 1 MCP server; myco starts none of them until you approve them") ||
+		!strings.Contains(out, "project:everything: stdio ./everything.sh") {
+		t.Errorf("myco mcp list before the approval =\n%s", out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("myco mcp list started the project's server before it was approved")
+	}
+
+	if out := myco("mcp", "approve", "--yes"); !strings.Contains(out, "Approved "+mcpJSON) {
+		t.Fatalf("myco mcp approve =\n%s", out)
+	}
+	runP(t, dir, env, "use the project's echo")
+	reqs := fake.Requests()
+	if got := projectTools(reqs[1]); !slices.Contains(got, "mcp__project-everything__echo") {
+		t.Fatalf("the request after the approval has the project's tools %v, want mcp__project-everything__echo", got)
+	}
+	if r := results(t, decodeReq(t, reqs[2]))["mcp__project-everything__echo"]; r.isError || r.text != "Echo: from the project" {
+		t.Errorf("the project's echo = %+v", r)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the approved server's start left no mark: %v", err)
+	}
+
+	if err := os.WriteFile(mcpJSON, []byte(`{"mcpServers": {"everything": {"command": "./everything.sh", "args": ["more"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(marker)
+	runP(t, dir, env, "and now?")
+	if got := projectTools(fake.Requests()[3]); len(got) != 0 {
+		t.Errorf("the request after the file changed has the project's tools %v", got)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the server of the changed file was started before it was approved again")
+	}
+	if out := myco("mcp", "list"); !strings.Contains(out, "changed since you approved it") {
+		t.Errorf("myco mcp list after the change =\n%s", out)
+	}
+}

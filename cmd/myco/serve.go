@@ -154,6 +154,11 @@ func withEngine(d handlers.Deps, p *engine.Profile, e *engine.Engine) handlers.D
 		d.Models = append(d.Models, handlers.ModelInfo{Key: m.Key, Protocol: m.Protocol, ContextWindow: m.ContextWindow,
 			MaxImageBase64Bytes: m.MaxImageBase64Bytes, AutoCompactAt: m.AutoCompactAt})
 	}
+	d.Project = e.Harness.Project
+	d.ApproveProject = func(dir, sum string) error {
+		_, err := e.ApproveProject(dir, sum)
+		return err
+	}
 	d.Hosts = func() []handlers.HostState {
 		var out []handlers.HostState
 		for _, st := range e.Harness.Statuses() {

@@ -222,7 +222,9 @@ func TestBashOutputBounded(t *testing.T) {
 }
 
 func TestBashSessions(t *testing.T) {
-	b := newTestBash(t, BashOptions{})
+	// The first output of a start must come within the quiet period, which the test's
+	// 100 ms missed under -race on a loaded machine (the echo ran after it).
+	b := newTestBash(t, BashOptions{SettleQuiet: 500 * time.Millisecond})
 	res := call(t, b, "o1", map[string]any{"action": "start", "command": "echo ready; bash --noprofile --norc"})
 	if res.IsError || res.Text != "session_id: b1\nready\n[session b1: running]" {
 		t.Fatalf("start = %+v", res)

@@ -37,6 +37,12 @@ func (tb *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 func (tb *tab) navigate(url string) {
 	tb.t.Helper()
 	tb.do("navigate to "+url, chromedp.Navigate(url))
+	tb.loaded()
+}
+
+// loaded readies a page that a navigation loaded, whatever started it (a URL, a click, a
+// key): the events workers run (see resumeWorkers) and the page recorder is in it.
+func (tb *tab) loaded() {
 	tb.b.resumeWorkers()
 	tb.installRecorder()
 }
@@ -59,7 +65,7 @@ func (tb *tab) clickAndLoadResponse(sel string) *network.Response {
 	if err != nil {
 		tb.fail("click %s and wait for the page: %v", sel, err)
 	}
-	tb.installRecorder()
+	tb.loaded()
 	return resp
 }
 
@@ -71,7 +77,7 @@ func (tb *tab) pressAndLoad(key string) {
 	if _, err := chromedp.RunResponse(ctx, chromedp.KeyEvent(key)); err != nil {
 		tb.fail("press %q and wait for the page: %v", key, err)
 	}
-	tb.installRecorder()
+	tb.loaded()
 }
 
 // header returns a response header, whatever its case.
@@ -114,7 +120,7 @@ func (tb *tab) clickAndLoad(sel string) {
 	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
 		tb.fail("click %s and wait for the page: %v", sel, err)
 	}
-	tb.installRecorder()
+	tb.loaded()
 }
 
 // send types text into the composer and presses Enter, as a user does.
@@ -137,7 +143,7 @@ func (tb *tab) startSession(text string) {
 	if _, err := chromedp.RunResponse(ctx, pressEnter()); err != nil {
 		tb.fail("press Enter and wait for the session's page: %v", err)
 	}
-	tb.installRecorder()
+	tb.loaded()
 	tb.wait("the session's page", `document.getElementById("transcript") && document.getElementById("prompt")`)
 }
 

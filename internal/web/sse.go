@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"myco.dev/internal/peercred"
@@ -41,6 +40,9 @@ type SSE struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
 	b  bytes.Buffer // events appended and not yet written
+	// data is the writer of the event being appended, one per stream: appending costs no
+	// allocation.
+	data EventData
 	// client and server are the ends of the stream's connection, where its client's
 	// unread bytes are looked up; nil when unknown.
 	client, server net.Addr
@@ -111,11 +113,8 @@ func (s *SSE) Pace(ctx context.Context) bool {
 	return false
 }
 
-var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
-
 // Send writes one event: its id unless empty, its name unless empty, and data split into
-// lines. A bare \r (tool output often has one) would end a line for the reader, so every
-// line break is made \n first.
+// lines (see [SSE.Begin]).
 func (s *SSE) Send(id, event, data string) error {
 	s.Append(id, event, data)
 	return s.Flush()
@@ -124,20 +123,84 @@ func (s *SSE) Send(id, event, data string) error {
 // Append adds an event to what the next [SSE.Flush] writes, so that a batch of events costs
 // one write.
 func (s *SSE) Append(id, event, data string) {
-	b := &s.b
+	d := s.Begin(id, event)
+	d.WriteString(data)
+	d.End()
+}
+
+// Begin adds the start of an event with id and name (each left out when empty) to what the
+// next [SSE.Flush] writes; what is written to the [EventData] it returns is the event's
+// data, framed as it is written: a page's partials are rendered straight into the stream's
+// buffer, not into one of their own that is then copied and split into lines.
+func (s *SSE) Begin(id, event string) *EventData {
+	d := &s.data
+	*d = EventData{s: s, start: s.b.Len()}
 	if id != "" {
-		fmt.Fprintf(b, "id: %s\n", id)
+		s.b.WriteString("id: ")
+		s.b.WriteString(id)
+		s.b.WriteByte('\n')
 	}
 	if event != "" {
-		fmt.Fprintf(b, "event: %s\n", event)
+		s.b.WriteString("event: ")
+		s.b.WriteString(event)
+		s.b.WriteByte('\n')
 	}
-	for _, line := range strings.Split(lineBreaks.Replace(data), "\n") {
-		b.WriteString("data: ")
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
+	s.b.WriteString("data: ")
+	return d
 }
+
+// EventData writes the data of the event [SSE.Begin] started. Every line break in it ends a
+// data line and starts the next: \n, \r\n, and a bare \r (tool output often has one, and
+// it would end a line for the reader) alike, across writes too. It is the SSE's own, valid
+// until End or Discard.
+type EventData struct {
+	s     *SSE
+	start int  // where the event starts in the SSE's buffer
+	n     int  // bytes of data written
+	cr    bool // the last byte written was \r, whose \n, if it comes next, is the same break
+}
+
+// Write adds p to the event's data.
+func (d *EventData) Write(p []byte) (int, error) {
+	b := &d.s.b
+	d.n += len(p)
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexAny(p, "\r\n")
+		if i < 0 {
+			b.Write(p)
+			d.cr = false
+			break
+		}
+		b.Write(p[:i])
+		if i > 0 || p[i] == '\r' || !d.cr { // not the \n of a \r\n
+			b.WriteString("\ndata: ")
+		}
+		d.cr = p[i] == '\r'
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// WriteString adds p to the event's data.
+func (d *EventData) WriteString(p string) (int, error) {
+	if p == "" {
+		return 0, nil
+	}
+	return d.Write([]byte(p))
+}
+
+// Len is the number of bytes of data written.
+func (d *EventData) Len() int { return d.n }
+
+// End ends the event.
+func (d *EventData) End() { d.s.b.WriteString("\n\n") }
+
+// Discard takes the event back out of what the next Flush writes, as if it had never begun.
+func (d *EventData) Discard() { d.s.b.Truncate(d.start) }
+
+// Discard takes back every event appended since the last [SSE.Flush].
+func (s *SSE) Discard() { s.b.Reset() }
 
 // AppendJSON adds an event with id and name (each left out when empty) whose data is JSON
 // on one line (json.Marshal's output, which has no line break).

@@ -42,6 +42,38 @@ func TestSSE(t *testing.T) {
 	}
 }
 
+// TestSSEEventData: an event's data written in pieces is framed as the whole would be,
+// a \r\n split across two writes counting once; a discarded event leaves nothing, and the
+// events around it are whole.
+func TestSSEEventData(t *testing.T) {
+	rec := httptest.NewRecorder()
+	sse, err := StartSSE(rec, httptest.NewRequest("GET", "/events", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sse.Begin("1", "update")
+	for _, p := range []string{"<p>a", "\r", "\nb\r", "\r", "c", "\n", "", "\nd</p>"} {
+		if n, _ := d.Write([]byte(p)); n != len(p) {
+			t.Errorf("Write(%q) = %d, want %d", p, n, len(p))
+		}
+	}
+	if d.Len() != 17 {
+		t.Errorf("Len = %d, want 17", d.Len())
+	}
+	d.End()
+	d = sse.Begin("2", "update")
+	d.WriteString("half of a partial\nthat failed")
+	d.Discard()
+	sse.Append("3", "", "e")
+	sse.Flush()
+	want := "retry: 1000\n\n" +
+		"id: 1\nevent: update\ndata: <p>a\ndata: b\ndata: \ndata: c\ndata: \ndata: d</p>\n\n" +
+		"id: 3\ndata: e\n\n"
+	if rec.Body.String() != want {
+		t.Errorf("stream = %q, want %q", rec.Body.String(), want)
+	}
+}
+
 // TestSSEPace: a client that does not read is sent little more than streamBehind and is
 // then waited for, not written to; once it reads, its stream goes on; one that never does
 // is cut off after the stream's Timeout. A reading client is never held up.

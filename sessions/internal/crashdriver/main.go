@@ -172,4 +172,4 @@ func (c catalog) Agent(string, []string) (sessions.AgentConfig, error) { return 
 // sessions.Releaser nor a sessions.Inventorier.
 type host struct{ w work }
 
-func (h host) Tools(string) sessions.Tools { return h.w }
+func (h host) Tools(string, string) sessions.Tools { return h.w }
