@@ -62,6 +62,14 @@ type Options struct {
 	// goes on from it. An error stops the run. nil means none.
 	AfterBatch func(ctx context.Context, history []model.Message, last model.Usage) ([]model.Message, error)
 
+	// AroundBatch, when set, runs each tool batch (the calls of one response, after the
+	// checkpoint of that response): it must call run once, with ctx or a context derived
+	// from it, and return what run returned. It may work before and after the calls, which
+	// the checkpoint after the batch then follows (the session captures its files around
+	// a batch, and saves what it captured with the batch's results). nil runs the batch
+	// as it is.
+	AroundBatch func(ctx context.Context, calls []model.ToolCall, run func(context.Context) []model.ToolResult) []model.ToolResult
+
 	// ContextWindow, when set, lets the agent see its own context use: each request after
 	// the first carries, on a copy of its last message, a hidden note of the prompt tokens
 	// the previous response reported and their share of the window. The note is not kept
@@ -322,7 +330,12 @@ func (a *Agent) step(ctx context.Context, req model.Request) (model.Done, error)
 
 // batch runs calls, appends their results and checkpoints.
 func (r *run) batch(ctx context.Context, calls []model.ToolCall) error {
-	results := r.a.runTools(ctx, calls)
+	var results []model.ToolResult
+	if around := r.a.opts.AroundBatch; around != nil {
+		results = around(ctx, calls, func(ctx context.Context) []model.ToolResult { return r.a.runTools(ctx, calls) })
+	} else {
+		results = r.a.runTools(ctx, calls)
+	}
 	r.h = append(r.h, resultMessage(results))
 	if ctx.Err() != nil {
 		// The results record side effects, so save them even though the run is over.

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +105,34 @@ func TestAfterBatchErrorStopsRun(t *testing.T) {
 	}
 	if len(h) != 3 || len(m.requests()) != 1 {
 		t.Errorf("history %d messages after %d requests; want the batch kept and no further request", len(h), len(m.requests()))
+	}
+}
+
+// AroundBatch runs around each batch: before its calls and after them, before the
+// checkpoint of their results, also when the run was stopped during the batch.
+func TestAroundBatch(t *testing.T) {
+	m := &fakeModel{turns: []turn{
+		doneTurn(model.StopToolUse, call("c1"), call("c2")),
+		answerTurn("done"),
+	}}
+	var log []string
+	o := Options{
+		Checkpoint: func(_ context.Context, h []model.Message) error {
+			log = append(log, fmt.Sprintf("checkpoint %d", len(h)))
+			return nil
+		},
+		AroundBatch: func(ctx context.Context, calls []model.ToolCall, run func(context.Context) []model.ToolResult) []model.ToolResult {
+			log = append(log, fmt.Sprintf("before %d calls", len(calls)))
+			res := run(ctx)
+			log = append(log, fmt.Sprintf("after %d results", len(res)))
+			return res
+		}}
+	a := newAgent(t, m, &fakeTools{}, nil, o)
+	if _, res, err := a.Run(t.Context(), []model.Message{userText("hi")}); err != nil || res.Answer != "done" {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	want := []string{"checkpoint 2", "before 2 calls", "after 2 results", "checkpoint 3", "checkpoint 4"}
+	if !slices.Equal(log, want) {
+		t.Errorf("order = %q, want %q", log, want)
 	}
 }

@@ -11,6 +11,9 @@ const (
 	ActionRetry       = "retry"
 	ActionArchive     = "archive"
 	ActionRestore     = "restore"
+	ActionUndoTurn    = "undo_turn"
+	ActionRedoTurn    = "redo_turn"
+	ActionRevertFile  = "revert_file"
 	ActionApprove     = "approve"
 	ActionDeny        = "deny"
 	ActionSetMode     = "set_mode"
@@ -19,7 +22,8 @@ const (
 // Action is the body of POST /api/sessions/ID/actions: one action, idempotent by its
 // request_id, whose action field says which ([SubmitAction], [SelectModelAction],
 // [SetTitleAction], [CompactAction], [RetryAction], [ArchiveAction], [RestoreAction],
-// [ApproveAction], [DenyAction], [SetModeAction]).
+// [UndoTurnAction], [RedoTurnAction], [RevertFileAction], [ApproveAction], [DenyAction],
+// [SetModeAction]).
 // Each action takes its own fields and no other: a field another action takes is refused
 // (unknown_field), one it needs and lacks is missing_field.
 type Action interface {
@@ -40,6 +44,9 @@ var actions = []struct {
 	{ActionRetry, func() Action { return &RetryAction{Action: ActionRetry} }},
 	{ActionArchive, func() Action { return &ArchiveAction{Action: ActionArchive} }},
 	{ActionRestore, func() Action { return &RestoreAction{Action: ActionRestore} }},
+	{ActionUndoTurn, func() Action { return &UndoTurnAction{Action: ActionUndoTurn} }},
+	{ActionRedoTurn, func() Action { return &RedoTurnAction{Action: ActionRedoTurn} }},
+	{ActionRevertFile, func() Action { return &RevertFileAction{Action: ActionRevertFile} }},
 	{ActionApprove, func() Action { return &ApproveAction{Action: ActionApprove} }},
 	{ActionDeny, func() Action { return &DenyAction{Action: ActionDeny} }},
 	{ActionSetMode, func() Action { return &SetModeAction{Action: ActionSetMode} }},
@@ -134,6 +141,49 @@ type RestoreAction struct {
 	Action    string `json:"action" required:"true" enum:"restore"`
 }
 
+// UndoTurnAction puts every file a turn changed back as it was before the turn: a
+// modified file gets its old content, a created one is removed, a deleted one comes back,
+// with its executable bit; symlinks as symlinks. A file changed since the turn ended (by
+// a person, a later turn, another session) is a conflict: nothing is written, and the 409
+// conflict answer names the files; send the action again with them in overwrite to
+// overwrite them. A session that runs a turn is busy (stop it first). The model is told,
+// at its next turn, which files changed outside its tool calls.
+type UndoTurnAction struct {
+	RequestID string `json:"request_id" required:"true"`
+	Action    string `json:"action" required:"true" enum:"undo_turn"`
+	// Thread and Turn name the turn: its thread (the active one when left out) and its
+	// input's entry in it (the index of the accepted event and the snapshot's messages).
+	Thread string `json:"thread"`
+	Turn   *int   `json:"turn" required:"true"`
+	// Overwrite names the conflicting files to overwrite all the same.
+	Overwrite []string `json:"overwrite"`
+}
+
+// RedoTurnAction puts an undone turn's changes back, as undo_turn took them away, with
+// the same conflicts.
+type RedoTurnAction struct {
+	RequestID string   `json:"request_id" required:"true"`
+	Action    string   `json:"action" required:"true" enum:"redo_turn"`
+	Thread    string   `json:"thread"`
+	Turn      *int     `json:"turn" required:"true"`
+	Overwrite []string `json:"overwrite"`
+}
+
+// RevertFileAction puts one file back as it was before a turn (thread and turn set), or
+// before the session's first captured turn (turn left out). A file changed since that
+// turn ended is a conflict unless overwrite is true.
+type RevertFileAction struct {
+	RequestID string `json:"request_id" required:"true"`
+	Action    string `json:"action" required:"true" enum:"revert_file"`
+	// Path is the file, as the changes name it (relative to the directory captured).
+	Path   string `json:"path" required:"true"`
+	Host   string `json:"host"` // the host of the change; local when left out
+	Thread string `json:"thread"`
+	Turn   *int   `json:"turn"`
+	// Overwrite puts the file back even when it changed since.
+	Overwrite bool `json:"overwrite"`
+}
+
 func (SubmitAction) Name() string      { return ActionSubmit }
 func (SelectModelAction) Name() string { return ActionSelectModel }
 func (SetTitleAction) Name() string    { return ActionSetTitle }
@@ -141,6 +191,9 @@ func (CompactAction) Name() string     { return ActionCompact }
 func (RetryAction) Name() string       { return ActionRetry }
 func (ArchiveAction) Name() string     { return ActionArchive }
 func (RestoreAction) Name() string     { return ActionRestore }
+func (UndoTurnAction) Name() string    { return ActionUndoTurn }
+func (RedoTurnAction) Name() string    { return ActionRedoTurn }
+func (RevertFileAction) Name() string  { return ActionRevertFile }
 
 // SubmitAnswer answers a [SubmitAction]: the input is durable. Repeat says that an earlier
 // request with the same request_id submitted it, and this is its acceptance again.
@@ -171,16 +224,31 @@ type SubmitAnswer struct {
 }
 
 // ActionAnswer answers every action but submit: select_model, set_title, compact, retry,
-// archive, restore, approve, deny and set_mode.
+// archive, restore, undo_turn, redo_turn, revert_file, approve, deny and set_mode.
 type ActionAnswer struct {
 	SessionID string    `json:"session_id"`
 	RequestID string    `json:"request_id"`
-	Action    string    `json:"action" enum:"select_model,set_title,compact,retry,archive,restore,approve,deny,set_mode"`
+	Action    string    `json:"action" enum:"select_model,set_title,compact,retry,archive,restore,undo_turn,redo_turn,revert_file,approve,deny,set_mode"`
 	At        time.Time `json:"at"`
 	Repeat    bool      `json:"repeat"`
 	// Result is what the action left, when it says: the model, the title, "started", the
-	// mode, or the approval's status (allowed, denied).
+	// number of files an undo put back, the mode, or the approval's status (allowed, denied).
 	Result string `json:"result,omitempty"`
+	// Restored are the files an undo, redo or revert put back; LeftAlone those it could
+	// not (over the size cap, a directory not empty), with why.
+	Restored  []string    `json:"restored,omitempty"`
+	LeftAlone []LeftAlone `json:"left_alone,omitempty"`
+}
+
+// LeftAlone is a file an undo, redo or revert did not put back, and why: changed (since
+// the turn; a 409 lists these), not_stored (over the size cap), untracked (ignored on one
+// side), not_empty (a directory that still holds files), blocked (the way to it is a
+// symlink or .git), failed.
+type LeftAlone struct {
+	Path   string `json:"path"`
+	Host   string `json:"host,omitempty"`
+	Reason string `json:"reason" enum:"changed,not_stored,untracked,not_empty,blocked,failed"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // CancelRequest is the optional body of POST /api/sessions/ID/cancel. JobID names the job

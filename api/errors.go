@@ -11,6 +11,17 @@ type ErrorAnswer struct {
 type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Files are the files of a conflict (an undo_turn, redo_turn or revert_file refused
+	// because they changed since the turn): send them in overwrite to overwrite them.
+	Files []ConflictFile `json:"files,omitempty"`
+}
+
+// ConflictFile is a file an undo, redo or revert would overwrite although it changed since
+// the turn.
+type ConflictFile struct {
+	Path   string `json:"path"`
+	Host   string `json:"host,omitempty"`
+	Reason string `json:"reason" enum:"changed,untracked"`
 }
 
 // ErrorCode is a code of the error envelope: its status and when it comes.
@@ -44,6 +55,8 @@ func ErrorCodes() []ErrorCode {
 		{"parent_not_found", 404, "parent_session does not exist"},
 		{"method_not_allowed", 405, "the endpoint does not take this method (Allow lists those it takes)"},
 		{"busy", 409, "the session runs a job (nothing was queued); or a cancel stopped the request before it started"},
+		{"conflict", 409, "an undo_turn, redo_turn or revert_file would overwrite files changed since the turn: error.files names them; nothing was written"},
+		{"not_undoable", 409, "an undo of a turn that changed no captured file or is undone already, a redo of one that is not undone"},
 		{"not_retryable", 409, "a retry of a session whose last turn answered (or that has had none): there is nothing to send again"},
 		{"not_editable", 409, "(pages) an edit of something other than a message a user sent in the active thread"},
 		{"not_queued", 409, "(pages) the queued message was sent or withdrawn already"},

@@ -35,6 +35,7 @@ const (
 	EventApprovalRequested = "approval_requested"
 	EventApprovalResolved  = "approval_resolved"
 	EventPing              = "ping"
+	EventChanges           = "changes"
 )
 
 // Event is one event of the event stream (GET /api/events) and of myco -p --json: a value
@@ -311,6 +312,7 @@ var events = []eventType{
 	event[CheckpointEvent](EventCheckpoint),
 	event[CreatedEvent](EventCreated),
 	event[ChildCreatedEvent](EventChildCreated),
+	event[ChangesEvent](EventChanges),
 	event[ApprovalRequestedEvent](EventApprovalRequested),
 	event[ApprovalResolvedEvent](EventApprovalResolved),
 	event[SessionEvent](EventSession),

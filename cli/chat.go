@@ -38,6 +38,11 @@ Commands:
   /mode [MODE]       the session's approval mode, or change it: read-only, ask,
                      workspace or full (docs/security.md)
   /compact           summarise the conversation into a successor thread (tools stay)
+  /diff [all]        the files the last turn changed, with their diffs (all: the
+                     whole session's, against the files as they are now)
+  /undo [redo] [force]  put back the files the last turn changed (redo: its changes
+                     again); a file changed since is listed and left alone (force:
+                     overwrite it)
   /new               start a new session with the next message (releases this one's tools)
   /resume ID         switch to a saved session (an earlier process's tools are gone)
   /sessions [TEXT]   this profile's sessions, newest first, archived ones marked;

@@ -59,6 +59,10 @@ func (c *chatSession) command(ctx context.Context, cmd string) (quit bool) {
 		c.list(ctx, arg)
 	case "archive", "restore":
 		c.archive(ctx, arg, name == "archive")
+	case "diff":
+		c.diff(ctx, arg)
+	case "undo":
+		c.undo(ctx, arg)
 	default:
 		out.note("myco: unknown command /%s (see /help)", termtext.Safe(name))
 	}

@@ -64,6 +64,9 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// Files are the files of a conflict (code "conflict"): an undo, redo or revert would
+	// overwrite them.
+	Files []api.ConflictFile
 }
 
 func (e *Error) Error() string {
@@ -121,7 +124,7 @@ func (c *Client) do(ctx context.Context, method, path string, body any, header h
 		if json.Unmarshal(b, &env) != nil || env.Error.Code == "" {
 			return nil, &Error{Status: resp.StatusCode, Code: "", Message: strings.TrimSpace(string(b))}
 		}
-		return nil, &Error{Status: resp.StatusCode, Code: env.Error.Code, Message: env.Error.Message}
+		return nil, &Error{Status: resp.StatusCode, Code: env.Error.Code, Message: env.Error.Message, Files: env.Error.Files}
 	}
 	return resp, nil
 }
@@ -273,6 +276,60 @@ func (c *Client) Archive(ctx context.Context, id, requestID string) (api.ActionA
 // Restore brings archived session id back.
 func (c *Client) Restore(ctx context.Context, id, requestID string) (api.ActionAnswer, error) {
 	return c.act(ctx, id, api.RestoreAction{RequestID: requestID, Action: api.ActionRestore})
+}
+
+// UndoTurn puts back every file turn (thread's input entry; "" is the active thread)
+// changed, as it was before the turn, overwriting the conflicting files overwrite names.
+// A conflict is an [*Error] of code "conflict" whose Files name the files.
+func (c *Client) UndoTurn(ctx context.Context, id, requestID, thread string, turn int, overwrite []string) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.UndoTurnAction{RequestID: requestID, Action: api.ActionUndoTurn, Thread: thread, Turn: &turn, Overwrite: overwrite})
+}
+
+// RedoTurn puts an undone turn's changes back.
+func (c *Client) RedoTurn(ctx context.Context, id, requestID, thread string, turn int, overwrite []string) (api.ActionAnswer, error) {
+	return c.act(ctx, id, api.RedoTurnAction{RequestID: requestID, Action: api.ActionRedoTurn, Thread: thread, Turn: &turn, Overwrite: overwrite})
+}
+
+// RevertFile puts one file back as it was before a turn (req.Turn set) or the session.
+func (c *Client) RevertFile(ctx context.Context, id string, req api.RevertFileAction) (api.ActionAnswer, error) {
+	req.Action = api.ActionRevertFile
+	return c.act(ctx, id, req)
+}
+
+// ChangesOptions choose what [Client.Changes] asks for: a turn (Turn set; Thread "" is the
+// active thread) or the whole session; Path one file; NoPatch the counts only.
+type ChangesOptions struct {
+	Thread   string
+	Turn     *int
+	Path     string
+	NoPatch  bool
+	MaxBytes int
+}
+
+// Changes returns what a turn or the whole session changed in its files.
+func (c *Client) Changes(ctx context.Context, id string, o ChangesOptions) (api.ChangesAnswer, error) {
+	q := url.Values{}
+	if o.Turn != nil {
+		q.Set("turn", strconv.Itoa(*o.Turn))
+		if o.Thread != "" {
+			q.Set("thread", o.Thread)
+		}
+	}
+	if o.Path != "" {
+		q.Set("path", o.Path)
+	}
+	if o.NoPatch {
+		q.Set("patch", "false")
+	}
+	if o.MaxBytes > 0 {
+		q.Set("max_bytes", strconv.Itoa(o.MaxBytes))
+	}
+	path := "/sessions/" + url.PathEscape(id) + "/changes"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out api.ChangesAnswer
+	return out, c.call(ctx, "GET", path, nil, &out)
 }
 
 // Cancel stops session id's running job (only job req.JobID, when set) and answers once it

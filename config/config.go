@@ -26,6 +26,7 @@ type Config struct {
 	Gateways              map[string]Gateway
 	Models                map[string]Model
 	MCPServers            map[string]MCPServer // by name; see docs/mcp.md
+	Snapshots             Snapshots            // the [snapshots] table
 	Approvals             Approvals            // see docs/security.md
 	Sandbox               Sandbox
 
@@ -176,6 +177,7 @@ func defaults(file string) *Config {
 		Gateways:              map[string]Gateway{},
 		Models:                map[string]Model{},
 		MCPServers:            map[string]MCPServer{},
+		Snapshots:             defaultSnapshots(),
 	}
 }
 

@@ -175,6 +175,16 @@ func TestLoadDefaults(t *testing.T) {
 	if m.Auth.Source != "" || m.AutoCompactAt != 0 || m.Retry != (Retry{3, 500, 30_000, 2.0}) {
 		t.Errorf("model defaults = %+v", m)
 	}
+	if want := (Snapshots{Enabled: true, MaxFileBytes: 2 << 20, MaxFiles: 100_000, KeepTurns: 100}); c.Snapshots != want {
+		t.Errorf("snapshots = %+v, want %+v", c.Snapshots, want)
+	}
+	c, err = Load(writeConfig(t, "[snapshots]\nenabled = false\nmax_file_bytes = 1024\nmax_files = 10\nkeep_turns = 5\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Snapshots{MaxFileBytes: 1024, MaxFiles: 10, KeepTurns: 5}); c.Snapshots != want {
+		t.Errorf("snapshots set = %+v, want %+v", c.Snapshots, want)
+	}
 }
 
 func TestLoadMissing(t *testing.T) {

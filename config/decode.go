@@ -26,6 +26,7 @@ type (
 		Gateways              toml.Primitive `toml:"gateways"`
 		Models                toml.Primitive `toml:"models"`
 		MCPServers            toml.Primitive `toml:"mcp_servers"`
+		Snapshots             toml.Primitive `toml:"snapshots"`
 		Approvals             toml.Primitive `toml:"approvals"`
 		Sandbox               toml.Primitive `toml:"sandbox"`
 	}
@@ -94,6 +95,7 @@ func (d *decoder) decode(src string) *Config {
 	d.value(top.AttachTimeoutSecs, &c.AttachTimeoutSecs, "attach_timeout_secs")
 	d.value(top.MaxPreludeBytes, &c.MaxPreludeBytes, "max_prelude_bytes")
 	d.value(top.CompactionMaxRequests, &c.CompactionMaxRequests, "compaction_max_requests")
+	d.snapshots(top.Snapshots, c)
 
 	d.table(top.Approvals, &c.Approvals, "approvals")
 	d.table(top.Sandbox, &c.Sandbox, "sandbox")

@@ -128,6 +128,10 @@ func CheckProfileName(name string) error {
 // SessionDir is where the profile's sessions are stored.
 func (p Paths) SessionDir() string { return filepath.Join(p.ProfileDir, "session") }
 
+// SnapshotDir is where the profile keeps the snapshots of its sessions' files (see
+// docs/changes.md): never inside a project.
+func (p Paths) SnapshotDir() string { return filepath.Join(p.ProfileDir, "snapshots") }
+
 // WorkspaceDir is the agents' own directory, shared by every agent of the profile.
 func (p Paths) WorkspaceDir() string { return filepath.Join(p.ProfileDir, "workspace") }
 

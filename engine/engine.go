@@ -13,6 +13,7 @@ import (
 
 	"myco.dev/hosts"
 	"myco.dev/hosts/mcp"
+	"myco.dev/hosts/snapshot"
 	"myco.dev/hosts/tools"
 	"myco.dev/internal/reaper"
 	"myco.dev/internal/web"
@@ -171,6 +172,11 @@ func build(p *Profile, o Options) (*Engine, error) {
 	}
 	ho.Tools, ho.Root = std, []tools.Tool{sessions.NewHistoryTool(reg), sessions.NewMetaTool(reg), prelude}
 	ho.Remotes, ho.Remote = remotes, ro
+	if snaps := p.Config.Snapshots; snaps.Enabled {
+		ho.OpenSnapshots = func() (*snapshot.Store, error) {
+			return snapshot.Open(snapshot.Options{Dir: p.Paths.SnapshotDir(), MaxFileSize: snaps.MaxFileBytes, Log: o.Log})
+		}
+	}
 	e.mcp = ho.MCP
 	if e.Harness, err = hosts.NewHarness(ho); err != nil {
 		e.closeTools()
@@ -193,6 +199,8 @@ func build(p *Profile, o Options) (*Engine, error) {
 		Guard:    g,
 		Log:      o.Log,
 		Dir:      p.o.Dir,
+		Snapshots: sessions.SnapshotOptions{Enabled: p.Config.Snapshots.Enabled, MaxFileBytes: p.Config.Snapshots.MaxFileBytes,
+			MaxFiles: p.Config.Snapshots.MaxFiles, KeepTurns: p.Config.Snapshots.KeepTurns, Exclude: []string{p.Paths.Home}},
 		Prompt: catalog.Prompt(catalog.PromptOptions{Paths: p.Paths, MaxPreludeBytes: p.Config.MaxPreludeBytes, Manual: p.o.Manual,
 			Warn: p.o.Warn, Config: p.Config, Tools: e.Harness}),
 	})
@@ -275,9 +283,29 @@ func hostUpdate(st hosts.Status) sessions.Update {
 type toolHost struct{ h *hosts.Harness }
 
 var (
-	_ sessions.Releaser    = toolHost{}
-	_ sessions.Inventorier = toolHost{}
+	_ sessions.Releaser      = toolHost{}
+	_ sessions.Inventorier   = toolHost{}
+	_ sessions.Snapshotter   = toolHost{}
+	_ sessions.SnapshotSizer = toolHost{}
 )
+
+func (t toolHost) Capture(ctx context.Context, host string, r snapshot.CaptureRequest) (snapshot.CaptureResult, error) {
+	return t.h.Capture(ctx, host, r)
+}
+
+func (t toolHost) Diff(ctx context.Context, host string, from, to snapshot.ID, o snapshot.DiffOptions) (*snapshot.Diff, error) {
+	return t.h.Diff(ctx, host, from, to, o)
+}
+
+func (t toolHost) Restore(ctx context.Context, host string, r snapshot.RestoreRequest) (*snapshot.RestoreResult, error) {
+	return t.h.Restore(ctx, host, r)
+}
+
+func (t toolHost) SnapshotSize() (int64, error) { return t.h.SnapshotSize() }
+
+func (t toolHost) Prune(ctx context.Context, host, owner string, keep []snapshot.ID) (snapshot.PruneResult, error) {
+	return t.h.Prune(ctx, host, owner, keep)
+}
 
 func (t toolHost) Tools(owner, dir string) sessions.Tools { return t.h.ForDir(owner, dir) }
 func (t toolHost) Release(owner string)                   { t.h.Release(owner) }

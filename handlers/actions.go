@@ -274,7 +274,11 @@ func (s *server) editResend(w http.ResponseWriter, r *http.Request) error {
 	case len(text) > maxForm:
 		return httpError(http.StatusRequestEntityTooLarge, fmt.Sprintf("The message is %d bytes, over the %d a message may have.", len(text), maxForm))
 	}
-	j, err := s.Sessions.EditResend(r.Context(), id, chi.URLParam(r, "thread"), entry, text)
+	edit := s.Sessions.EditResend
+	if r.PostForm.Get("restore") != "" {
+		edit = s.Sessions.EditRestore // files and conversation together
+	}
+	j, err := edit(r.Context(), id, chi.URLParam(r, "thread"), entry, text)
 	if err != nil {
 		return err
 	}

@@ -101,6 +101,19 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		return s.act(r, id, req.RequestID, action, sessions.ActArchive, "")
 	case *api.RestoreAction:
 		return s.act(r, id, req.RequestID, action, sessions.ActRestore, "")
+	case *api.UndoTurnAction:
+		return s.restore(r, id, action, req.RequestID, sessions.RestoreRequest{Op: sessions.OpUndo, Turn: &sessions.TurnRef{Thread: req.Thread, Turn: *req.Turn}, Overwrite: req.Overwrite})
+	case *api.RedoTurnAction:
+		return s.restore(r, id, action, req.RequestID, sessions.RestoreRequest{Op: sessions.OpRedo, Turn: &sessions.TurnRef{Thread: req.Thread, Turn: *req.Turn}, Overwrite: req.Overwrite})
+	case *api.RevertFileAction:
+		q := sessions.RestoreRequest{Op: sessions.OpRevert, Host: req.Host, Path: req.Path}
+		if req.Turn != nil {
+			q.Turn = &sessions.TurnRef{Thread: req.Thread, Turn: *req.Turn}
+		}
+		if req.Overwrite {
+			q.Overwrite = []string{req.Path}
+		}
+		return s.restore(r, id, action, req.RequestID, q)
 	case *api.ApproveAction:
 		return s.apiApproval(r, id, req.RequestID, action, sessions.Answer{Approval: req.Approval, Always: req.Always})
 	case *api.DenyAction:
@@ -122,6 +135,26 @@ func (s *server) act(r *http.Request, id, requestID, action, act, arg string) (a
 		return nil, err
 	}
 	return api.ActionAnswer{SessionID: id, RequestID: requestID, Action: action, At: rec.At, Repeat: repeat, Result: rec.Result}, nil
+}
+
+// restore does an undo_turn, redo_turn or revert_file: a conflict is a 409 that names
+// the files.
+func (s *server) restore(r *http.Request, id, action, requestID string, q sessions.RestoreRequest) (any, error) {
+	q.RequestID = requestID
+	out, err := s.Sessions.Restore(r.Context(), id, q)
+	if err != nil {
+		return nil, err
+	}
+	ans := api.ActionAnswer{SessionID: id, RequestID: requestID, Action: action, At: out.At, Repeat: out.Repeat,
+		Result: fmt.Sprintf("%d file(s) put back", len(out.Restored)), Restored: []string{}, LeftAlone: out.LeftAlone}
+	for _, p := range out.Restored {
+		name := p.Path
+		if p.Host != "local" {
+			name = p.Host + ":" + p.Path
+		}
+		ans.Restored = append(ans.Restored, name)
+	}
+	return ans, nil
 }
 
 // apiSubmit submits a message: its text, the files its @path tokens name, and its

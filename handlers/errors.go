@@ -51,6 +51,16 @@ func sessionError(err error) *web.Error {
 		return &web.Error{Status: http.StatusConflict, Code: "queue_full", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrNotEditable):
 		return &web.Error{Status: http.StatusConflict, Code: "not_editable", Message: unprefixed(err), Err: err}
+	case errors.Is(err, sessions.ErrConflict):
+		if ce, ok := errors.AsType[*sessions.ConflictError](err); ok {
+			return &web.Error{Status: http.StatusConflict, Code: "conflict", Message: unprefixed(err), Files: ce.Files, Err: err}
+		}
+	case errors.Is(err, sessions.ErrNotUndoable):
+		return &web.Error{Status: http.StatusConflict, Code: "not_undoable", Message: unprefixed(err), Err: err}
+	case errors.Is(err, sessions.ErrNoTurn):
+		return &web.Error{Status: http.StatusNotFound, Code: "not_found", Message: "the session has no such turn: turn is the index of a message a user sent", Err: err}
+	case errors.Is(err, sessions.ErrNoSnapshots):
+		return &web.Error{Status: http.StatusConflict, Code: "not_undoable", Message: "this session's files are not captured ([snapshots] is off, or its host keeps no snapshots)", Err: err}
 	case errors.Is(err, sessions.ErrNotRetryable):
 		return &web.Error{Status: http.StatusConflict, Code: "not_retryable", Message: "the last turn did not fail or stop, so there is nothing to retry", Err: err}
 	case errors.Is(err, sessions.ErrBadDir):

@@ -157,6 +157,11 @@ func (e *eventRenderer) render(ctx context.Context, sse *web.SSE, us []sessions.
 			setResult(&t, model.ToolResult{Text: u.Text, IsError: u.IsError, Unknown: u.Unknown, Stopped: u.Stopped})
 			t.Duration = humanize.Duration(time.Duration(u.Duration * float64(time.Second)))
 			err = part(views.ToolID(t.CallID), views.SwapOuter, views.ToolCard(t))
+		case sessions.UpdateChanges:
+			err = part(views.TurnChangesID(u.Thread, u.Index), views.SwapOuter, views.TurnChangesSlot(*e.s.turnChangesSlot(e.id, u.Thread, u.Index)))
+			if err == nil {
+				err = e.s.changesFollow(e.id, u.Thread, u.Index).Render(ctx, b)
+			}
 		case sessions.UpdateNotice, sessions.UpdateResumed:
 			err = part(views.IDLiveNotes, views.SwapAppend, views.Note("notice", u.Text))
 		case sessions.UpdateSaveFailed:
@@ -168,6 +173,19 @@ func (e *eventRenderer) render(ctx context.Context, sse *web.SSE, us []sessions.
 			}
 		case sessions.UpdateStep, sessions.UpdateState:
 			err = status()
+			if err == nil && u.Type == sessions.UpdateState && u.Busy != nil && !*u.Busy {
+				// A turn's Changes page that is open says the turn ended.
+				var sess *sessions.Session
+				if sess, _, err = e.snapshot(ctx); err == nil {
+					th := sess.Latest()
+					for i := len(th.Entries) - 1; i >= 0; i-- {
+						if en := th.Entries[i]; (en.AcceptedAt != nil || en.Continuation) && !en.Rejected {
+							err = e.s.changesFollow(e.id, th.ID, i).Render(ctx, b)
+							break
+						}
+					}
+				}
+			}
 		case sessions.UpdateApprovalRequested, sessions.UpdateApprovalResolved:
 			err = part(views.IDApprovals, views.SwapInner, views.ApprovalsLoader(e.s.sessionURL(e.id)+"approvals"))
 		case sessions.UpdateMeta:

@@ -172,6 +172,7 @@ func (s *server) router() chi.Router {
 			r.Get("/image/{thread}/{entry}/{part}/{n}", s.handle(s.image))
 			r.Get("/raw/{thread}/{entry}", s.handle(s.rawMessage))
 			r.Get("/export.md", s.handle(s.export))
+			r.Get("/changes", s.handle(s.changesPage))
 			r.Get("/files", func(w http.ResponseWriter, r *http.Request) {
 				web.Redirect(w, r, s.filesURL(chi.URLParam(r, "id")), http.StatusMovedPermanently)
 			})
@@ -185,6 +186,8 @@ func (s *server) router() chi.Router {
 				r.Post("/stop", s.handle(s.stop))
 				r.Post("/retry", s.handle(s.retry))
 				r.Post("/edit/{thread}/{entry}", s.handle(s.editResend))
+				r.Post("/undo", s.handle(s.undoTurn))
+				r.Post("/revert", s.handle(s.revertFile))
 				r.Post("/queue/run", s.handle(s.runQueued))
 				r.Post("/queue/{qid}/edit", s.handle(s.editQueued))
 				r.Post("/queue/{qid}/delete", s.handle(s.unqueue))

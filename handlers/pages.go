@@ -83,6 +83,9 @@ func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 	if msg := q.Get("msg"); msg != "" {
 		v.Message = oneLine(msg, 200)
 	}
+	if n, ok := s.Sessions.SnapshotSize(); ok {
+		v.SnapshotSpace = byteSize(int(n))
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if r.Header.Get("HX-Request") != "" {
 		return views.SessionList(v).Render(r.Context(), w)
@@ -425,8 +428,13 @@ func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 			case state == "" || state == sessions.TurnNone:
 				state = "not started"
 			}
-			v.Rows = append(v.Rows, views.TreeRow{Title: orUntitled(c.Title, c.ID), URL: s.sessionURL(c.ID), Model: c.Model,
-				State: state, Depth: c.Depth, Indent: "d" + strconv.Itoa(min(c.Depth, 6))})
+			row := views.TreeRow{Title: orUntitled(c.Title, c.ID), URL: s.sessionURL(c.ID), Model: c.Model,
+				State: state, Depth: c.Depth, Indent: "d" + strconv.Itoa(min(c.Depth, 6))}
+			if s.Sessions.CapturesFiles() {
+				// The child's changed files, loaded by the row: a capture of its directory.
+				row.Changes = &views.TurnChangesView{DOMID: "changes-" + c.ID, URL: s.changesURL(c.ID, nil), SummaryURL: s.changesURL(c.ID, nil) + "?summary=1"}
+			}
+			v.Rows = append(v.Rows, row)
 			walk(c)
 		}
 	}

@@ -39,6 +39,8 @@ type projector struct {
 	retry bool
 	// edit: the thread is the session's active one, so a user's message offers Edit.
 	edit bool
+	// snapshots: the session's files are captured, so a turn's input shows its changes.
+	snapshots bool
 	// cwd is the session's directory: its answers' relative links and path:line
 	// references open its directory viewer. "" links none.
 	cwd string
@@ -70,6 +72,7 @@ func (p *projector) state(sess *sessions.Session, st sessions.Status) *projector
 	busy := st.Busy || st.Elsewhere != ""
 	p.open = p.thread.Interrupted() && busy
 	p.edit = p.thread == sess.Latest() && !sess.Archived
+	p.snapshots = p.s.Sessions.CapturesFiles()
 	switch st.LastTurn.Status {
 	case sessions.TurnStopped, sessions.TurnFailed, sessions.TurnRejected, sessions.TurnInterrupted:
 		p.retry = p.thread == sess.Latest() && !busy && !sess.Archived && st.Stopped == nil
@@ -162,6 +165,9 @@ func (p *projector) message(i int) (views.MessageView, bool) {
 	if p.edit && e.AcceptedAt != nil && e.Message.Role == model.User {
 		m.EditURL = fmt.Sprintf("%s/s/%s/edit/%s/%d", p.s.base, p.sess, p.thread.ID, i)
 		m.EditText = typed(e.Message)
+		if p.snapshots {
+			m.Changes = p.s.turnChangesSlot(p.sess, p.thread.ID, i)
+		}
 	}
 	if e.Message.Role == model.Assistant && visibleText(e.Message) != "" {
 		m.CopyURL = fmt.Sprintf("%s/s/%s/raw/%s/%d", p.s.base, p.sess, p.thread.ID, i)

@@ -14,6 +14,7 @@ import (
 	"myco.dev/agent/model"
 	"myco.dev/hosts/mcp"
 	"myco.dev/hosts/proto"
+	"myco.dev/hosts/snapshot"
 	"myco.dev/hosts/tools"
 )
 
@@ -42,6 +43,13 @@ type Options struct {
 	// MCPDisabled names the configured MCP servers that are disabled, for
 	// [Harness.MCPStatuses].
 	MCPDisabled []string
+	// Snapshots is the local host's snapshot store ([Harness.Capture] and the others with
+	// host "local"); nil means none. The caller closes it after the harness.
+	Snapshots *snapshot.Store
+	// OpenSnapshots, when Snapshots is nil, opens the local store on its first use (a run
+	// that captures nothing never reads the store's indexes); the harness closes what it
+	// opened. nil means none.
+	OpenSnapshots func() (*snapshot.Store, error)
 	// Projects says what the project file of a session's directory offers and what of it
 	// is approved; nil means sessions get no project servers. ProjectMCP are the options
 	// of the Sets of approved project servers, which the harness makes and closes; their
@@ -67,6 +75,12 @@ type Harness struct {
 	mcpDisabled []string
 	mcpMu       sync.Mutex // guards the listing state of rmcp's servers and tools
 
+	snaps     *snapshot.Store // the local host's; nil when none
+	openSnaps func() (*snapshot.Store, error)
+	snapMu    sync.Mutex      // guards the fields below
+	opened    *snapshot.Store // what openSnaps opened, which Close closes
+	openErr   error           // why it could not, kept: one attempt
+
 	projects  ProjectSource
 	projMCP   mcp.Options
 	projEvery time.Duration       // how often a directory's offer is looked at again
@@ -80,7 +94,8 @@ type Harness struct {
 // NewHarness returns a harness over the local worker's tools.
 func NewHarness(o Options) (*Harness, error) {
 	h := &Harness{tools: map[string]tools.Tool{}, root: map[string]tools.Tool{}, remotes: map[string]*Remote{},
-		hosts: []string{Local}, log: o.Log, projects: o.Projects, projMCP: o.ProjectMCP, projEvery: time.Second, project: map[string]*project{}}
+		hosts: []string{Local}, log: o.Log, projects: o.Projects, projMCP: o.ProjectMCP, projEvery: time.Second, project: map[string]*project{},
+		snaps: o.Snapshots, openSnaps: o.OpenSnapshots}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -170,6 +185,12 @@ func (h *Harness) Close() {
 	}
 	wg.Go(h.closeProjects)
 	wg.Wait()
+	h.snapMu.Lock()
+	defer h.snapMu.Unlock()
+	if h.opened != nil {
+		h.opened.Close()
+		h.opened = nil
+	}
 }
 
 // Specs returns the tool specifications the model sees: routed tools carry an optional

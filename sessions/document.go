@@ -200,6 +200,7 @@ func (d *document) checkpointLocked(th *Thread, entries []Entry, usage *model.Us
 	}
 	for _, e := range entries {
 		th.noteEntry(e)
+		d.sess.noteCaptures(e)
 	}
 	return nil
 }
@@ -225,6 +226,7 @@ func (d *document) upgrade(th *Thread, entries []Entry, usage *model.Usage) erro
 	}
 	for _, e := range entries {
 		th.noteEntry(e)
+		d.sess.noteCaptures(e)
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ type record struct {
 	Turn     *turnRec     `json:"turn,omitempty"`
 	Progress *progressRec `json:"progress,omitempty"`
 	Partial  *partialRec  `json:"partial,omitempty"`
+	Restore  *restoreRec  `json:"restore,omitempty"`
 }
 
 // metaRec carries the session's metadata: the first line of every file, and again whenever
@@ -157,6 +158,9 @@ func wholeRecords(sess *Session) []record {
 		if t.Usage != (model.Usage{}) {
 			recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: t.ID, Usage: t.Usage}})
 		}
+	}
+	for _, r := range sess.restores {
+		recs = append(recs, record{Kind: "restore", Restore: r})
 	}
 	return recs
 }
@@ -400,6 +404,7 @@ func apply(sp **Session, rec record) error {
 		}
 		t.Entries = append(t.Entries[:m.Index], m.Entry)
 		t.noteEntry(m.Entry)
+		(*sp).noteCaptures(m.Entry)
 	case "usage":
 		u := rec.Usage
 		if u == nil {
@@ -475,6 +480,12 @@ func apply(sp **Session, rec record) error {
 		}
 		t.open, t.end, t.partial = false, tr.Status, nil
 		t.ends = append(t.ends, tr.end(len(t.Entries)))
+	case "restore":
+		r := rec.Restore
+		if r == nil || r.ID == "" {
+			return errors.New("restore record without id")
+		}
+		(*sp).noteRestore(r)
 	default:
 		// A record kind from a newer minor revision: skip it rather than refuse the file.
 	}

@@ -103,6 +103,9 @@ type ManagerOptions struct {
 	// recently used are closed at once; 0 means 32.
 	IdleClose time.Duration
 	IdleKeep  int
+	// Snapshots configures the captures of the sessions' files around their tool batches,
+	// when Tools is a [Snapshotter]; its zero value captures nothing.
+	Snapshots SnapshotOptions
 	// Guard decides the sessions' tool calls (modes, rules, approvals, the sandbox); nil
 	// runs every call at once.
 	Guard *Guard
@@ -415,6 +418,19 @@ var ErrNotEditable = errors.New("sessions: only a message a user sent, in the ac
 // before it, and the edited message (with the attachments of the original) starts a turn
 // there. The thread it was in stays, read-only, in the thread list.
 func (m *Manager) EditResend(ctx context.Context, id, thread string, entry int, text string) (*Job, error) {
+	return m.edit(ctx, id, thread, entry, text, false)
+}
+
+// EditRestore is [Manager.EditResend] that also puts the session's files back as they were
+// before the edited message's turn ("Restore code and conversation"): every later turn's
+// captured changes are taken away first, and the model is told which files changed. A
+// file changed since those turns is a conflict: a [ConflictError], and nothing is sent
+// (found before the job starts, or by the job as it restores).
+func (m *Manager) EditRestore(ctx context.Context, id, thread string, entry int, text string) (*Job, error) {
+	return m.edit(ctx, id, thread, entry, text, true)
+}
+
+func (m *Manager) edit(ctx context.Context, id, thread string, entry int, text string, restore bool) (*Job, error) {
 	sess, _, err := m.Snapshot(ctx, id)
 	if err != nil {
 		return nil, err
@@ -423,13 +439,22 @@ func (m *Manager) EditResend(ctx context.Context, id, thread string, entry int, 
 	if th.ID != thread || !editable(th, entry) {
 		return nil, fmt.Errorf("edit entry %d of thread %s of session %s: %w", entry, thread, id, ErrNotEditable)
 	}
+	if restore {
+		l, err := m.open(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.rt.checkRewind(ctx, thread, entry); err != nil {
+			return nil, err
+		}
+	}
 	input := []model.Part{model.TextPart(text)}
 	for _, p := range visible(th.Entries[entry].Message.Parts) {
 		if p.Kind == model.KindImage || p.Kind == model.KindText && p.Name != "" {
 			input = append(input, p) // an attachment
 		}
 	}
-	return m.submitMeta(ctx, id, request{}, inputMeta{edit: &edit{thread: thread, entry: entry}}, input)
+	return m.submitMeta(ctx, id, request{}, inputMeta{edit: &edit{thread: thread, entry: entry, restore: restore}}, input)
 }
 
 // editable reports whether entry i of th is a message a user sent.
@@ -675,6 +700,9 @@ func (m *Manager) bind(ctx context.Context, id string) (*live, error) {
 		ro.Tools = th.Tools(owner, ro.Dir)
 		if inv, ok := th.(Inventorier); ok {
 			ro.Inventory = func(ctx context.Context) (Inventory, error) { return inv.Inventory(ctx, owner) }
+		}
+		if sn, ok := th.(Snapshotter); ok && m.o.Snapshots.Enabled {
+			ro.Snapshots, ro.SnapshotOpts = sn, m.o.Snapshots
 		}
 	}
 	rt, err := newRuntime(ro)

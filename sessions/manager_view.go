@@ -141,6 +141,8 @@ func (s *Session) clone() *Session {
 	cp.Links = append([]string(nil), s.Links...)
 	cp.Actions = slices.Clone(s.Actions)
 	cp.Queue = slices.Clone(s.Queue)
+	cp.restores = slices.Clone(s.restores)
+	cp.heads = maps.Clone(s.heads)
 	cp.Threads = make([]*Thread, len(s.Threads))
 	for i, t := range s.Threads {
 		cp.Threads[i] = t.clone()

@@ -142,10 +142,14 @@ type inputMeta struct {
 	edit    *edit // the input is an edit of an earlier message: the session goes on from there
 }
 
-// edit names the message a user edited: entry of thread.
+// edit names the message a user edited: entry of thread. With restore, the session's
+// files are put back as they were before that message's turn, first; note then tells the
+// model which files that changed.
 type edit struct {
-	thread string
-	entry  int
+	thread  string
+	entry   int
+	restore bool
+	note    string
 }
 
 // submit is SubmitRequest with the metadata changes of meta. The input of a queued message
@@ -165,6 +169,16 @@ func (r *runner) submit(ctx context.Context, req request, meta inputMeta, input 
 		return agent.Result{}, err
 	}
 	doc := r.rt.doc
+	if r.rt.snaps != nil {
+		if err := r.rt.finishRestore(ctx); err != nil {
+			r.log.Warn("a restore of the session's files that a stop cut short could not be completed", "session_id", doc.id, "err", err)
+		}
+	}
+	if meta.edit != nil && meta.edit.restore {
+		if err := r.rewindFiles(ctx, meta.edit); err != nil {
+			return agent.Result{}, err
+		}
+	}
 	if meta.edit != nil {
 		if err := r.editFrom(ctx, *meta.edit); err != nil {
 			return agent.Result{}, err
@@ -193,6 +207,11 @@ func (r *runner) submit(ctx context.Context, req request, meta inputMeta, input 
 		entry.Facts = facts
 	}
 	entry.Message.Parts = append(entry.Message.Parts, input...)
+	if meta.edit != nil && meta.edit.note != "" {
+		entry.Message.Parts = append(entry.Message.Parts, model.SystemPart(filesSource, meta.edit.note))
+	} else if r.rt.snaps != nil {
+		r.rt.withFilesNote(th, &entry)
+	}
 	changed := false
 	var change func(*Session)
 	if meta.title != "" || meta.dequeue != "" {
@@ -401,6 +420,10 @@ func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	o.Sink = tn.sink
 	o.BeforeStep = tn.beforeStep(o.BeforeStep)
 	o.AfterBatch = tn.afterBatch
+	if rt := r.rt; rt.snaps != nil {
+		tn.caps = &captures{snaps: rt.snaps, o: rt.snapOpts, session: rt.doc.id, dir: rt.dir, tooLarge: &rt.tooLarge}
+		o.AroundBatch = tn.aroundBatch
+	}
 	if o.Log == nil {
 		o.Log = r.log
 	}
@@ -411,7 +434,11 @@ func (r *runner) run(ctx context.Context, cfg AgentConfig, th *Thread, start int
 	case r.rt.Err() != nil:
 		return res, fmt.Errorf("session %s: %w: %w", r.rt.doc.id, ErrSaveFailed, err)
 	case err == nil:
-		return res, r.end(bg, th, TurnDone, nil)
+		err := r.end(bg, th, TurnDone, nil)
+		if err == nil {
+			r.rt.prune(bg, r.log.Info)
+		}
+		return res, err
 	case rejected(err):
 		if pe, ok := errors.AsType[*model.ProviderError](err); ok && pe.Overflow() && after.overflowed {
 			err = &overflowAgainError{err}
@@ -509,6 +536,9 @@ type turn struct {
 	// lastParts is how many parts of the last saved message are on disk; a hook before a
 	// model step may add more.
 	lastParts int
+
+	// caps captures the session's files around each batch; nil when they are not.
+	caps *captures
 
 	mu    sync.Mutex // guards usage
 	usage *model.Usage
@@ -614,6 +644,12 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	for _, m := range history[tn.saved:] {
 		entries = append(entries, Entry{Message: m})
 	}
+	var caps []Capture
+	if tn.caps != nil {
+		if caps = tn.caps.take(); len(caps) > 0 && len(entries) > 0 {
+			entries[len(entries)-1].Snapshots = caps
+		}
+	}
 	tn.mu.Lock()
 	u := tn.usage
 	tn.usage = nil
@@ -624,6 +660,9 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	}
 	tn.saved, tn.lastParts = len(history), partsOfLast(history)
 	rt.emit(checkpointed{Thread: tn.th.ID, First: n - len(entries), Messages: n})
+	if len(caps) > 0 {
+		tn.changed(context.WithoutCancel(ctx), caps) // a stopped batch's changes too
+	}
 	return nil
 }
 

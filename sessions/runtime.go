@@ -43,6 +43,9 @@ type runtimeOptions struct {
 	// Sink gets the events of the session's turns and compactions; nil drops them. It is
 	// called from the run and tool goroutines, one call at a time.
 	Sink func(event)
+	// Snapshots captures the session's files around its tool batches; nil captures none.
+	Snapshots    Snapshotter
+	SnapshotOpts SnapshotOptions
 	// Guard decides the session's tool calls; nil runs them all at once.
 	Guard *Guard
 }
@@ -63,7 +66,10 @@ type runtime struct {
 	now       func() time.Time
 	onMeta    func()
 	partial   time.Duration // how often a streaming answer is saved
-	guard     *Guard        // nil: every call runs at once
+	snaps     Snapshotter   // nil when the session's files are not captured
+	snapOpts  SnapshotOptions
+	tooLarge  sync.Map // by host: why its directory is not captured (see captures)
+	guard     *Guard   // nil: every call runs at once
 
 	sinkMu sync.Mutex // serializes the calls of sink
 	sink   func(event)
@@ -106,7 +112,8 @@ func newRuntime(o runtimeOptions) (*runtime, error) {
 		partial = partialEvery
 	}
 	return &runtime{store: o.Doc.store, doc: o.Doc, tools: ts, owner: o.Owner, dir: o.Dir, inventory: o.Inventory,
-		now: now, onMeta: o.OnMeta, sink: o.Sink, partial: partial, guard: o.Guard}, nil
+		now: now, onMeta: o.OnMeta, sink: o.Sink, partial: partial, snaps: o.Snapshots, snapOpts: o.SnapshotOpts,
+		guard: o.Guard}, nil
 }
 
 // View calls f with the session document while no write changes it.

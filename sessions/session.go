@@ -6,6 +6,7 @@ import (
 
 	"myco.dev/agent"
 	"myco.dev/agent/model"
+	"myco.dev/hosts/snapshot"
 	"myco.dev/policy"
 )
 
@@ -55,6 +56,9 @@ type Session struct {
 	// was older than [Version] (2, 3 or 4), and 0 otherwise. Such a file is rewritten as a
 	// version 5 log on the first write, never on load.
 	Upgraded int `json:"-"`
+
+	restores []*restoreRec          // the undos, redos and reverts, in order (see [Manager.Restore])
+	heads    map[string]snapshot.ID // by host: the newest capture of its files, after a batch or a restore
 }
 
 // ModelKey returns the catalog key the session's next turn uses: the selected one, else
@@ -270,6 +274,10 @@ type Entry struct {
 	// record). A person sees it, with how it ended; the model never does, so a retry
 	// starts from the turn's input.
 	Partial string `json:"partial,omitempty"`
+	// Snapshots are the captures of the session's files around the tool batch whose
+	// results this entry holds, host by host (see [Capture]); nil when the batch was not
+	// captured.
+	Snapshots []Capture `json:"snapshots,omitempty"`
 }
 
 // The values of [Entry.Partial].

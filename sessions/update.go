@@ -37,6 +37,7 @@ const (
 	UpdateCheckpoint    = api.EventCheckpoint    // entries Index..Count-1 of Thread are durable
 	UpdateCreated       = api.EventCreated       // the session was created: Title, Model, Parent (a child's parent)
 	UpdateChildCreated  = api.EventChildCreated  // a child of the session was created: Child, Model
+	UpdateChanges       = api.EventChanges       // a tool batch, or an undo, changed files: Thread, Index (the turn), Host, Files, Cut, Text
 	// A tool call waits for the person's answer (durable in the session before this is
 	// sent): Approval, CallID, Tool, Input; and its answer: Approval with its status.
 	UpdateApprovalRequested = api.EventApprovalRequested
@@ -54,41 +55,43 @@ type Update struct {
 	Time    time.Time `json:"time,omitzero"`
 	Thread  string    `json:"thread,omitempty"`
 
-	Text       string          `json:"text,omitempty"`
-	Tool       string          `json:"tool,omitempty"`
-	CallID     string          `json:"call_id,omitempty"`
-	Input      json.RawMessage `json:"input,omitempty"`
-	Host       string          `json:"host,omitempty"`
-	IsError    bool            `json:"is_error,omitempty"`
-	Unknown    bool            `json:"unknown,omitempty"`
-	Stopped    bool            `json:"stopped,omitempty"` // a call stopped while it ran (Unknown too)
-	Images     int             `json:"images,omitempty"`
-	Duration   float64         `json:"duration_secs,omitempty"` // a call's; a job's, on its end (done, error, cancelled)
-	ExitCode   *int            `json:"exit_code,omitempty"`     // a bash command's exit status, when it exited
-	Stop       string          `json:"stop,omitempty"`
-	Usage      *model.Usage    `json:"usage,omitempty"`
-	Steps      int             `json:"steps,omitempty"`
-	CapReached bool            `json:"cap_reached,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	Code       string          `json:"code,omitempty"`   // an error's or a stop's kind: the codes of last_error
-	Detail     string          `json:"detail,omitempty"` // an error's technical chain: the status, what the endpoint said
-	From       string          `json:"from,omitempty"`
-	To         string          `json:"to,omitempty"`
-	Auto       bool            `json:"auto,omitempty"`
-	AcceptedAt *time.Time      `json:"accepted_at,omitempty"`
-	Index      int             `json:"index,omitempty"`
-	Count      int             `json:"count,omitempty"`
-	Busy       *bool           `json:"busy,omitempty"`
-	Job        string          `json:"job,omitempty"`
-	JobID      string          `json:"job_id,omitempty"`
-	Title      *string         `json:"title,omitempty"`
-	Archived   *bool           `json:"archived,omitempty"`
-	Model      string          `json:"model,omitempty"`
-	State      string          `json:"state,omitempty"`
-	Attaches   int             `json:"attaches,omitempty"`
-	Parent     string          `json:"parent_session,omitempty"`
-	Child      string          `json:"child_session,omitempty"`
-	Approval   *Approval       `json:"approval,omitempty"` // approval_requested, approval_resolved
+	Text       string            `json:"text,omitempty"`
+	Tool       string            `json:"tool,omitempty"`
+	CallID     string            `json:"call_id,omitempty"`
+	Input      json.RawMessage   `json:"input,omitempty"`
+	Host       string            `json:"host,omitempty"`
+	IsError    bool              `json:"is_error,omitempty"`
+	Unknown    bool              `json:"unknown,omitempty"`
+	Stopped    bool              `json:"stopped,omitempty"` // a call stopped while it ran (Unknown too)
+	Images     int               `json:"images,omitempty"`
+	Duration   float64           `json:"duration_secs,omitempty"` // a call's; a job's, on its end (done, error, cancelled)
+	ExitCode   *int              `json:"exit_code,omitempty"`     // a bash command's exit status, when it exited
+	Stop       string            `json:"stop,omitempty"`
+	Usage      *model.Usage      `json:"usage,omitempty"`
+	Steps      int               `json:"steps,omitempty"`
+	CapReached bool              `json:"cap_reached,omitempty"`
+	Error      string            `json:"error,omitempty"`
+	Code       string            `json:"code,omitempty"`   // an error's or a stop's kind: the codes of last_error
+	Detail     string            `json:"detail,omitempty"` // an error's technical chain: the status, what the endpoint said
+	From       string            `json:"from,omitempty"`
+	To         string            `json:"to,omitempty"`
+	Auto       bool              `json:"auto,omitempty"`
+	AcceptedAt *time.Time        `json:"accepted_at,omitempty"`
+	Index      int               `json:"index,omitempty"`
+	Count      int               `json:"count,omitempty"`
+	Busy       *bool             `json:"busy,omitempty"`
+	Job        string            `json:"job,omitempty"`
+	JobID      string            `json:"job_id,omitempty"`
+	Title      *string           `json:"title,omitempty"`
+	Archived   *bool             `json:"archived,omitempty"`
+	Model      string            `json:"model,omitempty"`
+	State      string            `json:"state,omitempty"`
+	Attaches   int               `json:"attaches,omitempty"`
+	Parent     string            `json:"parent_session,omitempty"`
+	Child      string            `json:"child_session,omitempty"`
+	Approval   *Approval         `json:"approval,omitempty"` // approval_requested, approval_resolved
+	Files      []api.ChangedFile `json:"files,omitempty"`
+	Cut        bool              `json:"cut,omitempty"`
 
 	// enc is the update's JSON, made once for every subscriber that sends it ([Update.JSON]):
 	// set when it is published, shared by the copies subscribers get.
@@ -169,6 +172,8 @@ func updateOf(ev event) (Update, bool) {
 		return Update{Type: UpdateAccepted, Thread: ev.Thread, Text: ev.Text, AcceptedAt: &at, Index: ev.Index, Count: ev.Index + 1}, true
 	case checkpointed:
 		return Update{Type: UpdateCheckpoint, Thread: ev.Thread, Index: ev.First, Count: ev.Messages}, true
+	case changesEv:
+		return Update{Type: UpdateChanges, Thread: ev.Thread, Index: ev.Turn, Host: ev.Host, Files: ev.Files, Cut: ev.Cut, Text: ev.Text}, true
 	case approvalEvent:
 		a := ev.Approval
 		u := Update{Type: UpdateApprovalRequested, Thread: a.Thread, CallID: a.ID, Tool: a.Tool, Input: a.Input, Host: a.Host, Approval: &a}

@@ -495,7 +495,9 @@
   // A session page gets its changes as htmx partials. Through the browser's SharedWorker
   // (one connection for every tab of the browser) when there is one; else the page opens
   // its own stream with htmx's SSE extension.
-  const eventsURL = transcript && transcript.dataset.events;
+  // The Changes view of a turn follows the session's stream too (an element of its own).
+  const streamEl = transcript || $("#changes-stream");
+  const eventsURL = streamEl && streamEl.dataset.events;
 
   // applyPartials does what htmx does with a stream's partials: each <hx-partial> swaps
   // its content at its target, and htmx then wires what was added.
@@ -533,8 +535,8 @@
     // so the transcript is processed once and opens one stream.
     const start = () =>
       setTimeout(() => {
-        transcript.setAttribute("hx-sse:connect", eventsURL);
-        window.htmx.process(transcript);
+        streamEl.setAttribute("hx-sse:connect", eventsURL);
+        window.htmx.process(streamEl);
       });
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
     else start();

@@ -44,6 +44,9 @@ type SessionsView struct {
 	// to filter by: those of the sessions, newest first.
 	Cwd  string
 	Dirs []DirChoice
+	// SnapshotSpace says how much space the snapshots of the sessions' files take ("12
+	// MB"); "" when they are not captured.
+	SnapshotSpace string
 }
 
 // DirChoice is a directory offered: its absolute path and how it reads (~ for home).
@@ -173,6 +176,8 @@ type TreeRow struct {
 	Title, URL, Model, State string
 	Depth                    int
 	Indent                   string // the depth as a CSS class: d1, d2, …
+	// Changes is where the files the child changed show; nil when they are not captured.
+	Changes *TurnChangesView
 }
 
 // Link is a titled URL.
@@ -256,6 +261,9 @@ type MessageView struct {
 	// session goes on from there; "" for a message that cannot be edited.
 	EditURL  string
 	EditText string
+	// Changes, on the input of a turn, is where the turn's changes to the files show;
+	// nil for none.
+	Changes *TurnChangesView
 	// RetryURL is where Retry posts, on the end note of a turn that failed or was stopped
 	// and can be sent again; "" for none. RetryHint is what to do, shown with the button
 	// (and gone with it once Retry is clicked, or when the turn is no longer the last).

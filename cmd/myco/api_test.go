@@ -216,6 +216,10 @@ func TestAPIEndToEnd(t *testing.T) {
 		{"GET", sid + "/answer?x=1", "", "", nil, 400},
 		{"GET", "/sessions/nope/answer", "", "", nil, 404},
 		{"GET", "/sessions/broken1/answer", "", "", nil, 409},
+		{"GET", sid + "/changes", "", "", nil, 200},
+		{"GET", sid + "/changes?turn=x", "", "", nil, 400},
+		{"GET", "/sessions/nope/changes", "", "", nil, 404},
+		{"GET", "/sessions/broken1/changes", "", "", nil, 409},
 		{"GET", sid + "/approvals", "", "", nil, 200},
 		{"GET", sid + "/approvals?x=1", "", "", nil, 400},
 		{"GET", "/sessions/nope/approvals", "", "", nil, 404},
@@ -244,7 +248,7 @@ func TestAPIEndToEnd(t *testing.T) {
 			t.Errorf("%s %s = %d, want %d", r.method, r.path, got, r.status)
 		}
 	}
-	for _, path := range []string{"/sessions", sid, sid + "/answer", sid + "/approvals", sid + "/actions", sid + "/cancel", "/events", "/models", "/version", "/openapi.json"} {
+	for _, path := range []string{"/sessions", sid, sid + "/answer", sid + "/changes", sid + "/approvals", sid + "/actions", sid + "/cancel", "/events", "/models", "/version", "/openapi.json"} {
 		// A method the path does not take: the 405 every operation declares (an older
 		// server answers a newer operation so).
 		if got := raw(t, hc, "PUT", root+apiPath+path, "{}", "", nil); got != 405 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -109,4 +110,53 @@ func BenchmarkPeakMemory20Steps(b *testing.B) {
 		os.RemoveAll(filepath.Join(home, "profiles"))
 	}
 	b.ReportMetric(float64(maxRSS)/1024, "MiB-peak-rss")
+}
+
+// BenchmarkSnapshotRoundTrip20Steps (issue 30) runs the real binary through a 20-step
+// myco -p turn (19 bash calls and an answer) in an empty directory, with the captures of
+// the session's files on and off, in turns so that both see the same load, and reports
+// the medians and their ratio: a capture around each batch must stay cheap (the issue
+// asks for at most 1.5×).
+func BenchmarkSnapshotRoundTrip20Steps(b *testing.B) {
+	bin := binary(b)
+	var turns []fakemodel.Turn
+	for i := range 19 {
+		turns = append(turns, fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: fmt.Sprintf("call_%d", i), Name: "bash", Args: `{"command":"true"}`}}})
+	}
+	turns = append(turns, fakemodel.Turn{Text: "finished"})
+	srv := fakemodel.New(b)
+	homes := map[bool]string{
+		true:  profileHome(b, "anthropic-messages", srv.URL, ""),
+		false: profileHome(b, "anthropic-messages", srv.URL, "[snapshots]\nenabled = false\n"),
+	}
+	run := func(on bool) time.Duration {
+		srv.Script(turns...)
+		cmd := exec.Command(bin, "-p", "twenty steps")
+		cmd.Dir = b.TempDir()
+		cmd.Env = append(os.Environ(), "MYCO_HOME="+homes[on], "MYCO_PROFILE=", "MYCO_CONFIG=")
+		start := time.Now()
+		out, err := cmd.Output()
+		d := time.Since(start)
+		if err != nil || string(out) != "finished\n" {
+			b.Fatalf("myco -p = %q, %v", out, err)
+		}
+		return d
+	}
+	const n = 15
+	var with, without []time.Duration
+	run(true) // the build's first start, the caches
+	run(false)
+	for range n {
+		with = append(with, run(true))
+		without = append(without, run(false))
+	}
+	for b.Loop() {
+	}
+	med := func(ds []time.Duration) time.Duration {
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	b.ReportMetric(float64(med(with).Milliseconds()), "ms/with-captures")
+	b.ReportMetric(float64(med(without).Milliseconds()), "ms/without")
+	b.ReportMetric(float64(med(with))/float64(med(without)), "x-without")
 }

@@ -71,9 +71,10 @@ func (a *app) hostDir(o options) string {
 }
 
 // host describes this host process to package hostd: its bash processes die with it
-// through rp.
+// through rp; its snapshot store is this user's on this host ([hostd.SnapshotDir]).
 func (a *app) host(o options, rp *reaper.Reaper) hostd.Host {
 	bi := buildInfo()
+	name, _ := os.Hostname()
 	return hostd.Host{Version: bi.String(), Build: bi.ID, Shell: a.getenv("SHELL"), Env: os.Environ(), Reaper: rp,
-		Grace: o.hostGrace, IdleExit: o.hostIdle}
+		Grace: o.hostGrace, IdleExit: o.hostIdle, Snapshots: hostd.SnapshotDir(a.getenv("XDG_STATE_HOME"), a.getenv("HOME"), name)}
 }

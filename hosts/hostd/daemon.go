@@ -50,6 +50,9 @@ type Options struct {
 	CloseTimeout time.Duration
 	// MCP configures the MCP servers controllers run here ([proto.MCPServer]).
 	MCP MCPOptions
+	// Snapshots is the directory of the host's snapshot store, opened on the first
+	// snapshot frame; "" means the host keeps none (such frames are refused).
+	Snapshots string
 	// Fence runs the processes of the calls that ask ([proto.Call.Sandbox]) in the
 	// sandbox; nil means none (such calls are refused). Hidden are the paths a fenced
 	// command may not read (the daemon's directory, myco's home here); TmpRoot is where
@@ -76,6 +79,7 @@ type Daemon struct {
 	calls    sync.WaitGroup // calls in flight
 	inFlight atomic.Int64   // how many
 	mcp      *mcpHost       // the MCP servers, one set per configuration
+	snaps    *snapshots     // the snapshot store
 
 	mu        sync.Mutex // guards the fields below
 	owners    map[string]*owner
@@ -142,7 +146,8 @@ func NewDaemon(o Options) *Daemon {
 		hello.Sandbox = "no sandbox: this host daemon has none"
 	}
 	d := &Daemon{o: o, hello: hello, log: log, byName: map[string]tools.Tool{},
-		owners: map[string]*owner{}, connTools: map[int][]tools.Tool{}, idle: time.Now(), mcp: newMCPHost(o.MCP, log)}
+		owners: map[string]*owner{}, connTools: map[int][]tools.Tool{}, idle: time.Now(), mcp: newMCPHost(o.MCP, log),
+		snaps: &snapshots{dir: o.Snapshots, log: log}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	for _, t := range o.Tools {
 		d.byName[t.Name()] = t
@@ -423,6 +428,7 @@ func (d *Daemon) Close() {
 		}
 		d.mcp.close()
 		d.calls.Wait()
+		d.snaps.close()
 	}()
 	select {
 	case <-done:

@@ -36,6 +36,9 @@ type Host struct {
 	// Grace and IdleExit are the daemon's (see [Options]); zero means the default.
 	Grace    time.Duration
 	IdleExit time.Duration
+	// Snapshots is the directory of the host's snapshot store (see [Options]): a
+	// persistent one of this user on this host (see [SnapshotDir]); "" means none.
+	Snapshots string
 }
 
 func (h Host) build() string {
@@ -186,10 +189,33 @@ func newDaemon(h Host, log *slog.Logger, noDaemon, daemonDir string) *Daemon {
 		},
 		Hello: proto.Hello{Version: h.Version, OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: h.Shell, Dir: dir, NoDaemon: noDaemon},
 		Grace: h.Grace, IdleExit: h.IdleExit,
-		MCP:   MCPOptions{Env: h.Env, Reaper: h.Reaper, Version: h.Version},
-		Fence: fence, Hidden: hidden,
+		MCP:       MCPOptions{Env: h.Env, Reaper: h.Reaper, Version: h.Version},
+		Snapshots: h.Snapshots,
+		Fence:     fence, Hidden: hidden,
 		Log: log,
 	})
+}
+
+// SnapshotDir is the directory of the host's snapshot store, given the values of
+// $XDG_STATE_HOME, $HOME and the host's name: STATE/myco/snapshots/HOST, where STATE is
+// $XDG_STATE_HOME when absolute, else ~/.local/state. Persistent (a reboot keeps it, as
+// undo needs), private to the user, and per host name, since a home directory may be
+// shared by several machines over NFS (each captures its own directories). "" when
+// neither is absolute.
+func SnapshotDir(stateHome, home, hostname string) string {
+	base := ""
+	switch {
+	case filepath.IsAbs(stateHome):
+		base = stateHome
+	case filepath.IsAbs(home):
+		base = filepath.Join(home, ".local", "state")
+	default:
+		return ""
+	}
+	if hostname == "" || strings.ContainsAny(hostname, "/\x00") || hostname == "." || hostname == ".." {
+		hostname = "host"
+	}
+	return filepath.Join(base, "myco", "snapshots", hostname)
 }
 
 // hostFence is the host's sandbox, through this binary (whose main calls sandbox.Main

@@ -212,8 +212,10 @@ func (d *Daemon) Serve(ctx context.Context, in io.Reader, out io.Writer, first *
 		case m.Release != nil:
 			d.release(m.Release.Owner)
 			w.Write(proto.Msg{ID: m.ID, Released: &struct{}{}})
+		case isSnapshot(m):
+			fetches.Go(func() { d.snaps.serve(d.ctx, ctx, w, m) })
 		default:
-			fail(m.ID, "a host accepts call, fetch, ping, inventory, release and mcp_list frames")
+			fail(m.ID, "a host accepts call, fetch, ping, inventory, release, mcp_list, capture, diff, restore, prune and size frames")
 		}
 	}
 }

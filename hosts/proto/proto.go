@@ -2,7 +2,7 @@
 // or -p process) and a host runtime (myco --mode host) over ssh's stdin and stdout: one
 // JSON object per line, both ways. See docs/host-protocol.md.
 //
-// It imports only the standard library and the tool result type.
+// It imports only the standard library, the tool result type and the snapshot types.
 package proto
 
 import (
@@ -14,6 +14,7 @@ import (
 	"io"
 	"sync"
 
+	"myco.dev/hosts/snapshot"
 	"myco.dev/hosts/tools"
 )
 
@@ -33,7 +34,9 @@ import (
 //	   the controller configures, starting them), call.mcp (call one by its exposed name),
 //	   resources.mcp (an owner's servers), result.unknown for a call of a server that
 //	   ended while it ran.
-const Version = 5
+//	6: snapshots of a directory in the host's store: capture/captured, diff/diffed,
+//	   restore/restored, prune/pruned and size/sized; error.code.
+const Version = 6
 
 // MaxLine bounds one host-to-controller line, its newline included: a result can carry an
 // image of the controller's max_image_base64_bytes and more.
@@ -64,7 +67,60 @@ type Msg struct {
 	Progress  *Progress        `json:"progress,omitempty"`
 	MCPList   *MCPList         `json:"mcp_list,omitempty"`
 	MCPTools  *MCPTools        `json:"mcp_tools,omitempty"`
+
+	// Snapshots (see [snapshot.Store]): each request is answered by its own response
+	// frame, or by an error (with a [Error.Code] for the conditions a caller tells apart).
+	Capture  *snapshot.CaptureRequest `json:"capture,omitempty"`
+	Captured *snapshot.CaptureResult  `json:"captured,omitempty"`
+	Diff     *Diff                    `json:"diff,omitempty"`
+	Diffed   *snapshot.Diff           `json:"diffed,omitempty"`
+	Restore  *snapshot.RestoreRequest `json:"restore,omitempty"`
+	Restored *Restored                `json:"restored,omitempty"`
+	Prune    *Prune                   `json:"prune,omitempty"`
+	Pruned   *Pruned                  `json:"pruned,omitempty"`
+	Size     *struct{}                `json:"size,omitempty"`
+	Sized    *Sized                   `json:"sized,omitempty"`
 }
+
+// Diff asks for what changed from snapshot From to snapshot To of the host's store.
+type Diff struct {
+	From    snapshot.ID          `json:"from"`
+	To      snapshot.ID          `json:"to"`
+	Options snapshot.DiffOptions `json:"options"`
+}
+
+// Restored answers a restore: what it did, and Error when it stopped midway (it still
+// lists what it did, which the controller journals).
+type Restored struct {
+	snapshot.RestoreResult
+	Error string `json:"error,omitempty"`
+}
+
+// Prune makes Owner keep only the snapshots Keep in the host's store.
+type Prune struct {
+	Owner string        `json:"owner"`
+	Keep  []snapshot.ID `json:"keep"`
+}
+
+// Pruned answers a prune. Busy: the owner's list was rewritten, but another process had
+// the store open, so nothing was removed yet.
+type Pruned struct {
+	snapshot.PruneResult
+	Busy bool `json:"busy,omitempty"`
+}
+
+// Sized answers a size: the bytes the host's store takes.
+type Sized struct {
+	Bytes int64 `json:"bytes"`
+}
+
+// The codes of an [Error] that a caller branches on.
+const (
+	CodeNotFound = "not_found" // a snapshot the store does not hold ([snapshot.ErrNotFound])
+	CodeTooLarge = "too_large" // a capture over its MaxFiles ([snapshot.ErrTooLarge])
+	// CodeNoStore: the host keeps no snapshot store (its state directory cannot be used).
+	CodeNoStore = "no_store"
+)
 
 // Hello is the first frame each way.
 type Hello struct {
@@ -209,6 +265,9 @@ type Release struct {
 type Error struct {
 	Message string `json:"message"`
 	Fatal   bool   `json:"fatal,omitempty"`
+	// Code names a condition the controller tells apart (CodeNotFound, …); empty for
+	// the others.
+	Code string `json:"code,omitempty"`
 }
 
 // Mismatch reports hellos whose protocol versions differ. Both sides build the same
@@ -336,7 +395,9 @@ func (m Msg) payloads() int {
 	n := 0
 	for _, set := range []bool{m.Hello != nil, m.Call != nil, m.Result != nil, m.Err != nil, m.Ping != nil,
 		m.Pong != nil, m.Inventory != nil, m.Resources != nil, m.Release != nil, m.Released != nil,
-		m.Fetch != nil, m.Proxy != nil, m.Progress != nil, m.MCPList != nil, m.MCPTools != nil} {
+		m.Fetch != nil, m.Proxy != nil, m.Progress != nil, m.MCPList != nil, m.MCPTools != nil,
+		m.Capture != nil, m.Captured != nil, m.Diff != nil, m.Diffed != nil, m.Restore != nil, m.Restored != nil,
+		m.Prune != nil, m.Pruned != nil, m.Size != nil, m.Sized != nil} {
 		if set {
 			n++
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"myco.dev/hosts/snapshot"
 	"myco.dev/hosts/tools"
 )
 
@@ -41,6 +42,17 @@ func TestRoundTrip(t *testing.T) {
 			Description: "Runs a query.", Schema: json.RawMessage(`{"type":"object"}`)}}}, {Name: "gone", Err: "it did not start"}}}},
 		{ID: 10, Call: &Call{Owner: "rt1", Tool: "mcp__db__query", Input: in, Key: "k3", MCP: &MCPServer{Name: "db", Command: "postgres-mcp"}}},
 		{ID: 10, Result: &tools.Result{Text: "the server ended", Unknown: true}},
+		{ID: 11, Capture: &snapshot.CaptureRequest{Owner: "s1", Dir: "/home/me/p", Files: []string{"/etc/x"}, MaxFiles: 100}},
+		{ID: 11, Captured: &snapshot.CaptureResult{ID: "ab", Dir: "/home/me/p", Files: 3, Bytes: 10}},
+		{ID: 12, Diff: &Diff{From: "ab", To: "cd", Options: snapshot.DiffOptions{NoPatch: true, Paths: []snapshot.Path{"bad\xff"}}}},
+		{ID: 12, Diffed: &snapshot.Diff{From: "ab", To: "cd", Dir: "/p", Changes: []snapshot.Change{{Path: "a", Kind: snapshot.Modified, LinesAdded: 1}}}},
+		{ID: 13, Restore: &snapshot.RestoreRequest{From: "cd", To: "ab", Force: []snapshot.Path{"a"}, DryRun: true}},
+		{ID: 13, Restored: &Restored{RestoreResult: snapshot.RestoreResult{Restored: []snapshot.Path{"a"}, Conflicts: []snapshot.Conflict{{Path: "b", Reason: snapshot.ReasonChanged}}}, Error: "cut"}},
+		{ID: 14, Prune: &Prune{Owner: "s1", Keep: []snapshot.ID{"ab"}}},
+		{ID: 14, Pruned: &Pruned{PruneResult: snapshot.PruneResult{Dropped: 2, Freed: 100}, Busy: true}},
+		{ID: 15, Size: &struct{}{}},
+		{ID: 15, Sized: &Sized{Bytes: 4096}},
+		{ID: 16, Err: &Error{Message: "snapshot: not found", Code: CodeNotFound}},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)

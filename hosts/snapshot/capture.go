@@ -30,7 +30,40 @@ type CaptureRequest struct {
 	Exclude []string `json:"exclude,omitempty"`
 	// NoGitignore captures the files the .gitignore files leave out too (never .git).
 	NoGitignore bool `json:"no_gitignore,omitempty"`
+	// MaxFiles bounds the entries the walk may list (files, symlinks and directories,
+	// ignored ones at the level listed included): past it the capture stops with
+	// [ErrTooLarge], having stored nothing of its own. 0 means no bound. It keeps a session
+	// opened in a home directory, say, from walking and storing all of it.
+	MaxFiles int `json:"max_files,omitempty"`
+	// MaxFileSize, when positive, is the size above which a file is recorded as changed but
+	// not stored, in place of the store's [Options.MaxFileSize]: the caller's setting,
+	// also for a store of another host.
+	MaxFileSize int64 `json:"max_file_size,omitempty"`
+	// MaxTime, when positive, bounds the walk: past it the capture stops with
+	// [ErrTooLarge], having stored nothing of its own. It keeps the first capture of a
+	// large directory no one chose (a remote host's login directory) from running for
+	// minutes.
+	MaxTime time.Duration `json:"max_time,omitempty"`
 }
+
+// ExcludeDir returns the pattern of CaptureRequest.Exclude that leaves out the directory
+// sub of dir (both absolute and clean), its special characters escaped.
+func ExcludeDir(dir, sub string) string {
+	rel := strings.TrimPrefix(sub, dir+"/")
+	var b strings.Builder
+	b.WriteByte('/')
+	for _, c := range []byte(rel) {
+		if strings.IndexByte(`*?[\ `, c) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('/')
+	return b.String()
+}
+
+// ErrTooLarge reports a capture stopped at [CaptureRequest.MaxFiles].
+var ErrTooLarge = errors.New("snapshot: the directory holds more files than a capture may list")
 
 // CaptureResult describes a capture: the snapshot it made.
 type CaptureResult struct {
@@ -78,15 +111,27 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 	defer root.Close()
 	pw := newPackWriter(s.sub("packs"))
 	defer pw.abort()
+	maxSize := s.o.MaxFileSize
+	if r.MaxFileSize > 0 {
+		maxSize = r.MaxFileSize
+	}
 	w := &walker{
-		s: s, ctx: ctx, pw: pw, max: s.o.MaxFileSize,
+		s: s, ctx: ctx, pw: pw, max: maxSize,
 		start: time.Now().Add(-s.racy).UnixNano(),
 		old:   s.loadCache(dir), noGitignore: r.NoGitignore,
 		sem:  make(chan struct{}, max(runtime.GOMAXPROCS(0), 2)),
-		dirs: map[string]*dirCache{},
+		dirs: map[string]*dirCache{}, maxFiles: int64(r.MaxFiles),
+	}
+	if r.MaxTime > 0 {
+		w.deadline = time.Now().Add(r.MaxTime)
 	}
 	if w.old == nil {
 		w.old, w.changed = &rootCache{}, true
+	}
+	if under(s.dir, dir) && s.dir != dir {
+		// The store itself, when it is inside the directory (a session in the home of a
+		// remote host, say): capturing it would record each capture's packs.
+		r.Exclude = append([]string{ExcludeDir(dir, s.dir)}, r.Exclude...)
 	}
 	rec := &record{dir: dir, noGitignore: r.NoGitignore, exclude: slices.Clone(r.Exclude)}
 	var rs *rules
@@ -97,6 +142,12 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 		}
 	}
 	top, err := w.dir(root, "", rs)
+	if errors.Is(err, ErrTooLarge) && w.slow.Load() {
+		return CaptureResult{}, fmt.Errorf("capture %s: still walking after %s: %w", dir, r.MaxTime, err)
+	}
+	if errors.Is(err, ErrTooLarge) {
+		return CaptureResult{}, fmt.Errorf("capture %s: more than %d files: %w", dir, r.MaxFiles, err)
+	}
 	if err != nil {
 		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
 	}

@@ -145,6 +145,35 @@ func TestCaptureConcurrent(t *testing.T) {
 	}
 }
 
+// TestCaptureMaxFiles: a capture of a tree over MaxFiles stops with ErrTooLarge and adds
+// nothing to the store; an ignored directory is not walked, so it does not count.
+func TestCaptureMaxFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{".gitignore": "big/\n"}
+	for i := range 30 {
+		files[filepath.Join("big", string(rune('a'+i%26))+string(rune('a'+i/26)))] = "x"
+	}
+	for i := range 5 {
+		files[filepath.Join("src", string(rune('a'+i)))] = "y"
+	}
+	write(t, dir, files)
+	s := newStore(t)
+	if _, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir, MaxFiles: 10}); err != nil {
+		t.Fatalf("Capture with big/ ignored: %v", err)
+	}
+	before, err := s.Size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir, MaxFiles: 10, NoGitignore: true})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Capture of 36 files with MaxFiles 10: %v, want ErrTooLarge", err)
+	}
+	if after, _ := s.Size(); after != before {
+		t.Errorf("the store grew from %d to %d bytes for a capture that stopped", before, after)
+	}
+}
+
 func TestCaptureErrors(t *testing.T) {
 	s := newStore(t)
 	for _, r := range []CaptureRequest{
@@ -262,4 +291,38 @@ func FuzzNames(f *testing.F) {
 			t.Fatalf("%q after restore = %q, %v", name, b, err)
 		}
 	})
+}
+
+// A store inside the directory it captures (a session in a remote host's home) leaves
+// itself out: the next capture, after the first one's pack, is the same snapshot.
+func TestCaptureLeavesItsStoreOut(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a": "aaaa"})
+	os.MkdirAll(filepath.Join(dir, ".local", "state"), 0o700)
+	s := openStore(t, filepath.Join(dir, ".local", "state", "myco snapshots*"))
+	first := capture(t, s, dir)
+	second := capture(t, s, dir)
+	if first != second {
+		t.Errorf("the second capture = %s, want %s: the store's own files were captured: %v", second, first, listing(t, s, second))
+	}
+	if got := listing(t, s, first); slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, "snapshots") }) {
+		t.Errorf("the capture lists the store: %v", got)
+	}
+	if p := ExcludeDir("/h", "/h/a b*/[c]"); p != `/a\ b\*/\[c]/` {
+		t.Errorf("ExcludeDir = %q", p)
+	}
+}
+
+// A capture bounded in time gives up past its bound, storing nothing of its own.
+func TestCaptureMaxTime(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a/b": "b", "c/d": "d"})
+	s := newStore(t)
+	_, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir, MaxTime: time.Nanosecond})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "still walking") {
+		t.Errorf("Capture with MaxTime 1ns = %v, want ErrTooLarge, still walking", err)
+	}
+	if _, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir, MaxTime: time.Minute}); err != nil {
+		t.Errorf("Capture with MaxTime 1m = %v", err)
+	}
 }

@@ -23,6 +23,9 @@ type RestoreRequest struct {
 	// Force overwrites these files (and what is under these directories) even where they
 	// changed since From.
 	Force []Path `json:"force,omitempty"`
+	// DryRun decides every file and writes none: the result lists what a restore would put
+	// back (or find so already) as Restored, and what it would leave alone as Conflicts.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // Reason says why a file was left alone.
@@ -124,6 +127,10 @@ func (s *Store) Restore(ctx context.Context, r RestoreRequest) (*RestoreResult, 
 		}
 		ops = append(ops, o)
 	}
+	if r.DryRun {
+		res.list(ops)
+		return res, nil
+	}
 
 	// Removals, deepest first: what To does not have, or has as another kind (a directory
 	// where a file was, or the reverse).
@@ -173,6 +180,15 @@ func (s *Store) Restore(ctx context.Context, r RestoreRequest) (*RestoreResult, 
 	close(next)
 	wg.Wait()
 	serr := rs.syncDirs()
+	res.list(ops)
+	if serr != nil {
+		return res, fmt.Errorf("restore %s: sync: %w", rt.dir, serr)
+	}
+	return res, ctx.Err()
+}
+
+// list fills in what the restore of ops did (or would do).
+func (res *RestoreResult) list(ops []*op) {
 	for i, o := range ops {
 		// a directory is listed only if nothing under it is, as in a Diff
 		if (o.after.isDir() || o.before.isDir()) && i+1 < len(ops) && strings.HasPrefix(ops[i+1].path, o.path+"/") {
@@ -184,10 +200,6 @@ func (s *Store) Restore(ctx context.Context, r RestoreRequest) (*RestoreResult, 
 			res.Conflicts = append(res.Conflicts, Conflict{Path: Path(o.path), Reason: o.reason, Detail: o.detail})
 		}
 	}
-	if serr != nil {
-		return res, fmt.Errorf("restore %s: sync: %w", rt.dir, serr)
-	}
-	return res, ctx.Err()
 }
 
 // selectChanges keeps the changes under paths, and both sides of a rename of which one is.

@@ -136,11 +136,20 @@ func TestRestoreConflict(t *testing.T) {
 	write(t, dir, map[string]string{"b": "mine\n"})
 	os.Remove(filepath.Join(dir, "c"))
 
+	// A dry run says the same and writes nothing.
+	want := []Conflict{{Path: "b", Reason: ReasonChanged}, {Path: "c", Reason: ReasonChanged}}
+	dry := restore(t, s, RestoreRequest{From: id1, To: id0, DryRun: true})
+	if !slices.Equal(dry.Restored, []Path{"a"}) || !slices.Equal(dry.Conflicts, want) {
+		t.Errorf("dry run = %+v, want a restored, b and c conflicts", dry)
+	}
+	if got := tree(t, dir); got["a"] != "a1\n" {
+		t.Errorf("after a dry run a = %q, want it left as a1", got["a"])
+	}
+
 	res := restore(t, s, RestoreRequest{From: id1, To: id0})
 	if got, want := res.Restored, []Path{"a"}; !slices.Equal(got, want) {
 		t.Errorf("Restored = %q, want %q", got, want)
 	}
-	want := []Conflict{{Path: "b", Reason: ReasonChanged}, {Path: "c", Reason: ReasonChanged}}
 	if !slices.Equal(res.Conflicts, want) {
 		t.Errorf("Conflicts = %+v, want %+v", res.Conflicts, want)
 	}
@@ -283,6 +292,11 @@ func TestRestoreOverCap(t *testing.T) {
 	res := restore(t, s, RestoreRequest{From: snap1.ID, To: snap0.ID})
 	if want := []Conflict{{Path: "big", Reason: ReasonNotStored}}; !slices.Equal(res.Conflicts, want) || !slices.Equal(res.Restored, []Path{"small"}) {
 		t.Errorf("Restore = %+v, want small restored and big not stored", res)
+	}
+	// The request's cap in place of the store's: big is stored now.
+	snap2, err := s.Capture(t.Context(), CaptureRequest{Owner: "o", Dir: dir, MaxFileSize: 4000})
+	if err != nil || snap2.NotStored != 0 {
+		t.Errorf("Capture with a cap of 4000 = %+v, %v; want every file stored", snap2, err)
 	}
 }
 

@@ -80,6 +80,11 @@ func (rs *restorer) decide(c *change, forced bool, d *diskState, made map[string
 	if forced {
 		return "", "", false
 	}
+	if c.before != nil && c.before.kind == kBig {
+		// Replacing a file that was not stored could not be undone: a restore the other
+		// way would not have it.
+		return ReasonNotStored, "the file on disk was too large to store, so it is kept", false
+	}
 	if c.beforeUnknown {
 		return ReasonUntracked, "not captured in the snapshot replaced", false
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // walker is one capture's walk.
@@ -25,6 +26,10 @@ type walker struct {
 	noGitignore bool
 	sem         chan struct{} // bounds the goroutines reading directories
 	read        atomic.Int64  // files read
+	maxFiles    int64         // bound of listed, 0 for none
+	listed      atomic.Int64  // entries listed
+	deadline    time.Time     // when the walk gives up (ErrTooLarge); zero for never
+	slow        atomic.Bool   // it gave up for the deadline
 
 	mu               sync.Mutex // guards the fields below
 	dirs             map[string]*dirCache
@@ -53,6 +58,13 @@ func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
 	f.Close()
 	if err != nil {
 		return dirResult{opaque: true}, err
+	}
+	if n := w.listed.Add(int64(len(infos))); w.maxFiles > 0 && n > w.maxFiles {
+		return dirResult{}, ErrTooLarge
+	}
+	if !w.deadline.IsZero() && time.Now().After(w.deadline) {
+		w.slow.Store(true)
+		return dirResult{}, ErrTooLarge
 	}
 	slices.SortFunc(infos, func(a, b fs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
 	var old []cacheEnt

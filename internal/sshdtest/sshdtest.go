@@ -45,7 +45,11 @@ type Server struct {
 // its TmpDir, when the test ends. When sshd, ssh or ssh-keygen is missing it skips the
 // test, except when the environment variable CI is set: there it fails, since CI installs
 // them (see package needs).
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { return StartIn(t, "") }
+
+// StartIn is Start whose remote side starts its commands in dir (the login directory of
+// a user whose home is dir), instead of the real user's home; "" is Start.
+func StartIn(t testing.TB, dir string) *Server {
 	t.Helper()
 	for _, p := range []string{SSHD, "ssh", "ssh-keygen"} {
 		needs.Program(t, p, "apt-get install -y openssh-server openssh-client")
@@ -91,7 +95,7 @@ PermitRootLogin prohibit-password
 AllowUsers %s
 LogLevel ERROR
 SetEnv HOME=%s PATH=%s/.local/bin:/usr/local/bin:/usr/bin:/bin TMPDIR=%s
-`, s.Port, hostKey, filepath.Join(s.Dir, "authorized_keys"), filepath.Join(s.Dir, "sshd.pid"), u.Username, s.Home, s.Home, s.TmpDir))
+`, s.Port, hostKey, filepath.Join(s.Dir, "authorized_keys"), filepath.Join(s.Dir, "sshd.pid"), u.Username, s.Home, s.Home, s.TmpDir)+chdir(dir))
 	var log bytes.Buffer
 	cmd := exec.Command(SSHD, "-D", "-e", "-f", cfg)
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -141,6 +145,14 @@ Host *
 	}
 	t.Cleanup(func() { StopDaemons(t, s.DaemonDir()) })
 	return s
+}
+
+// chdir is the sshd_config line that starts every command in dir.
+func chdir(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return fmt.Sprintf("ForceCommand cd '%s' && exec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n", dir)
 }
 
 // DaemonDir is where the remote side's myco host daemons keep their sockets and pid

@@ -18,6 +18,8 @@ type Error struct {
 	Code    string // the stable code of the JSON envelope; empty means one named for Status
 	Message string // the sentence shown
 	Err     error  // the cause, if any: logged when the answer is a failure of the server
+	// Files are a conflict's files, which the envelope carries (error.files).
+	Files []api.ConflictFile
 }
 
 // NewError returns an answer without a cause.
@@ -57,7 +59,7 @@ func (e *Error) Body() ErrorBody {
 		// "Not Found" -> "not_found", "Service Unavailable" -> "service_unavailable"
 		code = strings.ReplaceAll(strings.ToLower(http.StatusText(e.Status)), " ", "_")
 	}
-	return ErrorBody{Error: ErrorDetail{Code: code, Message: e.Message}}
+	return ErrorBody{Error: ErrorDetail{Code: code, Message: e.Message, Files: e.Files}}
 }
 
 // WriteError answers e in the JSON envelope, with its status.
