@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -122,20 +121,14 @@ func changesTurns(dir string) []fakemodel.Turn {
 	}
 }
 
-// runIn runs myco with args in dir on home and returns its stdout.
-func runIn(t *testing.T, home, dir string, args ...string) string {
+// runInOK runs myco with args in dir on home and returns its stdout; a failure ends the test.
+func runInOK(t *testing.T, home, dir string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MYCO_HOME="+home, "MYCO_PROFILE=", "MYCO_CONFIG=")
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("myco %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
+	out, errOut, status := runIn(t, dir, home, args...)
+	if status != 0 {
+		t.Fatalf("myco %s: exit status %d\nstderr:\n%s", strings.Join(args, " "), status, errOut)
 	}
-	return out.String()
+	return out
 }
 
 // TestChangesUndoRedo (issue 30): a turn of myco -p changes a project that is not a git
@@ -151,7 +144,7 @@ func TestChangesUndoRedo(t *testing.T) {
 	home := profileHome(t, "anthropic-messages", fake.URL, "[snapshots]\nmax_file_bytes = 4096\n")
 	before := readTree(t, dir)
 
-	out := runIn(t, home, dir, "--json", "-p", "change the files")
+	out := runInOK(t, home, dir, "--json", "-p", "change the files")
 	var id string
 	var changes []api.ChangedFile
 	for _, ev := range events(t, out) {
