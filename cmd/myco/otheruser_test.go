@@ -258,7 +258,7 @@ func flood(t *testing.T, addr string) []net.Conn {
 }
 
 // TestOtherUserIdleConnectionsDoNotLockOut: 2,000 idle connections of another user, to a
-// server limited to 1,024 descriptors, leave the owner served within a second, and the
+// server limited to 1,024 descriptors, leave the owner served, and the
 // server holds only a few of them.
 func TestOtherUserIdleConnectionsDoNotLockOut(t *testing.T) {
 	needFlood(t)
