@@ -82,12 +82,15 @@ type SnapshotAnswer struct {
 	// failed, rejected (the request was refused and the turn rewound), or interrupted (the
 	// process running it stopped). LastError says why for stopped, failed, rejected and
 	// interrupted.
-	LastTurn  string            `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"`
-	LastError *LastError        `json:"last_error,omitempty"`
-	Archived  bool              `json:"archived"`
-	Hidden    bool              `json:"hidden"`
-	Usage     SnapshotUsage     `json:"usage"`
-	Messages  []SnapshotMessage `json:"messages"`
+	LastTurn  string        `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"`
+	LastError *LastError    `json:"last_error,omitempty"`
+	Archived  bool          `json:"archived"`
+	Hidden    bool          `json:"hidden"`
+	Usage     SnapshotUsage `json:"usage"`
+	// Cost is what the session's own model responses cost (Tree.Cost adds its
+	// descendants').
+	Cost     Cost              `json:"cost"`
+	Messages []SnapshotMessage `json:"messages"`
 	// NextBefore is there when older messages are left: ?before= it pages back.
 	NextBefore int `json:"next_before,omitempty"`
 	// Answer is the latest turn's final answer, empty when it has none (it failed, was
@@ -135,6 +138,15 @@ type Usage struct {
 	Reasoning  int `json:"reasoning,omitempty"`   // reasoning tokens, where the provider counts them
 }
 
+// Cost is money spent: a step's, a turn's, a session's or a tree's, from the tokens the
+// provider reported and the catalog's prices per million tokens (in the catalog's
+// currency). Known is false when some of the tokens came from a model without prices in
+// the catalog: the cost is unknown (Amount then counts only the priced tokens), never 0.
+type Cost struct {
+	Amount float64 `json:"amount"`
+	Known  bool    `json:"known"`
+}
+
 // SnapshotMessage is one message of a [SnapshotAnswer]: its text, its images' count, and
 // its tool calls with their outcomes. Hidden system parts are left out, and so is a
 // message of tool results only (they show in their calls).
@@ -166,6 +178,7 @@ type ChildSession struct {
 	Model     string `json:"model"`
 	Busy      bool   `json:"busy"`
 	LastTurn  string `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"` // as the snapshot's last_turn
+	Cost      Cost   `json:"cost"`                                                                   // the child's and its descendants'
 }
 
 // TreeTotals rolls up a session and all its descendants.
@@ -174,6 +187,7 @@ type TreeTotals struct {
 	Busy          int     `json:"busy"`
 	OpenToolCalls int     `json:"open_tool_calls"`
 	Spent         Usage   `json:"spent"`
+	Cost          Cost    `json:"cost"`
 	WorkSecs      float64 `json:"work_secs"`
 }
 

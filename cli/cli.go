@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/api"
 	"myco.dev/hosts"
 	"myco.dev/internal/termtext"
 	"myco.dev/sessions"
@@ -88,16 +89,20 @@ func ExitFor(code string) int {
 // Result is what `myco -p --output-format json` prints, one object on stdout when the turn
 // ends: how it ended, its answer and what it cost in tokens and time.
 type Result struct {
-	Type       string       `json:"type"`   // "result"
-	Status     string       `json:"status"` // done, failed or stopped
-	Session    string       `json:"session_id,omitempty"`
-	Answer     string       `json:"answer"`
-	Code       string       `json:"code,omitempty"`   // a failure's kind, as in last_error
-	Error      string       `json:"error,omitempty"`  // what happened and what to do
-	Detail     string       `json:"detail,omitempty"` // the technical chain
-	Usage      *model.Usage `json:"usage,omitempty"`  // the turn's tokens, when it ended with an answer
-	Duration   float64      `json:"duration_secs"`
-	ExitStatus int          `json:"exit_status"` // the process's, as documented
+	Type    string       `json:"type"`   // "result"
+	Status  string       `json:"status"` // done, failed or stopped
+	Session string       `json:"session_id,omitempty"`
+	Answer  string       `json:"answer"`
+	Code    string       `json:"code,omitempty"`   // a failure's kind, as in last_error
+	Error   string       `json:"error,omitempty"`  // what happened and what to do
+	Detail  string       `json:"detail,omitempty"` // the technical chain
+	Usage   *model.Usage `json:"usage,omitempty"`  // the turn's tokens, when it ended with an answer
+	Cost    *api.Cost    `json:"cost,omitempty"`   // and what they cost (known false: the model has no prices)
+	// TreeCost is what the session and all its descendants cost so far, when it could be
+	// read.
+	TreeCost   *api.Cost `json:"tree_cost,omitempty"`
+	Duration   float64   `json:"duration_secs"`
+	ExitStatus int       `json:"exit_status"` // the process's, as documented
 }
 
 // ErrEmptyPrompt is the error of [PromptText] for a prompt of nothing but white space: a
@@ -159,6 +164,14 @@ func Prompt(ctx context.Context, svc *sessions.Manager, std IO, prompt string, o
 		default:
 			u := res.Usage
 			r.Usage = &u
+			if _, st, err := svc.Snapshot(context.WithoutCancel(ctx), id); err == nil {
+				c := svc.UsageCost(st.Model, u).API()
+				r.Cost = &c
+			}
+		}
+		if tree, err := svc.Tree(context.WithoutCancel(ctx), id); err == nil {
+			c := tree.Totals().Cost.API()
+			r.TreeCost = &c
 		}
 		writeResult(stdout, r)
 	}

@@ -234,6 +234,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		Busy: st.Busy, BusyElsewhere: st.Elsewhere, ActiveThread: th.ID, LastTurn: st.LastTurn.Status, Archived: sess.Archived, Hidden: sess.Hidden,
 		Usage:    api.SnapshotUsage{User: fmt.Sprintf("USER %d/%d", used, window), PromptTokens: used, ContextWindow: window, Spent: apiUsage(sess.Spent())},
 		Messages: msgs, Answer: st.LastTurn.Answer, EventID: cursor, ParentSession: sess.Parent,
+		Cost: s.Sessions.CostOf(sess).API(),
 	}
 	out.LastError = lastError(st.LastTurn)
 	if st.Busy {
@@ -254,10 +255,11 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 	}
 	out.Children = make([]api.ChildSession, 0, len(tree.Children))
 	for _, c := range tree.Children {
-		out.Children = append(out.Children, api.ChildSession{SessionID: c.ID, Title: c.Title, Model: c.Model, Busy: c.Busy, LastTurn: c.LastTurn})
+		out.Children = append(out.Children, api.ChildSession{SessionID: c.ID, Title: c.Title, Model: c.Model, Busy: c.Busy, LastTurn: c.LastTurn,
+			Cost: c.Totals().Cost.API()})
 	}
 	t := tree.Totals()
-	out.Tree = api.TreeTotals{Sessions: t.Sessions, Busy: t.Busy, OpenToolCalls: t.OpenCalls, Spent: apiUsage(t.Spent), WorkSecs: t.Work.Seconds()}
+	out.Tree = api.TreeTotals{Sessions: t.Sessions, Busy: t.Busy, OpenToolCalls: t.OpenCalls, Spent: apiUsage(t.Spent), Cost: t.Cost.API(), WorkSecs: t.Work.Seconds()}
 	return out, nil
 }
 

@@ -214,6 +214,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 	}
 	v.Live.Empty = len(v.Messages) == 0 && v.Earlier == 0 && !v.ReadOnly
 	v.Status = s.status(sess, st)
+	v.Cost = v.Status.Cost
 	v.Composer = s.composer(sess, st, v.ReadOnly)
 	v.Queue = s.queue(sess, st)
 	// The sidebar and the tree of children are extras: the page shows without them, and
@@ -257,6 +258,9 @@ const compactHintAt = 0.8
 func (s *server) status(sess *sessions.Session, st sessions.Status) views.StatusView {
 	v := views.StatusView{ID: sess.ID, StopURL: s.sessionURL(sess.ID) + "stop", Busy: st.Busy, Job: st.Job, JobID: st.JobID,
 		Elsewhere: st.Elsewhere, Model: st.Model, Used: sess.Latest().ContextUsed(), Window: s.model(st.Model).ContextWindow}
+	if c := s.Sessions.CostOf(sess); c.Known || sess.Spent() != (model.Usage{}) {
+		v.Cost = humanize.Cost(c.Amount, c.Known)
+	}
 	if st.Stopped != nil {
 		v.Stopped = st.Stopped.Error()
 	}
@@ -410,7 +414,7 @@ func (s *server) mdOptions() views.MarkdownOptions {
 func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 	t := tree.Totals()
 	v := &views.TreeView{Sessions: t.Sessions, Busy: t.Busy, OpenCalls: t.OpenCalls,
-		Tokens: humanize.Thousands(t.Spent.Input + t.Spent.Output), Work: humanize.Duration(t.Work)}
+		Tokens: humanize.Thousands(t.Spent.Input + t.Spent.Output), Cost: humanize.Cost(t.Cost.Amount, t.Cost.Known), Work: humanize.Duration(t.Work)}
 	var walk func(n *sessions.TreeNode)
 	walk = func(n *sessions.TreeNode) {
 		for _, c := range n.Children {
@@ -421,8 +425,9 @@ func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 			case state == "" || state == sessions.TurnNone:
 				state = "not started"
 			}
+			ct := c.Totals().Cost
 			v.Rows = append(v.Rows, views.TreeRow{Title: orUntitled(c.Title, c.ID), URL: s.sessionURL(c.ID), Model: c.Model,
-				State: state, Depth: c.Depth, Indent: "d" + strconv.Itoa(min(c.Depth, 6))})
+				State: state, Cost: humanize.Cost(ct.Amount, ct.Known), Depth: c.Depth, Indent: "d" + strconv.Itoa(min(c.Depth, 6))})
 			walk(c)
 		}
 	}

@@ -114,6 +114,13 @@ func (l *live) sink(ev event) {
 	if a, ok := ev.(accepted); ok {
 		l.accept(a.At, a.Thread)
 	}
+	if u.Type == UpdateStep && u.Usage != nil {
+		l.mu.Lock()
+		key := l.model
+		l.mu.Unlock()
+		c := l.m.usageCost(key, *u.Usage).API()
+		u.Cost = &c
+	}
 	l.publish(u)
 }
 
@@ -205,6 +212,11 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	case err == nil:
 		u := res.Usage
 		end.Type, end.Text, end.Stop, end.Usage, end.Steps, end.CapReached = UpdateDone, res.Answer, string(res.Stop), &u, res.Steps, res.CapReached
+		l.mu.Lock()
+		key := l.model
+		l.mu.Unlock()
+		c := l.m.usageCost(key, u).API()
+		end.Cost = &c
 	case errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown):
 		end.Type = UpdateCancelled
 	default:

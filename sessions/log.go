@@ -73,6 +73,9 @@ type usageRec struct {
 	Thread  string      `json:"thread"`
 	Usage   model.Usage `json:"usage"`
 	Carried bool        `json:"carried,omitempty"`
+	// Model is the catalog key of the model whose response it reports, which prices it;
+	// records written before costs were kept have none (the session's model prices them).
+	Model string `json:"model,omitempty"`
 }
 
 // intentRec is written before a tool call runs.
@@ -405,7 +408,7 @@ func apply(sp **Session, rec record) error {
 		}
 		t.Usage = u.Usage
 		if !u.Carried {
-			t.spent = t.spent.Add(u.Usage)
+			t.addSpent(u.Model, u.Usage)
 		}
 	case "intent":
 		in := rec.Intent

@@ -169,6 +169,7 @@ func (t *Thread) clone() *Thread {
 	tc.Entries = append([]Entry(nil), t.Entries...)
 	tc.intents, tc.results, tc.progress, tc.partial = nil, nil, nil, nil
 	tc.calls = maps.Clone(t.calls)
+	tc.spentBy = maps.Clone(t.spentBy)
 	tc.ends = slices.Clone(t.ends)
 	return &tc
 }

@@ -102,6 +102,9 @@ type SessionView struct {
 	// Cwd is the session's directory as it reads (~ for home), CwdPath its path, and
 	// FilesURL the read-only viewer of its files.
 	Cwd, CwdPath, FilesURL string
+	// Cost is what the session's model responses cost, as humanize.Cost says it ("cost
+	// unknown" for a model without prices); empty before this page knows it.
+	Cost string
 
 	Thread   string // the thread shown
 	ReadOnly bool   // an earlier thread
@@ -134,6 +137,7 @@ type LiveView struct {
 type TreeView struct {
 	Sessions, Busy, OpenCalls int
 	Tokens                    string
+	Cost                      string // the whole tree's, as humanize.Cost says it
 	Work                      string
 	Rows                      []TreeRow
 }
@@ -141,6 +145,7 @@ type TreeView struct {
 // TreeRow is one descendant in the roll-up.
 type TreeRow struct {
 	Title, URL, Model, State string
+	Cost                     string // the descendant's own and its descendants'
 	Depth                    int
 	Indent                   string // the depth as a CSS class: d1, d2, …
 }
@@ -171,6 +176,7 @@ type StatusView struct {
 	Model     string
 	Used      int // prompt tokens of the last response
 	Window    int // the model's context window
+	Cost      string // what the session cost so far, as humanize.Cost says it; empty hides it
 	// CompactURL, when set, offers Compact beside the meter: the context is past the point
 	// where it is worth compacting (the model's auto_compact_at, else 80%).
 	CompactURL string

@@ -1,0 +1,120 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"myco.dev/agent"
+	"myco.dev/agent/model"
+	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/humanize"
+	"myco.dev/sessions"
+)
+
+// pricedModels is testModels with prices for "fake" (3, 15, 0.3 and 3.75 a million
+// tokens) and none for "other".
+type pricedModels struct{ testModels }
+
+func (pricedModels) Prices(key string) (sessions.Prices, bool) {
+	if key != "fake" {
+		return sessions.Prices{}, false
+	}
+	return sessions.Prices{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, true
+}
+
+// priced switches ts's catalog to [pricedModels].
+func (ts *testServer) priced(t testing.TB) {
+	t.Helper()
+	ts.mgr.SetModels(pricedModels{testModels{cfg: sessions.AgentConfig{
+		Options: agent.Options{Model: ts.client, APIModel: "fake-1", MaxOutputTokens: 1000}, Protocol: "anthropic-messages"}}})
+}
+
+func usageCost(u fakemodel.Usage) float64 {
+	return (float64(u.Input)*3 + float64(u.Output)*15 + float64(u.CacheRead)*0.3 + float64(u.CacheWrite)*3.75) / 1e6
+}
+
+// TestAPICost (issue 32): the snapshot's cost is the session's own, each child's in
+// children counts its descendants, and the tree's adds them all; the step and done
+// events carry theirs; the page's status bar and tree say them; a session whose model
+// has no prices says its cost is unknown, never 0.
+func TestAPICost(t *testing.T) {
+	parentUse := fakemodel.Usage{Input: 100, Output: 10, CacheRead: 1000, CacheWrite: 500}
+	childUse := fakemodel.Usage{Input: 300, Output: 40, CacheRead: 2000}
+	ts := newTestServer(t,
+		fakemodel.Turn{Text: "spawning", ToolCalls: []fakemodel.ToolCall{{ID: "spawn", Name: "work", Args: `{}`}}, Usage: parentUse},
+		fakemodel.Turn{Text: "child answer", Usage: childUse},
+		fakemodel.Turn{Text: "parent answer", Usage: parentUse},
+		fakemodel.Turn{Text: "unpriced", Usage: childUse})
+	ts.priced(t)
+	_, c := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "parent"})
+	parent := c["session_id"].(string)
+	var child string
+	ts.tools.f = func(ctx context.Context, call model.ToolCall) model.ToolResult {
+		_, out := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "child", "parent_session": parent})
+		child = out["session_id"].(string)
+		ts.call(t, "POST", "/sessions/"+child+"/actions", map[string]any{"request_id": "task", "action": "submit", "text": "work"})
+		ts.waitAPIIdle(t, child)
+		return model.ToolResult{CallID: call.ID, Text: "ok"}
+	}
+	cursor := ts.mgr.EventID()
+	ts.call(t, "POST", "/sessions/"+parent+"/actions", map[string]any{"request_id": "go", "action": "submit", "text": "delegate"})
+	snap := ts.waitAPIIdle(t, parent)
+
+	own, kid := 2*usageCost(parentUse), usageCost(childUse)
+	checkCost(t, "the parent's cost", snap["cost"], own, true)
+	checkCost(t, "the tree's cost", snap["tree"].(map[string]any)["cost"], own+kid, true)
+	kids := snap["children"].([]any)
+	if len(kids) != 1 {
+		t.Fatalf("children = %v", kids)
+	}
+	checkCost(t, "the child's cost", kids[0].(map[string]any)["cost"], kid, true)
+
+	s := ts.stream(t, "/profiles/default/api/events?session="+parent+"&after="+cursor, nil)
+	var steps int
+	for {
+		var u map[string]any
+		if err := json.Unmarshal([]byte(s.next(t).data), &u); err != nil {
+			t.Fatal(err)
+		}
+		if u["type"] == "step" {
+			steps++
+			checkCost(t, "a step event's cost", u["cost"], usageCost(parentUse), true)
+		}
+		if u["type"] == "done" {
+			checkCost(t, "the done event's cost", u["cost"], own, true)
+			break
+		}
+	}
+	if steps != 2 {
+		t.Errorf("%d step events, want 2", steps)
+	}
+
+	_, page := ts.do(t, "GET", "/profiles/default/s/"+parent+"/", nil, nil)
+	for _, want := range []string{`id="session-cost"`, humanize.Cost(own, true) + "</span>", "tokens · " + humanize.Cost(own+kid, true) + " ·"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+
+	// A model without prices: unknown, not 0.
+	ts.call(t, "POST", "/sessions/"+parent+"/actions", map[string]any{"request_id": "switch", "action": "select_model", "model": "other"})
+	ts.call(t, "POST", "/sessions/"+parent+"/actions", map[string]any{"request_id": "go2", "action": "submit", "text": "more"})
+	snap = ts.waitAPIIdle(t, parent)
+	checkCost(t, "a cost with unpriced tokens", snap["cost"], own, false)
+	_, page = ts.do(t, "GET", "/profiles/default/s/"+parent+"/", nil, nil)
+	if !strings.Contains(page, "cost unknown") {
+		t.Errorf("the page of a session with unpriced tokens does not say cost unknown")
+	}
+}
+
+func checkCost(t *testing.T, what string, v any, amount float64, known bool) {
+	t.Helper()
+	c, _ := v.(map[string]any)
+	got, _ := c["amount"].(float64)
+	if c == nil || c["known"] != known || math.Abs(got-amount) > 1e-12 {
+		t.Errorf("%s = %v, want amount %g, known %v", what, v, amount, known)
+	}
+}
