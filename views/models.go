@@ -174,8 +174,8 @@ type StatusView struct {
 	Elsewhere string // another process works on the session
 	Stopped   string // a save failed: the session's work is stopped
 	Model     string
-	Used      int // prompt tokens of the last response
-	Window    int // the model's context window
+	Used      int    // prompt tokens of the last response
+	Window    int    // the model's context window
 	Cost      string // what the session cost so far, as humanize.Cost says it; empty hides it
 	// CompactURL, when set, offers Compact beside the meter: the context is past the point
 	// where it is worth compacting (the model's auto_compact_at, else 80%).
