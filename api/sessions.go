@@ -18,6 +18,12 @@ type CreateRequest struct {
 	// Cwd is the session's directory: an absolute path of an existing directory on the
 	// server's machine. Empty means the parent's for a child, else the server's own.
 	Cwd string `json:"cwd"`
+	// MaxCost is the budget of the session's tree (it and every descendant), in the money
+	// of the catalog's prices: when what the tree cost reaches it, a running turn stops
+	// before its next model request (last_error.code budget_reached) and no child can be
+	// created under it. 0 or absent means the config's max_cost for a root, and none of
+	// its own for a child (its ancestors' budgets hold it).
+	MaxCost float64 `json:"max_cost,omitempty"`
 }
 
 // CreateAnswer answers POST /api/sessions: 201 Created when the request created the

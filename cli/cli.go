@@ -42,6 +42,9 @@ type Options struct {
 	// Result makes [Prompt] print one [Result] object on stdout at the end instead of the
 	// answer (--output-format json).
 	Result bool
+	// MaxCost, when above 0, is made the budget of the session's tree before the prompt
+	// runs (--max-cost): the turn stops at its next model request once the tree cost it.
+	MaxCost float64
 
 	// The chat's terminal: Term is $TERM (the line editor and colours need one that takes
 	// them: not dumb, not unset), NoColor that $NO_COLOR is set.
@@ -65,6 +68,7 @@ const (
 	ExitAuth        = 3   // the credential: refused by the gateway, or not found
 	ExitRejected    = 4   // the model endpoint refused the request: invalid, too large, not found
 	ExitUnavailable = 5   // the model endpoint could not answer, also after its retries
+	ExitBudget      = 6   // the session tree reached its budget (--max-cost, max_cost)
 	ExitInterrupt   = 130 // 128 + SIGINT
 )
 
@@ -80,6 +84,8 @@ func ExitFor(code string) int {
 		return ExitRejected
 	case "rate_limited", "overloaded", "unreachable", "stream_broken", "model_error":
 		return ExitUnavailable
+	case "budget_reached":
+		return ExitBudget
 	case "":
 		return ExitOK
 	}
@@ -140,6 +146,9 @@ func Prompt(ctx context.Context, svc *sessions.Manager, std IO, prompt string, o
 	defer t.close()
 	t.out.mcp = o.MCP
 	id, err := t.open(ctx, o.Resume, o.Model)
+	if err == nil && o.MaxCost > 0 {
+		err = svc.SetMaxCost(ctx, id, o.MaxCost)
+	}
 	if err != nil {
 		f := sessions.Describe(err)
 		code := t.failed(f)

@@ -181,6 +181,7 @@ func build(p *Profile, o Options) (*Engine, error) {
 		Wait:     o.Wait,
 		Log:      o.Log,
 		Dir:      p.o.Dir,
+		MaxCost:  p.Config.MaxCost,
 		Prompt: catalog.Prompt(catalog.PromptOptions{Paths: p.Paths, MaxPreludeBytes: p.Config.MaxPreludeBytes, Manual: p.o.Manual,
 			Warn: p.o.Warn, Config: p.Config, Tools: e.Harness}),
 	})

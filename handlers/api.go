@@ -93,7 +93,7 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, apiError(http.StatusBadRequest, "unknown_model", "no model "+strconv.Quote(req.Model)+" in the catalog; the models are "+strings.Join(s.modelKeys(), ", "))
 	}
 	id, created, err := s.Sessions.CreateRequest(r.Context(), req.RequestID, sessions.CreateOptions{Model: req.Model, Title: req.Title,
-		Parent: req.ParentSession, Hidden: req.ParentSession != "", Fork: req.Fork, Cwd: req.Cwd})
+		Parent: req.ParentSession, Hidden: req.ParentSession != "", Fork: req.Fork, Cwd: req.Cwd, MaxCost: req.MaxCost})
 	if err != nil {
 		return nil, err
 	}

@@ -118,3 +118,57 @@ func checkCost(t *testing.T, what string, v any, amount float64, known bool) {
 		t.Errorf("%s = %v, want amount %g, known %v", what, v, amount, known)
 	}
 }
+
+// TestAPIBudget (issue 32): a session created with max_cost stops its turn at the next
+// model request once its tree (its children included) cost that much: last_error says
+// budget_reached in plain words and the tool call that ran is kept; a child cannot be
+// created under it (409 budget_reached); a retry with a higher max_cost goes on.
+func TestAPIBudget(t *testing.T) {
+	use := fakemodel.Usage{Input: 1000, Output: 100} // 0.0045 at the fake's prices
+	ts := newTestServer(t,
+		fakemodel.Turn{Text: "spawning", ToolCalls: []fakemodel.ToolCall{{ID: "spawn", Name: "work", Args: `{}`}}, Usage: use},
+		fakemodel.Turn{Text: "child answer", Usage: use},
+		fakemodel.Turn{Text: "the answer", Usage: use})
+	ts.priced(t)
+	if code, out := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "bad", "max_cost": -1}); code != 400 || errCode(out) != "invalid_field" {
+		t.Errorf("max_cost -1 = %d %v, want 400 invalid_field", code, out)
+	}
+	_, c := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "root", "max_cost": 0.008})
+	root := c["session_id"].(string)
+	var child string
+	ts.tools.f = func(ctx context.Context, call model.ToolCall) model.ToolResult {
+		_, out := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "child", "parent_session": root})
+		child = out["session_id"].(string)
+		ts.call(t, "POST", "/sessions/"+child+"/actions", map[string]any{"request_id": "task", "action": "submit", "text": "work"})
+		ts.waitAPIIdle(t, child)
+		return model.ToolResult{CallID: call.ID, Text: "worked"}
+	}
+	ts.call(t, "POST", "/sessions/"+root+"/actions", map[string]any{"request_id": "go", "action": "submit", "text": "delegate"})
+	snap := ts.waitAPIIdle(t, root)
+	le, _ := snap["last_error"].(map[string]any)
+	if snap["last_turn"] != "failed" || le["code"] != "budget_reached" || !strings.Contains(le["message"].(string), "reached its budget of $0.008") {
+		t.Fatalf("after the budget: last_turn %v, last_error %v", snap["last_turn"], le)
+	}
+	checkCost(t, "the tree's cost", snap["tree"].(map[string]any)["cost"], 2*usageCost(use), true)
+	if msgs, _ := json.Marshal(snap["messages"]); !strings.Contains(string(msgs), `"status":"ok"`) {
+		t.Errorf("the tool call that ran before the budget stopped the turn is lost: %s", msgs)
+	}
+
+	code, out := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "child2", "parent_session": root})
+	if code != 409 || errCode(out) != "budget_reached" {
+		t.Errorf("a child under a tree over its budget = %d %v, want 409 budget_reached", code, out)
+	}
+	code, out = ts.call(t, "POST", "/sessions", map[string]any{"request_id": "grandchild", "parent_session": child})
+	if code != 409 || errCode(out) != "budget_reached" {
+		t.Errorf("a grandchild under a tree over its budget = %d %v, want 409 budget_reached", code, out)
+	}
+
+	if _, page := ts.do(t, "GET", "/profiles/default/s/"+root+"/", nil, nil); !strings.Contains(page, `name="max_cost"`) || !strings.Contains(page, "reached its budget") {
+		t.Errorf("the page does not offer a retry with a higher budget")
+	}
+	ts.call(t, "POST", "/sessions/"+root+"/actions", map[string]any{"request_id": "raise", "action": "retry", "max_cost": 1})
+	snap = ts.waitAPIIdle(t, root)
+	if snap["last_turn"] != "done" || snap["answer"] != "the answer" {
+		t.Errorf("after a retry with a higher budget: last_turn %v, answer %v", snap["last_turn"], snap["answer"])
+	}
+}

@@ -60,7 +60,7 @@ func (l *live) prepare() error {
 		if err != nil {
 			return l.agentError(err)
 		}
-		l.cfg, l.gen = withEndpoint(cfg), cat.gen
+		l.cfg, l.gen = l.withBudget(withEndpoint(cfg)), cat.gen
 		return nil
 	}
 	var blocks []string
@@ -79,8 +79,17 @@ func (l *live) prepare() error {
 	if err != nil {
 		return err
 	}
-	l.runner, l.model, l.cfg, l.blocks, l.gen = r, key, withEndpoint(cfg), blocks, cat.gen
+	l.runner, l.model, l.cfg, l.blocks, l.gen = r, key, l.withBudget(withEndpoint(cfg)), blocks, cat.gen
 	return nil
+}
+
+// withBudget makes cfg's model ask, before every request, whether the session's tree is
+// within its budget ([Manager.CheckBudget]).
+func (l *live) withBudget(cfg AgentConfig) AgentConfig {
+	if cfg.Options.Model != nil {
+		cfg.Options.Model = budgeted{Model: cfg.Options.Model, check: func(ctx context.Context) error { return l.m.CheckBudget(ctx, l.id) }}
+	}
+	return cfg
 }
 
 // agentError is the error of a catalog that could not give the session's model.

@@ -46,6 +46,7 @@ type metaRec struct {
 	RequestSum string         `json:"request_sum,omitempty"`
 	Actions    []ActionRecord `json:"actions,omitempty"`
 	Queue      []Queued       `json:"queue,omitempty"`
+	MaxCost    float64        `json:"max_cost,omitempty"`
 }
 
 // threadRec starts a thread. Inherit is how many leading entries of the predecessor it
@@ -132,7 +133,7 @@ func (rec *turnRec) end(after int) TurnEnd {
 func metaOf(s *Session) *metaRec {
 	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
 		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Cwd: s.Cwd, Selected: s.Selected,
-		RequestID: s.RequestID, RequestSum: s.RequestSum, Actions: s.Actions, Queue: s.Queue}
+		RequestID: s.RequestID, RequestSum: s.RequestSum, Actions: s.Actions, Queue: s.Queue, MaxCost: s.MaxCost}
 }
 
 // setMeta sets the session's metadata from a metadata record.
@@ -140,6 +141,7 @@ func (s *Session) setMeta(m *metaRec) {
 	s.ID, s.Created, s.Model, s.Title, s.Links = m.ID, m.Created, m.Model, m.Title, m.Links
 	s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
 	s.RequestID, s.RequestSum, s.Actions, s.Queue, s.Cwd = m.RequestID, m.RequestSum, m.Actions, m.Queue, m.Cwd
+	s.MaxCost = m.MaxCost
 }
 
 // wholeRecords returns the records of a fresh version 5 log that holds sess: its metadata,

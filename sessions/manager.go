@@ -100,6 +100,9 @@ type ManagerOptions struct {
 	// recently used are closed at once; 0 means 32.
 	IdleClose time.Duration
 	IdleKeep  int
+	// MaxCost is the budget of every session tree whose root has none of its own
+	// ([Session.MaxCost]), in the catalog's money; 0 means none (config's max_cost).
+	MaxCost float64
 	Log       *slog.Logger // nil means slog.Default()
 }
 
@@ -206,6 +209,9 @@ type CreateOptions struct {
 	// unknown outcomes for the calls that are still running there. Live tools are never
 	// inherited: the child has its own.
 	Fork bool
+	// MaxCost is the budget of the new session's tree ([Session.MaxCost]); 0 means none
+	// of its own.
+	MaxCost float64
 
 	request request // the API request that creates it (CreateRequest)
 }
@@ -219,6 +225,9 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	if o.Fork && o.Parent == "" {
 		return "", errors.New("sessions: a fork needs a parent session")
 	}
+	if err := checkMaxCost(o.MaxCost); err != nil {
+		return "", err
+	}
 	if o.Cwd != "" {
 		dir, err := CheckDir(o.Cwd)
 		if err != nil {
@@ -231,6 +240,10 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		if _, _, err := m.Lineage(ctx, o.Parent); errors.Is(err, ErrNotFound) {
 			return "", fmt.Errorf("%w: %s", ErrParentNotFound, o.Parent)
 		} else if err != nil {
+			return "", err
+		}
+		// A tree over its budget gets no more children: each would spend more.
+		if err := m.CheckBudget(ctx, o.Parent); err != nil {
 			return "", err
 		}
 		if o.Cwd == "" {
@@ -260,7 +273,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		o.Cwd = m.o.Dir
 	}
 	sess := &Session{ID: NewID(now), Created: now, Model: key, Title: Title(o.Title), Parent: o.Parent, Hidden: o.Hidden,
-		Cwd: o.Cwd, RequestID: o.request.id, RequestSum: o.request.sum}
+		Cwd: o.Cwd, RequestID: o.request.id, RequestSum: o.request.sum, MaxCost: o.MaxCost}
 	if seed != nil {
 		seed.Created, seed.Base = now, len(seed.Entries)
 		sess.Threads = []*Thread{seed}

@@ -41,7 +41,10 @@ type Session struct {
 	Actions []ActionRecord `json:"actions,omitempty"`
 	// Queue holds the messages sent while the session was busy, in order: each runs as the
 	// next turn once the one before it ended (see [Manager.Enqueue]).
-	Queue   []Queued  `json:"queue,omitempty"`
+	Queue []Queued `json:"queue,omitempty"`
+	// MaxCost is the budget of the session's tree (it and every descendant), in the
+	// catalog's money; 0 means none of its own (a root then has the service's default).
+	MaxCost float64   `json:"max_cost,omitempty"`
 	Threads []*Thread `json:"threads"`
 
 	// Upgraded is the schema version of the file this session was loaded from when that

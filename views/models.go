@@ -237,6 +237,8 @@ type MessageView struct {
 	// (and gone with it once Retry is clicked, or when the turn is no longer the last).
 	RetryURL  string
 	RetryHint string
+	// RetryBudget asks for a new budget with Retry: the turn stopped at its budget.
+	RetryBudget bool
 }
 
 // Block is one piece of a message, in order. Exactly one of its fields is set.

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,3 +99,48 @@ func TestCostThreeProtocols(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// TestOneShotMaxCost (issue 32): myco -p --max-cost stops the turn at its next model
+// request once the session's tree cost that much: the tool call the first response asked
+// for ran and is saved, the result says budget_reached in plain words, and the exit status
+// is 6; the config's max_cost does the same for every tree.
+func TestOneShotMaxCost(t *testing.T) {
+	step := fakemodel.Usage{Input: 1000, Output: 100, CacheRead: 4000, CacheWrite: 2000} // 0.0123
+	fake := fakemodel.New(t,
+		fakemodel.Turn{Text: "Looking.", ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"echo ran > ran.txt"}`}}, Usage: step},
+		fakemodel.Turn{Text: "never sent", Usage: step},
+	)
+	home := profileHome(t, "anthropic-messages", fake.URL, pricesTOML)
+	stdout, stderr, status := runOneShot(t, home, "-p", "look", "--max-cost", "0.01", "--output-format", "json")
+	if status != cli.ExitBudget {
+		t.Fatalf("-p --max-cost 0.01 = %d, want %d\n%s\n%s", status, cli.ExitBudget, stdout, stderr)
+	}
+	var r cli.Result
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("the result: %v\n%s", err, stdout)
+	}
+	if r.Status != "failed" || r.Code != "budget_reached" || !strings.Contains(r.Error, "reached its budget of $0.01") ||
+		!strings.Contains(r.Error, "nothing it did is lost") || r.ExitStatus != cli.ExitBudget {
+		t.Errorf("the result = %+v, want failed with budget_reached", r)
+	}
+	if r.TreeCost == nil || !near(r.TreeCost.Amount, costOf(step)) {
+		t.Errorf("the tree cost = %+v, want %g", r.TreeCost, costOf(step))
+	}
+	if n := len(fake.Requests()); n != 1 {
+		t.Errorf("the model got %d requests, want 1: the budget stops the second", n)
+	}
+
+	// The config's max_cost: the same for a tree without a budget of its own.
+	fake2 := fakemodel.New(t,
+		fakemodel.Turn{Text: "Looking.", ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"true"}`}}, Usage: step},
+		fakemodel.Turn{Text: "never sent", Usage: step},
+	)
+	home2 := profileHome(t, "anthropic-messages", fake2.URL, pricesTOML)
+	cfg := filepath.Join(home2, "profiles", "default", "config.toml")
+	b, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, append([]byte("max_cost = 0.005\n"), b...), 0o600)
+	stdout, stderr, status = runOneShot(t, home2, "-p", "look", "--json")
+	if status != cli.ExitBudget || !strings.Contains(stdout, `"code":"budget_reached"`) || !strings.Contains(stderr, "budget") {
+		t.Errorf("config max_cost: status %d, want %d with an error event budget_reached\n%s\n%s", status, cli.ExitBudget, stdout, stderr)
+	}
+}

@@ -49,7 +49,7 @@ func (a *app) terminal(o options, serve bool, f func(ctx context.Context, e *eng
 		e.Warm(o.model) // -p's request follows at once: its connection opens meanwhile
 	}
 	return f(context.Background(), e, a.std(), cli.Options{
-		Model: o.model, Resume: o.resume, JSON: o.json, Result: o.result,
+		Model: o.model, Resume: o.resume, JSON: o.json, Result: o.result, MaxCost: o.maxCost,
 		Term: a.getenv("TERM"), NoColor: a.getenv("NO_COLOR") != "",
 		History: filepath.Join(p.Paths.ProfileDir, "cli-history"), Hosts: e.Harness, MCP: e.Harness,
 	})

@@ -64,6 +64,7 @@ func TestCost(t *testing.T) {
 		{0.0031, true, "$0.0031"},
 		{0.00031234, true, "$0.00031"},
 		{0.01, true, "$0.01"},
+		{0.008, true, "$0.008"},
 	} {
 		if got := Cost(tt.amount, tt.known); got != tt.want {
 			t.Errorf("Cost(%g, %v) = %q, want %q", tt.amount, tt.known, got, tt.want)
