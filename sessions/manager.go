@@ -103,7 +103,7 @@ type ManagerOptions struct {
 	// MaxCost is the budget of every session tree whose root has none of its own
 	// ([Session.MaxCost]), in the catalog's money; 0 means none (config's max_cost).
 	MaxCost float64
-	Log       *slog.Logger // nil means slog.Default()
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // Manager is the session service of one profile, the one thing every front end calls: it
