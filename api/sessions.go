@@ -58,6 +58,15 @@ type ListedSession struct {
 	Hidden        bool      `json:"hidden"`
 	Cwd           string    `json:"cwd,omitempty"`            // its directory; left out for a session that cannot be opened
 	ParentSession string    `json:"parent_session,omitempty"` // a child's parent
+	// State is what the session wants of you, as the snapshot's state; left out for a
+	// session that cannot be opened.
+	State string `json:"state,omitempty" enum:"working,needs_you,done,failed"`
+	// Project is the git root of the session's directory, else the directory: the list
+	// groups by it.
+	Project string `json:"project,omitempty"`
+	Cost    *Cost  `json:"cost,omitempty"`    // what its own model responses cost
+	Turns   int    `json:"turns"`             // its turns that ended
+	Preview string `json:"preview,omitempty"` // the first line of its last answer, bounded
 	// Problem is there for a session this myco cannot open: "needs a newer myco (…)" or
 	// "damaged: FILE:LINE: …". Opening it answers unsupported_schema or damaged.
 	Problem string `json:"problem,omitempty"`
@@ -88,11 +97,17 @@ type SnapshotAnswer struct {
 	// failed, rejected (the request was refused and the turn rewound), or interrupted (the
 	// process running it stopped). LastError says why for stopped, failed, rejected and
 	// interrupted.
-	LastTurn  string        `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"`
-	LastError *LastError    `json:"last_error,omitempty"`
-	Archived  bool          `json:"archived"`
-	Hidden    bool          `json:"hidden"`
-	Usage     SnapshotUsage `json:"usage"`
+	LastTurn  string     `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"`
+	LastError *LastError `json:"last_error,omitempty"`
+	// State is what the session wants of you: working (a turn or a compaction runs, here
+	// or elsewhere), needs_you (a tool call waits for approval, the last turn was stopped,
+	// cut off or failed in a way Retry can mend, or a queued message waits behind a
+	// stop), done (the last turn answered, or none ran yet) or failed (the last turn
+	// failed in a way something has to be fixed first, or a save failed).
+	State    string        `json:"state" enum:"working,needs_you,done,failed"`
+	Archived bool          `json:"archived"`
+	Hidden   bool          `json:"hidden"`
+	Usage    SnapshotUsage `json:"usage"`
 	// Cost is what the session's own model responses cost (Tree.Cost adds its
 	// descendants').
 	Cost     Cost              `json:"cost"`
@@ -185,6 +200,7 @@ type ChildSession struct {
 	Busy      bool   `json:"busy"`
 	LastTurn  string `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"` // as the snapshot's last_turn
 	Cost      Cost   `json:"cost"`                                                                   // the child's and its descendants'
+	State     string `json:"state" enum:"working,needs_you,done,failed"`                             // as the snapshot's state
 }
 
 // TreeTotals rolls up a session and all its descendants.

@@ -121,6 +121,8 @@ func (s *server) apiOps() []apiOp {
 				{Name: "parent", Type: "string", Doc: "Only the children of this session."},
 				{Name: "cwd", Type: "string", Doc: "Only the sessions that work in this directory (absolute)."},
 				{Name: "q", Type: "string", Doc: "Only sessions whose title or id contains this, in any case."},
+				{Name: "state", Type: "string", Doc: "Only sessions in one of these states, separated by commas: working, needs_you, done, failed."},
+				{Name: "project", Type: "string", Doc: "Only the sessions of this project: the git root of their directory, else the directory (a row's project)."},
 				{Name: "limit", Type: "integer", Min: 1, Max: listMax, Default: strconv.Itoa(listDefault), Doc: "The most sessions in one answer."},
 				{Name: "cursor", Type: "string", Doc: "Where the page starts: the next_cursor of the page before."},
 			},

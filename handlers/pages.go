@@ -98,7 +98,10 @@ func (s *server) rows(list []sessions.Listed, current string) []views.SessionRow
 		}
 		row := views.SessionRow{ID: l.ID, URL: s.sessionURL(l.ID), Title: l.Title, Model: l.Model,
 			Activity: ago(l.Modified), ISOTime: l.Modified.Format(time.RFC3339), Busy: l.Busy, Archived: l.Archived,
-			Current: l.ID == current}
+			Current: l.ID == current, State: l.State, Turns: l.Turns, Preview: l.Preview}
+		if l.Problem == "" && (l.Cost.Known || len(l.SpentBy) > 0) {
+			row.Cost = humanize.Cost(l.Cost.Amount, l.Cost.Known)
+		}
 		if l.Cwd != "" {
 			row.Cwd, row.CwdPath, row.CwdURL = tailDir(shortDir(l.Cwd, s.Home), rowDirRunes), l.Cwd, s.sessionsURL(l.Cwd)
 		}
@@ -185,7 +188,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 			return views.SessionView{}, errNotFound
 		}
 	}
-	v := views.SessionView{Chrome: s.chrome(sessionTitle(sess.Title), "sessions"), ID: sess.ID, URL: s.sessionURL(sess.ID), Title: sess.Title,
+	v := views.SessionView{Chrome: s.chrome(views.TitlePrefix(s.Sessions.State(sess, st))+sessionTitle(sess.Title), "sessions"), ID: sess.ID, URL: s.sessionURL(sess.ID), Title: sess.Title,
 		Archived: sess.Archived, Thread: th.ID, ReadOnly: th != sess.Latest(),
 		Cwd: shortDir(sess.Cwd, s.Home), CwdPath: sess.Cwd, FilesURL: s.filesURL(sess.ID)}
 	v.Chrome.Cwd, v.Chrome.Main = sess.Cwd, views.IDTranscript
@@ -257,7 +260,8 @@ const compactHintAt = 0.8
 // status is the status bar of sess.
 func (s *server) status(sess *sessions.Session, st sessions.Status) views.StatusView {
 	v := views.StatusView{ID: sess.ID, StopURL: s.sessionURL(sess.ID) + "stop", Busy: st.Busy, Job: st.Job, JobID: st.JobID,
-		Elsewhere: st.Elsewhere, Model: st.Model, Used: sess.Latest().ContextUsed(), Window: s.model(st.Model).ContextWindow}
+		Elsewhere: st.Elsewhere, Model: st.Model, Used: sess.Latest().ContextUsed(), Window: s.model(st.Model).ContextWindow,
+		State: s.Sessions.State(sess, st)}
 	if c := s.Sessions.CostOf(sess); c.Known || sess.Spent() != (model.Usage{}) {
 		v.Cost = humanize.Cost(c.Amount, c.Known)
 	}
@@ -418,11 +422,8 @@ func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 	var walk func(n *sessions.TreeNode)
 	walk = func(n *sessions.TreeNode) {
 		for _, c := range n.Children {
-			state := c.LastTurn
-			switch {
-			case c.Busy:
-				state = "working"
-			case state == "" || state == sessions.TurnNone:
+			state := views.StateLabel(c.State)
+			if c.LastTurn == "" || c.LastTurn == sessions.TurnNone {
 				state = "not started"
 			}
 			ct := c.Totals().Cost

@@ -130,6 +130,8 @@ type Manager struct {
 	idle   sync.WaitGroup // the goroutine that closes idle sessions
 	kick   chan struct{}  // asks it to look now
 
+	projects sync.Map // directory -> its project (see Manager.Project)
+
 	mu   sync.Mutex // guards the fields below
 	live map[string]*live
 	// loading is closed when the session being opened is live (or failed to load).

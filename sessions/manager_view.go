@@ -54,6 +54,10 @@ type Status struct {
 	// LastTurn is how the latest turn stands: running, or as the document records it, or,
 	// when this process could not record it (a save failed), as it ended here.
 	LastTurn TurnState
+	// Approvals is how many tool calls wait for the person's approval: a session with one
+	// needs you ([StateOf]). Nothing sets it yet: approvals are to come (the policy
+	// package of the architecture's map), and their pending count goes here.
+	Approvals int
 }
 
 // Snapshot returns a copy of session id's document that is safe to read while its work
@@ -186,12 +190,19 @@ type ListOptions struct {
 	Parent string
 	// Cwd keeps the sessions that work in this directory only (compared cleaned).
 	Cwd string
+	// States keeps the sessions in one of these states only ([States]); none keeps all.
+	States []string
+	// Project keeps the sessions of this project only ([Manager.Project]).
+	Project string
 }
 
 // Listed is one row of a listing.
 type Listed struct {
 	Summary
-	Busy bool // a job runs on it in this process
+	Busy    bool   // a job runs on it in this process
+	State   string // one of [States]
+	Cost    Cost   // what its own responses cost
+	Project string // the project of its directory ([Manager.Project])
 }
 
 // List returns the profile's sessions, newest first, filtered by o. Each one's Cwd is the
@@ -223,7 +234,14 @@ func (m *Manager) List(ctx context.Context, o ListOptions) ([]Listed, error) {
 		case q != "" && !strings.Contains(strings.ToLower(s.Title), q) && !strings.Contains(strings.ToLower(s.ID), q):
 			continue
 		}
-		out = append(out, Listed{Summary: s, Busy: m.job(s.ID) != nil})
+		l := Listed{Summary: s, Busy: m.job(s.ID) != nil}
+		if s.Problem == "" {
+			l.State, l.Cost, l.Project = m.rowState(s, l.Busy), m.rowCost(s), m.Project(s.Cwd)
+		}
+		if len(o.States) > 0 && !slices.Contains(o.States, l.State) || o.Project != "" && l.Project != filepath.Clean(o.Project) {
+			continue
+		}
+		out = append(out, l)
 	}
 	return out, nil
 }

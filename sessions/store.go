@@ -12,6 +12,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"myco.dev/agent/model"
 	"myco.dev/internal/atomicfile"
 )
 
@@ -310,7 +312,29 @@ type Summary struct {
 	// load ([LoadError.Problem]): "needs a newer myco (…)" or "damaged: FILE:LINE: …". Only
 	// ID, Created (the file's time) and Modified are set then.
 	Problem string
+	Row
 }
+
+// Row is what a listing shows of a session beyond its metadata, read from its log on the
+// way to the metadata (see [Store.List]): its turns, how the last one ended, a preview of
+// its last answer and the tokens it spent, by model.
+type Row struct {
+	Turns int // turns that ended (a compaction's end is not one)
+	// LastStatus and LastCode are how the last turn ended (a turn record's status and
+	// code); Open reports a turn that started after it and has not ended: it runs, or the
+	// process running it stopped.
+	LastStatus, LastCode string
+	Open                 bool
+	Queued               int     // messages waiting for the next turn
+	MaxCost              float64 // the session's budget, if it has one of its own
+	// Preview is the first line of the last answer (a model message's text), at most
+	// previewMax bytes.
+	Preview string
+	SpentBy map[string]model.Usage // the tokens spent by catalog key ("" for records without one)
+}
+
+// previewMax bounds a row's preview of the last answer.
+const previewMax = 240
 
 // List returns the sessions in the store, newest first. A file that cannot be loaded as a
 // session (a newer schema, damage) is listed with its Problem rather than left out.
@@ -346,6 +370,9 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 			Modified: info.ModTime()}
 		if le := s.loadFailure(id, info); le != nil {
 			sum.Problem = le.Problem()
+		}
+		if v, ok := s.metas.Load(id); ok && os.SameFile(v.(metaCache).file, info) {
+			sum.Row = v.(metaCache).row
 		}
 		out = append(out, sum)
 	}
@@ -391,6 +418,7 @@ type metaCache struct {
 	offset int64
 	lines  int
 	meta   *metaRec
+	row    Row // what was read of the rows' fields so far
 }
 
 // readMeta reads the session's metadata without decoding messages: every "session" record
@@ -440,7 +468,9 @@ func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
 				Links: d.Links, Scratchpad: d.Scratchpad, Parent: d.Parent, Hidden: d.Hidden}, info, nil
 		}
 	}
-	meta, offset, lines := c.meta, c.offset, c.lines
+	meta, offset, lines, row := c.meta, c.offset, c.lines, c.row
+	row.SpentBy = maps.Clone(row.SpentBy)
+	var answer []byte // the last assistant message read in this pass, decoded at the end
 	for {
 		line, err := r.ReadBytes('\n')
 		if err == io.EOF {
@@ -461,7 +491,10 @@ func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
 		if lines == 1 && !bytes.Contains(body, []byte(`{"kind":"session"`)) {
 			return nil, info, &LoadError{Path: path, Line: 1, Msg: "first record is not a session header"}
 		}
-		if !bytes.Contains(body, []byte(`{"kind":"session"`)) {
+		if !bytes.HasPrefix(body[9:], []byte(`{"kind":"session"`)) {
+			if a := row.note(body[9:]); a != nil {
+				answer = a
+			}
 			continue
 		}
 		rec, derr := decodeLine(body)
@@ -476,8 +509,83 @@ func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
 	if meta == nil {
 		return nil, info, &LoadError{Path: path, Msg: "empty session file"}
 	}
-	s.metas.Store(id, metaCache{file: info, offset: offset, lines: lines, meta: meta})
+	if answer != nil {
+		row.Preview = previewOf(answer)
+	}
+	row.Queued, row.MaxCost = len(meta.Queue), meta.MaxCost
+	s.metas.Store(id, metaCache{file: info, offset: offset, lines: lines, meta: meta, row: row})
 	return meta, info, nil
+}
+
+// rowRecord is what [Row.note] decodes of a record: not the message's parts.
+type rowRecord struct {
+	Kind    string `json:"kind"`
+	Message *struct {
+		Message struct {
+			Role model.Role `json:"role"`
+		} `json:"message"`
+		AcceptedAt   *time.Time `json:"accepted_at"`
+		Continuation bool       `json:"continuation"`
+		Rejected     bool       `json:"rejected"`
+	} `json:"message"`
+	Usage *usageRec `json:"usage"`
+	Turn  *turnRec  `json:"turn"`
+}
+
+// note counts a record of the log (its JSON) into r. It returns the JSON of an assistant
+// message, whose text the preview shows if no later one has any.
+func (r *Row) note(body []byte) []byte {
+	switch {
+	case bytes.HasPrefix(body, []byte(`{"kind":"message"`)), bytes.HasPrefix(body, []byte(`{"kind":"usage"`)), bytes.HasPrefix(body, []byte(`{"kind":"turn"`)):
+	default:
+		return nil
+	}
+	var rec rowRecord
+	if json.Unmarshal(body, &rec) != nil {
+		return nil
+	}
+	switch {
+	case rec.Message != nil:
+		m := rec.Message
+		if (m.AcceptedAt != nil || m.Continuation) && !m.Rejected {
+			r.Open = true
+		}
+		if m.Message.Role == model.Assistant && bytes.Contains(body, []byte(`"kind":"text"`)) {
+			return body
+		}
+	case rec.Usage != nil && !rec.Usage.Carried:
+		if r.SpentBy == nil {
+			r.SpentBy = map[string]model.Usage{}
+		}
+		r.SpentBy[rec.Usage.Model] = r.SpentBy[rec.Usage.Model].Add(rec.Usage.Usage)
+	case rec.Turn != nil:
+		r.Open = false
+		if rec.Turn.Status != TurnCompacted {
+			r.Turns++
+			r.LastStatus, r.LastCode = rec.Turn.Status, rec.Turn.Code
+		}
+	}
+	return nil
+}
+
+// previewOf is the first line of the text of the assistant message record body.
+func previewOf(body []byte) string {
+	var rec struct {
+		Message struct {
+			Message model.Message `json:"message"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(body, &rec) != nil {
+		return ""
+	}
+	text := strings.TrimSpace(rec.Message.Message.Text())
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = strings.TrimSpace(text[:i])
+	}
+	if len(text) > previewMax {
+		text = strings.ToValidUTF8(text[:previewMax], "") + "…"
+	}
+	return text
 }
 
 // checksummed reports whether line is a record whose checksum matches its JSON.

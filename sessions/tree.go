@@ -18,6 +18,7 @@ type TreeNode struct {
 	Busy                     bool
 	Job                      string
 	LastTurn                 string // how its latest turn stands: a [TurnState] status
+	State                    string // one of [States]
 	Spent                    model.Usage
 	Cost                     Cost // its own responses'
 	Work                     time.Duration
@@ -86,7 +87,7 @@ func (m *Manager) Tree(ctx context.Context, id string) (*TreeNode, error) {
 		}
 		visited++
 		n := &TreeNode{ID: id, Title: sess.Title, Model: st.Model, Parent: sess.Parent, Depth: depth, Busy: st.Busy, Job: st.Job,
-			LastTurn: st.LastTurn.Status, Spent: sess.Spent(), Cost: m.CostOf(sess), Work: sess.WorkTime(now), OpenCalls: sess.OpenCalls()}
+			LastTurn: st.LastTurn.Status, State: m.State(sess, st), Spent: sess.Spent(), Cost: m.CostOf(sess), Work: sess.WorkTime(now), OpenCalls: sess.OpenCalls()}
 		kids, err := m.o.Store.childrenOf(ctx, id)
 		if err != nil {
 			return nil, err

@@ -382,14 +382,36 @@
   // says so too.
   // baseTitle follows the session's title, which its stream may change (a rename, the
   // title of a first message); marked is the "● " a turn that ended unseen put before it.
-  let baseTitle = document.title;
+  // The session's state puts "(needs you) " or "(failed) " before it too (the status bar's
+  // data-title-prefix), so that a tab among many says which session waits for you.
+  const titlePrefixes = ["● ", "(needs you) ", "(failed) "];
+  const bareTitle = (t) => {
+    for (let again = true; again; ) {
+      again = false;
+      for (const p of titlePrefixes) {
+        if (t.startsWith(p)) {
+          t = t.slice(p.length);
+          again = true;
+        }
+      }
+    }
+    return t;
+  };
+  let baseTitle = bareTitle(document.title);
   let marked = false;
+  const statePrefix = () => {
+    const bar = document.querySelector("#status .status-bar");
+    return (bar && bar.dataset.titlePrefix) || "";
+  };
+  const showTitle = () => {
+    const want = (marked ? "● " : "") + statePrefix() + baseTitle;
+    if (document.title !== want) document.title = want;
+  };
   const titleEl = document.querySelector("title");
   if (titleEl) {
     new MutationObserver(() => {
-      if (document.title.startsWith("● ")) return;
-      baseTitle = document.title;
-      if (marked) document.title = "● " + baseTitle;
+      baseTitle = bareTitle(document.title);
+      showTitle();
     }).observe(titleEl, { childList: true, characterData: true, subtree: true });
   }
   const notifyButton = $("#notify");
@@ -426,7 +448,6 @@
       const busy = !!status.querySelector(".status-bar.busy");
       if (wasBusy && !busy && document.hidden) {
         marked = true;
-        document.title = "● " + baseTitle;
         if (wantNotify()) {
           try {
             new Notification("myco: a turn ended", { body: ($("#title") || {}).textContent || baseTitle, tag: location.pathname });
@@ -436,12 +457,13 @@
         }
       }
       wasBusy = busy;
+      showTitle();
     }).observe(status, { childList: true, subtree: true, attributes: true });
   }
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden && marked) {
       marked = false;
-      document.title = baseTitle;
+      showTitle();
     }
   });
 

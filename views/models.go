@@ -86,6 +86,12 @@ type SessionRow struct {
 	Archived bool
 	Current  bool // the session the page shows
 	Children int
+	// State is what the session wants of you: working, needs_you, done or failed (a CSS
+	// class too); empty for a session that cannot be opened.
+	State   string
+	Cost    string // what it cost, as humanize.Cost says it
+	Turns   int    // its turns that ended
+	Preview string // the first line of its last answer
 	// Cwd is the session's directory as it reads (~ for home), CwdPath the path, and
 	// CwdURL the listing of the sessions in it; "" when unknown.
 	Cwd, CwdPath, CwdURL string
@@ -174,9 +180,12 @@ type StatusView struct {
 	Elsewhere string // another process works on the session
 	Stopped   string // a save failed: the session's work is stopped
 	Model     string
-	Used      int    // prompt tokens of the last response
-	Window    int    // the model's context window
-	Cost      string // what the session cost so far, as humanize.Cost says it; empty hides it
+	Used      int // prompt tokens of the last response
+	Window    int // the model's context window
+	// State is the session's state (working, needs_you, done, failed): the page's tab title
+	// follows it.
+	State string
+	Cost  string // what the session cost so far, as humanize.Cost says it; empty hides it
 	// CompactURL, when set, offers Compact beside the meter: the context is past the point
 	// where it is worth compacting (the model's auto_compact_at, else 80%).
 	CompactURL string
