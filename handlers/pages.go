@@ -57,9 +57,24 @@ func (s *server) sessionURL(id string) string { return s.base + "/s/" + id + "/"
 func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	filter := q.Get("filter")
-	o := sessions.ListOptions{Query: q.Get("q"), Cwd: q.Get("cwd")}
+	o := sessions.ListOptions{Query: q.Get("q"), Cwd: q.Get("cwd"), Project: q.Get("project")}
 	if o.Cwd != "" && !filepath.IsAbs(o.Cwd) {
 		return httpError(http.StatusBadRequest, "The directory to list must be an absolute path, not "+quote(o.Cwd)+".")
+	}
+	if o.Project != "" && !filepath.IsAbs(o.Project) {
+		return httpError(http.StatusBadRequest, "The project to list must be an absolute path, not "+quote(o.Project)+".")
+	}
+	view := q.Get("view")
+	switch view {
+	case "", "project":
+		view = "project"
+	case "date":
+	default:
+		return httpError(http.StatusBadRequest, "The view must be project or date, not "+strconv.Quote(view)+".")
+	}
+	page, ok := pageParam(q.Get("page"))
+	if !ok {
+		return httpError(http.StatusBadRequest, "The page must be a whole number from 1.")
 	}
 	switch filter {
 	case "archived":
@@ -71,15 +86,55 @@ func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return httpError(http.StatusBadRequest, "The filter must be active, archived or all, not "+strconv.Quote(filter)+".")
 	}
-	list, err := s.Sessions.List(r.Context(), o)
+	// One listing of every session serves the rows and the directories to filter by.
+	every, err := s.Sessions.List(r.Context(), sessions.ListOptions{All: true, IncludeHidden: true})
 	if err != nil {
 		return err
 	}
+	list := sessions.Filter(every, o)
 	if o.Cwd != "" {
 		o.Cwd = filepath.Clean(o.Cwd)
 	}
+	if o.Project != "" {
+		o.Project = filepath.Clean(o.Project)
+	}
+	byActivity(list)
+	link := func(extra url.Values) string {
+		v := url.Values{}
+		for k, val := range map[string]string{"filter": filter, "q": o.Query, "cwd": o.Cwd, "project": o.Project} {
+			if val != "" && val != "active" {
+				v.Set(k, val)
+			}
+		}
+		if view != "project" {
+			v.Set("view", view)
+		}
+		for k, val := range extra {
+			v[k] = val
+		}
+		return s.base + "/?" + v.Encode()
+	}
+	var lp listPage
+	switch {
+	case o.Project != "":
+		lp = s.flatGroups(list, page, false, shortDir(o.Project, s.Home), time.Now())
+	case view == "date":
+		lp = s.flatGroups(list, page, true, "", time.Now())
+	default:
+		lp = s.projectGroups(list, page, link)
+	}
 	v := views.SessionsView{Chrome: s.chrome("Sessions", "sessions"), Filter: filter, Query: o.Query,
-		Rows: s.rows(list, ""), Models: s.modelKeys(), Model: s.Default, Cwd: o.Cwd, Dirs: s.recentDirs(r.Context(), o.Cwd)}
+		Models: s.modelKeys(), Model: s.Default, Cwd: o.Cwd, Dirs: s.dirsOf(every, o.Cwd),
+		View: view, Project: o.Project, Groups: lp.groups}
+	for _, g := range lp.groups {
+		v.Rows = append(v.Rows, g.Rows...)
+	}
+	if lp.prev > 0 {
+		v.PrevURL = link(url.Values{"page": {strconv.Itoa(lp.prev)}})
+	}
+	if lp.next > 0 {
+		v.NextURL = link(url.Values{"page": {strconv.Itoa(lp.next)}})
+	}
 	if msg := q.Get("msg"); msg != "" {
 		v.Message = oneLine(msg, 200)
 	}
@@ -225,10 +280,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 	if list, err := s.Sessions.List(ctx, sessions.ListOptions{}); err != nil {
 		s.Log.Warn("list the sessions for the sidebar", "session_id", sess.ID, "err", err)
 	} else {
-		if len(list) > 30 {
-			list = list[:30]
-		}
-		v.Sidebar = s.rows(list, sess.ID)
+		v.Sidebar = s.sidebar(list, sess.ID, s.Sessions.Project(sess.Cwd))
 	}
 	if tree, err := s.Sessions.Tree(ctx, sess.ID); err != nil {
 		s.Log.Warn("read the tree of children", "session_id", sess.ID, "err", err)

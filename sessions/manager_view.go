@@ -213,37 +213,76 @@ func (m *Manager) List(ctx context.Context, o ListOptions) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := strings.ToLower(strings.TrimSpace(o.Query))
-	if o.Cwd != "" {
-		o.Cwd = filepath.Clean(o.Cwd)
-	}
-	var out []Listed
+	keep := o.keeper()
+	out := make([]Listed, 0, len(all))
 	for _, s := range all {
 		if s.Cwd == "" && s.Problem == "" {
 			s.Cwd = m.o.Dir
 		}
-		switch {
-		case o.Cwd != "" && s.Cwd != o.Cwd:
-			continue
-		case s.Hidden && !o.IncludeHidden && o.Parent == "":
-			continue
-		case !o.All && s.Archived != o.Archived:
-			continue
-		case o.Parent != "" && s.Parent != o.Parent:
-			continue
-		case q != "" && !strings.Contains(strings.ToLower(s.Title), q) && !strings.Contains(strings.ToLower(s.ID), q):
+		if !keep.summary(s) {
 			continue
 		}
 		l := Listed{Summary: s, Busy: m.job(s.ID) != nil}
 		if s.Problem == "" {
 			l.State, l.Cost, l.Project = m.rowState(s, l.Busy), m.rowCost(s), m.Project(s.Cwd)
 		}
-		if len(o.States) > 0 && !slices.Contains(o.States, l.State) || o.Project != "" && l.Project != filepath.Clean(o.Project) {
-			continue
+		if keep.listed(l) {
+			out = append(out, l)
 		}
-		out = append(out, l)
 	}
 	return out, nil
+}
+
+// Filter returns the rows of list (a listing of every session, [ListOptions].All and
+// IncludeHidden) that o keeps: one listing can serve a page's rows and its other parts.
+func Filter(list []Listed, o ListOptions) []Listed {
+	keep := o.keeper()
+	var out []Listed
+	for _, l := range list {
+		if keep.summary(l.Summary) && keep.listed(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// keeper is a [ListOptions] made ready to test rows.
+type keeper struct {
+	o ListOptions
+	q string // the query, lowercase
+}
+
+func (o ListOptions) keeper() keeper {
+	if o.Cwd != "" {
+		o.Cwd = filepath.Clean(o.Cwd)
+	}
+	if o.Project != "" {
+		o.Project = filepath.Clean(o.Project)
+	}
+	return keeper{o: o, q: strings.ToLower(strings.TrimSpace(o.Query))}
+}
+
+// summary tests what the store's row says.
+func (k keeper) summary(s Summary) bool {
+	o, q := k.o, k.q
+	switch {
+	case o.Cwd != "" && s.Cwd != o.Cwd:
+		return false
+	case s.Hidden && !o.IncludeHidden && o.Parent == "":
+		return false
+	case !o.All && s.Archived != o.Archived:
+		return false
+	case o.Parent != "" && s.Parent != o.Parent:
+		return false
+	case q != "" && !strings.Contains(strings.ToLower(s.Title), q) && !strings.Contains(strings.ToLower(s.ID), q):
+		return false
+	}
+	return true
+}
+
+// listed tests what the service adds: the state and the project.
+func (k keeper) listed(l Listed) bool {
+	return (len(k.o.States) == 0 || slices.Contains(k.o.States, l.State)) && (k.o.Project == "" || l.Project == k.o.Project)
 }
 
 // update changes session id's metadata with f and publishes it: through its runtime when

@@ -1,9 +1,6 @@
 package sessions
 
-import (
-	"maps"
-	"slices"
-)
+import ()
 
 // The states of a session, what a person reads in the list, the sidebar, the tree of
 // children, the tab's title and the API's state: what, if anything, it wants of them.
@@ -96,12 +93,11 @@ func (m *Manager) rowCost(s Summary) Cost {
 		return Cost{Known: ok}
 	}
 	c := Cost{Known: true}
-	for _, k := range slices.Sorted(maps.Keys(s.SpentBy)) {
-		key := k
-		if key == "" {
-			key = s.Model
+	for k, u := range s.SpentBy { // a sum: the order changes at most the last bits
+		if k == "" {
+			k = s.Model
 		}
-		c = c.Add(m.usageCost(key, s.SpentBy[k]))
+		c = c.Add(m.usageCost(k, u))
 	}
 	return c
 }

@@ -16,7 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,7 +51,24 @@ type Store struct {
 	failures sync.Map // session id -> failure: the last load of its file failed; see noteLoad
 	gates    sync.Map // session id -> chan struct{}: the in-process writer gate; see lockSession
 	held     sync.Map // session id -> struct{}: this store holds the session's file lock now
+	listed   sync.Map // session id -> listedRow: its row as a listing last read it; see List
 }
+
+// listRevalidate is how long a listing trusts a row it read, unless this store changed the
+// session since: another process's appends show within it. Each row's time is spread over
+// it, so that a listing of many sessions reads a few of them again, not all at once.
+const listRevalidate = 10 * time.Second
+
+// listedRow is a session's row as a listing read it: ok is false for a file with nothing
+// to list (gone, or unreadable).
+type listedRow struct {
+	sum Summary
+	ok  bool
+	at  time.Time // when it is to be read again
+}
+
+// relist forgets the listing's row of session id, which this store just changed.
+func (s *Store) relist(id string) { s.listed.Delete(id) }
 
 // logFile is what an append needs of an open file.
 type logFile interface {
@@ -125,6 +142,7 @@ func (s *Store) Create(ctx context.Context, sess *Session) error {
 		return fmt.Errorf("create session %s: %w", sess.ID, err)
 	}
 	s.created(sess.ID, sess.Parent)
+	s.relist(sess.ID)
 	return nil
 }
 
@@ -135,6 +153,7 @@ func (s *Store) rewrite(id string, recs []record) (fileState, error) {
 	if err != nil {
 		return fileState{}, err
 	}
+	defer s.relist(id)
 	if err := atomicfile.Write(s.Path(id), data, 0o600); err != nil {
 		return fileState{}, err
 	}
@@ -164,6 +183,7 @@ func (s *Store) appendRecords(id string, recs ...record) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer s.relist(id)
 	path := s.Path(id)
 	f, err := s.openLog(path)
 	if err != nil {
@@ -339,13 +359,18 @@ const previewMax = 240
 // List returns the sessions in the store, newest first. A file that cannot be loaded as a
 // session (a newer schema, damage) is listed with its Problem rather than left out.
 func (s *Store) List(ctx context.Context) ([]Summary, error) {
-	ents, err := os.ReadDir(s.dir)
+	d, err := os.Open(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	var out []Summary
-	for _, e := range ents {
-		name := e.Name()
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	now := time.Now()
+	out := make([]Summary, 0, len(names))
+	for _, name := range names {
 		if !strings.HasSuffix(name, fileExt) {
 			continue
 		}
@@ -353,14 +378,34 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 		if !idPattern.MatchString(id) {
 			continue
 		}
+		if v, ok := s.listed.Load(id); ok && now.Before(v.(listedRow).at) {
+			if r := v.(listedRow); r.ok {
+				out = append(out, r.sum)
+			}
+			continue
+		}
+		sum, ok := s.summary(id)
+		spread := time.Duration(crc32.ChecksumIEEE([]byte(id))) % listRevalidate
+		s.listed.Store(id, listedRow{sum: sum, ok: ok, at: now.Add(listRevalidate/2 + spread/2)})
+		if ok {
+			out = append(out, sum)
+		}
+	}
+	slices.SortFunc(out, func(a, b Summary) int { return b.Created.Compare(a.Created) })
+	return out, nil
+}
+
+// summary reads the row of session id for a listing, or reports false for a file with
+// nothing to list.
+func (s *Store) summary(id string) (Summary, bool) {
+	{
 		meta, info, err := s.readMeta(id)
 		var le *LoadError
 		switch {
 		case errors.As(err, &le):
-			out = append(out, Summary{ID: id, Created: info.ModTime(), Modified: info.ModTime(), Problem: le.Problem()})
-			continue
+			return Summary{ID: id, Created: info.ModTime(), Modified: info.ModTime(), Problem: le.Problem()}, true
 		case err != nil:
-			continue // gone, or unreadable: nothing to show
+			return Summary{}, false // gone, or unreadable: nothing to show
 		}
 		model := meta.Selected
 		if model == "" {
@@ -374,10 +419,8 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 		if v, ok := s.metas.Load(id); ok && os.SameFile(v.(metaCache).file, info) {
 			sum.Row = v.(metaCache).row
 		}
-		out = append(out, sum)
+		return sum, true
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
-	return out, nil
 }
 
 // failure is a load of a session file that failed, and the file it failed on.
@@ -389,6 +432,7 @@ type failure struct {
 // noteLoad remembers how loading session id from the file info ended: a [LoadError] is
 // kept for listings (readMeta sees only the metadata), anything else forgets it.
 func (s *Store) noteLoad(id string, info os.FileInfo, err error) {
+	s.relist(id)
 	if le, ok := errors.AsType[*LoadError](err); ok && info != nil {
 		s.failures.Store(id, failure{info: info, err: le})
 		return
@@ -429,6 +473,14 @@ type metaCache struct {
 // It returns the file's state too.
 func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
 	path := s.Path(id)
+	// The common case of a listing: the file is as it was when last read. One stat says
+	// so, without opening it.
+	if v, ok := s.metas.Load(id); ok {
+		c := v.(metaCache)
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && os.SameFile(c.file, st) && st.Size() == c.offset && st.ModTime().Equal(c.file.ModTime()) {
+			return c.meta, st, nil
+		}
+	}
 	f, info, err := openRegular(path)
 	if err != nil {
 		return nil, info, err

@@ -375,6 +375,10 @@
     showTheme();
   });
 
+  // The sidebar shows the open session: it may be far down its project's sessions.
+  const currentSide = document.querySelector(".sidebar li.current");
+  if (currentSide && currentSide.scrollIntoView) currentSide.scrollIntoView({ block: "nearest" });
+
   // --- A turn that ends in the background -------------------------------------------------
 
   // When a turn ends while the tab is hidden, the tab's title says so ("● " before it) until

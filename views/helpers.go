@@ -149,3 +149,11 @@ func turnsLabel(n int) string {
 	}
 	return strconv.Itoa(n) + " turns"
 }
+
+// sessionsLabel is "1 session", "12 sessions".
+func sessionsLabel(n int) string {
+	if n == 1 {
+		return "1 session"
+	}
+	return strconv.Itoa(n) + " sessions"
+}

@@ -44,6 +44,25 @@ type SessionsView struct {
 	// to filter by: those of the sessions, newest first.
 	Cwd  string
 	Dirs []DirChoice
+	// View is how the rows are grouped: "project" (by the git root of their directory,
+	// else the directory) or "date" (Today, Yesterday, This week, Older). Project is the
+	// one project shown whole, when the list is filtered by it.
+	View    string
+	Project string
+	Groups  []SessionGroup
+	// PrevURL and NextURL are the pages around this one; "" for none.
+	PrevURL, NextURL string
+}
+
+// SessionGroup is one group of the sessions page: a project's sessions (the most recent
+// first, folded beyond a few: More of them are at MoreURL), or a day's.
+type SessionGroup struct {
+	Title   string // the project's directory as it reads, or the day
+	Path    string // the project's directory; "" for a day
+	Count   int    // its sessions, folded ones included
+	Rows    []SessionRow
+	More    int
+	MoreURL string
 }
 
 // DirChoice is a directory offered: its absolute path and how it reads (~ for home).
@@ -92,6 +111,8 @@ type SessionRow struct {
 	Cost    string // what it cost, as humanize.Cost says it
 	Turns   int    // its turns that ended
 	Preview string // the first line of its last answer
+	// GroupStart, in the sidebar, is the heading of the part this row begins.
+	GroupStart string
 	// Cwd is the session's directory as it reads (~ for home), CwdPath the path, and
 	// CwdURL the listing of the sessions in it; "" when unknown.
 	Cwd, CwdPath, CwdURL string
