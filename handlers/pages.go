@@ -16,6 +16,7 @@ import (
 	"myco.dev/agent/model"
 	"myco.dev/hosts/tools"
 	"myco.dev/internal/humanize"
+	"myco.dev/search"
 	"myco.dev/sessions"
 	"myco.dev/static"
 	"myco.dev/views"
@@ -128,6 +129,9 @@ func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 		View: view, Project: o.Project, Groups: lp.groups}
 	for _, g := range lp.groups {
 		v.Rows = append(v.Rows, g.Rows...)
+	}
+	if page == 1 {
+		v.Hits, v.SearchNote = s.contentHits(r.Context(), search.Query{Text: o.Query, Project: o.Project, Archived: filter != "active", Limit: 20})
 	}
 	if lp.prev > 0 {
 		v.PrevURL = link(url.Values{"page": {strconv.Itoa(lp.prev)}})

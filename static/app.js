@@ -379,6 +379,54 @@
   const currentSide = document.querySelector(".sidebar li.current");
   if (currentSide && currentSide.scrollIntoView) currentSide.scrollIntoView({ block: "nearest" });
 
+  // --- The quick switcher ------------------------------------------------------------------
+
+  // Ctrl+K goes to the header's search box; as you type, the sessions whose title matches
+  // and the messages that do show under it (htmx fetches them). ↓ and ↑ move through them,
+  // Enter opens the one chosen (or, with none chosen, the sessions page's search), Escape
+  // closes them.
+  const switchInput = $("#search");
+  const switchList = $("#switch-results");
+  if (switchInput && switchList) {
+    const options = () => [...switchList.querySelectorAll("[role=option]")];
+    const choose = (el) => {
+      for (const o of options()) o.setAttribute("aria-selected", String(o === el));
+      if (el) {
+        switchInput.setAttribute("aria-activedescendant", el.id);
+        el.scrollIntoView({ block: "nearest" });
+      } else {
+        switchInput.removeAttribute("aria-activedescendant");
+      }
+    };
+    const open = (yes) => {
+      switchList.classList.toggle("open", yes);
+      switchInput.setAttribute("aria-expanded", String(yes));
+    };
+    new MutationObserver(() => {
+      open(switchList.children.length > 0 && switchInput.value.trim() !== "");
+      choose(null);
+    }).observe(switchList, { childList: true });
+    switchInput.addEventListener("keydown", (ev) => {
+      const list = options();
+      const at = list.findIndex((o) => o.getAttribute("aria-selected") === "true");
+      if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+        if (!list.length) return;
+        ev.preventDefault();
+        open(true);
+        const next = ev.key === "ArrowDown" ? (at + 1) % list.length : (at <= 0 ? list.length - 1 : at - 1);
+        choose(list[next]);
+      } else if (ev.key === "Enter" && at >= 0) {
+        ev.preventDefault();
+        location.href = list[at].href;
+      } else if (ev.key === "Escape") {
+        open(false);
+        choose(null);
+      }
+    });
+    switchInput.addEventListener("blur", () => setTimeout(() => open(false), 200));
+    switchInput.addEventListener("focus", () => open(switchList.children.length > 0 && switchInput.value.trim() !== ""));
+  }
+
   // --- A turn that ends in the background -------------------------------------------------
 
   // When a turn ends while the tab is hidden, the tab's title says so ("● " before it) until

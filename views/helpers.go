@@ -157,3 +157,11 @@ func sessionsLabel(n int) string {
 	}
 	return strconv.Itoa(n) + " sessions"
 }
+
+// orUntitledRow is a row's title, or "Untitled session".
+func orUntitledRow(r SessionRow) string {
+	if r.Title == "" {
+		return "Untitled session"
+	}
+	return shown(r.Title)
+}

@@ -52,6 +52,31 @@ type SessionsView struct {
 	Groups  []SessionGroup
 	// PrevURL and NextURL are the pages around this one; "" for none.
 	PrevURL, NextURL string
+	// Hits are the messages that match the query (the content search), and SearchNote
+	// what to know of them (the index is being built).
+	Hits       []SearchHit
+	SearchNote string
+}
+
+// SwitcherView is the quick switcher's results for Query.
+type SwitcherView struct {
+	Query    string
+	Sessions []SessionRow
+	Hits     []SearchHit
+	Note     string
+}
+
+// SearchHit is a content match on a page: the session, what kind of message, and the
+// snippet cut into pieces, the matches marked.
+type SearchHit struct {
+	Title, URL, Kind, When string
+	Pieces                 []SnippetPiece
+}
+
+// SnippetPiece is a piece of a snippet: a match or the text between.
+type SnippetPiece struct {
+	Text  string
+	Match bool
 }
 
 // SessionGroup is one group of the sessions page: a project's sessions (the most recent

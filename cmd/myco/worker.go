@@ -59,7 +59,14 @@ func (a *app) profileWorker(o options) int {
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}
-			return handlers.Built{Deps: withEngine(base, p, e), Stop: e.Sessions.Close, Close: e.Close,
+			ix, stopSearch := startSearch(paths, e.Sessions, log)
+			withSearch := func(d handlers.Deps) handlers.Deps {
+				if ix != nil {
+					d.Search = ix
+				}
+				return d
+			}
+			return handlers.Built{Deps: withSearch(withEngine(base, p, e)), Stop: e.Sessions.Close, Close: func() { stopSearch(); e.Close() },
 				Holding: func() (bool, []string) {
 					return e.Sessions.Running(), e.Sessions.HoldingProcesses(context.Background())
 				},
@@ -71,7 +78,7 @@ func (a *app) profileWorker(o options) int {
 						return handlers.Deps{}, nil, cfgErr
 					}
 					pending := e.Apply(p)
-					return withEngine(base, p, e), pending, nil
+					return withSearch(withEngine(base, p, e)), pending, nil
 				}}, nil, nil
 		},
 		Degraded: func(cfgErr error) (handlers.Built, error) {
