@@ -21,8 +21,12 @@ type Options struct {
 	Sessions int       // how many
 	Messages int       // messages each: user and assistant in turns, a tool call now and then
 	Dirs     []string  // the sessions' directories, round robin; none means "/tmp"
-	Now      time.Time // the newest session's time; older ones go back a minute each
+	Now      time.Time     // the newest session's time; older ones go back Every each
+	Every    time.Duration // 0 means a minute
 	Seed     uint64
+	// Mixed ends some sessions' last turn otherwise than with an answer: every 7th with a
+	// rate limit (Retry mends it), every 11th with a refused credential.
+	Mixed bool
 }
 
 // words are what the made-up messages are made of.
@@ -43,15 +47,29 @@ func Write(dir string, o Options) ([]string, error) {
 	if len(o.Dirs) == 0 {
 		o.Dirs = []string{"/tmp"}
 	}
+	if o.Every <= 0 {
+		o.Every = time.Minute
+	}
 	r := rand.New(rand.NewPCG(o.Seed, 7))
 	ids := make([]string, 0, o.Sessions)
 	var buf bytes.Buffer
 	for i := range o.Sessions {
-		at := o.Now.Add(-time.Duration(i) * time.Minute).UTC()
+		at := o.Now.Add(-time.Duration(i) * o.Every).UTC()
 		id := fmt.Sprintf("%s-%06x", at.Format("20060102-150405"), i)
 		buf.Reset()
 		if err := session(&buf, r, id, at, o.Dirs[i%len(o.Dirs)], o.Messages); err != nil {
 			return nil, err
+		}
+		if o.Mixed && i%7 == 3 {
+			if err := record(&buf, map[string]any{"kind": "turn", "turn": map[string]any{"thread": "t1", "status": "failed", "code": "rate_limited",
+				"error": "The gateway answered 429 (rate limited), also to the retries. Wait a minute and try again.", "at": at}}); err != nil {
+				return nil, err
+			}
+		} else if o.Mixed && i%11 == 5 {
+			if err := record(&buf, map[string]any{"kind": "turn", "turn": map[string]any{"thread": "t1", "status": "failed", "code": "auth_failed",
+				"error": "The gateway refused the credential (401).", "at": at}}); err != nil {
+				return nil, err
+			}
 		}
 		path := filepath.Join(dir, id+".session")
 		if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
@@ -74,17 +92,20 @@ func Sentence(r *rand.Rand, n int) string {
 	return strings.Join(w, " ")
 }
 
-func session(buf *bytes.Buffer, r *rand.Rand, id string, at time.Time, cwd string, n int) error {
-	write := func(rec any) error {
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(buf, "%08x ", crc32.Checksum(b, castagnoli))
-		buf.Write(b)
-		buf.WriteByte('\n')
-		return nil
+// record appends one checksummed record to buf.
+func record(buf *bytes.Buffer, rec any) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
 	}
+	fmt.Fprintf(buf, "%08x ", crc32.Checksum(b, castagnoli))
+	buf.Write(b)
+	buf.WriteByte('\n')
+	return nil
+}
+
+func session(buf *bytes.Buffer, r *rand.Rand, id string, at time.Time, cwd string, n int) error {
+	write := func(rec any) error { return record(buf, rec) }
 	type m = map[string]any
 	title := Sentence(r, 4)
 	if err := write(m{"kind": "session", "session": m{"version": 5, "id": id, "created": at, "model": "fake", "title": title, "cwd": cwd}}); err != nil {
