@@ -18,9 +18,9 @@ import (
 
 // Options say what to write.
 type Options struct {
-	Sessions int       // how many
-	Messages int       // messages each: user and assistant in turns, a tool call now and then
-	Dirs     []string  // the sessions' directories, round robin; none means "/tmp"
+	Sessions int           // how many
+	Messages int           // messages each: user and assistant in turns, a tool call now and then
+	Dirs     []string      // the sessions' directories, round robin; none means "/tmp"
 	Now      time.Time     // the newest session's time; older ones go back Every each
 	Every    time.Duration // 0 means a minute
 	Seed     uint64
