@@ -502,7 +502,9 @@
         marked = true;
         if (wantNotify()) {
           try {
-            new Notification("myco: a turn ended", { body: ($("#title") || {}).textContent || baseTitle, tag: location.pathname });
+            const bar = status.querySelector(".status-bar");
+            const needsYou = bar && (bar.dataset.state === "needs_you" || bar.dataset.state === "failed");
+            new Notification(needsYou ? "myco: a session needs you" : "myco: a turn ended", { body: ($("#title") || {}).textContent || baseTitle, tag: location.pathname });
           } catch (e) {
             // a notification the browser refuses is no reason to fail
           }
