@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"myco.dev/engine"
 	"myco.dev/handlers"
 	"myco.dev/profiles"
+	"myco.dev/search"
 )
 
 // profileWorker runs myco --mode profile-worker: one profile's pages, API and sessions,
@@ -59,7 +61,7 @@ func (a *app) profileWorker(o options) int {
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}
-			ix, stopSearch := startSearch(paths, e.Sessions, log)
+			ix, stopSearch := search.Start(filepath.Join(paths.ProfileDir, "search.db"), e.Sessions, log)
 			withSearch := func(d handlers.Deps) handlers.Deps {
 				if ix != nil {
 					d.Search = ix

@@ -1,24 +1,21 @@
-package main
+package search
 
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"sync"
 
-	"myco.dev/config"
-	"myco.dev/search"
 	"myco.dev/sessions"
 )
 
-// startSearch opens the profile's search index (ProfileDir/search.db) over the session
-// service m, brings it up to date in the background and keeps it so, told of every
-// session's updates, off their turns' path. The server's profile worker starts it; myco -p
-// and the chat never do, so their start-up does not pay for it. stop ends its work and
-// closes it. An index that cannot be opened is logged, and the server finds by title only.
-func startSearch(paths config.Paths, m *sessions.Manager, log *slog.Logger) (ix *search.Index, stop func()) {
+// Start opens the search index at path over the session service m, brings it up to date
+// in the background and keeps it so, told of every session's updates, off their turns'
+// path. The server's profile worker starts it; myco -p and the chat never do, so their
+// start-up does not pay for it. stop ends its work and closes it. An index that cannot be
+// opened is logged and Start returns nil: the server then finds by title only.
+func Start(path string, m *sessions.Manager, log *slog.Logger) (ix *Index, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ix, err := search.Open(ctx, search.Options{Path: filepath.Join(paths.ProfileDir, "search.db"), Source: m, Log: log})
+	ix, err := Open(ctx, Options{Path: path, Source: m, Log: log})
 	if err != nil {
 		cancel()
 		log.Warn("search index unavailable: search finds by title only", "err", err)
