@@ -127,6 +127,10 @@ type CompactAction struct {
 type RetryAction struct {
 	RequestID string `json:"request_id" required:"true"`
 	Action    string `json:"action" required:"true" enum:"retry"`
+	// MaxCost, when set, is first made the budget of the session's tree (its root's
+	// max_cost): the retry of a turn that stopped at its budget (budget_reached). 0 takes
+	// the tree's own budget away.
+	MaxCost *float64 `json:"max_cost,omitempty"`
 }
 
 // ArchiveAction archives the session: archiving changes listings only.

@@ -61,6 +61,7 @@ func ErrorCodes() []ErrorCode {
 		{"not_editable", 409, "(pages) an edit of something other than a message a user sent in the active thread"},
 		{"not_queued", 409, "(pages) the queued message was sent or withdrawn already"},
 		{"queue_full", 409, "(pages) 16 messages wait already for the running turn"},
+		{"budget_reached", 409, "the session tree has cost its budget (max_cost): no child is created in it until the budget is raised (the retry action's max_cost)"},
 		{"request_id_conflict", 409, "the request_id was used before for a different request"},
 		{"unknown_model", 409, "the session's model is no longer in the catalog: choose one with select_model (the message lists the models)"},
 		{"unsupported_schema", 409, "the session's file is of a newer schema: it needs a newer myco"},

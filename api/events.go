@@ -136,6 +136,7 @@ type StepEvent struct {
 	EventInfo
 	Stop  string `json:"stop,omitempty" enum:"end,tool_use,max_tokens,refusal,pause,context,other"`
 	Usage Usage  `json:"usage"`
+	Cost  *Cost  `json:"cost,omitempty"` // the response's
 }
 
 // NoticeEvent is something to show that is not conversation: a retry of the model
@@ -185,6 +186,7 @@ type DoneEvent struct {
 	Text       string `json:"text,omitempty"`
 	Stop       string `json:"stop,omitempty" enum:"end,tool_use,max_tokens,refusal,pause,context,other"`
 	Usage      *Usage `json:"usage,omitempty"` // a turn's tokens
+	Cost       *Cost  `json:"cost,omitempty"`  // and what they cost
 	Steps      int    `json:"steps,omitempty"` // a turn's model responses
 	CapReached bool   `json:"cap_reached,omitempty"`
 	From       string `json:"from,omitempty"` // a compaction's thread

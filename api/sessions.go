@@ -18,6 +18,12 @@ type CreateRequest struct {
 	// Cwd is the session's directory: an absolute path of an existing directory on the
 	// server's machine. Empty means the parent's for a child, else the server's own.
 	Cwd string `json:"cwd"`
+	// MaxCost is the budget of the session's tree (it and every descendant), in the money
+	// of the catalog's prices: when what the tree cost reaches it, a running turn stops
+	// before its next model request (last_error.code budget_reached) and no child can be
+	// created under it. 0 or absent means the config's max_cost for a root, and none of
+	// its own for a child (its ancestors' budgets hold it).
+	MaxCost float64 `json:"max_cost,omitempty"`
 }
 
 // CreateAnswer answers POST /api/sessions: 201 Created when the request created the
@@ -52,6 +58,15 @@ type ListedSession struct {
 	Hidden        bool      `json:"hidden"`
 	Cwd           string    `json:"cwd,omitempty"`            // its directory; left out for a session that cannot be opened
 	ParentSession string    `json:"parent_session,omitempty"` // a child's parent
+	// State is what the session wants of you, as the snapshot's state; left out for a
+	// session that cannot be opened.
+	State string `json:"state,omitempty" enum:"working,needs_you,done,failed"`
+	// Project is the git root of the session's directory, else the directory: the list
+	// groups by it.
+	Project string `json:"project,omitempty"`
+	Cost    *Cost  `json:"cost,omitempty"`    // what its own model responses cost
+	Turns   int    `json:"turns"`             // its turns that ended
+	Preview string `json:"preview,omitempty"` // the first line of its last answer, bounded
 	// Problem is there for a session this myco cannot open: "needs a newer myco (…)" or
 	// "damaged: FILE:LINE: …". Opening it answers unsupported_schema or damaged.
 	Problem string `json:"problem,omitempty"`
@@ -82,12 +97,21 @@ type SnapshotAnswer struct {
 	// failed, rejected (the request was refused and the turn rewound), or interrupted (the
 	// process running it stopped). LastError says why for stopped, failed, rejected and
 	// interrupted.
-	LastTurn  string            `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"`
-	LastError *LastError        `json:"last_error,omitempty"`
-	Archived  bool              `json:"archived"`
-	Hidden    bool              `json:"hidden"`
-	Usage     SnapshotUsage     `json:"usage"`
-	Messages  []SnapshotMessage `json:"messages"`
+	LastTurn  string     `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"`
+	LastError *LastError `json:"last_error,omitempty"`
+	// State is what the session wants of you: working (a turn or a compaction runs, here
+	// or elsewhere), needs_you (a tool call waits for approval, the last turn was stopped,
+	// cut off or failed in a way Retry can mend, or a queued message waits behind a
+	// stop), done (the last turn answered, or none ran yet) or failed (the last turn
+	// failed in a way something has to be fixed first, or a save failed).
+	State    string        `json:"state" enum:"working,needs_you,done,failed"`
+	Archived bool          `json:"archived"`
+	Hidden   bool          `json:"hidden"`
+	Usage    SnapshotUsage `json:"usage"`
+	// Cost is what the session's own model responses cost (Tree.Cost adds its
+	// descendants').
+	Cost     Cost              `json:"cost"`
+	Messages []SnapshotMessage `json:"messages"`
 	// NextBefore is there when older messages are left: ?before= it pages back.
 	NextBefore int `json:"next_before,omitempty"`
 	// Answer is the latest turn's final answer, empty when it has none (it failed, was
@@ -141,6 +165,15 @@ type Usage struct {
 	Reasoning  int `json:"reasoning,omitempty"`   // reasoning tokens, where the provider counts them
 }
 
+// Cost is money spent: a step's, a turn's, a session's or a tree's, from the tokens the
+// provider reported and the catalog's prices per million tokens (in the catalog's
+// currency). Known is false when some of the tokens came from a model without prices in
+// the catalog: the cost is unknown (Amount then counts only the priced tokens), never 0.
+type Cost struct {
+	Amount float64 `json:"amount"`
+	Known  bool    `json:"known"`
+}
+
 // SnapshotMessage is one message of a [SnapshotAnswer]: its text, its images' count, and
 // its tool calls with their outcomes. Hidden system parts are left out, and so is a
 // message of tool results only (they show in their calls).
@@ -172,6 +205,8 @@ type ChildSession struct {
 	Model     string `json:"model"`
 	Busy      bool   `json:"busy"`
 	LastTurn  string `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"` // as the snapshot's last_turn
+	Cost      Cost   `json:"cost"`                                                                   // the child's and its descendants'
+	State     string `json:"state" enum:"working,needs_you,done,failed"`                             // as the snapshot's state
 }
 
 // TreeTotals rolls up a session and all its descendants.
@@ -180,6 +215,7 @@ type TreeTotals struct {
 	Busy          int     `json:"busy"`
 	OpenToolCalls int     `json:"open_tool_calls"`
 	Spent         Usage   `json:"spent"`
+	Cost          Cost    `json:"cost"`
 	WorkSecs      float64 `json:"work_secs"`
 }
 

@@ -188,7 +188,7 @@ func (c *chatSession) turn(ctx context.Context, text string) {
 	}
 	t.out.done(res)
 	if m, err := c.meter(ctx); err == nil {
-		t.out.meter(m.used, m.window)
+		t.out.meter(m.used, m.window, m.cost)
 	}
 }
 

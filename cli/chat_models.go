@@ -27,6 +27,7 @@ type meterReading struct {
 	model        string
 	st           sessions.Status
 	title        string
+	cost         string // what the session cost, as humanize.Cost says it
 }
 
 // meter reads the current session's context meter and state.
@@ -35,7 +36,9 @@ func (c *chatSession) meter(ctx context.Context) (meterReading, error) {
 	if err != nil {
 		return meterReading{}, err
 	}
-	return meterReading{used: sess.Latest().ContextUsed(), window: c.contextWindow(st.Model), model: st.Model, st: st, title: sess.Title}, nil
+	cost := c.t.svc.CostOf(sess)
+	return meterReading{used: sess.Latest().ContextUsed(), window: c.contextWindow(st.Model), model: st.Model, st: st, title: sess.Title,
+		cost: humanize.Cost(cost.Amount, cost.Known)}, nil
 }
 
 // currentModel is the model of the next turn: the current session's, else the one new
@@ -117,7 +120,7 @@ func (c *chatSession) status(ctx context.Context) {
 			title = "untitled"
 		}
 		out.note("session %s · %s", c.id, title)
-		out.note("model %s · %s", m.model, meterText(m.used, m.window))
+		out.note("model %s · %s · %s", m.model, meterText(m.used, m.window), m.cost)
 		switch {
 		case m.st.Stopped != nil:
 			out.note("stopped: %s", oneLine(m.st.Stopped.Error()))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/api"
 	"myco.dev/hosts"
 	"myco.dev/internal/termtext"
 	"myco.dev/sessions"
@@ -41,6 +42,9 @@ type Options struct {
 	// Result makes [Prompt] print one [Result] object on stdout at the end instead of the
 	// answer (--output-format json).
 	Result bool
+	// MaxCost, when above 0, is made the budget of the session's tree before the prompt
+	// runs (--max-cost): the turn stops at its next model request once the tree cost it.
+	MaxCost float64
 
 	// The chat's terminal: Term is $TERM (the line editor and colours need one that takes
 	// them: not dumb, not unset), NoColor that $NO_COLOR is set.
@@ -69,6 +73,7 @@ const (
 	ExitRejected    = 4   // the model endpoint refused the request: invalid, too large, not found
 	ExitUnavailable = 5   // the model endpoint could not answer, also after its retries
 	ExitDenied      = 6   // the turn answered, but a tool call needed approval and was denied
+	ExitBudget      = 7   // the session tree reached its budget (--max-cost, max_cost)
 	ExitInterrupt   = 130 // 128 + SIGINT
 )
 
@@ -84,6 +89,8 @@ func ExitFor(code string) int {
 		return ExitRejected
 	case "rate_limited", "overloaded", "unreachable", "stream_broken", "model_error":
 		return ExitUnavailable
+	case "budget_reached":
+		return ExitBudget
 	case "":
 		return ExitOK
 	}
@@ -93,16 +100,20 @@ func ExitFor(code string) int {
 // Result is what `myco -p --output-format json` prints, one object on stdout when the turn
 // ends: how it ended, its answer and what it cost in tokens and time.
 type Result struct {
-	Type       string       `json:"type"`   // "result"
-	Status     string       `json:"status"` // done, failed or stopped
-	Session    string       `json:"session_id,omitempty"`
-	Answer     string       `json:"answer"`
-	Code       string       `json:"code,omitempty"`   // a failure's kind, as in last_error
-	Error      string       `json:"error,omitempty"`  // what happened and what to do
-	Detail     string       `json:"detail,omitempty"` // the technical chain
-	Usage      *model.Usage `json:"usage,omitempty"`  // the turn's tokens, when it ended with an answer
-	Duration   float64      `json:"duration_secs"`
-	ExitStatus int          `json:"exit_status"` // the process's, as documented
+	Type    string       `json:"type"`   // "result"
+	Status  string       `json:"status"` // done, failed or stopped
+	Session string       `json:"session_id,omitempty"`
+	Answer  string       `json:"answer"`
+	Code    string       `json:"code,omitempty"`   // a failure's kind, as in last_error
+	Error   string       `json:"error,omitempty"`  // what happened and what to do
+	Detail  string       `json:"detail,omitempty"` // the technical chain
+	Usage   *model.Usage `json:"usage,omitempty"`  // the turn's tokens, when it ended with an answer
+	Cost    *api.Cost    `json:"cost,omitempty"`   // and what they cost (known false: the model has no prices)
+	// TreeCost is what the session and all its descendants cost so far, when it could be
+	// read.
+	TreeCost   *api.Cost `json:"tree_cost,omitempty"`
+	Duration   float64   `json:"duration_secs"`
+	ExitStatus int       `json:"exit_status"` // the process's, as documented
 	// Denied counts the tool calls denied for want of an approval (exit status 6).
 	Denied int `json:"denied_calls,omitempty"`
 }
@@ -142,6 +153,9 @@ func Prompt(ctx context.Context, svc *sessions.Manager, std IO, prompt string, o
 	defer t.close()
 	t.out.mcp = o.MCP
 	id, err := t.open(ctx, o.Resume, o.Model)
+	if err == nil && o.MaxCost > 0 {
+		err = svc.SetMaxCost(ctx, id, o.MaxCost)
+	}
 	if err != nil {
 		f := sessions.Describe(err)
 		code := t.failed(f)
@@ -170,6 +184,14 @@ func Prompt(ctx context.Context, svc *sessions.Manager, std IO, prompt string, o
 		default:
 			u := res.Usage
 			r.Usage = &u
+			if _, st, err := svc.Snapshot(context.WithoutCancel(ctx), id); err == nil {
+				c := svc.UsageCost(st.Model, u).API()
+				r.Cost = &c
+			}
+		}
+		if tree, err := svc.Tree(context.WithoutCancel(ctx), id); err == nil {
+			c := tree.Totals().Cost.API()
+			r.TreeCost = &c
 		}
 		writeResult(stdout, r)
 	}

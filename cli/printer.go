@@ -387,9 +387,9 @@ func columns(w io.Writer, def int) int {
 }
 
 // meter prints the context meter: the prompt tokens of the last response against the
-// model's context window, in the browser's words.
-func (p *printer) meter(used, window int) {
-	p.styled(styleDim, "%s", meterText(used, window))
+// model's context window, in the browser's words, and what the session cost.
+func (p *printer) meter(used, window int, cost string) {
+	p.styled(styleDim, "%s · %s", meterText(used, window), cost)
 }
 
 // hostState reports a remote's state change: one short line on stderr.

@@ -23,12 +23,15 @@ type Config struct {
 	AttachTimeoutSecs     int    // per-remote connect timeout; 0 disables
 	MaxPreludeBytes       int
 	CompactionMaxRequests int
-	Gateways              map[string]Gateway
-	Models                map[string]Model
-	MCPServers            map[string]MCPServer // by name; see docs/mcp.md
-	Snapshots             Snapshots            // the [snapshots] table
-	Approvals             Approvals            // see docs/security.md
-	Sandbox               Sandbox
+	// MaxCost is the budget of each session tree, in the catalog's money; 0 means none. A
+	// session created with a budget of its own keeps that one.
+	MaxCost    float64
+	Gateways   map[string]Gateway
+	Models     map[string]Model
+	MCPServers map[string]MCPServer // by name; see docs/mcp.md
+	Snapshots  Snapshots            // the [snapshots] table
+	Approvals  Approvals            // see docs/security.md
+	Sandbox    Sandbox
 
 	// Warnings are what [Load] found that does not stop startup; the caller shows them.
 	Warnings []Warning

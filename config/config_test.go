@@ -452,3 +452,59 @@ func TestLoadNotRegular(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadPrices pins how prices are inherited: a gateway's are every model's on it, a
+// model's prices table overrides them field by field, cache prices default to the input
+// price, and a model with none has nil prices (its cost is unknown, never 0).
+func TestLoadPrices(t *testing.T) {
+	path := writeConfig(t, `max_cost = 2.5
+[gateways.g]
+protocol = "anthropic-messages"
+base_url = "https://h"
+prices = { input = 3, output = 15, cache_read = 0.3, cache_write = 3.75 }
+[gateways.free]
+protocol = "openai-responses"
+base_url = "https://f"
+[models.inherits]
+gateway = "g"
+context_window = 1000
+[models.overrides]
+gateway = "g"
+context_window = 1000
+prices = { output = 10.5 }
+[models.own]
+gateway = "free"
+context_window = 1000
+[models.own.prices]
+input = 1
+output = 2
+[models.none]
+gateway = "free"
+context_window = 1000
+`)
+	c, err := Load(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxCost != 2.5 {
+		t.Errorf("MaxCost = %g, want 2.5", c.MaxCost)
+	}
+	for _, tt := range []struct {
+		key  string
+		want *[4]float64
+	}{
+		{"inherits", &[4]float64{3, 15, 0.3, 3.75}},
+		{"overrides", &[4]float64{3, 10.5, 0.3, 3.75}},
+		{"own", &[4]float64{1, 2, 1, 1}},
+		{"none", nil},
+	} {
+		p := c.Models[tt.key].Prices
+		switch {
+		case p == nil && tt.want == nil:
+		case p == nil || tt.want == nil:
+			t.Errorf("models.%s prices = %+v, want %v", tt.key, p, tt.want)
+		case [4]float64{p.Input, p.Output, p.CacheRead, p.CacheWrite} != *tt.want:
+			t.Errorf("models.%s prices = %+v, want %v", tt.key, *p, *tt.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,6 +24,7 @@ type (
 		AttachTimeoutSecs     toml.Primitive `toml:"attach_timeout_secs"`
 		MaxPreludeBytes       toml.Primitive `toml:"max_prelude_bytes"`
 		CompactionMaxRequests toml.Primitive `toml:"compaction_max_requests"`
+		MaxCost               toml.Primitive `toml:"max_cost"`
 		Gateways              toml.Primitive `toml:"gateways"`
 		Models                toml.Primitive `toml:"models"`
 		MCPServers            toml.Primitive `toml:"mcp_servers"`
@@ -36,6 +38,7 @@ type (
 		Auth            toml.Primitive `toml:"auth"`
 		Retry           *rawRetry      `toml:"retry"`
 		MaxRequestBytes *int           `toml:"max_request_bytes"`
+		Prices          *rawPrices     `toml:"prices"`
 
 		ResponseHeaderTimeoutSecs *int `toml:"response_header_timeout_secs"`
 		StreamIdleTimeoutSecs     *int `toml:"stream_idle_timeout_secs"`
@@ -57,6 +60,12 @@ type (
 		InitialBackoffMs  *int     `toml:"initial_backoff_ms"`
 		MaxBackoffMs      *int     `toml:"max_backoff_ms"`
 		BackoffMultiplier *float64 `toml:"backoff_multiplier"`
+	}
+	rawPrices struct {
+		Input      *float64 `toml:"input"`
+		Output     *float64 `toml:"output"`
+		CacheRead  *float64 `toml:"cache_read"`
+		CacheWrite *float64 `toml:"cache_write"`
 	}
 	rawAuth struct {
 		Source  *string `toml:"source"`
@@ -99,6 +108,8 @@ func (d *decoder) decode(src string) *Config {
 
 	d.table(top.Approvals, &c.Approvals, "approvals")
 	d.table(top.Sandbox, &c.Sandbox, "sandbox")
+
+	d.value(top.MaxCost, &c.MaxCost, "max_cost")
 
 	var gateways, models, servers map[string]toml.Primitive
 	d.table(top.Gateways, &gateways, "gateways")
@@ -167,6 +178,7 @@ func (d *decoder) gateway(name string, p toml.Primitive) (Gateway, bool) {
 	if raw.Retry != nil {
 		g.Retry = raw.Retry.apply()
 	}
+	g.Prices = d.prices(raw.Prices, nil, key)
 	auth, ok := d.auth(raw.Auth, key)
 	if !ok {
 		return Gateway{}, false
@@ -202,8 +214,10 @@ func (d *decoder) model(c *Config, k string, p toml.Primitive) (Model, bool) {
 		if g, ok := c.Gateways[m.Gateway]; ok && !d.broken[toml.Key{"gateways", m.Gateway}.String()] {
 			m.Protocol, m.BaseURL, m.Auth, m.Retry, m.MaxRequestBytes = g.Protocol, g.BaseURL, g.Auth, g.Retry, g.MaxRequestBytes
 			m.ResponseHeaderTimeout, m.StreamIdleTimeout = g.ResponseHeaderTimeout, g.StreamIdleTimeout
+			m.Prices = g.Prices
 		}
 	}
+	m.Prices = d.prices(raw.Prices, m.Prices, key)
 	set(&m.Protocol, raw.Protocol)
 	if raw.BaseURL != nil {
 		m.BaseURL = strings.TrimRight(*raw.BaseURL, "/")
@@ -314,6 +328,77 @@ func (d *decoder) timeouts(header, idle *time.Duration, raw *rawEndpoint, entry 
 	}
 }
 
+// prices returns the prices of the entry at entry: the fields raw sets over base (its
+// gateway's, or nil), or base when raw is nil. It reports a price that is negative or not
+// a number, and prices without input and output, which every cost needs.
+func (d *decoder) prices(raw *rawPrices, base *Prices, entry []string) *Prices {
+	if raw == nil {
+		return base
+	}
+	var p Prices
+	if base != nil {
+		p = *base
+	}
+	key := append(slices.Clip(entry), "prices")
+	ok := true
+	for _, f := range []struct {
+		name string
+		dst  *float64
+		v    *float64
+	}{
+		{"input", &p.Input, raw.Input},
+		{"output", &p.Output, raw.Output},
+		{"cache_read", &p.CacheRead, raw.CacheRead},
+		{"cache_write", &p.CacheWrite, raw.CacheWrite},
+	} {
+		if f.v == nil {
+			continue
+		}
+		if !(*f.v >= 0) || math.IsInf(*f.v, 0) { // the negation catches NaN
+			d.errs = append(d.errs, d.errorAt(append(slices.Clip(key), f.name),
+				fmt.Sprintf("must be a price per million tokens, 0 or more, got %g", *f.v)))
+			ok = false
+			continue
+		}
+		*f.dst = *f.v
+		switch f.name {
+		case "input":
+			p.setInput = true
+		case "output":
+			p.setOutput = true
+		case "cache_read":
+			p.setCacheRead = true
+		case "cache_write":
+			p.setCacheWrite = true
+		}
+	}
+	if !ok {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"input", p.setInput}, {"output", p.setOutput}} {
+		if !f.set {
+			d.errs = append(d.errs, d.errorAt(key, fmt.Sprintf(
+				"missing %s: prices need at least input and output, in money per million tokens, such as { input = 3, output = 15 }", f.name)))
+			ok = false
+		}
+	}
+	if !ok {
+		return nil
+	}
+	// Cache prices the entry leaves unset are the input price: a cached token costs what
+	// any prompt token does unless the catalog says less (or more).
+	if !p.setCacheRead {
+		p.CacheRead = p.Input
+	}
+	if !p.setCacheWrite {
+		p.CacheWrite = p.Input
+	}
+	return &p
+}
+
 func (r *rawRetry) apply() Retry {
 	rt := DefaultRetry()
 	set(&rt.MaxAttempts, r.MaxAttempts)
@@ -374,7 +459,7 @@ var codexOnly = map[string]string{
 	"oauth_resource": "oauth_resource is for Codex's OAuth login, which myco does not do; send a token in headers",
 }
 
-var topLevelKeys = []string{"model", "attach_timeout_secs", "max_prelude_bytes", "compaction_max_requests"}
+var topLevelKeys = []string{"model", "attach_timeout_secs", "max_prelude_bytes", "compaction_max_requests", "max_cost"}
 
 func (d *decoder) errorAt(key []string, msg string) *Error {
 	return &Error{File: d.file, Line: d.lines.line(key), Key: toml.Key(key).String(), Msg: msg}

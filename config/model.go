@@ -56,6 +56,19 @@ type Gateway struct {
 	// StreamIdleTimeout the silence between two reads of a streamed body; 0 disables.
 	ResponseHeaderTimeout time.Duration
 	StreamIdleTimeout     time.Duration
+	Prices                *Prices // nil when the gateway sets none
+}
+
+// Prices are what a model's tokens cost, in money per million tokens (dollars, unless
+// the catalog means another currency: myco only multiplies). Input is the price of a
+// prompt token neither read from nor written to the provider's cache; CacheRead and
+// CacheWrite, of those that were (they default to Input).
+type Prices struct {
+	Input, Output, CacheRead, CacheWrite float64
+
+	// which fields the file set, so that a model's prices table overrides its gateway's
+	// field by field
+	setInput, setOutput, setCacheRead, setCacheWrite bool
 }
 
 // Model is one resolved catalog entry: the [models.KEY] table merged over its gateway,
@@ -86,6 +99,9 @@ type Model struct {
 	MaxImageBase64Bytes int     // largest image accepted, measured on the base64 payload
 	MaxTruncatedResumes int     // consecutive max_tokens resumes per turn; 0 disables
 	AutoCompactAt       float64 // fraction of ContextWindow that triggers compaction; 0 disables
+	// Prices are the model's prices: its gateway's, with the fields of its own prices
+	// table over them; nil when neither sets any (its cost is unknown).
+	Prices *Prices
 }
 
 // Retry is a retry policy for requests that fail before anything has streamed.

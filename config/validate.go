@@ -39,6 +39,9 @@ func (c *Config) validate(broken map[string]bool) []*Error {
 		v.errorf([]string{"approvals", "timeout_secs"}, "must not be negative (0: no timeout), got %d", c.Approvals.TimeoutSecs)
 	}
 	v.positive([]string{"compaction_max_requests"}, c.CompactionMaxRequests)
+	if !(c.MaxCost >= 0) || math.IsInf(c.MaxCost, 0) { // the negation catches NaN
+		v.errorf([]string{"max_cost"}, "must be the budget of a session tree in the catalog's money, 0 or more (0 means none), got %g", c.MaxCost)
+	}
 	if c.Model != "" && len(c.Models) > 0 && !broken[toml.Key{"models", c.Model}.String()] {
 		if _, ok := c.Models[c.Model]; !ok {
 			v.errorf([]string{"model"}, "unknown model %q; configured models: %s", c.Model, c.modelKeys())

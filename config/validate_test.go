@@ -88,6 +88,13 @@ func TestLoadErrors(t *testing.T) {
 		{"auto_compact_at 1", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\nauto_compact_at = 1\n", []string{"7: models.m.auto_compact_at: must be greater than 0 and less than 1, got 1"}},
 		{"auto_compact_at negative", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\nauto_compact_at = -0.5\n", []string{"7: models.m.auto_compact_at: must be greater than 0 and less than 1"}},
 		{"auto_compact_at 0", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\nauto_compact_at = 0.0\n", []string{"7: models.m.auto_compact_at: must be greater than 0 and less than 1; leave it unset"}},
+		{"negative price", gw + "prices = { input = -1, output = 2 }\n", []string{"4: gateways.g.prices.input: must be a price per million tokens, 0 or more, got -1"}},
+		{"price not a number", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\n[models.m.prices]\ninput = \"3\"\n", []string{"8: models.m.prices.input: must be a float, not a string"}},
+		{"price nan", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\nprices = { input = nan, output = 1 }\n", []string{"7: models.m.prices.input: must be a price"}},
+		{"prices without output", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\n[models.m.prices]\ninput = 3\n", []string{"7: models.m.prices: missing output: prices need at least input and output"}},
+		{"unknown price field", gw + "prices = { input = 1, output = 2, cached = 3 }\n", []string{"4: gateways.g.prices.cached: unknown key"}},
+		{"negative max_cost", "max_cost = -1\n", []string{"1: max_cost: must be the budget of a session tree"}},
+		{"max_cost not a number", "max_cost = \"5\"\n", []string{"1: max_cost: must be a float, not a string"}},
 		{"default model not configured", gw + "[models.m]\ngateway = \"g\"\ncontext_window = 1\n", nil}, // placeholder, replaced below
 		{"all problems at once", "modle = 1\n" + gw + "base_uri = 1\n[models.m]\ngateway = \"nope\"\n[models.n]\ngateway = \"g\"\nthinking = \"x\"\n", []string{
 			"1: modle: unknown key",

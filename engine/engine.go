@@ -201,6 +201,7 @@ func build(p *Profile, o Options) (*Engine, error) {
 		Dir:      p.o.Dir,
 		Snapshots: sessions.SnapshotOptions{Enabled: p.Config.Snapshots.Enabled, MaxFileBytes: p.Config.Snapshots.MaxFileBytes,
 			MaxFiles: p.Config.Snapshots.MaxFiles, KeepTurns: p.Config.Snapshots.KeepTurns, Exclude: []string{p.Paths.Home}},
+		MaxCost: p.Config.MaxCost,
 		Prompt: catalog.Prompt(catalog.PromptOptions{Paths: p.Paths, MaxPreludeBytes: p.Config.MaxPreludeBytes, Manual: p.o.Manual,
 			Warn: p.o.Warn, Config: p.Config, Tools: e.Harness}),
 	})

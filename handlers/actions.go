@@ -353,6 +353,15 @@ func (s *server) retry(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := chi.URLParam(r, "id")
+	if v := r.PostFormValue("max_cost"); v != "" { // the retry of a turn its budget stopped
+		maxCost, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return sessions.ErrInvalidBudget
+		}
+		if err := s.Sessions.SetMaxCost(r.Context(), id, maxCost); err != nil {
+			return err
+		}
+	}
 	if _, err := s.Sessions.Retry(r.Context(), id); err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, apiError(http.StatusBadRequest, "unknown_model", "no model "+strconv.Quote(req.Model)+" in the catalog; the models are "+strings.Join(s.modelKeys(), ", "))
 	}
 	id, created, err := s.Sessions.CreateRequest(r.Context(), req.RequestID, sessions.CreateOptions{Model: req.Model, Title: req.Title,
-		Parent: req.ParentSession, Hidden: req.ParentSession != "", Fork: req.Fork, Cwd: req.Cwd})
+		Parent: req.ParentSession, Hidden: req.ParentSession != "", Fork: req.Fork, Cwd: req.Cwd, MaxCost: req.MaxCost})
 	if err != nil {
 		return nil, err
 	}
@@ -108,10 +108,11 @@ func (s *server) apiCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 // apiList lists sessions newest first, a page of ?limit= at a time from ?cursor=:
 // ?include_hidden=true adds children, ?archived=true lists the archived ones, ?archived=all
 // both, ?parent=ID one session's children, ?cwd=DIR those that work in DIR, ?q= those whose
-// title or id has it.
+// title or id has it, ?state=needs_you,failed those in one of the states, ?project=DIR
+// those of one project (a git root, else a directory).
 func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 	q := r.URL.Query()
-	o := sessions.ListOptions{Query: q.Get("q"), Parent: q.Get("parent"), Cwd: q.Get("cwd")}
+	o := sessions.ListOptions{Query: q.Get("q"), Parent: q.Get("parent"), Cwd: q.Get("cwd"), Project: q.Get("project")}
 	if o.Cwd != "" && !filepath.IsAbs(o.Cwd) {
 		return nil, apiError(http.StatusBadRequest, "invalid_field", "cwd "+strconv.Quote(o.Cwd)+" is not an absolute path")
 	}
@@ -130,6 +131,14 @@ func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 		o.All = true
 	default:
 		return nil, apiError(http.StatusBadRequest, "invalid_field", "archived must be true, false or all")
+	}
+	if v := q.Get("state"); v != "" {
+		for st := range strings.SplitSeq(v, ",") {
+			if !slices.Contains(sessions.States, st) {
+				return nil, apiError(http.StatusBadRequest, "invalid_field", "state must be one or more of "+strings.Join(sessions.States, ", ")+", separated by commas")
+			}
+			o.States = append(o.States, st)
+		}
 	}
 	limit, err := intParam(q.Get("limit"), listDefault, 1, listMax, "limit")
 	if err != nil {
@@ -156,8 +165,14 @@ func (s *server) apiList(w http.ResponseWriter, r *http.Request) (any, error) {
 			out.NextCursor = listCursor{last.Created, last.SessionID}.String()
 			break
 		}
-		out.Sessions = append(out.Sessions, api.ListedSession{SessionID: l.ID, Title: l.Title, Model: l.Model, Created: l.Created,
-			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, Cwd: l.Cwd, ParentSession: l.Parent, Problem: l.Problem})
+		row := api.ListedSession{SessionID: l.ID, Title: l.Title, Model: l.Model, Created: l.Created,
+			Modified: l.Modified, Busy: l.Busy, Archived: l.Archived, Hidden: l.Hidden, Cwd: l.Cwd, ParentSession: l.Parent, Problem: l.Problem,
+			State: l.State, Project: l.Project, Turns: l.Turns, Preview: l.Preview}
+		if l.Problem == "" {
+			c := l.Cost.API()
+			row.Cost = &c
+		}
+		out.Sessions = append(out.Sessions, row)
 	}
 	return out, nil
 }
@@ -234,6 +249,7 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 		Busy: st.Busy, BusyElsewhere: st.Elsewhere, ActiveThread: th.ID, LastTurn: st.LastTurn.Status, Archived: sess.Archived, Hidden: sess.Hidden,
 		Usage:    api.SnapshotUsage{User: fmt.Sprintf("USER %d/%d", used, window), PromptTokens: used, ContextWindow: window, Spent: apiUsage(sess.Spent())},
 		Messages: msgs, Answer: st.LastTurn.Answer, EventID: cursor, ParentSession: sess.Parent,
+		Cost: s.Sessions.CostOf(sess).API(), State: s.Sessions.State(sess, st),
 	}
 	out.LastError = lastError(st.LastTurn)
 	out.Mode, out.Sandbox = string(s.Sessions.Mode(sess)), s.Sessions.Guard().SandboxSupport()
@@ -259,10 +275,11 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 	}
 	out.Children = make([]api.ChildSession, 0, len(tree.Children))
 	for _, c := range tree.Children {
-		out.Children = append(out.Children, api.ChildSession{SessionID: c.ID, Title: c.Title, Model: c.Model, Busy: c.Busy, LastTurn: c.LastTurn})
+		out.Children = append(out.Children, api.ChildSession{SessionID: c.ID, Title: c.Title, Model: c.Model, Busy: c.Busy, LastTurn: c.LastTurn,
+			Cost: c.Totals().Cost.API(), State: c.State})
 	}
 	t := tree.Totals()
-	out.Tree = api.TreeTotals{Sessions: t.Sessions, Busy: t.Busy, OpenToolCalls: t.OpenCalls, Spent: apiUsage(t.Spent), WorkSecs: t.Work.Seconds()}
+	out.Tree = api.TreeTotals{Sessions: t.Sessions, Busy: t.Busy, OpenToolCalls: t.OpenCalls, Spent: apiUsage(t.Spent), Cost: t.Cost.API(), WorkSecs: t.Work.Seconds()}
 	return out, nil
 }
 

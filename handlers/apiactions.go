@@ -96,7 +96,11 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) (any, error) 
 		if err := s.configured(); err != nil {
 			return nil, err
 		}
-		return s.act(r, id, req.RequestID, action, sessions.ActRetry, "")
+		arg := ""
+		if req.MaxCost != nil {
+			arg = strconv.FormatFloat(*req.MaxCost, 'g', -1, 64)
+		}
+		return s.act(r, id, req.RequestID, action, sessions.ActRetry, arg)
 	case *api.ArchiveAction:
 		return s.act(r, id, req.RequestID, action, sessions.ActArchive, "")
 	case *api.RestoreAction:

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"myco.dev/internal/humanize"
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/views"
@@ -71,6 +72,15 @@ func sessionError(err error) *web.Error {
 		return &web.Error{Status: http.StatusNotFound, Code: "no_approval", Message: "no such pending approval: it was answered already, or never asked", Err: err}
 	case errors.Is(err, sessions.ErrBadMode):
 		return &web.Error{Status: http.StatusBadRequest, Code: "invalid_field", Message: unprefixed(err), Err: err}
+	case errors.Is(err, sessions.ErrBudget):
+		msg := "the session tree reached its budget, so no child is created in it"
+		if be, ok := errors.AsType[*sessions.BudgetError](err); ok {
+			msg = "the session tree of " + be.Root + " has cost " + humanize.Cost(be.Spent.Amount, true) + ", which reached its budget of " +
+				humanize.Cost(be.Budget, true) + ", so no child is created in it; raise the budget (the retry action's max_cost) to go on"
+		}
+		return &web.Error{Status: http.StatusConflict, Code: "budget_reached", Message: msg, Err: err}
+	case errors.Is(err, sessions.ErrInvalidBudget):
+		return &web.Error{Status: http.StatusBadRequest, Code: "invalid_field", Message: "max_cost must be a number, 0 or more (0 means none)", Err: err}
 	case errors.Is(err, sessions.ErrUnknownAction):
 		return &web.Error{Status: http.StatusBadRequest, Code: "unknown_action", Message: unprefixed(err), Err: err}
 	case errors.Is(err, sessions.ErrStopped):

@@ -128,7 +128,7 @@ func (e *eventRenderer) render(ctx context.Context, sse *web.SSE, us []sessions.
 		if err := part(views.IDQueue, views.SwapInner, views.Queue(e.s.queue(sess, st))); err != nil {
 			return err
 		}
-		row := views.SessionRow{ID: sess.ID, URL: e.s.sessionURL(sess.ID), Title: sess.Title, Busy: st.Busy, Current: true}
+		row := views.SessionRow{ID: sess.ID, URL: e.s.sessionURL(sess.ID), Title: sess.Title, Busy: st.Busy, Current: true, State: e.s.Sessions.State(sess, st)}
 		return part(views.SidebarID(sess.ID), views.SwapOuter, views.SidebarItem(row))
 	}
 	for _, u := range us {

@@ -43,7 +43,10 @@ type HostState struct {
 
 // Deps are what the handlers of one profile work with.
 type Deps struct {
-	Profile  string
+	Profile string
+	// Search is the profile's content index; nil means the server has none (search then
+	// finds by title only).
+	Search   Searcher
 	Sessions *sessions.Manager // the profile's session service
 	Models   []ModelInfo       // the catalog, in order
 	Default  string            // the default model key
@@ -160,6 +163,7 @@ func (s *server) router() chi.Router {
 	r.Head("/static/*", s.Assets.ServeHTTP)
 	r.Route(s.base, func(r chi.Router) {
 		r.Get("/", s.handle(s.sessionsPage))
+		r.Get("/switch", s.handle(s.switcher))
 		r.With(s.origin).Post("/s", s.handle(s.newSession))
 		r.Get("/new", s.handle(s.newSessionPage))
 		r.Get("/approve", s.handle(s.grantApprover))

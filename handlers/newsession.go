@@ -79,11 +79,17 @@ func (s *server) modelChoices() []views.ModelChoice {
 // recentDirs are the directories to offer: the server's own, then those of the sessions,
 // newest first, each once; current is marked as chosen.
 func (s *server) recentDirs(ctx context.Context, current string) []views.DirChoice {
+	list, _ := s.Sessions.List(ctx, sessions.ListOptions{All: true, IncludeHidden: true})
+	return s.dirsOf(list, current)
+}
+
+// dirsOf is recentDirs from list, a listing of every session.
+func (s *server) dirsOf(list []sessions.Listed, current string) []views.DirChoice {
 	var dirs []string
 	if s.Dir != "" {
 		dirs = append(dirs, s.Dir)
 	}
-	if list, err := s.Sessions.List(ctx, sessions.ListOptions{All: true, IncludeHidden: true}); err == nil {
+	{
 		for _, l := range list {
 			if l.Cwd != "" && !slices.Contains(dirs, l.Cwd) {
 				dirs = append(dirs, l.Cwd)

@@ -16,6 +16,7 @@ import (
 	"myco.dev/agent/model"
 	"myco.dev/hosts/tools"
 	"myco.dev/internal/humanize"
+	"myco.dev/search"
 	"myco.dev/sessions"
 	"myco.dev/static"
 	"myco.dev/views"
@@ -57,9 +58,24 @@ func (s *server) sessionURL(id string) string { return s.base + "/s/" + id + "/"
 func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	filter := q.Get("filter")
-	o := sessions.ListOptions{Query: q.Get("q"), Cwd: q.Get("cwd")}
+	o := sessions.ListOptions{Query: q.Get("q"), Cwd: q.Get("cwd"), Project: q.Get("project")}
 	if o.Cwd != "" && !filepath.IsAbs(o.Cwd) {
 		return httpError(http.StatusBadRequest, "The directory to list must be an absolute path, not "+quote(o.Cwd)+".")
+	}
+	if o.Project != "" && !filepath.IsAbs(o.Project) {
+		return httpError(http.StatusBadRequest, "The project to list must be an absolute path, not "+quote(o.Project)+".")
+	}
+	view := q.Get("view")
+	switch view {
+	case "", "project":
+		view = "project"
+	case "date":
+	default:
+		return httpError(http.StatusBadRequest, "The view must be project or date, not "+strconv.Quote(view)+".")
+	}
+	page, ok := pageParam(q.Get("page"))
+	if !ok {
+		return httpError(http.StatusBadRequest, "The page must be a whole number from 1.")
 	}
 	switch filter {
 	case "archived":
@@ -71,15 +87,58 @@ func (s *server) sessionsPage(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return httpError(http.StatusBadRequest, "The filter must be active, archived or all, not "+strconv.Quote(filter)+".")
 	}
-	list, err := s.Sessions.List(r.Context(), o)
+	// One listing of every session serves the rows and the directories to filter by.
+	every, err := s.Sessions.List(r.Context(), sessions.ListOptions{All: true, IncludeHidden: true})
 	if err != nil {
 		return err
 	}
+	list := sessions.Filter(every, o)
 	if o.Cwd != "" {
 		o.Cwd = filepath.Clean(o.Cwd)
 	}
+	if o.Project != "" {
+		o.Project = filepath.Clean(o.Project)
+	}
+	byActivity(list)
+	link := func(extra url.Values) string {
+		v := url.Values{}
+		for k, val := range map[string]string{"filter": filter, "q": o.Query, "cwd": o.Cwd, "project": o.Project} {
+			if val != "" && val != "active" {
+				v.Set(k, val)
+			}
+		}
+		if view != "project" {
+			v.Set("view", view)
+		}
+		for k, val := range extra {
+			v[k] = val
+		}
+		return s.base + "/?" + v.Encode()
+	}
+	var lp listPage
+	switch {
+	case o.Project != "":
+		lp = s.flatGroups(list, page, false, shortDir(o.Project, s.Home), time.Now())
+	case view == "date":
+		lp = s.flatGroups(list, page, true, "", time.Now())
+	default:
+		lp = s.projectGroups(list, page, link)
+	}
 	v := views.SessionsView{Chrome: s.chrome("Sessions", "sessions"), Filter: filter, Query: o.Query,
-		Rows: s.rows(list, ""), Models: s.modelKeys(), Model: s.Default, Cwd: o.Cwd, Dirs: s.recentDirs(r.Context(), o.Cwd)}
+		Models: s.modelKeys(), Model: s.Default, Cwd: o.Cwd, Dirs: s.dirsOf(every, o.Cwd),
+		View: view, Project: o.Project, Groups: lp.groups}
+	for _, g := range lp.groups {
+		v.Rows = append(v.Rows, g.Rows...)
+	}
+	if page == 1 {
+		v.Hits, v.SearchNote = s.contentHits(r.Context(), search.Query{Text: o.Query, Project: o.Project, Archived: filter != "active", Limit: 20})
+	}
+	if lp.prev > 0 {
+		v.PrevURL = link(url.Values{"page": {strconv.Itoa(lp.prev)}})
+	}
+	if lp.next > 0 {
+		v.NextURL = link(url.Values{"page": {strconv.Itoa(lp.next)}})
+	}
 	if msg := q.Get("msg"); msg != "" {
 		v.Message = oneLine(msg, 200)
 	}
@@ -101,7 +160,10 @@ func (s *server) rows(list []sessions.Listed, current string) []views.SessionRow
 		}
 		row := views.SessionRow{ID: l.ID, URL: s.sessionURL(l.ID), Title: l.Title, Model: l.Model,
 			Activity: ago(l.Modified), ISOTime: l.Modified.Format(time.RFC3339), Busy: l.Busy, Archived: l.Archived,
-			Current: l.ID == current}
+			Current: l.ID == current, State: l.State, Turns: l.Turns, Preview: l.Preview}
+		if l.Problem == "" && (l.Cost.Known || len(l.SpentBy) > 0) {
+			row.Cost = humanize.Cost(l.Cost.Amount, l.Cost.Known)
+		}
 		if l.Cwd != "" {
 			row.Cwd, row.CwdPath, row.CwdURL = tailDir(shortDir(l.Cwd, s.Home), rowDirRunes), l.Cwd, s.sessionsURL(l.Cwd)
 		}
@@ -189,7 +251,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 			return views.SessionView{}, errNotFound
 		}
 	}
-	v := views.SessionView{Chrome: s.chrome(sessionTitle(sess.Title), "sessions"), ID: sess.ID, URL: s.sessionURL(sess.ID), Title: sess.Title,
+	v := views.SessionView{Chrome: s.chrome(views.TitlePrefix(s.Sessions.State(sess, st))+sessionTitle(sess.Title), "sessions"), ID: sess.ID, URL: s.sessionURL(sess.ID), Title: sess.Title,
 		Archived: sess.Archived, Thread: th.ID, ReadOnly: th != sess.Latest(),
 		Cwd: shortDir(sess.Cwd, s.Home), CwdPath: sess.Cwd, FilesURL: s.filesURL(sess.ID)}
 	v.Chrome.Cwd, v.Chrome.Main = sess.Cwd, views.IDTranscript
@@ -221,6 +283,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 	if !v.ReadOnly {
 		v.Project = s.projectView(sess)
 	}
+	v.Cost = v.Status.Cost
 	v.Composer = s.composer(sess, st, v.ReadOnly)
 	v.Queue = s.queue(sess, st)
 	// The sidebar and the tree of children are extras: the page shows without them, and
@@ -228,10 +291,7 @@ func (s *server) sessionView(ctx context.Context, sess *sessions.Session, st ses
 	if list, err := s.Sessions.List(ctx, sessions.ListOptions{}); err != nil {
 		s.Log.Warn("list the sessions for the sidebar", "session_id", sess.ID, "err", err)
 	} else {
-		if len(list) > 30 {
-			list = list[:30]
-		}
-		v.Sidebar = s.rows(list, sess.ID)
+		v.Sidebar = s.sidebar(list, sess.ID, s.Sessions.Project(sess.Cwd))
 	}
 	if tree, err := s.Sessions.Tree(ctx, sess.ID); err != nil {
 		s.Log.Warn("read the tree of children", "session_id", sess.ID, "err", err)
@@ -263,7 +323,11 @@ const compactHintAt = 0.8
 // status is the status bar of sess.
 func (s *server) status(sess *sessions.Session, st sessions.Status) views.StatusView {
 	v := views.StatusView{ID: sess.ID, StopURL: s.sessionURL(sess.ID) + "stop", Busy: st.Busy, Job: st.Job, JobID: st.JobID,
-		Elsewhere: st.Elsewhere, Model: st.Model, Used: sess.Latest().ContextUsed(), Window: s.model(st.Model).ContextWindow}
+		Elsewhere: st.Elsewhere, Model: st.Model, Used: sess.Latest().ContextUsed(), Window: s.model(st.Model).ContextWindow,
+		State: s.Sessions.State(sess, st)}
+	if c := s.Sessions.CostOf(sess); c.Known || sess.Spent() != (model.Usage{}) {
+		v.Cost = humanize.Cost(c.Amount, c.Known)
+	}
 	if st.Stopped != nil {
 		v.Stopped = st.Stopped.Error()
 	}
@@ -417,19 +481,17 @@ func (s *server) mdOptions() views.MarkdownOptions {
 func (s *server) treeView(tree *sessions.TreeNode) *views.TreeView {
 	t := tree.Totals()
 	v := &views.TreeView{Sessions: t.Sessions, Busy: t.Busy, OpenCalls: t.OpenCalls,
-		Tokens: humanize.Thousands(t.Spent.Input + t.Spent.Output), Work: humanize.Duration(t.Work)}
+		Tokens: humanize.Thousands(t.Spent.Input + t.Spent.Output), Cost: humanize.Cost(t.Cost.Amount, t.Cost.Known), Work: humanize.Duration(t.Work)}
 	var walk func(n *sessions.TreeNode)
 	walk = func(n *sessions.TreeNode) {
 		for _, c := range n.Children {
-			state := c.LastTurn
-			switch {
-			case c.Busy:
-				state = "working"
-			case state == "" || state == sessions.TurnNone:
+			state := views.StateLabel(c.State)
+			if c.LastTurn == "" || c.LastTurn == sessions.TurnNone {
 				state = "not started"
 			}
+			ct := c.Totals().Cost
 			row := views.TreeRow{Title: orUntitled(c.Title, c.ID), URL: s.sessionURL(c.ID), Model: c.Model,
-				State: state, Depth: c.Depth, Indent: "d" + strconv.Itoa(min(c.Depth, 6))}
+				State: state, Cost: humanize.Cost(ct.Amount, ct.Known), Depth: c.Depth, Indent: "d" + strconv.Itoa(min(c.Depth, 6))}
 			if s.Sessions.CapturesFiles() {
 				// The child's changed files, loaded by the row: a capture of its directory.
 				row.Changes = &views.TurnChangesView{DOMID: "changes-" + c.ID, URL: s.changesURL(c.ID, nil), SummaryURL: s.changesURL(c.ID, nil) + "?summary=1"}

@@ -234,7 +234,12 @@ func (p *projector) end(k int, e sessions.TurnEnd) (views.MessageView, bool) {
 		return m, false
 	}
 	m.Blocks = []views.Block{b}
-	if p.retry && sessions.Retryable(e.Code) && k == len(p.thread.Ends())-1 && e.After >= len(p.thread.Entries)-1 {
+	last := p.retry && k == len(p.thread.Ends())-1 && e.After >= len(p.thread.Entries)-1
+	switch {
+	case last && e.Code == "budget_reached":
+		// Sending it again as it is stops again at once: the retry raises the budget first.
+		m.RetryURL, m.RetryHint, m.RetryBudget = p.s.sessionURL(p.sess)+"retry", "Retry with a higher budget for this session and its children:", true
+	case last && sessions.Retryable(e.Code):
 		m.RetryURL, m.RetryHint = p.s.sessionURL(p.sess)+"retry", hint
 	}
 	return m, true

@@ -120,9 +120,19 @@ func (d *document) rewrite() error {
 // usage report, in one write. It returns the number of th's entries after it. On error the
 // document is left unchanged.
 func (d *document) checkpoint(ctx context.Context, th *Thread, entries []Entry, usage *model.Usage) (int, error) {
+	return d.checkpointBy(ctx, th, entries, usage, "")
+}
+
+// checkpointBy is checkpoint with the catalog key of the model whose response usage
+// reports, which prices it.
+func (d *document) checkpointBy(ctx context.Context, th *Thread, entries []Entry, usage *model.Usage, modelKey string) (int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	err := d.checkpointLocked(th, entries, usage)
+	var rec *usageRec
+	if usage != nil {
+		rec = &usageRec{Thread: th.ID, Usage: *usage, Model: modelKey}
+	}
+	err := d.checkpointLocked(th, entries, rec)
 	return len(th.Entries), err
 }
 
@@ -170,9 +180,13 @@ func sameMeta(a, b *metaRec) bool {
 
 // checkpointLocked writes the entries recovery made, entries and usage to th, after the
 // records pre, in one write. Call it with d.mu held.
-func (d *document) checkpointLocked(th *Thread, entries []Entry, usage *model.Usage, pre ...record) error {
+func (d *document) checkpointLocked(th *Thread, entries []Entry, usage *usageRec, pre ...record) error {
 	if d.sess.Upgraded != 0 {
-		return d.upgrade(th, entries, usage)
+		var u *model.Usage
+		if usage != nil {
+			u = &usage.Usage
+		}
+		return d.upgrade(th, entries, u)
 	}
 	pending := th.Entries[th.saved:]
 	if len(pending)+len(entries)+len(pre) == 0 && usage == nil {
@@ -187,7 +201,7 @@ func (d *document) checkpointLocked(th *Thread, entries []Entry, usage *model.Us
 		recs = append(recs, record{Kind: "message", Message: &msgRec{Thread: th.ID, Index: len(th.Entries) + i, Entry: e}})
 	}
 	if usage != nil {
-		recs = append(recs, record{Kind: "usage", Usage: &usageRec{Thread: th.ID, Usage: *usage}})
+		recs = append(recs, record{Kind: "usage", Usage: usage})
 	}
 	if err := d.write(recs...); err != nil {
 		return err
@@ -195,8 +209,8 @@ func (d *document) checkpointLocked(th *Thread, entries []Entry, usage *model.Us
 	th.Entries = append(th.Entries, entries...)
 	th.saved = len(th.Entries)
 	if usage != nil {
-		th.Usage = *usage
-		th.spent = th.spent.Add(*usage)
+		th.Usage = usage.Usage
+		th.addSpent(usage.Model, usage.Usage)
 	}
 	for _, e := range entries {
 		th.noteEntry(e)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/humanize"
 )
 
 // Kind is a kind of end of a turn or job without an answer: the code that the API's
@@ -43,6 +44,7 @@ var Kinds = []Kind{
 	{"save_failed", true, "a save failed, so the session's work stopped"},
 	{"compaction_loop", false, "auto-compaction would loop: the run stopped"},
 	{"unknown_model", true, "the session's model is no longer in the catalog: choose another"},
+	{"budget_reached", false, "what the session tree cost reached its budget (max_cost): retry with a higher max_cost"},
 	{"failed", true, "anything else"},
 }
 
@@ -77,6 +79,7 @@ func Describe(err error) Failure {
 	var again *overflowAgainError
 	var busy *BusyError
 	var unknown *UnknownModelError
+	var budget *BudgetError
 	var loop *compactionLoopError
 	at, _ := errors.AsType[*endpointError](err)
 	var w where
@@ -108,6 +111,9 @@ func Describe(err error) Failure {
 		return Failure{Code: "compaction_loop", Message: loop.Error()}
 	case errors.As(err, &busy):
 		return Failure{Code: "busy", Message: busy.Error()}
+	case errors.As(err, &budget):
+		return Failure{Code: "budget_reached", Message: fmt.Sprintf("This session tree has cost %s, which reached its budget of %s, so the turn stopped before its next model request; nothing it did is lost. "+
+			"Retry with a higher budget to go on.", humanize.Cost(budget.Spent.Amount, true), humanize.Cost(budget.Budget, true))}
 	case errors.As(err, &unknown):
 		return Failure{Code: "unknown_model", Message: unknown.Error()}
 	case errors.As(err, &ce):

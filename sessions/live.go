@@ -61,7 +61,7 @@ func (l *live) prepare() error {
 		if err != nil {
 			return l.agentError(err)
 		}
-		l.cfg, l.gen = withEndpoint(cfg), cat.gen
+		l.cfg, l.gen = l.withBudget(withEndpoint(cfg)), cat.gen
 		return nil
 	}
 	var blocks []string
@@ -80,8 +80,17 @@ func (l *live) prepare() error {
 	if err != nil {
 		return err
 	}
-	l.runner, l.model, l.cfg, l.blocks, l.gen = r, key, withEndpoint(cfg), blocks, cat.gen
+	l.runner, l.model, l.cfg, l.blocks, l.gen = r, key, l.withBudget(withEndpoint(cfg)), blocks, cat.gen
 	return nil
+}
+
+// withBudget makes cfg's model ask, before every request, whether the session's tree is
+// within its budget ([Manager.CheckBudget]).
+func (l *live) withBudget(cfg AgentConfig) AgentConfig {
+	if cfg.Options.Model != nil {
+		cfg.Options.Model = budgeted{Model: cfg.Options.Model, check: func(ctx context.Context) error { return l.m.CheckBudget(ctx, l.id) }}
+	}
+	return cfg
 }
 
 // agentError is the error of a catalog that could not give the session's model.
@@ -114,6 +123,13 @@ func (l *live) sink(ev event) {
 	}
 	if a, ok := ev.(accepted); ok {
 		l.accept(a.At, a.Thread)
+	}
+	if u.Type == UpdateStep && u.Usage != nil {
+		l.mu.Lock()
+		key := l.model
+		l.mu.Unlock()
+		c := l.m.usageCost(key, *u.Usage).API()
+		u.Cost = &c
 	}
 	l.publish(u)
 }
@@ -206,6 +222,11 @@ func (l *live) finish(j *Job, res JobResult, err error) {
 	case err == nil:
 		u := res.Usage
 		end.Type, end.Text, end.Stop, end.Usage, end.Steps, end.CapReached = UpdateDone, res.Answer, string(res.Stop), &u, res.Steps, res.CapReached
+		l.mu.Lock()
+		key := l.model
+		l.mu.Unlock()
+		c := l.m.usageCost(key, u).API()
+		end.Cost = &c
 	case errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown):
 		end.Type = UpdateCancelled
 	default:

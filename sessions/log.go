@@ -51,6 +51,7 @@ type metaRec struct {
 	Mode       string         `json:"mode,omitempty"`
 	Rules      []policy.Rule  `json:"rules,omitempty"`
 	Approvals  []Approval     `json:"approvals,omitempty"`
+	MaxCost    float64        `json:"max_cost,omitempty"`
 }
 
 // threadRec starts a thread. Inherit is how many leading entries of the predecessor it
@@ -78,6 +79,9 @@ type usageRec struct {
 	Thread  string      `json:"thread"`
 	Usage   model.Usage `json:"usage"`
 	Carried bool        `json:"carried,omitempty"`
+	// Model is the catalog key of the model whose response it reports, which prices it;
+	// records written before costs were kept have none (the session's model prices them).
+	Model string `json:"model,omitempty"`
 }
 
 // intentRec is written before a tool call runs.
@@ -135,7 +139,7 @@ func metaOf(s *Session) *metaRec {
 	return &metaRec{Version: Version, ID: s.ID, Created: s.Created, Model: s.Model, Title: s.Title,
 		Links: s.Links, Scratchpad: s.Scratchpad, Archived: s.Archived, Parent: s.Parent, Hidden: s.Hidden, Cwd: s.Cwd, Selected: s.Selected,
 		RequestID: s.RequestID, RequestSum: s.RequestSum, Actions: s.Actions, Queue: s.Queue,
-		Mode: s.Mode, Rules: s.Rules, Approvals: s.Approvals}
+		Mode: s.Mode, Rules: s.Rules, Approvals: s.Approvals, MaxCost: s.MaxCost}
 }
 
 // setMeta sets the session's metadata from a metadata record.
@@ -144,6 +148,7 @@ func (s *Session) setMeta(m *metaRec) {
 	s.Scratchpad, s.Archived, s.Parent, s.Hidden, s.Selected = m.Scratchpad, m.Archived, m.Parent, m.Hidden, m.Selected
 	s.RequestID, s.RequestSum, s.Actions, s.Queue, s.Cwd = m.RequestID, m.RequestSum, m.Actions, m.Queue, m.Cwd
 	s.Mode, s.Rules, s.Approvals = m.Mode, m.Rules, m.Approvals
+	s.MaxCost = m.MaxCost
 }
 
 // wholeRecords returns the records of a fresh version 5 log that holds sess: its metadata,
@@ -416,7 +421,7 @@ func apply(sp **Session, rec record) error {
 		}
 		t.Usage = u.Usage
 		if !u.Carried {
-			t.spent = t.spent.Add(u.Usage)
+			t.addSpent(u.Model, u.Usage)
 		}
 	case "intent":
 		in := rec.Intent

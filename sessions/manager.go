@@ -109,7 +109,10 @@ type ManagerOptions struct {
 	// Guard decides the sessions' tool calls (modes, rules, approvals, the sandbox); nil
 	// runs every call at once.
 	Guard *Guard
-	Log   *slog.Logger // nil means slog.Default()
+	// MaxCost is the budget of every session tree whose root has none of its own
+	// ([Session.MaxCost]), in the catalog's money; 0 means none (config's max_cost).
+	MaxCost float64
+	Log     *slog.Logger // nil means slog.Default()
 }
 
 // Manager is the session service of one profile, the one thing every front end calls: it
@@ -136,7 +139,8 @@ type Manager struct {
 	idle   sync.WaitGroup // the goroutine that closes idle sessions
 	kick   chan struct{}  // asks it to look now
 
-	docs *docCache // the documents of sessions that are not open (see doccache.go)
+	docs     *docCache // the documents of sessions that are not open (see doccache.go)
+	projects sync.Map  // directory -> its project (see Manager.Project)
 
 	mu   sync.Mutex // guards the fields below
 	live map[string]*live
@@ -216,6 +220,9 @@ type CreateOptions struct {
 	// unknown outcomes for the calls that are still running there. Live tools are never
 	// inherited: the child has its own.
 	Fork bool
+	// MaxCost is the budget of the new session's tree ([Session.MaxCost]); 0 means none
+	// of its own.
+	MaxCost float64
 
 	request request // the API request that creates it (CreateRequest)
 }
@@ -229,6 +236,9 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	if o.Fork && o.Parent == "" {
 		return "", errors.New("sessions: a fork needs a parent session")
 	}
+	if err := checkMaxCost(o.MaxCost); err != nil {
+		return "", err
+	}
 	if o.Cwd != "" {
 		dir, err := CheckDir(o.Cwd)
 		if err != nil {
@@ -241,6 +251,10 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		if _, _, err := m.Lineage(ctx, o.Parent); errors.Is(err, ErrNotFound) {
 			return "", fmt.Errorf("%w: %s", ErrParentNotFound, o.Parent)
 		} else if err != nil {
+			return "", err
+		}
+		// A tree over its budget gets no more children: each would spend more.
+		if err := m.CheckBudget(ctx, o.Parent); err != nil {
 			return "", err
 		}
 		if o.Cwd == "" {
@@ -270,7 +284,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		o.Cwd = m.o.Dir
 	}
 	sess := &Session{ID: NewID(now), Created: now, Model: key, Title: Title(o.Title), Parent: o.Parent, Hidden: o.Hidden,
-		Cwd: o.Cwd, RequestID: o.request.id, RequestSum: o.request.sum}
+		Cwd: o.Cwd, RequestID: o.request.id, RequestSum: o.request.sum, MaxCost: o.MaxCost}
 	if o.Parent != "" && m.o.Guard != nil {
 		// A child is never freer than its parent (an agent could otherwise escape its
 		// mode by starting a child): it takes the parent's mode and session rules, and

@@ -54,6 +54,10 @@ type Status struct {
 	// LastTurn is how the latest turn stands: running, or as the document records it, or,
 	// when this process could not record it (a save failed), as it ended here.
 	LastTurn TurnState
+	// Approvals is how many tool calls wait for the person's approval: a session with one
+	// needs you ([StateOf]). Nothing sets it yet: approvals are to come (the policy
+	// package of the architecture's map), and their pending count goes here.
+	Approvals int
 }
 
 // Snapshot returns a copy of session id's document that is safe to read while its work
@@ -157,6 +161,7 @@ func (t *Thread) clone() *Thread {
 	tc.Entries = append([]Entry(nil), t.Entries...)
 	tc.intents, tc.results, tc.progress, tc.partial = nil, nil, nil, nil
 	tc.calls = maps.Clone(t.calls)
+	tc.spentBy = maps.Clone(t.spentBy)
 	tc.ends = slices.Clone(t.ends)
 	return &tc
 }
@@ -173,12 +178,19 @@ type ListOptions struct {
 	Parent string
 	// Cwd keeps the sessions that work in this directory only (compared cleaned).
 	Cwd string
+	// States keeps the sessions in one of these states only ([States]); none keeps all.
+	States []string
+	// Project keeps the sessions of this project only ([Manager.Project]).
+	Project string
 }
 
 // Listed is one row of a listing.
 type Listed struct {
 	Summary
-	Busy bool // a job runs on it in this process
+	Busy    bool   // a job runs on it in this process
+	State   string // one of [States]
+	Cost    Cost   // what its own responses cost
+	Project string // the project of its directory ([Manager.Project])
 }
 
 // List returns the profile's sessions, newest first, filtered by o. Each one's Cwd is the
@@ -189,30 +201,76 @@ func (m *Manager) List(ctx context.Context, o ListOptions) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := strings.ToLower(strings.TrimSpace(o.Query))
-	if o.Cwd != "" {
-		o.Cwd = filepath.Clean(o.Cwd)
-	}
-	var out []Listed
+	keep := o.keeper()
+	out := make([]Listed, 0, len(all))
 	for _, s := range all {
 		if s.Cwd == "" && s.Problem == "" {
 			s.Cwd = m.o.Dir
 		}
-		switch {
-		case o.Cwd != "" && s.Cwd != o.Cwd:
-			continue
-		case s.Hidden && !o.IncludeHidden && o.Parent == "":
-			continue
-		case !o.All && s.Archived != o.Archived:
-			continue
-		case o.Parent != "" && s.Parent != o.Parent:
-			continue
-		case q != "" && !strings.Contains(strings.ToLower(s.Title), q) && !strings.Contains(strings.ToLower(s.ID), q):
+		if !keep.summary(s) {
 			continue
 		}
-		out = append(out, Listed{Summary: s, Busy: m.job(s.ID) != nil})
+		l := Listed{Summary: s, Busy: m.job(s.ID) != nil}
+		if s.Problem == "" {
+			l.State, l.Cost, l.Project = m.rowState(s, l.Busy), m.rowCost(s), m.Project(s.Cwd)
+		}
+		if keep.listed(l) {
+			out = append(out, l)
+		}
 	}
 	return out, nil
+}
+
+// Filter returns the rows of list (a listing of every session, [ListOptions].All and
+// IncludeHidden) that o keeps: one listing can serve a page's rows and its other parts.
+func Filter(list []Listed, o ListOptions) []Listed {
+	keep := o.keeper()
+	var out []Listed
+	for _, l := range list {
+		if keep.summary(l.Summary) && keep.listed(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// keeper is a [ListOptions] made ready to test rows.
+type keeper struct {
+	o ListOptions
+	q string // the query, lowercase
+}
+
+func (o ListOptions) keeper() keeper {
+	if o.Cwd != "" {
+		o.Cwd = filepath.Clean(o.Cwd)
+	}
+	if o.Project != "" {
+		o.Project = filepath.Clean(o.Project)
+	}
+	return keeper{o: o, q: strings.ToLower(strings.TrimSpace(o.Query))}
+}
+
+// summary tests what the store's row says.
+func (k keeper) summary(s Summary) bool {
+	o, q := k.o, k.q
+	switch {
+	case o.Cwd != "" && s.Cwd != o.Cwd:
+		return false
+	case s.Hidden && !o.IncludeHidden && o.Parent == "":
+		return false
+	case !o.All && s.Archived != o.Archived:
+		return false
+	case o.Parent != "" && s.Parent != o.Parent:
+		return false
+	case q != "" && !strings.Contains(strings.ToLower(s.Title), q) && !strings.Contains(strings.ToLower(s.ID), q):
+		return false
+	}
+	return true
+}
+
+// listed tests what the service adds: the state and the project.
+func (k keeper) listed(l Listed) bool {
+	return (len(k.o.States) == 0 || slices.Contains(k.o.States, l.State)) && (k.o.Project == "" || l.Project == k.o.Project)
 }
 
 // update changes session id's metadata with f and publishes it: through its runtime when

@@ -110,6 +110,9 @@ func createSum(o CreateOptions) string {
 	if o.Cwd != "" {
 		fields = append(fields, "cwd", o.Cwd)
 	}
+	if o.MaxCost != 0 {
+		fields = append(fields, "max_cost", strconv.FormatFloat(o.MaxCost, 'g', -1, 64))
+	}
 	return requestSum("create", fields...)
 }
 
@@ -285,7 +288,8 @@ const (
 // Act does an API action on session id for request requestID: select_model (arg: the
 // catalog key), compact (started; its end shows in the events and the snapshot), retry
 // (the last turn, which failed or was stopped, is sent again: see [Manager.Retry]; started
-// like compact), archive, restore, or set_title (arg: the title). A request id done before answers its first
+// like compact; arg, when not empty, is a new budget for the session's tree first, see
+// [Manager.SetMaxCost]), archive, restore, or set_title (arg: the title). A request id done before answers its first
 // record and does nothing; one that was used for another action or a message answers a
 // [RequestConflictError].
 func (m *Manager) Act(ctx context.Context, id, requestID, action, arg string) (rec ActionRecord, repeat bool, err error) {
@@ -332,6 +336,15 @@ func (m *Manager) Act(ctx context.Context, id, requestID, action, arg string) (r
 		}
 		rec.Result = "started"
 	case ActRetry:
+		if arg != "" { // a new budget first: the retry of a turn the budget stopped
+			v, err := strconv.ParseFloat(arg, 64)
+			if err != nil {
+				return rec, false, ErrInvalidBudget
+			}
+			if err := m.SetMaxCost(ctx, id, v); err != nil {
+				return rec, false, err
+			}
+		}
 		if _, err := m.Retry(ctx, id); err != nil {
 			return rec, false, err
 		}

@@ -654,7 +654,7 @@ func (tn *turn) checkpoint(ctx context.Context, history []model.Message) error {
 	u := tn.usage
 	tn.usage = nil
 	tn.mu.Unlock()
-	n, err := rt.doc.checkpoint(ctx, tn.th, entries, u)
+	n, err := rt.doc.checkpointBy(ctx, tn.th, entries, u, tn.cfg.ModelKey)
 	if err := rt.save(err); err != nil {
 		return err
 	}

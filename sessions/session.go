@@ -50,7 +50,10 @@ type Session struct {
 	Rules []policy.Rule `json:"rules,omitempty"`
 	// Approvals are the tool calls waiting for the person's answer, oldest first.
 	Approvals []Approval `json:"pending_approvals,omitempty"`
-	Threads   []*Thread  `json:"threads"`
+	// MaxCost is the budget of the session's tree (it and every descendant), in the
+	// catalog's money; 0 means none of its own (a root then has the service's default).
+	MaxCost float64   `json:"max_cost,omitempty"`
+	Threads []*Thread `json:"threads"`
 
 	// Upgraded is the schema version of the file this session was loaded from when that
 	// was older than [Version] (2, 3 or 4), and 0 otherwise. Such a file is rewritten as a
@@ -133,7 +136,10 @@ type Thread struct {
 	partial  *partialRec             // what streamed of the answer being written, when saved
 	calls    map[string]CallInfo     // every tool call's host and times, for display
 	spent    model.Usage             // the sum of every usage report: what its responses cost
-	ends     []TurnEnd               // how each turn ended, in order
+	// spentBy is spent by the catalog key of the model that reported it ("" for reports
+	// saved without one), which prices it
+	spentBy map[string]model.Usage
+	ends    []TurnEnd // how each turn ended, in order
 }
 
 // CallInfo is what the log says of one tool call beyond its message parts: where and
@@ -169,6 +175,31 @@ func (t *Thread) ContextUsed() int { return t.Usage.Input }
 // Spent returns the sum of the usage reports of the thread's model responses (those saved
 // with version 5 records): the tokens its work cost.
 func (t *Thread) Spent() model.Usage { return t.spent }
+
+// addSpent counts a usage report of model key's.
+func (t *Thread) addSpent(key string, u model.Usage) {
+	t.spent = t.spent.Add(u)
+	if t.spentBy == nil {
+		t.spentBy = map[string]model.Usage{}
+	}
+	t.spentBy[key] = t.spentBy[key].Add(u)
+}
+
+// SpentByModel returns the tokens the session's responses cost by the catalog key of the
+// model that answered, over all its threads; usage saved before the key was recorded is
+// counted under the session's model.
+func (s *Session) SpentByModel() map[string]model.Usage {
+	out := map[string]model.Usage{}
+	for _, t := range s.Threads {
+		for k, u := range t.spentBy {
+			if k == "" {
+				k = s.ModelKey()
+			}
+			out[k] = out[k].Add(u)
+		}
+	}
+	return out
+}
 
 // Spent returns the tokens the session's responses cost, over all its threads.
 func (s *Session) Spent() model.Usage {

@@ -12,16 +12,18 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"myco.dev/agent/model"
 	"myco.dev/internal/atomicfile"
 )
 
@@ -49,7 +51,24 @@ type Store struct {
 	failures sync.Map // session id -> failure: the last load of its file failed; see noteLoad
 	gates    sync.Map // session id -> chan struct{}: the in-process writer gate; see lockSession
 	held     sync.Map // session id -> struct{}: this store holds the session's file lock now
+	listed   sync.Map // session id -> listedRow: its row as a listing last read it; see List
 }
+
+// listRevalidate is how long a listing trusts a row it read, unless this store changed the
+// session since: another process's appends show within it. Each row's time is spread over
+// it, so that a listing of many sessions reads a few of them again, not all at once.
+const listRevalidate = 10 * time.Second
+
+// listedRow is a session's row as a listing read it: ok is false for a file with nothing
+// to list (gone, or unreadable).
+type listedRow struct {
+	sum Summary
+	ok  bool
+	at  time.Time // when it is to be read again
+}
+
+// relist forgets the listing's row of session id, which this store just changed.
+func (s *Store) relist(id string) { s.listed.Delete(id) }
 
 // logFile is what an append needs of an open file.
 type logFile interface {
@@ -123,6 +142,7 @@ func (s *Store) Create(ctx context.Context, sess *Session) error {
 		return fmt.Errorf("create session %s: %w", sess.ID, err)
 	}
 	s.created(sess.ID, sess.Parent)
+	s.relist(sess.ID)
 	return nil
 }
 
@@ -133,6 +153,7 @@ func (s *Store) rewrite(id string, recs []record) (fileState, error) {
 	if err != nil {
 		return fileState{}, err
 	}
+	defer s.relist(id)
 	if err := atomicfile.Write(s.Path(id), data, 0o600); err != nil {
 		return fileState{}, err
 	}
@@ -162,6 +183,7 @@ func (s *Store) appendRecords(id string, recs ...record) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer s.relist(id)
 	path := s.Path(id)
 	f, err := s.openLog(path)
 	if err != nil {
@@ -310,18 +332,45 @@ type Summary struct {
 	// load ([LoadError.Problem]): "needs a newer myco (…)" or "damaged: FILE:LINE: …". Only
 	// ID, Created (the file's time) and Modified are set then.
 	Problem string
+	Row
 }
+
+// Row is what a listing shows of a session beyond its metadata, read from its log on the
+// way to the metadata (see [Store.List]): its turns, how the last one ended, a preview of
+// its last answer and the tokens it spent, by model.
+type Row struct {
+	Turns int // turns that ended (a compaction's end is not one)
+	// LastStatus and LastCode are how the last turn ended (a turn record's status and
+	// code); Open reports a turn that started after it and has not ended: it runs, or the
+	// process running it stopped.
+	LastStatus, LastCode string
+	Open                 bool
+	Queued               int     // messages waiting for the next turn
+	MaxCost              float64 // the session's budget, if it has one of its own
+	// Preview is the first line of the last answer (a model message's text), at most
+	// previewMax bytes.
+	Preview string
+	SpentBy map[string]model.Usage // the tokens spent by catalog key ("" for records without one)
+}
+
+// previewMax bounds a row's preview of the last answer.
+const previewMax = 240
 
 // List returns the sessions in the store, newest first. A file that cannot be loaded as a
 // session (a newer schema, damage) is listed with its Problem rather than left out.
 func (s *Store) List(ctx context.Context) ([]Summary, error) {
-	ents, err := os.ReadDir(s.dir)
+	d, err := os.Open(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	var out []Summary
-	for _, e := range ents {
-		name := e.Name()
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	now := time.Now()
+	out := make([]Summary, 0, len(names))
+	for _, name := range names {
 		if !strings.HasSuffix(name, fileExt) {
 			continue
 		}
@@ -329,14 +378,34 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 		if !idPattern.MatchString(id) {
 			continue
 		}
+		if v, ok := s.listed.Load(id); ok && now.Before(v.(listedRow).at) {
+			if r := v.(listedRow); r.ok {
+				out = append(out, r.sum)
+			}
+			continue
+		}
+		sum, ok := s.summary(id)
+		spread := time.Duration(crc32.ChecksumIEEE([]byte(id))) % listRevalidate
+		s.listed.Store(id, listedRow{sum: sum, ok: ok, at: now.Add(listRevalidate/2 + spread/2)})
+		if ok {
+			out = append(out, sum)
+		}
+	}
+	slices.SortFunc(out, func(a, b Summary) int { return b.Created.Compare(a.Created) })
+	return out, nil
+}
+
+// summary reads the row of session id for a listing, or reports false for a file with
+// nothing to list.
+func (s *Store) summary(id string) (Summary, bool) {
+	{
 		meta, info, err := s.readMeta(id)
 		var le *LoadError
 		switch {
 		case errors.As(err, &le):
-			out = append(out, Summary{ID: id, Created: info.ModTime(), Modified: info.ModTime(), Problem: le.Problem()})
-			continue
+			return Summary{ID: id, Created: info.ModTime(), Modified: info.ModTime(), Problem: le.Problem()}, true
 		case err != nil:
-			continue // gone, or unreadable: nothing to show
+			return Summary{}, false // gone, or unreadable: nothing to show
 		}
 		model := meta.Selected
 		if model == "" {
@@ -347,10 +416,11 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 		if le := s.loadFailure(id, info); le != nil {
 			sum.Problem = le.Problem()
 		}
-		out = append(out, sum)
+		if v, ok := s.metas.Load(id); ok && os.SameFile(v.(metaCache).file, info) {
+			sum.Row = v.(metaCache).row
+		}
+		return sum, true
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
-	return out, nil
 }
 
 // failure is a load of a session file that failed, and the file it failed on.
@@ -362,6 +432,7 @@ type failure struct {
 // noteLoad remembers how loading session id from the file info ended: a [LoadError] is
 // kept for listings (readMeta sees only the metadata), anything else forgets it.
 func (s *Store) noteLoad(id string, info os.FileInfo, err error) {
+	s.relist(id)
 	if le, ok := errors.AsType[*LoadError](err); ok && info != nil {
 		s.failures.Store(id, failure{info: info, err: le})
 		return
@@ -391,6 +462,7 @@ type metaCache struct {
 	offset int64
 	lines  int
 	meta   *metaRec
+	row    Row // what was read of the rows' fields so far
 }
 
 // readMeta reads the session's metadata without decoding messages: every "session" record
@@ -401,6 +473,14 @@ type metaCache struct {
 // It returns the file's state too.
 func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
 	path := s.Path(id)
+	// The common case of a listing: the file is as it was when last read. One stat says
+	// so, without opening it.
+	if v, ok := s.metas.Load(id); ok {
+		c := v.(metaCache)
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && os.SameFile(c.file, st) && st.Size() == c.offset && st.ModTime().Equal(c.file.ModTime()) {
+			return c.meta, st, nil
+		}
+	}
 	f, info, err := openRegular(path)
 	if err != nil {
 		return nil, info, err
@@ -440,7 +520,9 @@ func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
 				Links: d.Links, Scratchpad: d.Scratchpad, Parent: d.Parent, Hidden: d.Hidden}, info, nil
 		}
 	}
-	meta, offset, lines := c.meta, c.offset, c.lines
+	meta, offset, lines, row := c.meta, c.offset, c.lines, c.row
+	row.SpentBy = maps.Clone(row.SpentBy)
+	var answer []byte // the last assistant message read in this pass, decoded at the end
 	for {
 		line, err := r.ReadBytes('\n')
 		if err == io.EOF {
@@ -461,7 +543,10 @@ func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
 		if lines == 1 && !bytes.Contains(body, []byte(`{"kind":"session"`)) {
 			return nil, info, &LoadError{Path: path, Line: 1, Msg: "first record is not a session header"}
 		}
-		if !bytes.Contains(body, []byte(`{"kind":"session"`)) {
+		if !bytes.HasPrefix(body[9:], []byte(`{"kind":"session"`)) {
+			if a := row.note(body[9:]); a != nil {
+				answer = a
+			}
 			continue
 		}
 		rec, derr := decodeLine(body)
@@ -476,8 +561,83 @@ func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
 	if meta == nil {
 		return nil, info, &LoadError{Path: path, Msg: "empty session file"}
 	}
-	s.metas.Store(id, metaCache{file: info, offset: offset, lines: lines, meta: meta})
+	if answer != nil {
+		row.Preview = previewOf(answer)
+	}
+	row.Queued, row.MaxCost = len(meta.Queue), meta.MaxCost
+	s.metas.Store(id, metaCache{file: info, offset: offset, lines: lines, meta: meta, row: row})
 	return meta, info, nil
+}
+
+// rowRecord is what [Row.note] decodes of a record: not the message's parts.
+type rowRecord struct {
+	Kind    string `json:"kind"`
+	Message *struct {
+		Message struct {
+			Role model.Role `json:"role"`
+		} `json:"message"`
+		AcceptedAt   *time.Time `json:"accepted_at"`
+		Continuation bool       `json:"continuation"`
+		Rejected     bool       `json:"rejected"`
+	} `json:"message"`
+	Usage *usageRec `json:"usage"`
+	Turn  *turnRec  `json:"turn"`
+}
+
+// note counts a record of the log (its JSON) into r. It returns the JSON of an assistant
+// message, whose text the preview shows if no later one has any.
+func (r *Row) note(body []byte) []byte {
+	switch {
+	case bytes.HasPrefix(body, []byte(`{"kind":"message"`)), bytes.HasPrefix(body, []byte(`{"kind":"usage"`)), bytes.HasPrefix(body, []byte(`{"kind":"turn"`)):
+	default:
+		return nil
+	}
+	var rec rowRecord
+	if json.Unmarshal(body, &rec) != nil {
+		return nil
+	}
+	switch {
+	case rec.Message != nil:
+		m := rec.Message
+		if (m.AcceptedAt != nil || m.Continuation) && !m.Rejected {
+			r.Open = true
+		}
+		if m.Message.Role == model.Assistant && bytes.Contains(body, []byte(`"kind":"text"`)) {
+			return body
+		}
+	case rec.Usage != nil && !rec.Usage.Carried:
+		if r.SpentBy == nil {
+			r.SpentBy = map[string]model.Usage{}
+		}
+		r.SpentBy[rec.Usage.Model] = r.SpentBy[rec.Usage.Model].Add(rec.Usage.Usage)
+	case rec.Turn != nil:
+		r.Open = false
+		if rec.Turn.Status != TurnCompacted {
+			r.Turns++
+			r.LastStatus, r.LastCode = rec.Turn.Status, rec.Turn.Code
+		}
+	}
+	return nil
+}
+
+// previewOf is the first line of the text of the assistant message record body.
+func previewOf(body []byte) string {
+	var rec struct {
+		Message struct {
+			Message model.Message `json:"message"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(body, &rec) != nil {
+		return ""
+	}
+	text := strings.TrimSpace(rec.Message.Message.Text())
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = strings.TrimSpace(text[:i])
+	}
+	if len(text) > previewMax {
+		text = strings.ToValidUTF8(text[:previewMax], "") + "…"
+	}
+	return text
 }
 
 // checksummed reports whether line is a record whose checksum matches its JSON.

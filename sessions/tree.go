@@ -18,7 +18,9 @@ type TreeNode struct {
 	Busy                     bool
 	Job                      string
 	LastTurn                 string // how its latest turn stands: a [TurnState] status
+	State                    string // one of [States]
 	Spent                    model.Usage
+	Cost                     Cost // its own responses'
 	Work                     time.Duration
 	OpenCalls                int
 	Children                 []*TreeNode
@@ -28,12 +30,13 @@ type TreeNode struct {
 type Totals struct {
 	Sessions, Busy, OpenCalls int
 	Spent                     model.Usage
+	Cost                      Cost
 	Work                      time.Duration
 }
 
 // Totals sums the node and its descendants.
 func (n *TreeNode) Totals() Totals {
-	t := Totals{Sessions: 1, OpenCalls: n.OpenCalls, Spent: n.Spent, Work: n.Work}
+	t := Totals{Sessions: 1, OpenCalls: n.OpenCalls, Spent: n.Spent, Cost: n.Cost, Work: n.Work}
 	if n.Busy {
 		t.Busy = 1
 	}
@@ -43,6 +46,7 @@ func (n *TreeNode) Totals() Totals {
 		t.Busy += ct.Busy
 		t.OpenCalls += ct.OpenCalls
 		t.Spent = t.Spent.Add(ct.Spent)
+		t.Cost = t.Cost.Add(ct.Cost)
 		t.Work += ct.Work
 	}
 	return t
@@ -83,7 +87,7 @@ func (m *Manager) Tree(ctx context.Context, id string) (*TreeNode, error) {
 		}
 		visited++
 		n := &TreeNode{ID: id, Title: sess.Title, Model: st.Model, Parent: sess.Parent, Depth: depth, Busy: st.Busy, Job: st.Job,
-			LastTurn: st.LastTurn.Status, Spent: sess.Spent(), Work: sess.WorkTime(now), OpenCalls: sess.OpenCalls()}
+			LastTurn: st.LastTurn.Status, State: m.State(sess, st), Spent: sess.Spent(), Cost: m.CostOf(sess), Work: sess.WorkTime(now), OpenCalls: sess.OpenCalls()}
 		kids, err := m.o.Store.childrenOf(ctx, id)
 		if err != nil {
 			return nil, err

@@ -68,6 +68,7 @@ type Update struct {
 	ExitCode   *int              `json:"exit_code,omitempty"`     // a bash command's exit status, when it exited
 	Stop       string            `json:"stop,omitempty"`
 	Usage      *model.Usage      `json:"usage,omitempty"`
+	Cost       *api.Cost         `json:"cost,omitempty"` // a step's or a turn's
 	Steps      int               `json:"steps,omitempty"`
 	CapReached bool              `json:"cap_reached,omitempty"`
 	Error      string            `json:"error,omitempty"`

@@ -420,6 +420,58 @@
     showTheme();
   });
 
+  // The sidebar shows the open session: it may be far down its project's sessions.
+  const currentSide = document.querySelector(".sidebar li.current");
+  if (currentSide && currentSide.scrollIntoView) currentSide.scrollIntoView({ block: "nearest" });
+
+  // --- The quick switcher ------------------------------------------------------------------
+
+  // Ctrl+K goes to the header's search box; as you type, the sessions whose title matches
+  // and the messages that do show under it (htmx fetches them). ↓ and ↑ move through them,
+  // Enter opens the one chosen (or, with none chosen, the sessions page's search), Escape
+  // closes them.
+  const switchInput = $("#search");
+  const switchList = $("#switch-results");
+  if (switchInput && switchList) {
+    const options = () => [...switchList.querySelectorAll("[role=option]")];
+    const choose = (el) => {
+      for (const o of options()) o.setAttribute("aria-selected", String(o === el));
+      if (el) {
+        switchInput.setAttribute("aria-activedescendant", el.id);
+        el.scrollIntoView({ block: "nearest" });
+      } else {
+        switchInput.removeAttribute("aria-activedescendant");
+      }
+    };
+    const open = (yes) => {
+      switchList.classList.toggle("open", yes);
+      switchInput.setAttribute("aria-expanded", String(yes));
+    };
+    new MutationObserver(() => {
+      open(switchList.children.length > 0 && switchInput.value.trim() !== "");
+      choose(null);
+    }).observe(switchList, { childList: true });
+    switchInput.addEventListener("keydown", (ev) => {
+      const list = options();
+      const at = list.findIndex((o) => o.getAttribute("aria-selected") === "true");
+      if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+        if (!list.length) return;
+        ev.preventDefault();
+        open(true);
+        const next = ev.key === "ArrowDown" ? (at + 1) % list.length : (at <= 0 ? list.length - 1 : at - 1);
+        choose(list[next]);
+      } else if (ev.key === "Enter" && at >= 0) {
+        ev.preventDefault();
+        location.href = list[at].href;
+      } else if (ev.key === "Escape") {
+        open(false);
+        choose(null);
+      }
+    });
+    switchInput.addEventListener("blur", () => setTimeout(() => open(false), 200));
+    switchInput.addEventListener("focus", () => open(switchList.children.length > 0 && switchInput.value.trim() !== ""));
+  }
+
   // --- A turn that ends in the background -------------------------------------------------
 
   // When a turn ends while the tab is hidden, the tab's title says so ("● " before it) until
@@ -427,14 +479,36 @@
   // says so too.
   // baseTitle follows the session's title, which its stream may change (a rename, the
   // title of a first message); marked is the "● " a turn that ended unseen put before it.
-  let baseTitle = document.title;
+  // The session's state puts "(needs you) " or "(failed) " before it too (the status bar's
+  // data-title-prefix), so that a tab among many says which session waits for you.
+  const titlePrefixes = ["● ", "(needs you) ", "(failed) "];
+  const bareTitle = (t) => {
+    for (let again = true; again; ) {
+      again = false;
+      for (const p of titlePrefixes) {
+        if (t.startsWith(p)) {
+          t = t.slice(p.length);
+          again = true;
+        }
+      }
+    }
+    return t;
+  };
+  let baseTitle = bareTitle(document.title);
   let marked = false;
+  const statePrefix = () => {
+    const bar = document.querySelector("#status .status-bar");
+    return (bar && bar.dataset.titlePrefix) || "";
+  };
+  const showTitle = () => {
+    const want = (marked ? "● " : "") + statePrefix() + baseTitle;
+    if (document.title !== want) document.title = want;
+  };
   const titleEl = document.querySelector("title");
   if (titleEl) {
     new MutationObserver(() => {
-      if (document.title.startsWith("● ")) return;
-      baseTitle = document.title;
-      if (marked) document.title = "● " + baseTitle;
+      baseTitle = bareTitle(document.title);
+      showTitle();
     }).observe(titleEl, { childList: true, characterData: true, subtree: true });
   }
   const notifyButton = $("#notify");
@@ -471,22 +545,24 @@
       const busy = !!status.querySelector(".status-bar.busy");
       if (wasBusy && !busy && document.hidden) {
         marked = true;
-        document.title = "● " + baseTitle;
         if (wantNotify()) {
           try {
-            new Notification("myco: a turn ended", { body: ($("#title") || {}).textContent || baseTitle, tag: location.pathname });
+            const bar = status.querySelector(".status-bar");
+            const needsYou = bar && (bar.dataset.state === "needs_you" || bar.dataset.state === "failed");
+            new Notification(needsYou ? "myco: a session needs you" : "myco: a turn ended", { body: ($("#title") || {}).textContent || baseTitle, tag: location.pathname });
           } catch (e) {
             // a notification the browser refuses is no reason to fail
           }
         }
       }
       wasBusy = busy;
+      showTitle();
     }).observe(status, { childList: true, subtree: true, attributes: true });
   }
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden && marked) {
       marked = false;
-      document.title = baseTitle;
+      showTitle();
     }
   });
 

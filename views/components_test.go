@@ -101,7 +101,7 @@ func TestSessionPage(t *testing.T) {
 	if f := one(t, doc, "#session-head .session-actions form"); attr(f, "action") != "/profiles/default/s/s1/archive" || textContent(f) != "Archive" {
 		t.Errorf("archive form = %s", outerHTML(f))
 	}
-	if got := textContent(one(t, doc, "details#tree > summary")); got != "Child sessions: 2, 1 working · 1,234 tokens · 3.0 s · 2 open tool calls" {
+	if got := textContent(one(t, doc, "details#tree > summary")); got != "Child sessions: 2, 1 working · 1,234 tokens · $0.42 · 3.0 s · 2 open tool calls" {
 		t.Errorf("tree summary = %q", got)
 	}
 	one(t, doc, "ul.tree li.d1 a[href=/profiles/default/s/s2/]")

@@ -52,7 +52,7 @@ func testSessionView() SessionView {
 			{ID: "s1", URL: "/profiles/default/s/s1/", Title: "Fix the build", Busy: true, Current: true},
 			{ID: "s3", URL: "/profiles/default/s/s3/"},
 		},
-		Tree: &TreeView{Sessions: 3, Busy: 1, OpenCalls: 2, Tokens: "1,234", Work: "3.0 s",
+		Tree: &TreeView{Sessions: 3, Busy: 1, OpenCalls: 2, Tokens: "1,234", Cost: "$0.42", Work: "3.0 s",
 			Rows: []TreeRow{{Title: "Child", URL: "/profiles/default/s/s2/", Model: "fake", State: "working", Depth: 1, Indent: "d1"}}},
 		EventsURL: "/profiles/default/s/s1/events?after=b-7",
 	}

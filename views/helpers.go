@@ -110,3 +110,58 @@ func mainID(c Chrome) string {
 	}
 	return c.Main
 }
+
+// StateLabel is how a session's state reads: "working", "needs you", "done", "failed".
+func StateLabel(state string) string {
+	switch state {
+	case "needs_you":
+		return "needs you"
+	case "working", "done", "failed":
+		return state
+	}
+	return ""
+}
+
+// stateClass is state as a CSS class: one of the four, else none.
+func stateClass(state string) string {
+	if StateLabel(state) == "" {
+		return ""
+	}
+	return state
+}
+
+// TitlePrefix is what a tab's title starts with for a session in state: it says when the
+// session needs you or failed, so that a tab among many says so.
+func TitlePrefix(state string) string {
+	switch state {
+	case "needs_you":
+		return "(needs you) "
+	case "failed":
+		return "(failed) "
+	}
+	return ""
+}
+
+// turnsLabel is "1 turn", "12 turns".
+func turnsLabel(n int) string {
+	if n == 1 {
+		return "1 turn"
+	}
+	return strconv.Itoa(n) + " turns"
+}
+
+// sessionsLabel is "1 session", "12 sessions".
+func sessionsLabel(n int) string {
+	if n == 1 {
+		return "1 session"
+	}
+	return strconv.Itoa(n) + " sessions"
+}
+
+// orUntitledRow is a row's title, or "Untitled session".
+func orUntitledRow(r SessionRow) string {
+	if r.Title == "" {
+		return "Untitled session"
+	}
+	return shown(r.Title)
+}

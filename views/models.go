@@ -47,6 +47,50 @@ type SessionsView struct {
 	// SnapshotSpace says how much space the snapshots of the sessions' files take ("12
 	// MB"); "" when they are not captured.
 	SnapshotSpace string
+	// View is how the rows are grouped: "project" (by the git root of their directory,
+	// else the directory) or "date" (Today, Yesterday, This week, Older). Project is the
+	// one project shown whole, when the list is filtered by it.
+	View    string
+	Project string
+	Groups  []SessionGroup
+	// PrevURL and NextURL are the pages around this one; "" for none.
+	PrevURL, NextURL string
+	// Hits are the messages that match the query (the content search), and SearchNote
+	// what to know of them (the index is being built).
+	Hits       []SearchHit
+	SearchNote string
+}
+
+// SwitcherView is the quick switcher's results for Query.
+type SwitcherView struct {
+	Query    string
+	Sessions []SessionRow
+	Hits     []SearchHit
+	Note     string
+}
+
+// SearchHit is a content match on a page: the session, what kind of message, and the
+// snippet cut into pieces, the matches marked.
+type SearchHit struct {
+	Title, URL, Kind, When string
+	Pieces                 []SnippetPiece
+}
+
+// SnippetPiece is a piece of a snippet: a match or the text between.
+type SnippetPiece struct {
+	Text  string
+	Match bool
+}
+
+// SessionGroup is one group of the sessions page: a project's sessions (the most recent
+// first, folded beyond a few: More of them are at MoreURL), or a day's.
+type SessionGroup struct {
+	Title   string // the project's directory as it reads, or the day
+	Path    string // the project's directory; "" for a day
+	Count   int    // its sessions, folded ones included
+	Rows    []SessionRow
+	More    int
+	MoreURL string
 }
 
 // DirChoice is a directory offered: its absolute path and how it reads (~ for home).
@@ -89,6 +133,14 @@ type SessionRow struct {
 	Archived bool
 	Current  bool // the session the page shows
 	Children int
+	// State is what the session wants of you: working, needs_you, done or failed (a CSS
+	// class too); empty for a session that cannot be opened.
+	State   string
+	Cost    string // what it cost, as humanize.Cost says it
+	Turns   int    // its turns that ended
+	Preview string // the first line of its last answer
+	// GroupStart, in the sidebar, is the heading of the part this row begins.
+	GroupStart string
 	// Cwd is the session's directory as it reads (~ for home), CwdPath the path, and
 	// CwdURL the listing of the sessions in it; "" when unknown.
 	Cwd, CwdPath, CwdURL string
@@ -105,6 +157,9 @@ type SessionView struct {
 	// Cwd is the session's directory as it reads (~ for home), CwdPath its path, and
 	// FilesURL the read-only viewer of its files.
 	Cwd, CwdPath, FilesURL string
+	// Cost is what the session's model responses cost, as humanize.Cost says it ("cost
+	// unknown" for a model without prices); empty before this page knows it.
+	Cost string
 
 	Thread   string // the thread shown
 	ReadOnly bool   // an earlier thread
@@ -167,6 +222,7 @@ type LiveView struct {
 type TreeView struct {
 	Sessions, Busy, OpenCalls int
 	Tokens                    string
+	Cost                      string // the whole tree's, as humanize.Cost says it
 	Work                      string
 	Rows                      []TreeRow
 }
@@ -174,6 +230,7 @@ type TreeView struct {
 // TreeRow is one descendant in the roll-up.
 type TreeRow struct {
 	Title, URL, Model, State string
+	Cost                     string // the descendant's own and its descendants'
 	Depth                    int
 	Indent                   string // the depth as a CSS class: d1, d2, …
 	// Changes is where the files the child changed show; nil when they are not captured.
@@ -206,6 +263,10 @@ type StatusView struct {
 	Model     string
 	Used      int // prompt tokens of the last response
 	Window    int // the model's context window
+	// State is the session's state (working, needs_you, done, failed): the page's tab title
+	// follows it.
+	State string
+	Cost  string // what the session cost so far, as humanize.Cost says it; empty hides it
 	// CompactURL, when set, offers Compact beside the meter: the context is past the point
 	// where it is worth compacting (the model's auto_compact_at, else 80%).
 	CompactURL string
@@ -269,6 +330,8 @@ type MessageView struct {
 	// (and gone with it once Retry is clicked, or when the turn is no longer the last).
 	RetryURL  string
 	RetryHint string
+	// RetryBudget asks for a new budget with Retry: the turn stopped at its budget.
+	RetryBudget bool
 }
 
 // Block is one piece of a message, in order. Exactly one of its fields is set.

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +35,7 @@ type options struct {
 	prompt    string
 	promptSet bool
 	model     string
+	maxCost   float64 // --max-cost; 0 when not given
 	profile   string
 	// profileSet reports that --profile was given, even as "", which is then an error.
 	profileSet bool
@@ -143,6 +146,14 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 		}
 		return nil
 	})
+	fs.Func("max-cost", "with -p: the budget of the session's tree (`AMOUNT`, in the money of the catalog's prices): the turn stops at its next model request once the session and its children cost that much (exit status 6)", func(s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("want an amount above 0, such as 0.50, not %q", s)
+		}
+		o.maxCost = v
+		return nil
+	})
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.IntVar(&o.maxImage, "max-image-base64-bytes", 5<<20, "with --mode host: the largest image view_image returns, measured as base64 (`N` bytes)")
 	fs.DurationVar(&o.hostGrace, "host-grace", 30*time.Minute, "with --mode host: how long the host daemon keeps a dropped controller's bash sessions (`DURATION`), when it starts one")
@@ -159,7 +170,7 @@ var runs = []struct {
 	name  string // as the error says it
 	flags []string
 }{
-	{"-p", []string{"p", "model", "profile", "config", "json", "output-format", "resume", "log-level", "log-format", "approval-mode", "allow"}},
+	{"-p", []string{"p", "model", "profile", "config", "json", "output-format", "resume", "log-level", "log-format", "approval-mode", "allow", "max-cost"}},
 	{"--compact", []string{"compact", "model", "profile", "config", "log-level", "log-format"}},
 	{"the server", []string{"mode", "addr", "auth", "pprof", "model", "profile", "config", "log-level", "log-format"}},
 	{"--mode cli", []string{"mode", "model", "profile", "config", "resume", "log-level", "log-format", "approval-mode", "allow"}},

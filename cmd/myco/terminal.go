@@ -51,7 +51,7 @@ func (a *app) terminal(o options, serve bool, f func(ctx context.Context, e *eng
 	}
 	wd, _ := os.Getwd()
 	return f(context.Background(), e, a.std(), cli.Options{
-		Model: o.model, Resume: o.resume, JSON: o.json, Result: o.result,
+		Model: o.model, Resume: o.resume, JSON: o.json, Result: o.result, MaxCost: o.maxCost,
 		Term: a.getenv("TERM"), NoColor: a.getenv("NO_COLOR") != "",
 		History: filepath.Join(p.Paths.ProfileDir, "cli-history"), Hosts: e.Harness, MCP: e.Harness,
 		Project: e.Harness, Dir: wd,

@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"myco.dev/engine"
 	"myco.dev/handlers"
 	"myco.dev/profiles"
+	"myco.dev/search"
 )
 
 // profileWorker runs myco --mode profile-worker: one profile's pages, API and sessions,
@@ -60,7 +62,14 @@ func (a *app) profileWorker(o options) int {
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}
-			return handlers.Built{Deps: withEngine(base, p, e), Stop: e.Sessions.Close, Close: e.Close,
+			ix, stopSearch := search.Start(filepath.Join(paths.ProfileDir, "search.db"), e.Sessions, log)
+			withSearch := func(d handlers.Deps) handlers.Deps {
+				if ix != nil {
+					d.Search = ix
+				}
+				return d
+			}
+			return handlers.Built{Deps: withSearch(withEngine(base, p, e)), Stop: e.Sessions.Close, Close: func() { stopSearch(); e.Close() },
 				Holding: func() (bool, []string) {
 					return e.Sessions.Running(), e.Sessions.HoldingProcesses(context.Background())
 				},
@@ -72,7 +81,7 @@ func (a *app) profileWorker(o options) int {
 						return handlers.Deps{}, nil, cfgErr
 					}
 					pending := e.Apply(p)
-					return withEngine(base, p, e), pending, nil
+					return withSearch(withEngine(base, p, e)), pending, nil
 				}}, nil, nil
 		},
 		Degraded: func(cfgErr error) (handlers.Built, error) {

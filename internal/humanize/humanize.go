@@ -61,3 +61,20 @@ func Duration(d time.Duration) string {
 	}
 	return d.Round(time.Second).String()
 }
+
+// Cost is money spent, in the words every front end uses: "$0.42", "$0.0031" or "$0.008"
+// below a cent (two significant digits at most), "$0.00" for nothing, and "cost unknown" when the catalog
+// has no prices for some of the tokens: never a 0 it does not know.
+func Cost(amount float64, known bool) string {
+	if !known {
+		return "cost unknown"
+	}
+	switch {
+	case amount <= 0:
+		return "$0.00"
+	case amount < 0.01:
+		return "$" + strings.TrimRight(strconv.FormatFloat(amount, 'f', max(2, 1-int(math.Floor(math.Log10(amount)))), 64), "0")
+	default:
+		return "$" + strconv.FormatFloat(amount, 'f', 2, 64)
+	}
+}

@@ -49,3 +49,25 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestCost(t *testing.T) {
+	for _, tt := range []struct {
+		amount float64
+		known  bool
+		want   string
+	}{
+		{0, true, "$0.00"},
+		{0, false, "cost unknown"},
+		{1.5, false, "cost unknown"},
+		{0.4249, true, "$0.42"},
+		{12.345, true, "$12.35"},
+		{0.0031, true, "$0.0031"},
+		{0.00031234, true, "$0.00031"},
+		{0.01, true, "$0.01"},
+		{0.008, true, "$0.008"},
+	} {
+		if got := Cost(tt.amount, tt.known); got != tt.want {
+			t.Errorf("Cost(%g, %v) = %q, want %q", tt.amount, tt.known, got, tt.want)
+		}
+	}
+}

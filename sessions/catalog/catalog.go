@@ -45,7 +45,18 @@ var (
 	_ sessions.Models       = (*Catalog)(nil)
 	_ sessions.ModelLister  = (*Catalog)(nil)
 	_ sessions.ModelChecker = (*Catalog)(nil)
+	_ sessions.Pricer       = (*Catalog)(nil)
 )
+
+// Prices returns the prices of model key, or false when the catalog has none for it.
+func (c *Catalog) Prices(key string) (sessions.Prices, bool) {
+	m, err := c.o.Config.Resolve(key)
+	if err != nil || m.Prices == nil {
+		return sessions.Prices{}, false
+	}
+	p := m.Prices
+	return sessions.Prices{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}, true
+}
 
 // New returns the catalog of o.Config.
 func New(o Options) *Catalog { return &Catalog{o: o, clients: map[string]*model.Client{}} }

@@ -27,6 +27,9 @@ func Client(url string) *model.Client {
 type Models struct {
 	Keys   []string // the first is the default
 	Client *model.Client
+	// Priced are the keys that have prices ([sessions.Pricer]); the others' cost is
+	// unknown.
+	Priced map[string]sessions.Prices
 }
 
 // NewModels is the catalog of keys served by c.
@@ -42,6 +45,12 @@ func (m Models) Agent(key string, blocks []string) (sessions.AgentConfig, error)
 	}
 	return sessions.AgentConfig{ModelKey: key, Protocol: "anthropic-messages",
 		Options: agent.Options{Model: m.Client, APIModel: key + "-1", MaxOutputTokens: 1000}}, nil
+}
+
+// Prices returns key's prices, when it has some.
+func (m Models) Prices(key string) (sessions.Prices, bool) {
+	p, ok := m.Priced[key]
+	return p, ok
 }
 
 // Manager starts a session service with o, closed when the test ends. A store, a logger
