@@ -146,7 +146,7 @@ func defineFlags(fs *flag.FlagSet, o *options) {
 		}
 		return nil
 	})
-	fs.Func("max-cost", "with -p: the budget of the session's tree (`AMOUNT`, in the money of the catalog's prices): the turn stops at its next model request once the session and its children cost that much (exit status 6)", func(s string) error {
+	fs.Func("max-cost", "with -p: the budget of the session's tree (`AMOUNT`, in the money of the catalog's prices): the turn stops at its next model request once the session and its children cost that much (exit status 7)", func(s string) error {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return fmt.Errorf("want an amount above 0, such as 0.50, not %q", s)
