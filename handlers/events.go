@@ -188,6 +188,9 @@ func (e *eventRenderer) render(ctx context.Context, sse *web.SSE, us []sessions.
 			}
 		case sessions.UpdateApprovalRequested, sessions.UpdateApprovalResolved:
 			err = part(views.IDApprovals, views.SwapInner, views.ApprovalsLoader(e.s.sessionURL(e.id)+"approvals"))
+			if err == nil {
+				err = status() // the state: a pending approval needs you, in the tab's title too
+			}
 		case sessions.UpdateMeta:
 			var sess *sessions.Session
 			if sess, _, err = e.snapshot(ctx); err == nil {

@@ -32,10 +32,10 @@ type StateInput struct {
 // config, the message).
 func StateOf(in StateInput) string {
 	switch {
+	case in.Approvals > 0: // its turn is busy, waiting for the person
+		return StateNeedsYou
 	case in.Busy:
 		return StateWorking
-	case in.Approvals > 0:
-		return StateNeedsYou
 	case in.Stopped:
 		return StateFailed
 	}
@@ -60,7 +60,7 @@ func StateOf(in StateInput) string {
 // State tells the state of session s, doing st now.
 func (m *Manager) State(s *Session, st Status) string {
 	return StateOf(StateInput{Busy: st.Busy || st.Elsewhere != "", Stopped: st.Stopped != nil, Status: st.LastTurn.Status, Code: st.LastTurn.Code,
-		Queued: len(s.Queue), Approvals: st.Approvals})
+		Queued: len(s.Queue), Approvals: max(st.Approvals, len(s.Approvals))})
 }
 
 // rowState tells the state of a listed session from what its log says.

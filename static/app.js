@@ -31,9 +31,9 @@
   });
   let notified = "";
   const noteApprovals = () => {
+    // The tab's title says a call waits through the session's state (the status bar's
+    // data-title-prefix, see below), as for any other reason the session needs you.
     const card = firstCard();
-    const base = document.title.replace(/^\(needs you\) /, "");
-    document.title = card ? "(needs you) " + base : base;
     if (!card || card.id === notified) return;
     notified = card.id;
     if (document.hidden && "Notification" in window && Notification.permission === "granted") {

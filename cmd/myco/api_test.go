@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,6 +239,8 @@ func TestAPIEndToEnd(t *testing.T) {
 		{"GET", "/events?x=1", "", "", nil, 400},
 		{"GET", "/events", "", "", evil, 403},
 		{"GET", "/events?session=nope", "", "", nil, 404},
+		{"GET", "/search?q=" + url.QueryEscape(`"the answer"`), "", "", nil, 200},
+		{"GET", "/search", "", "", nil, 400},
 		{"GET", "/models?x=1", "", "", nil, 400},
 		{"GET", "/version?x=1", "", "", nil, 400},
 		{"GET", "/openapi.json?x=1", "", "", nil, 400},
@@ -248,7 +251,7 @@ func TestAPIEndToEnd(t *testing.T) {
 			t.Errorf("%s %s = %d, want %d", r.method, r.path, got, r.status)
 		}
 	}
-	for _, path := range []string{"/sessions", sid, sid + "/answer", sid + "/changes", sid + "/approvals", sid + "/actions", sid + "/cancel", "/events", "/models", "/version", "/openapi.json"} {
+	for _, path := range []string{"/sessions", sid, sid + "/answer", sid + "/changes", sid + "/approvals", sid + "/actions", sid + "/cancel", "/events", "/search", "/models", "/version", "/openapi.json"} {
 		// A method the path does not take: the 405 every operation declares (an older
 		// server answers a newer operation so).
 		if got := raw(t, hc, "PUT", root+apiPath+path, "{}", "", nil); got != 405 {
@@ -267,6 +270,10 @@ func TestAPIEndToEnd(t *testing.T) {
 	if got := raw(t, &http.Client{Transport: brokenRec}, "POST", root+"/profiles/broken/api/sessions", `{"request_id":"x"}`, "", nil); got != 503 {
 		t.Errorf("a create on the broken profile = %d, want 503", got)
 	}
+	// A search where there is no index: the broken profile's, as -p's and the chat's API.
+	if got := raw(t, &http.Client{Transport: brokenRec}, "GET", root+"/profiles/broken/api/search?q=x", "", "", nil); got != 503 {
+		t.Errorf("a search on the broken profile = %d, want 503", got)
+	}
 
 	for _, key := range []string{"(none) 404"} {
 		if !rec.Seen(key) {
@@ -274,7 +281,7 @@ func TestAPIEndToEnd(t *testing.T) {
 		}
 	}
 	for _, m := range rec.Missing() {
-		if strings.HasSuffix(m, " default") && brokenRec.Seen(m) || strings.HasSuffix(m, " default") && m != "createSession default" {
+		if (strings.HasSuffix(m, " default") || strings.HasSuffix(m, " 503")) && brokenRec.Seen(m) || strings.HasSuffix(m, " default") && m != "createSession default" {
 			continue // a failure of the server: seen once, on the broken profile
 		}
 		t.Errorf("the document declares the answer %s, which the test never saw", m)
