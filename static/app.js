@@ -472,6 +472,16 @@
     switchInput.addEventListener("focus", () => open(switchList.children.length > 0 && switchInput.value.trim() !== ""));
   }
 
+  // --- The dock does not cover what is brought into view ----------------------------------
+  // The dock (approvals, mode, status, composer) is sticky at the bottom and grows with
+  // what it holds; whatever the page or the browser scrolls into view (a link's target, a
+  // focused control, an Edit form's Send) is kept above it.
+  const dock = document.querySelector(".dock");
+  if (dock && "ResizeObserver" in window) {
+    new ResizeObserver(() => {
+      document.documentElement.style.scrollPaddingBottom = dock.offsetHeight + "px";
+    }).observe(dock);
+  }
   // --- A turn that ends in the background -------------------------------------------------
 
   // When a turn ends while the tab is hidden, the tab's title says so ("● " before it) until
