@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -63,7 +61,7 @@ func TestBrowserApprovals(t *testing.T) {
 		t.Errorf("the title = %q, want it to say a call waits", got)
 	}
 	tb.axeIn(t, axeSource(t), `document.getElementById("approvals")`, "the approval card")
-	shots(t, tb, "approval-command")
+	screens(t, tb, "approval-command", cardInView)
 
 	t.Run("y allows once", func(t *testing.T) {
 		tb := tb.in(t)
@@ -85,7 +83,7 @@ func TestBrowserApprovals(t *testing.T) {
 		if got := eval[string](tb, `document.querySelector("#approval-call_note .diff").textContent`); !strings.Contains(got, "second line") {
 			t.Errorf("the diff = %q", got)
 		}
-		shots(t, tb, "approval-edit")
+		screens(t, tb, "approval-edit", cardInView)
 	})
 
 	t.Run("allow always shows and adds the rule", func(t *testing.T) {
@@ -120,42 +118,5 @@ func TestBrowserApprovals(t *testing.T) {
 	})
 }
 
-// shots captures the window at the approvals in light and dark, 1440 and 390 px wide, in
-// $MYCO_SCREENSHOTS (else a temporary directory), and checks nothing scrolls sideways.
-func shots(t *testing.T, tb *tab, name string) {
-	t.Helper()
-	dir := os.Getenv("MYCO_SCREENSHOTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	os.MkdirAll(dir, 0o755)
-	for _, scheme := range []string{"light", "dark"} {
-		tb.do("prefers-color-scheme: "+scheme, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
-			_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
-			return err
-		}))
-		for _, size := range []struct {
-			name          string
-			width, height int64
-		}{{"wide", 1440, 900}, {"narrow", 390, 844}} {
-			tb.do("viewport "+size.name, chromedp.EmulateViewport(size.width, size.height))
-			tb.wait("the card in view", `(() => { const c = document.querySelector(".approval-card"); c?.scrollIntoView({block: "center"}); return !!c; })()`)
-			if size.name == "narrow" {
-				if w := eval[int](tb, `document.documentElement.scrollWidth`); w > int(size.width) {
-					t.Errorf("%s at %d px: the page is %d px wide", name, size.width, w)
-				}
-			}
-			png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := filepath.Join(dir, name+"-"+scheme+"-"+size.name+".png")
-			if err := os.WriteFile(p, png, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("saved %s", p)
-		}
-	}
-	tb.do("viewport back", chromedp.EmulateViewport(1280, 900))
-}
+// cardInView brings the first approval card to the middle of the window.
+const cardInView = `(() => { const c = document.querySelector(".approval-card"); c?.scrollIntoView({block: "center"}); return !!c; })()`

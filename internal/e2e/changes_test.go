@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -11,9 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/chromedp"
 
 	"myco.dev/internal/fakemodel"
 )
@@ -67,12 +63,6 @@ func sameFiles(a, b map[string]string) string {
 // finds nothing serious on them.
 func TestBrowserChanges(t *testing.T) {
 	t.Parallel()
-	shots := os.Getenv("MYCO_SCREENSHOTS")
-	if shots == "" {
-		shots = t.TempDir()
-	} else if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "proj")
 	os.MkdirAll(dir, 0o755)
 	for name, data := range map[string]string{
@@ -128,42 +118,8 @@ func TestBrowserChanges(t *testing.T) {
 	tb.axe(t, axeSource(t), "the Changes view")
 
 	// Screens, light and dark, wide and narrow.
-	shoot := func(name, before string) {
-		t.Helper()
-		for _, scheme := range []string{"light", "dark"} {
-			tb.do("prefers-color-scheme: "+scheme, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
-				_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-					Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
-				return err
-			}))
-			for _, size := range []struct {
-				name string
-				w, h int64
-			}{{"wide", 1440, 900}, {"narrow", 390, 844}} {
-				tb.do("viewport "+size.name, chromedp.EmulateViewport(size.w, size.h))
-				if size.name == "narrow" {
-					if w := eval[int](tb, `document.documentElement.scrollWidth`); w > int(size.w) {
-						t.Errorf("%s at %d px: the page is %d px wide; widest: %s", name, size.w, w, eval[string](tb, widest))
-					}
-				}
-				if before != "" {
-					eval[bool](tb, before)
-				}
-				png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
-				if err != nil {
-					t.Fatalf("screenshot %s: %v", name, err)
-				}
-				p := filepath.Join(shots, name+"-"+scheme+"-"+size.name+".png")
-				if err := os.WriteFile(p, png, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("saved %s", p)
-			}
-		}
-		tb.do("viewport back", chromedp.EmulateViewport(1280, 900))
-	}
-	shoot("changes", "")
-	shoot("changes-code", `(document.querySelector("[aria-label='modified main.go']").scrollIntoView(), true)`)
+	screens(t, tb, "changes", "")
+	screens(t, tb, "changes-code", `(document.querySelector("[aria-label='modified main.go']").scrollIntoView(), true)`)
 
 	// Undo: every file on disk as before the turn.
 	tb.click("#undo-turn")
@@ -188,7 +144,7 @@ func TestBrowserChanges(t *testing.T) {
 		t.Errorf("a refused Undo wrote: %s", d)
 	}
 	tb.axe(t, axeSource(t), "the conflict")
-	shoot("changes-conflict", "")
+	screens(t, tb, "changes-conflict", "")
 	tb.click("#changes form.conflicts button[type=submit]")
 	tb.wait("the overwriting undo's answer", `document.querySelector("#changes .banner")?.textContent.includes("put back") && !document.querySelector("#changes form.conflicts")`)
 	if d := sameFiles(readFiles(t, dir), before); d != "" {

@@ -189,3 +189,46 @@ const widest = `(() => {
   }
   return out.slice(0, 8).join(", ");
 })()`
+
+// screens captures the window in light and dark, 1440 and 390 px wide, as name-SCHEME-SIZE.png
+// in $MYCO_SCREENSHOTS (a temporary directory without it), once inView (a script, "" for
+// none) is true; at 390 px the page must not scroll sideways. The viewport is put back.
+func screens(t *testing.T, tb *tab, name, inView string) {
+	t.Helper()
+	dir := os.Getenv("MYCO_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	os.MkdirAll(dir, 0o755)
+	for _, scheme := range []string{"light", "dark"} {
+		tb.do("prefers-color-scheme: "+scheme, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
+			return err
+		}))
+		for _, size := range []struct {
+			name          string
+			width, height int64
+		}{{"wide", 1440, 900}, {"narrow", 390, 844}} {
+			tb.do("viewport "+size.name, chromedp.EmulateViewport(size.width, size.height))
+			if inView != "" {
+				tb.wait(name+" in view", inView)
+			}
+			if size.name == "narrow" {
+				if w := eval[int](tb, `document.documentElement.scrollWidth`); w > int(size.width) {
+					t.Errorf("%s at %d px: the page is %d px wide; widest: %s", name, size.width, w, eval[string](tb, widest))
+				}
+			}
+			png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatalf("screenshot %s: %v", name, err)
+			}
+			p := filepath.Join(dir, name+"-"+scheme+"-"+size.name+".png")
+			if err := os.WriteFile(p, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("saved %s", p)
+		}
+	}
+	tb.do("viewport back", chromedp.EmulateViewport(1280, 900))
+}
