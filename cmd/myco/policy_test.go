@@ -15,6 +15,7 @@ import (
 	"myco.dev/cli"
 	"myco.dev/hosts/sandbox"
 	"myco.dev/internal/fakemodel"
+	"myco.dev/internal/needs"
 )
 
 // needSandbox skips a test where the kernel cannot fence commands.
@@ -25,7 +26,7 @@ func needSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := f.Support().Check(sandbox.Spec{Protected: []string{"/"}}); err != nil {
-		t.Skipf("no sandbox here: %v", err)
+		needs.Missing(t, "no sandbox here: %v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"myco.dev/hosts/sandbox"
+	"myco.dev/internal/needs"
 )
 
 func TestMain(m *testing.M) {
@@ -28,7 +29,7 @@ func fence(t *testing.T) *sandbox.Fence {
 	s := f.Support()
 	t.Logf("support: %s", s)
 	if !s.Landlock || !s.Net {
-		t.Skipf("the kernel cannot fence: %s", s)
+		needs.Missing(t, "the kernel cannot fence: %s", s)
 	}
 	return f
 }
@@ -178,7 +179,7 @@ func TestCheck(t *testing.T) {
 func TestFenceHiddenInsideWritable(t *testing.T) {
 	f := fence(t)
 	if !f.Support().UserNS {
-		t.Skip("no user namespaces")
+		needs.Missing(t, "no unprivileged user namespaces")
 	}
 	dir := t.TempDir()
 	home := filepath.Join(dir, ".myco")
@@ -202,7 +203,7 @@ func TestFenceHiddenInsideWritable(t *testing.T) {
 func BenchmarkFence(b *testing.B) {
 	f, _ := sandbox.New(sandbox.Options{})
 	if !f.Support().Landlock {
-		b.Skip("no Landlock")
+		needs.Missing(b, "no Landlock")
 	}
 	dir := b.TempDir()
 	os.MkdirAll(dir+"/.git/hooks", 0o755)

@@ -273,7 +273,7 @@ func FuzzNames(f *testing.F) {
 		}
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o600); err != nil {
-			t.Skip(err)
+			return // a name this file system refuses: nothing to capture
 		}
 		s := newStore(t)
 		id0 := capture(t, s, dir)

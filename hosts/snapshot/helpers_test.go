@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"myco.dev/internal/needs"
 )
 
 func openStore(t testing.TB, dir string) *Store {
@@ -114,9 +116,7 @@ func tree(t testing.TB, dir string) map[string]string {
 // git runs git in dir with no user or system configuration.
 func git(t testing.TB, dir string, stdin []byte, args ...string) []byte {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	needs.Program(t, "git", "apt-get install git")
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	home := t.TempDir()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"myco.dev/hosts/sandbox"
+	"myco.dev/internal/needs"
 )
 
 func TestMain(m *testing.M) {
@@ -23,7 +24,7 @@ func TestBashSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s := f.Support(); !s.Landlock || !s.Net {
-		t.Skipf("no sandbox: %s", s)
+		needs.Missing(t, "no sandbox: %s", s)
 	}
 	dir, tmp, outside := t.TempDir(), t.TempDir(), t.TempDir()
 	b := NewBash(BashOptions{})
