@@ -634,6 +634,8 @@ func previewOf(body []byte) string {
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		text = strings.TrimSpace(text[:i])
 	}
+	// A heading's or a quote's marks are Markdown, not words: "## The fix" reads "The fix".
+	text = strings.TrimSpace(strings.TrimLeft(text, "#>"))
 	if len(text) > previewMax {
 		text = strings.ToValidUTF8(text[:previewMax], "") + "…"
 	}
