@@ -54,7 +54,13 @@ func (s *server) renderChanges(w http.ResponseWriter, r *http.Request, id string
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if htmx(r) {
-		return views.Changes(v).Render(r.Context(), w)
+		if err := views.Changes(v).Render(r.Context(), w); err != nil {
+			return err
+		}
+		if r.Method == http.MethodGet {
+			return nil // a reload leaves the last answer where it is
+		}
+		return views.ChangesDone(v.Done, true).Render(r.Context(), w)
 	}
 	sess, _, err := s.Sessions.Snapshot(r.Context(), id)
 	if err != nil {

@@ -62,7 +62,8 @@ type PingEvent struct {
 }
 
 // SubStatusEvent tells a subscription's page that its worker's stream is being read again
-// (state "reconnecting"), or that the worker refused it (state "gone", with the status).
+// (state "reconnecting") and then is (state "live"), or that the worker refused it (state
+// "gone", with the status).
 type SubStatusEvent struct {
 	Type   string `json:"type"` // "status"
 	Sub    string `json:"sub"`

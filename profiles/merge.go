@@ -181,8 +181,8 @@ func (s *supervisor) subscribe(w http.ResponseWriter, r *http.Request) {
 // crash, a restart), it reads again from the last event id after a short pause.
 func (s *supervisor) relay(ctx context.Context, m *mergedStream, sub, profile, url, after, host string) {
 	delay := 250 * time.Millisecond
-	for ctx.Err() == nil {
-		got := s.relayOnce(ctx, m, sub, profile, url, &after, host)
+	for down := false; ctx.Err() == nil; down = true {
+		got := s.relayOnce(ctx, m, sub, profile, url, &after, host, down)
 		if ctx.Err() != nil {
 			return
 		}
@@ -204,8 +204,9 @@ func (s *supervisor) relay(ctx context.Context, m *mergedStream, sub, profile, u
 }
 
 // relayOnce follows one connection to the worker's stream and reports whether it carried
-// an event.
-func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profile, url string, after *string, host string) bool {
+// an event. After a "reconnecting" (down), a stream read again is told to the page as
+// "live": a session with nothing more to say would leave its page saying it is cut off.
+func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profile, url string, after *string, host string, down bool) bool {
 	p, err := s.proxyFor(ctx, profile)
 	if err != nil {
 		return false
@@ -231,6 +232,9 @@ func (s *supervisor) relayOnce(ctx context.Context, m *mergedStream, sub, profil
 	if resp.StatusCode != http.StatusOK {
 		m.send(SubStatusEvent{Type: "status", Sub: sub, State: "gone", Status: resp.StatusCode})
 		<-ctx.Done()
+		return false
+	}
+	if down && !m.send(SubStatusEvent{Type: "status", Sub: sub, State: "live"}) {
 		return false
 	}
 	rd := api.NewSSEReader(resp.Body)

@@ -116,7 +116,7 @@ func TestMergedStream(t *testing.T) {
 	if code, body := post("/events/"+id, `{"op":"subscribe","sub":"p2","url":"/profiles/work/s/short/events"}`); code != 200 {
 		t.Fatalf("subscribe = %d %q", code, body)
 	}
-	for _, want := range []string{"event 1", "event 2", "status reconnecting", "event 3"} {
+	for _, want := range []string{"event 1", "event 2", "status reconnecting", "status live", "event 3"} {
 		ev := stream.next()
 		got := ev["type"].(string) + " "
 		if ev["type"] == "status" {

@@ -64,10 +64,18 @@ func (c *docCache) get(id string) (loaded, bool) {
 }
 
 // put keeps l as the document of session id, letting go of the least recently used ones
-// beyond the bounds. A document larger than the whole cache is not kept.
+// beyond the bounds. A document larger than the whole cache is not kept. A document read
+// for viewing (no owner) keeps the owner of the one it replaces when both match the same
+// file: a view that read the file while the session was being closed must not make its
+// next runtime a new one.
 func (c *docCache) put(id string, l loaded) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if e := c.byID[id]; e != nil && l.owner == "" {
+		if old := e.Value.(*cached).loaded; old.file.same(l.file) {
+			l.owner = old.owner
+		}
+	}
 	c.removeLocked(id)
 	if l.file.size > c.maxBytes {
 		return

@@ -147,3 +147,28 @@ func TestReopenKeepsOwner(t *testing.T) {
 		t.Errorf("the turn after the reopen tells the model of a new runtime:\n%s", body)
 	}
 }
+
+// TestDocCacheKeepsOwner: a view that read a session's file while the session was being
+// closed puts its document, without an owner, after the one the close kept: the owner
+// stays while both are of the same file, and goes once the file changed (the race behind
+// a flaky TestReopenKeepsOwner in CI).
+func TestDocCacheKeepsOwner(t *testing.T) {
+	path := t.TempDir() + "/s.jsonl"
+	if err := os.WriteFile(path, []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newDocCache(3, 100)
+	c.put("a", loaded{sess: &Session{}, file: fileState{info: st, size: 10}, owner: "a/rt-1"})
+	c.put("a", loaded{sess: &Session{}, file: fileState{info: st, size: 10}})
+	if got, _ := c.get("a"); got.owner != "a/rt-1" {
+		t.Errorf("after a view's read of the same file: owner %q, want a/rt-1", got.owner)
+	}
+	c.put("a", loaded{sess: &Session{}, file: fileState{info: st, size: 12}})
+	if got, _ := c.get("a"); got.owner != "" {
+		t.Errorf("after a read of the file grown by another writer: owner %q, want none", got.owner)
+	}
+}

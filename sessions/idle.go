@@ -34,8 +34,11 @@ func (m *Manager) closeIdleEvery(ctx context.Context, period time.Duration) {
 // bounded few (see doccache.go) and its event ring for a grace period (see closedring.go),
 // so that memory and the cost of a turn do not grow with the sessions ever opened; it
 // reopens when next used, with its history (its live tools, which it has none of, stay
-// gone): from the kept document while its file is unchanged, else from disk.
+// gone): from the kept document while its file is unchanged, else from disk. Calls are one
+// at a time, so that one returns after what another closed is kept.
 func (m *Manager) closeIdle(ctx context.Context, now time.Time) {
+	m.idleMu.Lock()
+	defer m.idleMu.Unlock()
 	m.mu.Lock()
 	lives := make([]*live, 0, len(m.live))
 	for _, l := range m.live {

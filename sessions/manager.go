@@ -138,6 +138,7 @@ type Manager struct {
 	jobs   sync.WaitGroup
 	idle   sync.WaitGroup // the goroutine that closes idle sessions
 	kick   chan struct{}  // asks it to look now
+	idleMu sync.Mutex     // one closeIdle at a time: a call returns with what it closed kept
 
 	docs     *docCache // the documents of sessions that are not open (see doccache.go)
 	projects sync.Map  // directory -> its project (see Manager.Project)

@@ -122,6 +122,11 @@ type fileState struct {
 	size int64
 }
 
+// same reports whether f and g are the same file at the same length.
+func (f fileState) same(g fileState) bool {
+	return f.info != nil && g.info != nil && os.SameFile(f.info, g.info) && f.size == g.size
+}
+
 // Create writes a new session; one without threads is written with one empty thread, t1.
 // The file appears whole or not at all. sess is not changed: [Store.Load] returns the
 // session as written.

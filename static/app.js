@@ -661,6 +661,9 @@
           if (msg.state === "reconnecting" || msg.state === "gone") {
             relayDown = true;
             setLost(true);
+          } else if (msg.state === "live") {
+            relayDown = false; // read again: the session may have nothing more to say
+            alive();
           }
           break;
       }

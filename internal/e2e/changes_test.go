@@ -123,13 +123,13 @@ func TestBrowserChanges(t *testing.T) {
 
 	// Undo: every file on disk as before the turn.
 	tb.click("#undo-turn")
-	tb.wait("the undo's answer", `document.querySelector("#changes .banner")?.textContent.includes("put back") && document.querySelector("#redo-turn")`)
+	tb.wait("the undo's answer", `document.querySelector("#changes-done .banner")?.textContent.includes("put back") && document.querySelector("#redo-turn")`)
 	if d := sameFiles(readFiles(t, dir), before); d != "" {
 		t.Errorf("after Undo: %s", d)
 	}
 	// Redo: as after it.
 	tb.click("#redo-turn")
-	tb.wait("the redo's answer", `document.querySelector("#changes .banner") && document.querySelector("#undo-turn")`)
+	tb.wait("the redo's answer", `document.querySelector("#changes-done .banner") && document.querySelector("#undo-turn")`)
 	if d := sameFiles(readFiles(t, dir), after); d != "" {
 		t.Errorf("after Redo: %s", d)
 	}
@@ -146,7 +146,7 @@ func TestBrowserChanges(t *testing.T) {
 	tb.axe(t, axeSource(t), "the conflict")
 	screens(t, tb, "changes-conflict", "")
 	tb.click("#changes form.conflicts button[type=submit]")
-	tb.wait("the overwriting undo's answer", `document.querySelector("#changes .banner")?.textContent.includes("put back") && !document.querySelector("#changes form.conflicts")`)
+	tb.wait("the overwriting undo's answer", `document.querySelector("#changes-done .banner")?.textContent.includes("put back") && !document.querySelector("#changes form.conflicts")`)
 	if d := sameFiles(readFiles(t, dir), before); d != "" {
 		t.Errorf("after Undo overwriting README.md: %s", d)
 	}
@@ -155,7 +155,7 @@ func TestBrowserChanges(t *testing.T) {
 	tb.click("#redo-turn")
 	tb.wait("the redo's answer", `document.querySelector("#undo-turn")`)
 	tb.click(`#changes button[aria-label="Revert main.go"]`)
-	tb.wait("the revert's answer", `document.querySelector("#changes .banner")?.textContent.includes("1 file(s) put back")`)
+	tb.wait("the revert's answer", `document.querySelector("#changes-done .banner")?.textContent.includes("1 file(s) put back")`)
 	want := map[string]string{}
 	for k, v := range after {
 		want[k] = v
