@@ -56,24 +56,32 @@ type ApprovalsAnswer struct {
 // it in the snapshot's pending_approvals.
 type ApprovalRequestedEvent struct {
 	EventInfo
-	Thread   string          `json:"thread,omitempty"`
-	CallID   string          `json:"call_id"`
-	Tool     string          `json:"tool"`
-	Input    json.RawMessage `json:"input,omitempty" type:"object"`
-	Host     string          `json:"host,omitempty"`
-	Approval Approval        `json:"approval"`
+	// ChildSession, on the stream of a session above the one that asked in its tree, names
+	// that session: a child's approval shows on its parent and its root, and is answered on
+	// the child.
+	ChildSession string          `json:"child_session,omitempty"`
+	Thread       string          `json:"thread,omitempty"`
+	CallID       string          `json:"call_id"`
+	Tool         string          `json:"tool"`
+	Input        json.RawMessage `json:"input,omitempty" type:"object"`
+	Host         string          `json:"host,omitempty"`
+	Approval     Approval        `json:"approval"`
 }
 
 // ApprovalResolvedEvent says that an approval was answered (or cancelled), with its
 // status.
 type ApprovalResolvedEvent struct {
 	EventInfo
-	Thread   string          `json:"thread,omitempty"`
-	CallID   string          `json:"call_id"`
-	Tool     string          `json:"tool"`
-	Input    json.RawMessage `json:"input,omitempty" type:"object"`
-	Host     string          `json:"host,omitempty"`
-	Approval Approval        `json:"approval"`
+	// ChildSession, on the stream of a session above the one that asked in its tree, names
+	// that session: a child's approval shows on its parent and its root, and is answered on
+	// the child.
+	ChildSession string          `json:"child_session,omitempty"`
+	Thread       string          `json:"thread,omitempty"`
+	CallID       string          `json:"call_id"`
+	Tool         string          `json:"tool"`
+	Input        json.RawMessage `json:"input,omitempty" type:"object"`
+	Host         string          `json:"host,omitempty"`
+	Approval     Approval        `json:"approval"`
 }
 
 // ApproveAction allows a pending approval's call to run; with always, the approval's rule

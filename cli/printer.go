@@ -283,13 +283,22 @@ func (p *printer) update(u sessions.Update) {
 		p.hostState(u)
 	case sessions.UpdateApprovalRequested:
 		if a := u.Approval; a != nil {
-			p.styled(styleWarn, "? %s waits for your approval: %s (%s)", p.toolLabel(u), approvalSubject(a), a.Reason)
+			p.styled(styleWarn, "? %s%s waits for your approval: %s (%s)", childLabel(u), p.toolLabel(u), approvalSubject(a), a.Reason)
 		}
 	case sessions.UpdateApprovalResolved:
 		if a := u.Approval; a != nil {
-			p.styled(styleWarn, "! %s %s: %s", p.toolLabel(u), a.Status, approvalSubject(a))
+			p.styled(styleWarn, "! %s%s %s: %s", childLabel(u), p.toolLabel(u), a.Status, approvalSubject(a))
 		}
 	}
+}
+
+// childLabel names the child session an approval event is of, when it came on an
+// ancestor's stream.
+func childLabel(u sessions.Update) string {
+	if u.Child == "" {
+		return ""
+	}
+	return "child session " + u.Child + ": "
 }
 
 // approvalSubject is what an approval asks about, in a few words: the command, the files.

@@ -88,7 +88,13 @@ func (t *terminal) run(ctx context.Context, id string, start func() (*sessions.J
 	printed := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	asks := make(chan sessions.Approval, 16)
+	// A child's approval comes on this session's stream too (Child names it): the person
+	// answers it here, on the child.
+	type ask struct {
+		session string
+		a       sessions.Approval
+	}
+	asks := make(chan ask, 16)
 	go func() {
 		defer close(printed)
 		for {
@@ -99,8 +105,12 @@ func (t *terminal) run(ctx context.Context, id string, start func() (*sessions.J
 			for _, u := range us {
 				t.out.update(u)
 				if t.ask != nil && u.Type == sessions.UpdateApprovalRequested && u.Approval != nil {
+					on := id
+					if u.Child != "" {
+						on = u.Child
+					}
 					select {
-					case asks <- *u.Approval:
+					case asks <- ask{on, *u.Approval}:
 					default: // the person has 16 questions open already; the page lists them
 					}
 				}
@@ -113,9 +123,9 @@ func (t *terminal) run(ctx context.Context, id string, start func() (*sessions.J
 	t.signalled = 0
 	for done := false; !done; {
 		select {
-		case a := <-asks:
-			if ans, ok := t.ask(a); ok {
-				if _, err := t.svc.Resolve(ctx, id, ans); err != nil && !errors.Is(err, sessions.ErrNoApproval) {
+		case q := <-asks:
+			if ans, ok := t.ask(q.a); ok {
+				if _, err := t.svc.Resolve(ctx, q.session, ans); err != nil && !errors.Is(err, sessions.ErrNoApproval) {
 					t.out.failed(err)
 				}
 			}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -133,8 +134,10 @@ func (s *server) setMode(w http.ResponseWriter, r *http.Request) error {
 }
 
 // approvals is the approvals slot of session sess's page: its mode and its pending
-// approvals, with the answers when approver (this browser holds the capability).
-func (s *server) approvals(sess *sessions.Session, approver bool) views.ApprovalsView {
+// approvals, then those of the sessions of its tree below it (a child's request shows on
+// its parent and its root, answered from there), with the answers when approver (this
+// browser holds the capability).
+func (s *server) approvals(ctx context.Context, sess *sessions.Session, approver bool) views.ApprovalsView {
 	mode := s.Sessions.Mode(sess)
 	v := views.ApprovalsView{Mode: string(mode), ModeText: mode.Describe(), ModeURL: s.sessionURL(sess.ID) + "mode",
 		Sandbox: s.Sessions.Guard().SandboxSupport(), Approver: approver}
@@ -143,6 +146,23 @@ func (s *server) approvals(sess *sessions.Session, approver bool) views.Approval
 	}
 	for _, a := range sess.Approvals {
 		v.Items = append(v.Items, s.approvalView(sess.ID, sess.Cwd, a))
+	}
+	below, err := s.Sessions.PendingApprovals(ctx, sess.ID)
+	if err != nil {
+		s.Log.Warn("list the approvals of the tree", "session_id", sess.ID, "err", err) // its own show still
+	}
+	for _, a := range below {
+		if a.Session == sess.ID {
+			continue
+		}
+		child, _, err := s.Sessions.Snapshot(ctx, a.Session)
+		if err != nil {
+			continue
+		}
+		item := s.approvalView(child.ID, child.Cwd, a.Approval)
+		item.Session, item.SessionURL = orUntitled(child.Title, child.ID), s.sessionURL(child.ID)
+		item.ID = child.ID + "-" + a.ID // the card's element id: call ids are each session's own
+		v.Items = append(v.Items, item)
 	}
 	return v
 }
@@ -176,5 +196,5 @@ func (s *server) approvalsSlot(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	return views.Approvals(s.approvals(sess, s.approver(r))).Render(r.Context(), w)
+	return views.Approvals(s.approvals(r.Context(), sess, s.approver(r))).Render(r.Context(), w)
 }

@@ -161,6 +161,9 @@ func (s *server) rows(list []sessions.Listed, current string) []views.SessionRow
 		row := views.SessionRow{ID: l.ID, URL: s.sessionURL(l.ID), Title: l.Title, Model: l.Model,
 			Activity: ago(l.Modified), ISOTime: l.Modified.Format(time.RFC3339), Busy: l.Busy, Archived: l.Archived,
 			Current: l.ID == current, State: l.State, Turns: l.Turns, Preview: l.Preview}
+		if l.WaitingBelow != "" {
+			row.WaitingURL = s.sessionURL(l.WaitingBelow)
+		}
 		if l.Problem == "" && (l.Cost.Known || len(l.SpentBy) > 0) {
 			row.Cost = humanize.Cost(l.Cost.Amount, l.Cost.Known)
 		}
@@ -228,7 +231,7 @@ func (s *server) showThread(w http.ResponseWriter, r *http.Request, threadID str
 	if err != nil {
 		return err
 	}
-	v.Approvals = s.approvals(sess, s.approver(r))
+	v.Approvals = s.approvals(r.Context(), sess, s.approver(r))
 	if !v.ReadOnly {
 		v.EventsURL = s.sessionURL(id) + "events?after=" + url.QueryEscape(cursor)
 		s.withLive(&v, sess.Cwd, cursor) // what streamed before the cursor, at once

@@ -237,3 +237,59 @@ func TestApprovalChildNoFreer(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalOfGrandchild: a grandchild's waiting call is announced on its parent's and
+// its root's streams too, naming the session that asked, and makes both need you in the
+// list (each row pointing at the grandchild) until it is answered.
+func TestApprovalOfGrandchild(t *testing.T) {
+	f := newManager(t, ManagerOptions{Guard: &Guard{Mode: policy.AskMode}},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{bashCall("c1", "make test")}}, fakemodel.Turn{Text: "done"})
+	ctx := t.Context()
+	root, _ := f.m.Create(ctx, CreateOptions{})
+	mid, _ := f.m.Create(ctx, CreateOptions{Parent: root})
+	leaf, _ := f.m.Create(ctx, CreateOptions{Parent: mid})
+	sub := f.m.Subscribe([]string{root}, "")
+	defer sub.Close()
+	j, err := f.m.Submit(ctx, leaf, model.TextPart("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := waitApproval(t, sub); u.Session != root || u.Child != leaf || u.Approval == nil || u.Approval.Command != "make test" {
+		t.Fatalf("on the root's stream: %+v", u)
+	}
+	rows := func() map[string]Listed {
+		list, err := f.m.List(ctx, ListOptions{All: true, IncludeHidden: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]Listed{}
+		for _, l := range list {
+			out[l.ID] = l
+		}
+		return out
+	}
+	got := rows()
+	for _, id := range []string{root, mid} {
+		if l := got[id]; l.State != StateNeedsYou || l.WaitingBelow != leaf {
+			t.Errorf("row %s while the grandchild waits: state %s, waiting below %q", id, l.State, l.WaitingBelow)
+		}
+	}
+	if l := got[leaf]; l.State != StateNeedsYou || l.WaitingBelow != "" {
+		t.Errorf("the grandchild's row: state %s, waiting below %q", l.State, l.WaitingBelow)
+	}
+	if _, err := f.m.Resolve(ctx, leaf, Answer{Approval: "c1", Allow: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	us := collect(t, sub, func(u Update) bool { return u.Type == UpdateApprovalResolved })
+	if u := us[len(us)-1]; u.Child != leaf || u.Approval.Status != ApprovalAllowed {
+		t.Errorf("the answer on the root's stream: %+v", u)
+	}
+	for id, l := range rows() {
+		if l.WaitingBelow != "" {
+			t.Errorf("row %s still points at %s after the answer", id, l.WaitingBelow)
+		}
+	}
+}

@@ -132,6 +132,9 @@ func (l *live) sink(ev event) {
 		u.Cost = &c
 	}
 	l.publish(u)
+	if u.Type == UpdateApprovalRequested || u.Type == UpdateApprovalResolved {
+		l.m.announceUp(l.id, u)
+	}
 }
 
 // accept marks the turn running on l as accepted (its input durable, or it has none), at

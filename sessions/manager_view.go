@@ -191,6 +191,9 @@ type Listed struct {
 	State   string // one of [States]
 	Cost    Cost   // what its own responses cost
 	Project string // the project of its directory ([Manager.Project])
+	// WaitingBelow is a session of its tree below it whose tool call waits for the
+	// person's approval: this one needs you too, and its row links there.
+	WaitingBelow string
 }
 
 // List returns the profile's sessions, newest first, filtered by o. Each one's Cwd is the
@@ -202,6 +205,7 @@ func (m *Manager) List(ctx context.Context, o ListOptions) ([]Listed, error) {
 		return nil, err
 	}
 	keep := o.keeper()
+	below := waitingBelow(all)
 	out := make([]Listed, 0, len(all))
 	for _, s := range all {
 		if s.Cwd == "" && s.Problem == "" {
@@ -213,12 +217,40 @@ func (m *Manager) List(ctx context.Context, o ListOptions) ([]Listed, error) {
 		l := Listed{Summary: s, Busy: m.job(s.ID) != nil}
 		if s.Problem == "" {
 			l.State, l.Cost, l.Project = m.rowState(s, l.Busy), m.rowCost(s), m.Project(s.Cwd)
+			if c := below[s.ID]; c != "" {
+				l.State, l.WaitingBelow = StateNeedsYou, c
+			}
 		}
 		if keep.listed(l) {
 			out = append(out, l)
 		}
 	}
 	return out, nil
+}
+
+// waitingBelow maps each session with a descendant among all whose tool call waits for
+// approval to one such descendant (the most recent one listed): a child's request shows
+// on its parent and on the root of its tree, which is what the list shows of a tree.
+func waitingBelow(all []Summary) map[string]string {
+	parent := make(map[string]string, len(all))
+	for _, s := range all {
+		if s.Parent != "" {
+			parent[s.ID] = s.Parent
+		}
+	}
+	below := map[string]string{}
+	for _, s := range all {
+		if s.Approvals == 0 {
+			continue
+		}
+		// At most len(all) steps: a damaged tree with a cycle ends too.
+		for p, n := parent[s.ID], 0; p != "" && n < len(all); p, n = parent[p], n+1 {
+			if _, ok := below[p]; !ok {
+				below[p] = s.ID
+			}
+		}
+	}
+	return below
 }
 
 // Filter returns the rows of list (a listing of every session, [ListOptions].All and

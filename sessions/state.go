@@ -83,7 +83,7 @@ func (m *Manager) rowState(s Summary, busy bool) string {
 	if code == "" && status == TurnFailed {
 		code = "failed"
 	}
-	return StateOf(StateInput{Busy: busy, Status: status, Code: code, Queued: s.Queued})
+	return StateOf(StateInput{Busy: busy, Status: status, Code: code, Queued: s.Queued, Approvals: s.Approvals})
 }
 
 // rowCost is what a listed session's responses cost.

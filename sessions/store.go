@@ -351,6 +351,7 @@ type Row struct {
 	LastStatus, LastCode string
 	Open                 bool
 	Queued               int     // messages waiting for the next turn
+	Approvals            int     // tool calls waiting for the person's answer
 	MaxCost              float64 // the session's budget, if it has one of its own
 	// Preview is the first line of the last answer (a model message's text), at most
 	// previewMax bytes.
@@ -569,7 +570,7 @@ func (s *Store) readMeta(id string) (*metaRec, os.FileInfo, error) {
 	if answer != nil {
 		row.Preview = previewOf(answer)
 	}
-	row.Queued, row.MaxCost = len(meta.Queue), meta.MaxCost
+	row.Queued, row.MaxCost, row.Approvals = len(meta.Queue), meta.MaxCost, len(meta.Approvals)
 	s.metas.Store(id, metaCache{file: info, offset: offset, lines: lines, meta: meta, row: row})
 	return meta, info, nil
 }

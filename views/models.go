@@ -139,6 +139,9 @@ type SessionRow struct {
 	Cost    string // what it cost, as humanize.Cost says it
 	Turns   int    // its turns that ended
 	Preview string // the first line of its last answer
+	// WaitingURL, when set, is a session of its tree below it whose tool call waits for
+	// the person's approval (which is why this one needs you).
+	WaitingURL string
 	// GroupStart, in the sidebar, is the heading of the part this row begins.
 	GroupStart string
 	// Cwd is the session's directory as it reads (~ for home), CwdPath the path, and
@@ -461,7 +464,7 @@ type ApprovalsView struct {
 // ApprovalView is one pending approval: the call (a command as a command, an edit as its
 // file and diff), why it asks, and the answers.
 type ApprovalView struct {
-	ID            string // the call's id; the card's element id is ApprovalID(ID)
+	ID            string // the card's element id is ApprovalID(ID): the call's id (a child's: its session's id, "-", the call's)
 	Tool          string
 	Host          string
 	Command       string // a bash call's command line
@@ -474,4 +477,5 @@ type ApprovalView struct {
 	Rule          string // what "Allow always" adds; "" offers no such button
 	URL           string // where the answer is posted
 	Session       string // a child's title, when the card is shown on its root
+	SessionURL    string // and its page
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,3 +121,58 @@ func TestBrowserApprovals(t *testing.T) {
 
 // cardInView brings the first approval card to the middle of the window.
 const cardInView = `(() => { const c = document.querySelector(".approval-card"); c?.scrollIntoView({block: "center"}); return !!c; })()`
+
+// TestBrowserChildApproval (issue 31): a call of a hidden child session that waits for
+// approval shows on its root's page, live, with a link to the child, and is answered there
+// (the command runs in the child: its file is on disk); the list says the root needs you,
+// with a link to the child, until the answer.
+func TestBrowserChildApproval(t *testing.T) {
+	t.Parallel()
+	f := newFixtureConfig(t, "[approvals]\nmode = \"ask\"\n")
+	dir := f.srv.cmd.Dir
+	f.model.Script(
+		fakemodel.Turn{Text: "The child writes.", ToolCalls: []fakemodel.ToolCall{bash("call_child", "echo from-child > child.txt")}},
+		fakemodel.Turn{Text: "The child is done."},
+	)
+	key, err := os.ReadFile(filepath.Join(f.home, "approval.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := f.newSession()
+	root := path.Base(strings.TrimSuffix(page, "/"))
+	b := newBrowser(t)
+	tb := newTab(t, b, "child-approval")
+	tb.navigate(f.srv.URL + "approve?key=" + strings.TrimSpace(string(key)))
+	tb.navigate(page)
+	tb.waitLive()
+
+	var created struct {
+		ID string `json:"session_id"`
+	}
+	f.postJSON("api/sessions", `{"request_id":"c1","parent_session":"`+root+`","title":"The helper"}`, &created)
+	if created.ID == "" {
+		t.Fatal("the child was not created")
+	}
+	f.postJSON("api/sessions/"+created.ID+"/actions", `{"request_id":"s1","action":"submit","text":"write child.txt"}`, nil)
+	card := "#approval-" + created.ID + "-call_child"
+	tb.wait("the child's card on the root's page", `document.querySelector("`+card+` .approval-answers")`)
+	if got := eval[string](tb, `document.querySelector("`+card+` a.child-link")?.getAttribute("href") ?? ""`); !strings.HasSuffix(got, "/s/"+created.ID+"/") {
+		t.Errorf("the card's link to the child = %q", got)
+	}
+	screens(t, tb, "approval-child", cardInView)
+
+	tb.navigate(f.srv.URL)
+	row := `document.querySelector("#row-` + root + `")`
+	tb.wait("the root's row needing you", row+`?.querySelector(".state.needs_you") && `+row+`.querySelector("a.waiting")`)
+	if got := eval[string](tb, row+`.querySelector("a.waiting").getAttribute("href")`); !strings.HasSuffix(got, "/s/"+created.ID+"/") {
+		t.Errorf("the row's link to the waiting child = %q", got)
+	}
+
+	tb.navigate(page)
+	tb.waitLive()
+	tb.click(card + ` button[value="once"]`)
+	tb.wait("the card gone", `!document.querySelector("`+card+`")`)
+	f.waitFile(filepath.Join(dir, "child.txt"), "from-child\n")
+	tb.navigate(f.srv.URL)
+	tb.wait("the root's row without the child's request", row+` && !`+row+`.querySelector("a.waiting")`)
+}

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -130,6 +132,38 @@ func (f *fixture) gate(name string) (command string, open func()) {
 			f.t.Fatal(err)
 		}
 	}
+}
+
+// postJSON posts body to path (under the profile's pages' URL) as an API client does, and
+// decodes the answer, which must be a success, into out (nil: drops it).
+func (f *fixture) postJSON(path, body string, out any) {
+	f.t.Helper()
+	resp, err := http.Post(f.srv.URL+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		f.t.Fatalf("POST %s = %s: %s", path, resp.Status, data)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			f.t.Fatalf("POST %s: %v in %s", path, err, data)
+		}
+	}
+}
+
+// waitFile waits, for at most stepTimeout, until the file at path holds want.
+func (f *fixture) waitFile(path, want string) {
+	f.t.Helper()
+	var got []byte
+	for end := time.Now().Add(stepTimeout); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if got, _ = os.ReadFile(path); string(got) == want {
+			return
+		}
+	}
+	f.t.Fatalf("%s holds %q, want %q", path, got, want)
 }
 
 // bash is a scripted bash tool call.
