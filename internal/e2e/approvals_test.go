@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -175,4 +176,59 @@ func TestBrowserChildApproval(t *testing.T) {
 	f.waitFile(filepath.Join(dir, "child.txt"), "from-child\n")
 	tb.navigate(f.srv.URL)
 	tb.wait("the root's row without the child's request", row+` && !`+row+`.querySelector("a.waiting")`)
+}
+
+// TestBrowserApprovalCutAndRestart (issue 31): a waiting call's card follows its session
+// through a cut event stream and a server restart. While the tab is cut off, the person
+// allows the first call through the API (with the capability) and the second call asks:
+// once the stream is back (subscribed again from the last event the page had), the first
+// card is gone and the second shows. The server then stops with the second call waiting
+// and starts again: the card is still there, and Allow runs the command (its file is on
+// disk) and gives the model its output.
+func TestBrowserApprovalCutAndRestart(t *testing.T) {
+	t.Parallel()
+	f := newFixtureConfig(t, "[approvals]\nmode = \"ask\"\n")
+	dir := f.srv.cmd.Dir
+	f.model.Script(
+		fakemodel.Turn{Text: "First.", ToolCalls: []fakemodel.ToolCall{bash("call_one", "echo one > one.txt")}},
+		fakemodel.Turn{Text: "Second.", ToolCalls: []fakemodel.ToolCall{bash("call_two", "echo two-$((40+2)) > two.txt && cat two.txt")}},
+		fakemodel.Turn{Text: "Carried on after the restart."},
+	)
+	raw, err := os.ReadFile(filepath.Join(f.home, "approval.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimSpace(string(raw))
+	page := f.newSession()
+	id := path.Base(strings.TrimSuffix(page, "/"))
+	b := newBrowser(t)
+	tb := newTab(t, b, "approval-cut")
+	tb.navigate(f.srv.URL + "approve?key=" + key)
+	tb.navigate(page)
+	tb.waitLive()
+	tb.send("Write two files")
+	tb.wait("the first card", `document.querySelector("#approval-call_one .approval-answers")`)
+
+	w := b.worker(t)
+	restore := cutWorkerStream(w)
+	tb.waitFor(5*time.Second, "the connection-lost banner", `!document.getElementById("conn-banner").hidden`)
+	f.postJSONAs("api/sessions/"+id+"/actions", `{"request_id":"a1","action":"approve","approval":"call_one"}`, key)
+	f.waitFile(filepath.Join(dir, "one.txt"), "one\n")
+	waitServer(t, page, "approval-call_two")
+	if eval[bool](tb, `!!document.querySelector("#approval-call_two")`) {
+		t.Fatal("the tab got the second card while cut off; the cut did not cut")
+	}
+	restore()
+	tb.wait("the second card after the stream is back", `document.querySelector("#approval-call_two .approval-answers") && !document.querySelector("#approval-call_one")`)
+
+	f.srv.stop()
+	f.srv = startServer(t, f.home, f.srv.Addr)
+	tb.waitFor(30*time.Second, "the card after the restart", `document.getElementById("conn-banner").hidden && document.querySelector("#approval-call_two .approval-answers")`)
+	tb.click(`#approval-call_two button[value="once"]`)
+	f.waitFile(filepath.Join(dir, "two.txt"), "two-42\n")
+	tb.wait("the answer after the restart", `[...document.querySelectorAll("#messages .msg.assistant .md")].some((m) => m.textContent.includes("Carried on after the restart")) && !document.querySelector("#approval-call_two")`)
+	reqs := f.model.Requests()
+	if last := string(reqs[len(reqs)-1].Body); !strings.Contains(last, "two-42") {
+		t.Errorf("the model's last request does not carry the command's output: %s", last)
+	}
 }

@@ -138,7 +138,22 @@ func (f *fixture) gate(name string) (command string, open func()) {
 // decodes the answer, which must be a success, into out (nil: drops it).
 func (f *fixture) postJSON(path, body string, out any) {
 	f.t.Helper()
-	resp, err := http.Post(f.srv.URL+path, "application/json", strings.NewReader(body))
+	f.postJSONAs(path, body, "", out)
+}
+
+// postJSONAs is postJSON as the person's API client, which sends the approval capability
+// key ("": none).
+func (f *fixture) postJSONAs(path, body, key string, out ...any) {
+	f.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Myco-Approval", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -147,8 +162,8 @@ func (f *fixture) postJSON(path, body string, out any) {
 	if resp.StatusCode/100 != 2 {
 		f.t.Fatalf("POST %s = %s: %s", path, resp.Status, data)
 	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
+	if len(out) > 0 && out[0] != nil {
+		if err := json.Unmarshal(data, out[0]); err != nil {
 			f.t.Fatalf("POST %s: %v in %s", path, err, data)
 		}
 	}
