@@ -187,6 +187,21 @@ func (e *eventRenderer) render(ctx context.Context, sse *web.SSE, us []sessions.
 				}
 			}
 		case sessions.UpdateApprovalRequested, sessions.UpdateApprovalResolved:
+			if u.Child == "" {
+				// The call's card says it waits for the person, then what the document
+				// says of it: running, or its result (a call answered after a restart).
+				var sess *sessions.Session
+				var st sessions.Status
+				if sess, st, err = e.snapshot(ctx); err != nil {
+					break
+				}
+				if th := sess.Thread(u.Thread); th != nil {
+					t := e.s.projector(e.id, th).state(sess, st).tool(model.ToolCall{ID: u.CallID, Name: u.Tool, Input: u.Input})
+					if err = part(views.ToolID(t.CallID), views.SwapOuter, views.ToolCard(t)); err != nil {
+						break
+					}
+				}
+			}
 			err = part(views.IDApprovals, views.SwapInner, views.ApprovalsLoader(e.s.sessionURL(e.id)+"approvals"))
 			if err == nil {
 				err = status() // the state: a pending approval needs you, in the tab's title too

@@ -44,6 +44,8 @@ type projector struct {
 	// cwd is the session's directory: its answers' relative links and path:line
 	// references open its directory viewer. "" links none.
 	cwd string
+	// waiting are the open calls that wait for the person's approval.
+	waiting map[string]bool
 }
 
 type resultAt struct {
@@ -72,6 +74,12 @@ func (p *projector) state(sess *sessions.Session, st sessions.Status) *projector
 	busy := st.Busy || st.Elsewhere != ""
 	p.open = p.thread.Interrupted() && busy
 	p.edit = p.thread == sess.Latest() && !sess.Archived
+	for _, a := range sess.Approvals {
+		if p.waiting == nil {
+			p.waiting = map[string]bool{}
+		}
+		p.waiting[a.ID] = true
+	}
 	p.snapshots = p.s.Sessions.CapturesFiles()
 	switch st.LastTurn.Status {
 	case sessions.TurnStopped, sessions.TurnFailed, sessions.TurnRejected, sessions.TurnInterrupted:
@@ -305,6 +313,8 @@ func (p *projector) tool(c model.ToolCall) views.ToolView {
 	}
 	r, ok := p.results[c.ID]
 	switch {
+	case !ok && p.open && p.waiting[c.ID]:
+		t.Status = "waiting"
 	case !ok && p.open:
 		t.Status = "running"
 	case !ok:

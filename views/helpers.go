@@ -56,6 +56,8 @@ func statusLabel(s string) string {
 	switch s {
 	case "running":
 		return "running…"
+	case "waiting":
+		return "waits for your approval"
 	case "unknown":
 		return "outcome unknown"
 	}

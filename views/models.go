@@ -358,7 +358,7 @@ type ToolView struct {
 	Summary string // one line: the command, the path
 	Command string // a bash command, shown as a command
 	Input   string // the input, pretty JSON (or what was written to a bash session)
-	Status  string // "running", "ok", "error", "unknown"
+	Status  string // "running", "waiting" (for the person's approval), "ok", "error", "unknown"
 	// StatusText says how the call ended where the status alone does not: "exit 1",
 	// "killed", "timed out". Empty shows the status's own words.
 	StatusText string

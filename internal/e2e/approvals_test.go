@@ -45,6 +45,8 @@ func TestBrowserApprovals(t *testing.T) {
 	tb.waitLive()
 	tb.send("Greet, note and clean up")
 	tb.wait("the first card", `document.querySelector("#approval-call_greet")`)
+	waiting := `document.querySelector("#tool-call_greet .tool-status")?.textContent === "waits for your approval"`
+	tb.wait("the call's card saying it waits (live)", waiting)
 	if eval[bool](tb, `!!document.querySelector("#approval-call_greet .approval-answers")`) {
 		t.Error("a browser without the capability is offered the answers")
 	}
@@ -56,6 +58,7 @@ func TestBrowserApprovals(t *testing.T) {
 	tb.navigate(page)
 	tb.waitLive()
 	tb.wait("the card with its answers", `document.querySelector("#approval-call_greet .approval-answers")`)
+	tb.wait("the call's card saying it waits (loaded)", waiting)
 	if got := eval[string](tb, `document.querySelector("#approval-call_greet .approval-command").textContent`); !strings.Contains(got, "echo hello > greeting.txt") {
 		t.Errorf("the command shown = %q", got)
 	}
@@ -69,6 +72,7 @@ func TestBrowserApprovals(t *testing.T) {
 		tb := tb.in(t)
 		tb.do("press y", chromedp.Click(chromedp.CSS("#messages"), chromedp.NodeVisible), chromedp.KeyEvent("y"))
 		tb.wait("the edit's card", `document.querySelector("#approval-call_note") && !document.querySelector("#approval-call_greet")`)
+		tb.wait("the allowed call's card done", `document.querySelector("#tool-call_greet.ok")`)
 		if b, err := os.ReadFile(filepath.Join(dir, "greeting.txt")); err != nil || string(b) != "hello\n" {
 			t.Errorf("greeting.txt = %q, %v", b, err)
 		}
