@@ -698,7 +698,13 @@ func previewOf(body []byte) string {
 	if json.Unmarshal(body, &rec) != nil {
 		return ""
 	}
-	text := strings.TrimSpace(rec.Message.Message.Text())
+	return previewText(rec.Message.Message.Text())
+}
+
+// previewText is the first line of an answer's text, without its Markdown marks, cut at
+// previewMax bytes.
+func previewText(text string) string {
+	text = strings.TrimSpace(text)
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		text = strings.TrimSpace(text[:i])
 	}
