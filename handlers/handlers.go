@@ -24,6 +24,7 @@ import (
 	"myco.dev/internal/web"
 	"myco.dev/sessions"
 	"myco.dev/static"
+	"myco.dev/views"
 	"myco.dev/workspace"
 )
 
@@ -168,6 +169,7 @@ func (s *server) router() chi.Router {
 		r.Get("/new", s.handle(s.newSessionPage))
 		r.Get("/approve", s.handle(s.grantApprover))
 		r.With(s.origin).Get("/dirs", s.handle(s.dirOptions))
+		r.With(s.origin).Get(views.StatesPath, s.handle(s.stateEvents))
 		r.Route("/s/{id}", func(r chi.Router) {
 			r.Get("/", s.handle(s.sessionPage))
 			r.Get("/t/{thread}", s.handle(s.threadPage))

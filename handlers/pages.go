@@ -32,7 +32,7 @@ func (s *server) chrome(title, nav string) views.Chrome {
 			c.CSS = append(c.CSS, u)
 		}
 	}
-	for _, n := range []string{static.HTMX, static.SSE, static.AppJS} {
+	for _, n := range []string{static.HTMX, static.SSE, static.AppJS, static.NotifyJS} {
 		if u := s.Assets.URL(n); u != "" {
 			c.JS = append(c.JS, u)
 		}

@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,6 +13,7 @@ import (
 	"myco.dev/internal/fakemodel"
 	"myco.dev/sessions"
 	"myco.dev/sessions/sessionstest"
+	"myco.dev/views"
 )
 
 // TestAPIStates (issue 32): every state and the transitions between them, on the
@@ -139,5 +143,55 @@ func TestAPIStates(t *testing.T) {
 	ts.waitAPIIdle(t, retryable)
 	if s := state(retryable); s != sessions.StateDone {
 		t.Errorf("after a retry that answered: %q, want done", s)
+	}
+}
+
+// TestStateEvents (issue 32): the states stream, which the pages' notifications follow,
+// tells each change of a session's state once, with the session's title, its page and
+// why: working, then done with the answer's first line; then failed with the failure's
+// words; then needs you after a failure a Retry mends.
+func TestStateEvents(t *testing.T) {
+	ts := newTestServer(t,
+		fakemodel.Turn{Text: "All tests pass.\n\nThe details follow."},
+		fakemodel.Turn{Status: 401, ErrorType: "authentication_error", ErrorMessage: "bad key"},
+		fakemodel.Turn{Status: 500, ErrorType: "api_error", ErrorMessage: "oops"})
+	_, c := ts.call(t, "POST", "/sessions", map[string]any{"request_id": "c", "title": "Fix the build"})
+	id := c["session_id"].(string)
+	events := ts.stream(t, "/profiles/default"+views.StatesPath, nil)
+	for i, tt := range []struct {
+		want []string // the states told, in order
+		why  string   // what the last one says
+	}{
+		{[]string{sessions.StateWorking, sessions.StateDone}, "All tests pass."},
+		{[]string{sessions.StateWorking, sessions.StateFailed}, "Its turn failed: "},
+		{[]string{sessions.StateWorking, sessions.StateNeedsYou}, "Its turn failed: "},
+	} {
+		if code, out := ts.call(t, "POST", "/sessions/"+id+"/actions", map[string]any{"request_id": strconv.Itoa(i), "action": "submit", "text": "go"}); code != 200 && code != 202 {
+			t.Fatalf("submit = %d %v", code, out)
+		}
+		var got []string
+		var last views.StateChange
+		for len(got) < len(tt.want) {
+			ev := events.next(t)
+			if ev.event == views.EventPing {
+				continue
+			}
+			if ev.event != views.EventState || ev.id == "" {
+				t.Fatalf("event %q (id %q), want %q with an id", ev.event, ev.id, views.EventState)
+			}
+			if err := json.Unmarshal([]byte(ev.data), &last); err != nil {
+				t.Fatalf("the event's data %q: %v", ev.data, err)
+			}
+			if last.Session != id || last.URL != "/profiles/default/s/"+id+"/" || last.Title != "Fix the build" {
+				t.Errorf("turn %d: %+v, want the session's id, page and title", i, last)
+			}
+			got = append(got, last.State)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("turn %d: the states told = %v, want %v", i, got, tt.want)
+		}
+		if !strings.HasPrefix(last.Why, tt.why) {
+			t.Errorf("turn %d: why = %q, want it to start %q", i, last.Why, tt.why)
+		}
 	}
 }

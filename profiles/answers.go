@@ -37,7 +37,7 @@ type ProfileStatus struct {
 type SubscribeRequest struct {
 	Op    string `json:"op"`    // "subscribe" or "unsubscribe"
 	Sub   string `json:"sub"`   // the page's name for the subscription, at most 64 bytes
-	URL   string `json:"url"`   // a session's event stream, /profiles/NAME/s/ID/events
+	URL   string `json:"url"`   // a session's event stream, /profiles/NAME/s/ID/events, or /profiles/NAME/states/events
 	After string `json:"after"` // the last event id the page has
 }
 

@@ -129,9 +129,9 @@ func (s *supervisor) mergedEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// sessionEvents matches the event stream of a session page, the only streams a page
-// subscribes to.
-var sessionEvents = regexp.MustCompile(`^/profiles/([A-Za-z0-9_-]+)/s/([0-9A-Za-z][0-9A-Za-z_-]{0,63})/events$`)
+// pageStreams matches the event streams a page subscribes to, the only ones: a session's
+// (its page's), and the states of a profile's sessions (the notifications').
+var pageStreams = regexp.MustCompile(`^/profiles/([A-Za-z0-9_-]+)/(?:s/[0-9A-Za-z][0-9A-Za-z_-]{0,63}/events|states/events)$`)
 
 // subscribe serves POST /events/STREAM: a page's subscription to a session's events
 // through the browser's stream, or its end.
@@ -161,9 +161,9 @@ func (s *supervisor) subscribe(w http.ResponseWriter, r *http.Request) {
 	switch req.Op {
 	case "unsubscribe":
 	case "subscribe":
-		match := sessionEvents.FindStringSubmatch(req.URL)
+		match := pageStreams.FindStringSubmatch(req.URL)
 		if match == nil || !s.served(match[1]) || m.closed {
-			web.WriteError(w, web.NewError(http.StatusBadRequest, "invalid_field", "url must be a session's event stream, /profiles/NAME/s/ID/events"))
+			web.WriteError(w, web.NewError(http.StatusBadRequest, "invalid_field", "url must be a session's event stream, /profiles/NAME/s/ID/events, or a profile's states, /profiles/NAME/states/events"))
 			return
 		}
 		ctx, cancel := context.WithCancel(m.ctx)

@@ -79,10 +79,10 @@ func (r *mergedStreamReader) next() map[string]any {
 	}
 }
 
-// TestMergedStream: a page subscribes to a session's stream through the browser's one
-// stream; the worker's events come back tagged with the subscription, from the last id the
-// page had; bad subscriptions are refused in the API's envelope; /status counts the
-// stream.
+// TestMergedStream: a page subscribes to a session's stream (or to its profile's states)
+// through the browser's one stream; the worker's events come back tagged with the
+// subscription, from the last id the page had; bad subscriptions are refused in the API's
+// envelope; /status counts the stream.
 func TestMergedStream(t *testing.T) {
 	ts := newTestSupervisor(t)
 	stream, id := ts.open(t)
@@ -129,6 +129,21 @@ func TestMergedStream(t *testing.T) {
 		}
 	}
 	post("/events/"+id, `{"op":"unsubscribe","sub":"p2"}`)
+	// A profile's states (the notifications') are relayed the same way.
+	if code, body := post("/events/"+id, `{"op":"subscribe","sub":"p4","url":"/profiles/work/states/events"}`); code != 200 {
+		t.Fatalf("subscribe to the states = %d %q", code, body)
+	}
+	for {
+		ev := stream.next()
+		if ev["sub"] != "p4" {
+			continue // the end of p2's
+		}
+		if ev["type"] != "event" || ev["id"] != "1" {
+			t.Errorf("event %v, want the states' event 1", ev)
+		}
+		break
+	}
+	post("/events/"+id, `{"op":"unsubscribe","sub":"p4"}`)
 	if code, _ := post("/events/"+id, `{"op":"subscribe","sub":"p3","url":"/profiles/work/s/gone/events"}`); code != 200 {
 		t.Fatalf("subscribe = %d", code)
 	}
@@ -151,6 +166,7 @@ func TestMergedStream(t *testing.T) {
 		{"no such stream", "/events/nope", `{"op":"subscribe","sub":"p"}`, "application/json", 404, "not_found"},
 		{"no sub", "/events/" + id, `{"op":"subscribe","url":"/profiles/work/s/s1/events"}`, "application/json", 400, "missing_field"},
 		{"not a session stream", "/events/" + id, `{"op":"subscribe","sub":"p","url":"/profiles/work/api/events"}`, "application/json", 400, "invalid_field"},
+		{"not the states", "/events/" + id, `{"op":"subscribe","sub":"p","url":"/profiles/work/states/events/more"}`, "application/json", 400, "invalid_field"},
 		{"an unknown profile", "/events/" + id, `{"op":"subscribe","sub":"p","url":"/profiles/nope/s/s1/events"}`, "application/json", 400, "invalid_field"},
 		{"no op", "/events/" + id, `{"sub":"p"}`, "application/json", 400, "invalid_field"},
 		{"an unknown field", "/events/" + id, `{"sub":"p","colour":1}`, "application/json", 400, "unknown_field"},

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -8,9 +9,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -24,9 +28,10 @@ import (
 // format is rebuilt.
 const Format = 2
 
-// Source is what the index is built from: the sessions, listed and read.
+// Source is what the index is built from: the session files of its store, read as
+// sessions.
 type Source interface {
-	List(ctx context.Context, o sessions.ListOptions) ([]sessions.Listed, error)
+	Store() *sessions.Store
 	Snapshot(ctx context.Context, id string) (*sessions.Session, sessions.Status, error)
 	Project(dir string) string
 }
@@ -187,7 +192,7 @@ func (ix *Index) Run(ctx context.Context) error {
 		}
 		ix.mu.Unlock()
 		for _, id := range due {
-			if err := ix.indexSession(ctx, id, nil); err != nil && ctx.Err() == nil {
+			if err := ix.indexSession(ctx, id); err != nil && ctx.Err() == nil {
 				ix.log.Warn("search index: index a session", "session_id", id, "err", err)
 			}
 		}
@@ -205,14 +210,19 @@ func (ix *Index) Run(ctx context.Context) error {
 	}
 }
 
-// catchUp indexes every session whose file changed since it was indexed, oldest first (so
-// that newer messages get higher row ids), and forgets sessions that are gone.
+// catchUp indexes every session whose file changed since it was indexed, the least
+// recently changed first (so that newer messages get higher row ids), and forgets sessions
+// that are gone. It lists the store's files, not its sessions' rows: a listing reads every
+// file (a third of a build's time), and the index reads each one anyway.
 func (ix *Index) catchUp(ctx context.Context) error {
 	start := time.Now()
-	list, err := ix.o.Source.List(ctx, sessions.ListOptions{All: true, IncludeHidden: true})
+	files, err := ix.o.Source.Store().Files(ctx)
 	if err != nil {
 		return err
 	}
+	slices.SortFunc(files, func(a, b sessions.File) int {
+		return cmp.Or(a.ModTime.Compare(b.ModTime), strings.Compare(a.ID, b.ID))
+	})
 	known := map[string][2]int64{}
 	rows, err := ix.db.QueryContext(ctx, `select id, size, mtime from sessions`)
 	if err != nil {
@@ -226,14 +236,14 @@ func (ix *Index) catchUp(ctx context.Context) error {
 		}
 	}
 	rows.Close()
-	var todo []sessions.Listed
-	for i := len(list) - 1; i >= 0; i-- { // oldest first
-		l := list[i]
-		delete(known, l.ID)
-		if k, ok := ix.stamp(l.ID); ok && k == (ixStamp{known: true}) {
+	var todo []string
+	for _, f := range files {
+		k, ok := known[f.ID]
+		delete(known, f.ID)
+		if ok && k == [2]int64{f.Size, f.ModTime.UnixNano()} {
 			continue
 		}
-		todo = append(todo, l)
+		todo = append(todo, f.ID)
 	}
 	ix.mu.Lock()
 	ix.total, ix.done = len(todo), 0
@@ -249,20 +259,8 @@ func (ix *Index) catchUp(ctx context.Context) error {
 			return err
 		}
 	}
-	lastLog := time.Now()
-	// Many sessions a transaction: a build costs what its rows cost, not a commit each.
-	for at := 0; at < len(todo); at += buildBatch {
-		batch := todo[at:min(len(todo), at+buildBatch)]
-		if err := ix.writeBatch(ctx, batch); err != nil {
-			return err
-		}
-		ix.mu.Lock()
-		ix.done = at + len(batch)
-		ix.mu.Unlock()
-		if time.Since(lastLog) > 5*time.Second {
-			ix.log.Info("search index: indexing", "done", at+len(batch), "of", len(todo))
-			lastLog = time.Now()
-		}
+	if err := ix.build(ctx, todo); err != nil {
+		return err
 	}
 	if _, err := ix.db.ExecContext(ctx, `insert or replace into meta(key, value) values('complete', '1')`); err != nil {
 		return err
@@ -279,9 +277,63 @@ func (ix *Index) catchUp(ctx context.Context) error {
 // buildBatch is how many sessions a build writes in one transaction.
 const buildBatch = 200
 
-// writeBatch indexes the sessions of batch in one transaction; a session that cannot be
-// read is reported (Progress.Unreadable) and the others are written.
-func (ix *Index) writeBatch(ctx context.Context, batch []sessions.Listed) error {
+// readAhead bounds the sessions a build has read and cut into rows but not yet written.
+const readAhead = 64
+
+// build indexes the sessions of todo, in order, buildBatch of them a transaction. Workers,
+// one a processor, read and cut the sessions ahead of the one writer (SQLite has one), so
+// that decoding the files and writing the rows take their time side by side. A session
+// that cannot be read is reported (Progress.Unreadable) and the others are written.
+func (ix *Index) build(ctx context.Context, todo []string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // before the wait: the workers return on it
+	ready := make([]chan prepared, len(todo))
+	for i := range ready {
+		ready[i] = make(chan prepared, 1)
+	}
+	// A worker takes a slot before it takes the next session, and the writer frees it
+	// once it has that session: the sessions are taken in order, so the one the writer
+	// waits for is always being read.
+	slots := make(chan struct{}, readAhead)
+	var next atomic.Int64
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for {
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				i := int(next.Add(1)) - 1
+				if i >= len(todo) {
+					return
+				}
+				ready[i] <- ix.prepare(ctx, todo[i])
+			}
+		})
+	}
+	lastLog := time.Now()
+	for at := 0; at < len(todo); at += buildBatch {
+		end := min(len(todo), at+buildBatch)
+		if err := ix.writeBatch(ctx, ready[at:end], slots); err != nil {
+			return err
+		}
+		ix.mu.Lock()
+		ix.done = end
+		ix.mu.Unlock()
+		if time.Since(lastLog) > 5*time.Second {
+			ix.log.Info("search index: indexing", "done", end, "of", len(todo))
+			lastLog = time.Now()
+		}
+	}
+	return nil
+}
+
+// writeBatch writes the sessions that arrive on batch, in order, in one transaction,
+// freeing a slot of the read-ahead for each.
+func (ix *Index) writeBatch(ctx context.Context, batch []chan prepared, slots <-chan struct{}) error {
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -291,52 +343,33 @@ func (ix *Index) writeBatch(ctx context.Context, batch []sessions.Listed) error 
 	if err != nil {
 		return err
 	}
-	for i := range batch {
-		l := &batch[i]
-		// The session is read before anything is written for it: one that cannot be read
-		// leaves the transaction as it was (no savepoint, which would flush FTS5's
-		// pending terms each time).
-		sess, _, err := ix.o.Source.Snapshot(ctx, l.ID)
-		if err != nil && !errors.Is(err, sessions.ErrNotFound) {
+	for _, c := range batch {
+		var p prepared
+		select {
+		case p = <-c:
+			<-slots
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if p.err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			ix.mu.Lock()
-			ix.failed = append(ix.failed, l.ID+": "+err.Error())
+			ix.failed = append(ix.failed, p.id+": "+p.err.Error())
 			ix.mu.Unlock()
-			ix.log.Warn("search index: a session file it cannot read", "session_id", l.ID, "err", err)
+			ix.log.Warn("search index: a session file it cannot read", "session_id", p.id, "err", p.err)
 			continue
 		}
-		if err := ix.put(ctx, w, l.ID, sess, l); err != nil {
+		if err := ix.put(ctx, w, p); err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
 }
 
-// ixStamp says whether a session's indexed file state matches the file now.
-type ixStamp struct{ known bool }
-
-// stamp compares what the index recorded of session id's file with the file.
-func (ix *Index) stamp(id string) (ixStamp, bool) {
-	var size, mtime int64
-	if err := ix.db.QueryRow(`select size, mtime from sessions where id = ?`, id).Scan(&size, &mtime); err != nil {
-		return ixStamp{}, false
-	}
-	st, err := os.Stat(ix.sessionPath(id))
-	if err != nil {
-		return ixStamp{}, false
-	}
-	return ixStamp{known: st.Size() == size && st.ModTime().UnixNano() == mtime}, true
-}
-
 // sessionPath is where session id's file is, for its size and time.
-func (ix *Index) sessionPath(id string) string {
-	if p, ok := ix.o.Source.(interface{ Store() *sessions.Store }); ok {
-		return p.Store().Path(id)
-	}
-	return ""
-}
+func (ix *Index) sessionPath(id string) string { return ix.o.Source.Store().Path(id) }
 
 // remove forgets session id.
 func (ix *Index) remove(ctx context.Context, id string) error {
@@ -380,8 +413,8 @@ type doc struct {
 }
 
 // indexSession reads session id and puts all of it in the index in place of what was
-// there. listed, when not nil, is its row of a listing (its title, flags and project).
-func (ix *Index) indexSession(ctx context.Context, id string, listed *sessions.Listed) error {
+// there.
+func (ix *Index) indexSession(ctx context.Context, id string) error {
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -391,7 +424,7 @@ func (ix *Index) indexSession(ctx context.Context, id string, listed *sessions.L
 	if err != nil {
 		return err
 	}
-	if err := ix.write(ctx, w, id, listed); err != nil {
+	if err := ix.write(ctx, w, id); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -415,19 +448,48 @@ func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
 	return w, nil
 }
 
-// write puts session id in the index in w's transaction, in place of what was there.
-func (ix *Index) write(ctx context.Context, w *writer, id string, listed *sessions.Listed) error {
-	sess, _, err := ix.o.Source.Snapshot(ctx, id)
-	if err != nil && !errors.Is(err, sessions.ErrNotFound) {
-		return err
-	}
-	return ix.put(ctx, w, id, sess, listed)
+// prepared is a session read and cut into the index's rows, ready to be written.
+type prepared struct {
+	id          string
+	sess        *sessions.Session // nil: the session is gone
+	docs        []doc
+	size, mtime int64 // its file's, as indexed
+	err         error // it could not be read
 }
 
-// put writes session sess (nil: it is gone) under id in w's transaction, in place of
-// what was there.
-func (ix *Index) put(ctx context.Context, w *writer, id string, sess *sessions.Session, listed *sessions.Listed) error {
-	tx := w.tx
+// prepare reads session id and cuts it into rows. It does no database work, so that it
+// can run beside the writer.
+func (ix *Index) prepare(ctx context.Context, id string) prepared {
+	p := prepared{id: id}
+	sess, _, err := ix.o.Source.Snapshot(ctx, id)
+	switch {
+	case errors.Is(err, sessions.ErrNotFound):
+		return p
+	case err != nil:
+		p.err = err
+		return p
+	}
+	p.sess = sess
+	if st, err := os.Stat(ix.sessionPath(id)); err == nil {
+		p.size, p.mtime = st.Size(), st.ModTime().UnixNano()
+	}
+	p.docs = docsOf(sess)
+	return p
+}
+
+// write puts session id in the index in w's transaction, in place of what was there.
+func (ix *Index) write(ctx context.Context, w *writer, id string) error {
+	p := ix.prepare(ctx, id)
+	if p.err != nil {
+		return p.err
+	}
+	return ix.put(ctx, w, p)
+}
+
+// put writes session p (its sess nil: it is gone) in w's transaction, in place of what
+// was there.
+func (ix *Index) put(ctx context.Context, w *writer, p prepared) error {
+	tx, id, sess := w.tx, p.id, p.sess
 	if sess == nil {
 		if err := forget(ctx, tx, id); err != nil {
 			return err
@@ -435,17 +497,6 @@ func (ix *Index) put(ctx context.Context, w *writer, id string, sess *sessions.S
 		_, err := tx.ExecContext(ctx, `delete from sessions where id = ?`, id)
 		return err
 	}
-	var size, mtime int64
-	if p := ix.sessionPath(id); p != "" {
-		if st, err := os.Stat(p); err == nil {
-			size, mtime = st.Size(), st.ModTime().UnixNano()
-		}
-	}
-	modified := time.Unix(0, mtime)
-	if listed != nil {
-		modified = listed.Modified
-	}
-	docs := docsOf(sess)
 	if err := forget(ctx, tx, id); err != nil {
 		return err
 	}
@@ -454,7 +505,7 @@ func (ix *Index) put(ctx context.Context, w *writer, id string, sess *sessions.S
 		archived = 1
 	}
 	var first, last int64
-	for _, d := range docs {
+	for _, d := range p.docs {
 		res, err := w.insDoc.ExecContext(ctx, d.text, id, d.thread, d.idx, d.kind, d.at.Unix())
 		if err != nil {
 			return err
@@ -464,7 +515,7 @@ func (ix *Index) put(ctx context.Context, w *writer, id string, sess *sessions.S
 			first = last
 		}
 	}
-	_, err := w.insSess.ExecContext(ctx, id, sess.Title, ix.o.Source.Project(sess.Cwd), archived, modified.Unix(), size, mtime, first, last)
+	_, err := w.insSess.ExecContext(ctx, id, sess.Title, ix.o.Source.Project(sess.Cwd), archived, time.Unix(0, p.mtime).Unix(), p.size, p.mtime, first, last)
 	return err
 }
 

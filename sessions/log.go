@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strconv"
 	"strings"
 	"time"
 
@@ -338,12 +339,14 @@ func decodeLine(line []byte) (record, error) {
 	if len(line) < 10 || line[8] != ' ' {
 		return rec, errors.New("not a checksummed record")
 	}
-	var sum uint32
-	if _, err := fmt.Sscanf(string(line[:8]), "%08x", &sum); err != nil {
+	// ParseUint, not fmt.Sscanf: a load reads every line, and Sscanf took an eighth of
+	// its time.
+	sum, err := strconv.ParseUint(string(line[:8]), 16, 32)
+	if err != nil {
 		return rec, errors.New("bad checksum field")
 	}
 	body := line[9:]
-	if crc32.Checksum(body, castagnoli) != sum {
+	if crc32.Checksum(body, castagnoli) != uint32(sum) {
 		return rec, errors.New("checksum mismatch: the record is damaged")
 	}
 	if err := json.Unmarshal(body, &rec); err != nil {

@@ -1,6 +1,9 @@
 package sessions
 
-import ()
+import (
+	"strconv"
+	"strings"
+)
 
 // The states of a session, what a person reads in the list, the sidebar, the tree of
 // children, the tab's title and the API's state: what, if anything, it wants of them.
@@ -61,6 +64,68 @@ func StateOf(in StateInput) string {
 func (m *Manager) State(s *Session, st Status) string {
 	return StateOf(StateInput{Busy: st.Busy || st.Elsewhere != "", Stopped: st.Stopped != nil, Status: st.LastTurn.Status, Code: st.LastTurn.Code,
 		Queued: len(s.Queue), Approvals: max(st.Approvals, len(s.Approvals))})
+}
+
+// Why says, in a sentence for the person, why session s (doing st now) is in its state:
+// the call that waits for approval, how its last turn ended and what it left, a message
+// queued behind a stop; for a session that is done, the first line of its answer. A
+// notification's body says it. It is "" for a session at work.
+func (m *Manager) Why(s *Session, st Status) string {
+	queued := ""
+	switch len(s.Queue) {
+	case 0:
+	case 1:
+		queued = " Your queued message waits."
+	default:
+		queued = " Your " + strconv.Itoa(len(s.Queue)) + " queued messages wait."
+	}
+	switch {
+	case len(s.Approvals) > 0:
+		a := s.Approvals[0]
+		what := a.Tool
+		switch {
+		case a.Command != "":
+			what += ": " + a.Command
+		case len(a.Paths) > 0:
+			what += ": " + strings.Join(a.Paths, ", ")
+		}
+		if n := len(s.Approvals); n > 1 {
+			return strconv.Itoa(n) + " tool calls wait for your approval, the first " + oneLine(what)
+		}
+		return "A tool call waits for your approval: " + oneLine(what)
+	case st.Busy || st.Elsewhere != "":
+		return ""
+	case st.Stopped != nil:
+		return "A save failed, so its work is stopped here."
+	}
+	t := st.LastTurn
+	switch t.Status {
+	case TurnStopped, TurnCancelled:
+		return "Its turn was stopped." + queued
+	case TurnInterrupted:
+		return "Its turn was cut off: the process running it stopped." + queued
+	case TurnFailed, TurnRejected:
+		if t.Code == "budget_reached" {
+			return "It stopped at its budget." + queued
+		}
+		return "Its turn failed: " + oneLine(t.Error) + queued
+	}
+	if queued != "" {
+		return strings.TrimSpace(queued)
+	}
+	if a := previewText(t.Answer); a != "" {
+		return a
+	}
+	return "Its turn is done."
+}
+
+// oneLine is s on one line, cut at previewMax bytes.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > previewMax {
+		s = strings.ToValidUTF8(s[:previewMax], "") + "…"
+	}
+	return s
 }
 
 // rowState tells the state of a listed session from what its log says.

@@ -16,10 +16,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -362,6 +364,36 @@ type Row struct {
 // previewMax bounds a row's preview of the last answer.
 const previewMax = 240
 
+// File is a session file as the directory has it: its session, size and time.
+type File struct {
+	ID      string
+	Size    int64
+	ModTime time.Time
+}
+
+// Files returns the store's session files, with their sizes and times, in no order. It
+// reads the directory and no file: for a reader that wants the files, not their rows (the
+// search index).
+func (s *Store) Files(ctx context.Context) ([]File, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list session files: %w", err)
+	}
+	out := make([]File, 0, len(entries))
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), fileExt)
+		if !ok || !idPattern.MatchString(id) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // gone since the directory was read
+		}
+		out = append(out, File{ID: id, Size: info.Size(), ModTime: info.ModTime()})
+	}
+	return out, ctx.Err()
+}
+
 // List returns the sessions in the store, newest first. A file that cannot be loaded as a
 // session (a newer schema, damage) is listed with its Problem rather than left out.
 func (s *Store) List(ctx context.Context) ([]Summary, error) {
@@ -376,6 +408,7 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 	}
 	now := time.Now()
 	out := make([]Summary, 0, len(names))
+	var read []string // the sessions whose rows are read again
 	for _, name := range names {
 		if !strings.HasSuffix(name, fileExt) {
 			continue
@@ -390,16 +423,46 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 			}
 			continue
 		}
+		read = append(read, id)
+	}
+	rows := make([]listedRow, len(read))
+	each := func(i int) {
+		id := read[i]
 		sum, ok := s.summary(id)
 		spread := time.Duration(crc32.ChecksumIEEE([]byte(id))) % listRevalidate
-		s.listed.Store(id, listedRow{sum: sum, ok: ok, at: now.Add(listRevalidate/2 + spread/2)})
-		if ok {
-			out = append(out, sum)
+		rows[i] = listedRow{sum: sum, ok: ok, at: now.Add(listRevalidate/2 + spread/2)}
+		s.listed.Store(id, rows[i])
+	}
+	// A listing that reads many files (the first of a process reads them all) reads them
+	// a processor each: each row is its own file's, and its caches are per session.
+	if workers := min(goruntime.GOMAXPROCS(0), len(read)/listParallel); workers > 1 {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for i := int(next.Add(1)) - 1; i < len(read); i = int(next.Add(1)) - 1 {
+					each(i)
+				}
+			})
+		}
+		wg.Wait()
+	} else {
+		for i := range read {
+			each(i)
+		}
+	}
+	for _, r := range rows {
+		if r.ok {
+			out = append(out, r.sum)
 		}
 	}
 	slices.SortFunc(out, func(a, b Summary) int { return b.Created.Compare(a.Created) })
 	return out, nil
 }
+
+// listParallel is how many files a listing reads again, per processor, before it reads
+// them side by side.
+const listParallel = 32
 
 // summary reads the row of session id for a listing, or reports false for a file with
 // nothing to list.
@@ -636,7 +699,13 @@ func previewOf(body []byte) string {
 	if json.Unmarshal(body, &rec) != nil {
 		return ""
 	}
-	text := strings.TrimSpace(rec.Message.Message.Text())
+	return previewText(rec.Message.Message.Text())
+}
+
+// previewText is the first line of an answer's text, without its Markdown marks, cut at
+// previewMax bytes.
+func previewText(text string) string {
+	text = strings.TrimSpace(text)
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		text = strings.TrimSpace(text[:i])
 	}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"myco.dev/agent/model"
+	"myco.dev/internal/sessiongen"
 )
 
 // newDoc creates a session in st and returns its document.
@@ -265,6 +268,53 @@ func TestStoreSpecialFiles(t *testing.T) {
 	for id, what := range want {
 		if !strings.HasPrefix(got[id], "damaged: "+st.Path(id)) || !strings.Contains(got[id], what) {
 			t.Errorf("the listing's problem of %s = %q, want damaged naming the file and %q", id, got[id], what)
+		}
+	}
+}
+
+// TestStoreFiles: Files lists the session files with their sizes and times, without
+// reading them (a damaged one too), and nothing else of the directory.
+func TestStoreFiles(t *testing.T) {
+	st := NewStore(t.TempDir())
+	d := newDoc(t, st)
+	add(t, d, user("hello"))
+	os.WriteFile(st.Path("damaged"), []byte("not a log\n"), 0o600)
+	os.WriteFile(filepath.Join(st.Dir(), "notes.txt"), []byte("x"), 0o600)
+	files, err := st.Files(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]File{}
+	for _, f := range files {
+		got[f.ID] = f
+	}
+	if len(files) != 2 || got[d.id].ID == "" || got["damaged"].Size != int64(len("not a log\n")) {
+		t.Fatalf("Files() = %+v, want the session's and the damaged file", files)
+	}
+	info, _ := os.Stat(st.Path(d.id))
+	if f := got[d.id]; f.Size != info.Size() || !f.ModTime.Equal(info.ModTime()) {
+		t.Errorf("Files() has %s as %+v, want size %d and time %v", d.id, f, info.Size(), info.ModTime())
+	}
+}
+
+// TestListMany: a listing that reads many files reads them side by side, and lists each
+// once with its row, as one that reads them in turn does.
+func TestListMany(t *testing.T) {
+	dir := t.TempDir()
+	ids, err := sessiongen.Write(dir, sessiongen.Options{Sessions: 4 * listParallel * max(2, goruntime.GOMAXPROCS(0)), Messages: 6, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := NewStore(dir).List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != len(ids) {
+		t.Fatalf("List() = %d rows, want %d", len(list), len(ids))
+	}
+	for i, s := range list {
+		if s.ID != ids[i] || s.Title == "" || s.Turns == 0 || s.Problem != "" {
+			t.Fatalf("row %d = %s %q, %d turns, problem %q; want %s with its title and turns", i, s.ID, s.Title, s.Turns, s.Problem, ids[i])
 		}
 	}
 }

@@ -9,7 +9,8 @@
   // --- Approvals ------------------------------------------------------------------------
   // y allows the first waiting call once, a allows it always (the rule its button shows),
   // n puts the cursor in its deny reason (Enter there denies). While a call waits the
-  // tab's title says so, and a background tab notifies when the person allowed it.
+  // tab's title says so (the session's state), and a notification, when asked for (see
+  // Notifications below).
   const firstCard = () => $(".approval-card");
   document.addEventListener("keydown", (ev) => {
     const t = ev.target;
@@ -29,28 +30,6 @@
     if (target instanceof HTMLInputElement) target.focus();
     else target.click();
   });
-  let notified = "";
-  const noteApprovals = () => {
-    // The tab's title says a call waits through the session's state (the status bar's
-    // data-title-prefix, see below), as for any other reason the session needs you.
-    const card = firstCard();
-    if (!card || card.id === notified) return;
-    notified = card.id;
-    if (document.hidden && "Notification" in window && Notification.permission === "granted") {
-      const title = card.querySelector(".approval-title")?.textContent?.trim() || "A call waits for you";
-      new Notification("myco: " + title, { body: card.querySelector("code")?.textContent || "", tag: card.id });
-    }
-  };
-  document.addEventListener("htmx:afterSwap", noteApprovals);
-  document.addEventListener("htmx:sseMessage", noteApprovals);
-  document.addEventListener("DOMContentLoaded", noteApprovals);
-  document.addEventListener("click", (ev) => {
-    // The first answer asks, once, whether a background tab may notify.
-    if (ev.target instanceof Element && ev.target.closest(".approval-answers") && "Notification" in window && Notification.permission === "default") {
-      Notification.requestPermission();
-    }
-  });
-
   // --- Keyboard --------------------------------------------------------------------------
 
   document.addEventListener("keydown", (ev) => {
@@ -485,8 +464,7 @@
   // --- A turn that ends in the background -------------------------------------------------
 
   // When a turn ends while the tab is hidden, the tab's title says so ("● " before it) until
-  // the tab is seen again; with Notify me on (and the browser's permission), a notification
-  // says so too.
+  // the tab is seen again (a notification is the states stream's, below).
   // baseTitle follows the session's title, which its stream may change (a rename, the
   // title of a first message); marked is the "● " a turn that ended unseen put before it.
   // The session's state puts "(needs you) " or "(failed) " before it too (the status bar's
@@ -521,50 +499,12 @@
       showTitle();
     }).observe(titleEl, { childList: true, characterData: true, subtree: true });
   }
-  const notifyButton = $("#notify");
-  const wantNotify = () => {
-    try {
-      return localStorage.getItem("myco-notify") === "on" && window.Notification && Notification.permission === "granted";
-    } catch (e) {
-      return false;
-    }
-  };
-  const showNotify = () => {
-    if (notifyButton) notifyButton.setAttribute("aria-pressed", String(wantNotify()));
-  };
-  showNotify();
-  if (notifyButton) {
-    if (!window.Notification) notifyButton.hidden = true;
-    notifyButton.addEventListener("click", async () => {
-      try {
-        if (wantNotify()) {
-          localStorage.removeItem("myco-notify");
-        } else if ((await Notification.requestPermission()) === "granted") {
-          localStorage.setItem("myco-notify", "on");
-        }
-      } catch (e) {
-        // no permission, no storage: nothing to remember
-      }
-      showNotify();
-    });
-  }
   let wasBusy = !!document.querySelector("#status .status-bar.busy");
   const status = $("#status");
   if (status) {
     new MutationObserver(() => {
       const busy = !!status.querySelector(".status-bar.busy");
-      if (wasBusy && !busy && document.hidden) {
-        marked = true;
-        if (wantNotify()) {
-          try {
-            const bar = status.querySelector(".status-bar");
-            const needsYou = bar && (bar.dataset.state === "needs_you" || bar.dataset.state === "failed");
-            new Notification(needsYou ? "myco: a session needs you" : "myco: a turn ended", { body: ($("#title") || {}).textContent || baseTitle, tag: location.pathname });
-          } catch (e) {
-            // a notification the browser refuses is no reason to fail
-          }
-        }
-      }
+      if (wasBusy && !busy && document.hidden) marked = true;
       wasBusy = busy;
       showTitle();
     }).observe(status, { childList: true, subtree: true, attributes: true });

@@ -34,6 +34,8 @@ const (
 	HTMX      = "htmx/htmx.min.js"
 	SSE       = "htmx/ext/hx-sse.min.js"
 	AppJS     = "app.js"
+	// NotifyJS tells, by the browser's notifications, of a session that comes to need you.
+	NotifyJS = "notify.js"
 	// ThemeJS sets the chosen theme before the page paints.
 	ThemeJS = "theme.js"
 	// EventsWorker is the SharedWorker that holds a browser's one event connection.

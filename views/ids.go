@@ -76,3 +76,26 @@ const (
 	EventUpdate = ""
 	EventPing   = "ping"
 )
+
+// The states stream of a profile (its base URL and StatesPath): an EventState event each
+// time one of its sessions' states changes, whose data is a [StateChange] in JSON, and a
+// ping when nothing happens. The pages' notifications follow it (static/app.js), each page
+// through the browser's events worker.
+const (
+	StatesPath = "/states/events"
+	EventState = "state"
+)
+
+// StateChange is a session's new state, as the states stream tells it.
+type StateChange struct {
+	Session string `json:"session"`
+	URL     string `json:"url"` // its page
+	Title   string `json:"title"`
+	State   string `json:"state"` // working, needs_you, done or failed
+	// Why says why it is in its state, in a sentence: a notification's body.
+	Why string `json:"why,omitempty"`
+	// Child marks a session another one started (a hidden one): "notify me for all
+	// sessions" tells of its pending approvals only, since its failures go to its parent.
+	Child    bool `json:"child,omitempty"`
+	Approval bool `json:"approval,omitempty"` // a tool call waits for approval
+}
