@@ -173,6 +173,7 @@ func TestBrowserChildApproval(t *testing.T) {
 	if got := eval[string](tb, row+`.querySelector("a.waiting").getAttribute("href")`); !strings.HasSuffix(got, "/s/"+created.ID+"/") {
 		t.Errorf("the row's link to the waiting child = %q", got)
 	}
+	screens(t, tb, "list-child-asks", "")
 
 	tb.navigate(page)
 	tb.waitLive()
