@@ -43,6 +43,9 @@ type ServeOptions struct {
 	// Hint, when set, is told how to forward the port bound ([ForwardHint]) in a sentence;
 	// the "serving" log line has it anyway, as its forward attribute.
 	Hint io.Writer
+	// ApproveKey, when set, makes Hint also say the link that gives a browser the approval
+	// capability (the person started the server on a terminal: they hold the key anyway).
+	ApproveKey string
 	Log  *slog.Logger
 }
 
@@ -158,6 +161,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	hint := ForwardHint(strings.TrimPrefix(base, "http://"))
 	if o.Hint != nil {
 		fmt.Fprintf(o.Hint, "myco: to open it from another machine, forward its port there first: %s\n", hint)
+		if o.ApproveKey != "" {
+			fmt.Fprintf(o.Hint, "myco: to answer approvals from a browser, open this link there once (it keeps the key in a cookie; anyone with the link can answer approvals): %s/profiles/%s/approve?key=%s\n", base, o.Launch, o.ApproveKey)
+		}
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "profile", o.Launch, "home", o.Home, "forward", hint)
 

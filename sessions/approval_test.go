@@ -257,6 +257,16 @@ func TestApprovalOfGrandchild(t *testing.T) {
 	if u := waitApproval(t, sub); u.Session != root || u.Child != leaf || u.Approval == nil || u.Approval.Command != "make test" {
 		t.Fatalf("on the root's stream: %+v", u)
 	}
+	state := func(id string) string {
+		s, st, err := f.m.Snapshot(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.m.State(s, st)
+	}
+	if got := state(root); got != StateNeedsYou {
+		t.Errorf("the root's own state while the grandchild waits = %s, want needs you", got)
+	}
 	rows := func() map[string]Listed {
 		list, err := f.m.List(ctx, ListOptions{All: true, IncludeHidden: true})
 		if err != nil {
@@ -286,6 +296,9 @@ func TestApprovalOfGrandchild(t *testing.T) {
 	us := collect(t, sub, func(u Update) bool { return u.Type == UpdateApprovalResolved })
 	if u := us[len(us)-1]; u.Child != leaf || u.Approval.Status != ApprovalAllowed {
 		t.Errorf("the answer on the root's stream: %+v", u)
+	}
+	if got := state(root); got == StateNeedsYou {
+		t.Errorf("the root's own state after the answer = %s", got)
 	}
 	for id, l := range rows() {
 		if l.WaitingBelow != "" {

@@ -140,8 +140,9 @@ type Manager struct {
 	kick   chan struct{}  // asks it to look now
 	idleMu sync.Mutex     // one closeIdle at a time: a call returns with what it closed kept
 
-	docs     *docCache // the documents of sessions that are not open (see doccache.go)
-	projects sync.Map  // directory -> its project (see Manager.Project)
+	docs     *docCache  // the documents of sessions that are not open (see doccache.go)
+	below    belowTally // the approvals waiting below each session (see announceUp)
+	projects sync.Map   // directory -> its project (see Manager.Project)
 
 	mu   sync.Mutex // guards the fields below
 	live map[string]*live

@@ -54,10 +54,10 @@ type Status struct {
 	// LastTurn is how the latest turn stands: running, or as the document records it, or,
 	// when this process could not record it (a save failed), as it ended here.
 	LastTurn TurnState
-	// Approvals is how many tool calls wait for the person's approval: a session with one
-	// needs you ([StateOf]). Nothing sets it yet: approvals are to come (the policy
-	// package of the architecture's map), and their pending count goes here.
-	Approvals int
+	// ApprovalsBelow is how many tool calls of the sessions below it in its tree wait for
+	// the person's approval, as this process saw them asked since it started (a child's
+	// request shows on its ancestors): such a session needs you too ([StateOf]).
+	ApprovalsBelow int
 }
 
 // Snapshot returns a copy of session id's document that is safe to read while its work
@@ -68,7 +68,7 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (*Session, Status, er
 	m.mu.Lock()
 	l := m.live[id]
 	m.mu.Unlock()
-	var st Status
+	st := Status{ApprovalsBelow: m.below.count(id)}
 	var failed *TurnState
 	if l != nil {
 		l.mu.Lock()

@@ -63,7 +63,7 @@ func StateOf(in StateInput) string {
 // State tells the state of session s, doing st now.
 func (m *Manager) State(s *Session, st Status) string {
 	return StateOf(StateInput{Busy: st.Busy || st.Elsewhere != "", Stopped: st.Stopped != nil, Status: st.LastTurn.Status, Code: st.LastTurn.Code,
-		Queued: len(s.Queue), Approvals: max(st.Approvals, len(s.Approvals))})
+		Queued: len(s.Queue), Approvals: len(s.Approvals) + st.ApprovalsBelow})
 }
 
 // Why says, in a sentence for the person, why session s (doing st now) is in its state:

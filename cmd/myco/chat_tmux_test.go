@@ -79,6 +79,12 @@ func startPane(t *testing.T, home, args string, env ...string) *tmuxPane {
 // startPaneWidth is [startPane] in a pane of width columns.
 func startPaneWidth(t *testing.T, home, args string, width int, env ...string) *tmuxPane {
 	t.Helper()
+	return startPaneArgs(t, home, "--mode cli "+args, width, env...)
+}
+
+// startPaneArgs runs myco with args (all of them, shell words) in a pane of width columns.
+func startPaneArgs(t *testing.T, home, args string, width int, env ...string) *tmuxPane {
+	t.Helper()
 	tmux := tmuxBinary(t)
 	dir, err := os.MkdirTemp("", "myco-tmux-") // short: a socket path is at most 108 bytes
 	if err != nil {
@@ -91,7 +97,7 @@ func startPaneWidth(t *testing.T, home, args string, width int, env ...string) *
 	}
 	p := &tmuxPane{t: t, tmux: tmux, sock: filepath.Join(dir, "sock")}
 	work := t.TempDir()
-	cmd := fmt.Sprintf("cd '%s' && exec '%s' --mode cli %s", work, binary(t), args)
+	cmd := fmt.Sprintf("cd '%s' && exec '%s' %s", work, binary(t), args)
 	argv := []string{"-f", conf, "new-session", "-d", "-x", strconv.Itoa(width), "-y", "40", "-s", "chat",
 		"-e", "MYCO_HOME=" + home, "-e", "MYCO_PROFILE=", "-e", "MYCO_CONFIG="}
 	for _, e := range env {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"myco.dev/config"
 	"myco.dev/engine"
 	"myco.dev/handlers"
@@ -60,15 +62,19 @@ func (a *app) serve(o options) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	var hint io.Writer // the port-forward's sentence, but not among JSON log lines
+	approve := ""      // the approval link, told only to a person at a terminal
 	if !a.logs.JSON() {
 		hint = a.stderr
+		if f, ok := a.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			approve, _ = approvalKey(paths.Home) // without it, `myco approve-link` says why
+		}
 	}
 	err = profiles.Serve(ctx, profiles.ServeOptions{
 		Addr: addr, Home: paths.Home, Launch: paths.Profile, Auth: o.auth,
 		Worker:  func(name string) []string { return workerCommand(exe, o, paths, name) },
 		Environ: os.Environ(),
 		Version: buildInfo().String(), Build: buildInfo().ID, Pprof: o.pprof,
-		Stdout: a.stdout, Stderr: a.stderr, LogJSON: a.logs.JSON(), Hint: hint, Log: a.log,
+		Stdout: a.stdout, Stderr: a.stderr, LogJSON: a.logs.JSON(), Hint: hint, ApproveKey: approve, Log: a.log,
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {
 		fmt.Fprintln(a.stderr, "myco:", portTaken(addr))

@@ -165,6 +165,7 @@ func TestBrowserChildApproval(t *testing.T) {
 		t.Errorf("the card's link to the child = %q", got)
 	}
 	screens(t, tb, "approval-child", cardInView)
+	tb.wait("the root's tab title saying it needs you", `document.title.startsWith("(needs you)")`)
 
 	tb.navigate(f.srv.URL)
 	row := `document.querySelector("#row-` + root + `")`
@@ -172,11 +173,13 @@ func TestBrowserChildApproval(t *testing.T) {
 	if got := eval[string](tb, row+`.querySelector("a.waiting").getAttribute("href")`); !strings.HasSuffix(got, "/s/"+created.ID+"/") {
 		t.Errorf("the row's link to the waiting child = %q", got)
 	}
+	screens(t, tb, "list-child-asks", "")
 
 	tb.navigate(page)
 	tb.waitLive()
 	tb.click(card + ` button[value="once"]`)
 	tb.wait("the card gone", `!document.querySelector("`+card+`")`)
+	tb.wait("the root's tab title without it", `!document.title.startsWith("(needs you)")`)
 	f.waitFile(filepath.Join(dir, "child.txt"), "from-child\n")
 	tb.navigate(f.srv.URL)
 	tb.wait("the root's row without the child's request", row+` && !`+row+`.querySelector("a.waiting")`)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -201,4 +202,35 @@ func TestBrowserChanges(t *testing.T) {
 	for _, p := range tb.problems() {
 		t.Errorf("page problem: %s", p)
 	}
+}
+
+// TestBrowserChildChanges (issue 30): a parent's tree of child sessions shows each child's
+// changed files, linked to the child's Changes view.
+func TestBrowserChildChanges(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t,
+		fakemodel.Turn{Text: "Writing two files.", ToolCalls: []fakemodel.ToolCall{bash("w1", "printf 'a\\nb\\n' > child-one.txt && echo c > child-two.txt")}},
+		fakemodel.Turn{Text: "The child is done."},
+	)
+	page := f.newSession()
+	root := path.Base(strings.TrimSuffix(page, "/"))
+	var created struct {
+		ID string `json:"session_id"`
+	}
+	f.postJSON("api/sessions", `{"request_id":"c1","parent_session":"`+root+`","title":"The writer"}`, &created)
+	f.postJSONAs("api/sessions/"+created.ID+"/actions", `{"request_id":"s1","action":"submit","text":"write","wait":true}`, "")
+	f.waitFile(filepath.Join(f.srv.cmd.Dir, "child-two.txt"), "c\n")
+
+	b := newBrowser(t)
+	tb := newTab(t, b, "child-changes")
+	tb.navigate(page)
+	tb.waitLive()
+	line := `document.querySelector("#tree #changes-` + created.ID + ` a")`
+	tb.wait("the child's changed files in the tree", line+`?.textContent.includes("2 files changed")`)
+	if got := eval[string](tb, line+`.getAttribute("href")`); !strings.HasSuffix(got, "/s/"+created.ID+"/changes") {
+		t.Errorf("the tree's changes line links %q, want the child's Changes view", got)
+	}
+	tb.click("#tree summary")
+	tb.clickAndLoad("#tree #changes-" + created.ID + " a")
+	tb.wait("the child's Changes view", `["child-one.txt", "child-two.txt"].every((n) => [...document.querySelectorAll("#changes .change-list a")].some((a) => a.textContent === n))`)
 }
