@@ -93,6 +93,8 @@ func (m *Manager) Why(s *Session, st Status) string {
 			return strconv.Itoa(n) + " tool calls wait for your approval, the first " + oneLine(what)
 		}
 		return "A tool call waits for your approval: " + oneLine(what)
+	case st.ApprovalsBelow > 0:
+		return "A session it started waits for your approval."
 	case st.Busy || st.Elsewhere != "":
 		return ""
 	case st.Stopped != nil:

@@ -36,6 +36,7 @@ func TestWhy(t *testing.T) {
 		{"an approval", Session{Approvals: []Approval{bash}}, Status{Busy: true}, "A tool call waits for your approval: bash: rm -rf build"},
 		{"two", Session{Approvals: []Approval{{Tool: "str_replace_based_edit_tool", Paths: []string{"a.go", "b.go"}}, bash}}, Status{Busy: true},
 			"2 tool calls wait for your approval, the first str_replace_based_edit_tool: a.go, b.go"},
+		{"a child's approval", Session{}, Status{Busy: true, ApprovalsBelow: 1}, "A session it started waits for your approval."},
 		{"at work", Session{}, Status{Busy: true}, ""},
 		{"a failed save", Session{}, Status{Stopped: errors.New("disk full")}, "A save failed, so its work is stopped here."},
 		{"stopped, a message queued", Session{Queue: queued}, Status{LastTurn: TurnState{Status: TurnStopped}}, "Its turn was stopped. Your queued message waits."},

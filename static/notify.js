@@ -5,8 +5,9 @@
 // follows the profile's states stream (body's data-states, through the browser's events
 // worker) and, while its tab is hidden, notifies when such a session comes to need you or
 // fails, with the session's title and why; a session opted in by itself notifies when its
-// turn is done, too. "Every session" counts a child session (one an agent started) only
-// when a tool call of it waits for approval: its failures go to the agent that started it.
+// turn is done, too. "Every session" leaves child sessions (ones an agent started) out: their
+// failures go to the agent that started them, and a call of theirs that waits for approval
+// makes each session above them need you, so their root tells it, once.
 // Clicking the notification brings the tab forward on the session's page. Several hidden
 // tabs notify once: a notification replaces the one of the same session (its tag).
 (() => {
@@ -96,7 +97,7 @@
     switch (c.state) {
       case "needs_you":
       case "failed":
-        want = mine || (forAll() && (!c.child || c.approval));
+        want = mine || (forAll() && !c.child);
         break;
       case "done":
         // a turn ended: the session's own switch only (every session's would tell of each

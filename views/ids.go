@@ -95,7 +95,8 @@ type StateChange struct {
 	// Why says why it is in its state, in a sentence: a notification's body.
 	Why string `json:"why,omitempty"`
 	// Child marks a session another one started (a hidden one): "notify me for all
-	// sessions" tells of its pending approvals only, since its failures go to its parent.
+	// sessions" leaves it out, since its failures go to its parent and its pending
+	// approvals make its root need you, which tells them.
 	Child    bool `json:"child,omitempty"`
-	Approval bool `json:"approval,omitempty"` // a tool call waits for approval
+	Approval bool `json:"approval,omitempty"` // a tool call of its own waits for approval
 }

@@ -147,9 +147,14 @@ func TestBrowserChildApproval(t *testing.T) {
 	root := path.Base(strings.TrimSuffix(page, "/"))
 	b := newBrowser(t)
 	tb := newTab(t, b, "child-approval")
+	notes := notifications(t, f, b, tb)
 	tb.navigate(f.srv.URL + "approve?key=" + strings.TrimSpace(string(key)))
 	tb.navigate(page)
 	tb.waitLive()
+	// The person asked to be told when this session needs you, and looks elsewhere.
+	tb.click("#notify")
+	tb.wait("the switch on, the states followed", `document.getElementById("notify").getAttribute("aria-pressed") === "true" && document.documentElement.dataset.notifications === "live"`)
+	eval[bool](tb, `window.__hidden = true`)
 
 	var created struct {
 		ID string `json:"session_id"`
@@ -166,6 +171,11 @@ func TestBrowserChildApproval(t *testing.T) {
 	}
 	screens(t, tb, "approval-child", cardInView)
 	tb.wait("the root's tab title saying it needs you", `document.title.startsWith("(needs you)")`)
+	tb.wait("the root's notification", `window.__notes.length > 0`)
+	if got := notes(); len(got) != 1 || got[0].Body != "A session it started waits for your approval." || got[0].Tag != "myco:"+strings.TrimPrefix(page, f.srv.origin()) {
+		t.Errorf("notifications = %+v, want one of the root saying a session it started waits", got)
+	}
+	eval[bool](tb, `window.__hidden = false`)
 
 	tb.navigate(f.srv.URL)
 	row := `document.querySelector("#row-` + root + `")`

@@ -58,21 +58,8 @@ func TestBrowserNotifications(t *testing.T) {
 	)
 	build, docs := f.apiSession("Fix the build"), f.apiSession("Write the docs")
 	b := newBrowser(t)
-	grant, cancel := context.WithTimeout(b.ctx, stepTimeout)
-	_, err := chromedp.CallBrowser(grant, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
-		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted, Origin: f.srv.origin()})
-	cancel()
-	if err != nil {
-		t.Fatalf("grant the permission to notify: %v", err)
-	}
 	tb := newTab(t, b, "notify")
-	tb.do("the notification recorder", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
-		_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: notificationRecorder})
-		return err
-	}))
-	notes := func() []recorded {
-		return eval[[]recorded](tb, `window.__notes.map((n) => ({title: n.title, body: n.body, tag: n.tag}))`)
-	}
+	notes := notifications(t, f, b, tb)
 
 	tb.navigate(f.srv.origin() + build.page)
 	tb.waitLive()
@@ -128,6 +115,27 @@ func TestBrowserNotifications(t *testing.T) {
 }
 
 // recorded is a notification the recorder kept.
+// notifications grants f's origin the permission to notify in b and puts the
+// notification recorder in every page tb loads from now on; it returns what reads the
+// notifications recorded in tb's page.
+func notifications(t *testing.T, f *fixture, b *browser, tb *tab) (notes func() []recorded) {
+	t.Helper()
+	grant, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	_, err := chromedp.CallBrowser(grant, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted, Origin: f.srv.origin()})
+	cancel()
+	if err != nil {
+		t.Fatalf("grant the permission to notify: %v", err)
+	}
+	tb.do("the notification recorder", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: notificationRecorder})
+		return err
+	}))
+	return func() []recorded {
+		return eval[[]recorded](tb, `window.__notes.map((n) => ({title: n.title, body: n.body, tag: n.tag}))`)
+	}
+}
+
 type recorded struct {
 	Title, Body, Tag string
 }
