@@ -56,22 +56,18 @@ type ApprovalsAnswer struct {
 // it in the snapshot's pending_approvals.
 type ApprovalRequestedEvent struct {
 	EventInfo
-	// ChildSession, on the stream of a session above the one that asked in its tree, names
-	// that session: a child's approval shows on its parent and its root, and is answered on
-	// the child.
-	ChildSession string          `json:"child_session,omitempty"`
-	Thread       string          `json:"thread,omitempty"`
-	CallID       string          `json:"call_id"`
-	Tool         string          `json:"tool"`
-	Input        json.RawMessage `json:"input,omitempty" type:"object"`
-	Host         string          `json:"host,omitempty"`
-	Approval     Approval        `json:"approval"`
+	ApprovalEventCall
 }
 
 // ApprovalResolvedEvent says that an approval was answered (or cancelled), with its
 // status.
 type ApprovalResolvedEvent struct {
 	EventInfo
+	ApprovalEventCall
+}
+
+// ApprovalEventCall is the call an approval event is about, and the approval.
+type ApprovalEventCall struct {
 	// ChildSession, on the stream of a session above the one that asked in its tree, names
 	// that session: a child's approval shows on its parent and its root, and is answered on
 	// the child.

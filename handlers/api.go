@@ -1,9 +1,7 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -362,20 +360,12 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) (any, error) 
 	ctx := r.Context()
 	ping := s.APIPing
 	for {
-		wait, cancel := context.WithTimeout(ctx, ping)
-		us, err := sub.Next(wait)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return nil, nil
-		case errors.Is(err, context.DeadlineExceeded):
+		us, ok := nextOrPing(ctx, sub, ping, func() error {
 			b, _ := json.Marshal(api.PingEvent{EventInfo: api.EventInfo{Type: api.EventPing, Time: time.Now().UTC()}})
 			sse.AppendJSON("", "ping", b)
-			if sse.Flush() != nil {
-				return nil, nil
-			}
-			continue
-		case err != nil:
+			return sse.Flush()
+		})
+		if !ok {
 			return nil, nil
 		}
 		for _, u := range us {

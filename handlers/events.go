@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -46,18 +45,8 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) error {
 	ev := &eventRenderer{s: s, id: id, cwd: sess.Cwd}
 	_, ev.md = s.live(id, sess.Cwd, after) // the page shows the response up to its cursor
 	for {
-		wait, cancel := context.WithTimeout(ctx, s.Ping)
-		us, err := sub.Next(wait)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case errors.Is(err, context.DeadlineExceeded):
-			if sse.Send("", views.EventPing, "") != nil {
-				return nil
-			}
-			continue
-		case err != nil:
+		us, ok := nextOrPing(ctx, sub, s.Ping, func() error { return sse.Send("", views.EventPing, "") })
+		if !ok {
 			return nil
 		}
 		if err := ev.render(ctx, sse, us, sub.IDOf); err != nil {

@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"myco.dev/internal/web"
@@ -36,18 +35,8 @@ func (s *server) stateEvents(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	told := map[string]string{} // session id → the state this stream last told
 	for {
-		wait, cancel := context.WithTimeout(ctx, s.Ping)
-		us, err := sub.Next(wait)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case errors.Is(err, context.DeadlineExceeded):
-			if sse.Send("", views.EventPing, "") != nil {
-				return nil
-			}
-			continue
-		case err != nil:
+		us, ok := nextOrPing(ctx, sub, s.Ping, func() error { return sse.Send("", views.EventPing, "") })
+		if !ok {
 			return nil
 		}
 		for _, u := range us {
