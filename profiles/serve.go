@@ -46,7 +46,7 @@ type ServeOptions struct {
 	// ApproveKey, when set, makes Hint also say the link that gives a browser the approval
 	// capability (the person started the server on a terminal: they hold the key anyway).
 	ApproveKey string
-	Log  *slog.Logger
+	Log        *slog.Logger
 }
 
 // CheckAddr refuses an address that is not a loopback one: the server drives an agent
