@@ -179,6 +179,7 @@ func TestRunnerInterleave(t *testing.T) {
 // background sleep too), from outside the helper's namespaces, and Wait returns.
 func TestRunnerCancel(t *testing.T) {
 	r, dir, _ := runner(t)
+	runIn(t, r, dir, "true") // the helper's start is not the command's time
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	defer cancel()
 	p, pr := startIn(t, ctx, r, dir, "sleep 100 & echo $!; echo $$; wait")

@@ -110,6 +110,8 @@ func testFence(t *testing.T, f *sandbox.Fence, run runFunc) {
 		{"no socket inherited", "! ls -l /proc/$$/fd | grep -q socket", true},
 		{"no new privileges", "grep -q 'NoNewPrivs:[[:space:]]*1' /proc/self/status", true},
 		{"read the parent's memory", "cat /proc/$PPID/environ >/dev/null", false},
+		// The helper's threads each have a domain, one of them the command's.
+		{"read a thread of the parent", "for t in /proc/$PPID/task/*; do head -c1 $t/maps >/dev/null 2>&1 && exit 0; done; exit 1", false},
 	} {
 		out, code := run(t, f, spec, dir, tc.script)
 		if (code == 0) != tc.ok {

@@ -72,8 +72,14 @@ func serve(cs childSpec) error {
 }
 
 // fenceSelf makes the mounts and restricts every thread of the process: the commands it
-// starts inherit both. It also becomes their subreaper, to reap what they leave behind,
-// and not dumpable, so that they cannot trace it to speak on its socket.
+// starts inherit both. It also becomes their subreaper, to reap what they leave behind.
+//
+// The commands must not trace it, which would let them speak on its socket: a command
+// shares the Landlock domain of the thread that started it (each thread restricting
+// itself makes a domain of its own), so Landlock does not keep it out. The helper is not
+// dumpable, which keeps out a process without CAP_SYS_PTRACE, and no command gets that
+// capability: it is dropped from the bounding set, where a command run as root (root in
+// the user namespace, with every capability there, when myco runs as root) would have it.
 func fenceSelf(cs childSpec) error {
 	if cs.Mounts {
 		if err := mounts(cs.Spec); err != nil {
@@ -90,6 +96,9 @@ func fenceSelf(cs childSpec) error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
 	}
+	if err := dropPtrace(); err != nil {
+		return err
+	}
 	if err := ll.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS) on every thread: %w", err)
 	}
@@ -97,6 +106,35 @@ func fenceSelf(cs childSpec) error {
 		return fmt.Errorf("landlock_restrict_self on every thread: %w", err)
 	}
 	return nil
+}
+
+// dropPtrace drops CAP_SYS_PTRACE from the bounding set of every thread. Without the
+// capability to drop it (no CAP_SETPCAP: a user's helper outside a user namespace), it
+// checks that the helper has no CAP_SYS_PTRACE to pass on; a command cannot gain it from
+// a file either, with no new privileges.
+func dropPtrace() error {
+	err := ll.AllThreadsPrctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0)
+	if err == nil || !errors.Is(err, unix.EPERM) {
+		return wrapErr("prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE) on every thread", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	const bit = 1 << (unix.CAP_SYS_PTRACE % 32)
+	if d := data[unix.CAP_SYS_PTRACE/32]; d.Permitted&bit != 0 || d.Inheritable&bit != 0 {
+		return errors.New("CAP_SYS_PTRACE is held and cannot be dropped from the bounding set")
+	}
+	return nil
+}
+
+// wrapErr is err, if any, saying what failed.
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // serveFail tells the runner why the helper cannot serve, and exits.
@@ -209,8 +247,8 @@ func (s *server) start(req request, fds []int) {
 }
 
 // reap reaps every child that exited: a command, whose exit it tells, or an orphan
-// reparented to the helper.
-func (s *server) reap() {
+// reparented to the helper. It reports whether children are left.
+func (s *server) reap() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -220,7 +258,7 @@ func (s *server) reap() {
 			continue
 		}
 		if err != nil || pid <= 0 {
-			return
+			return err == nil
 		}
 		if id, ok := s.children[pid]; ok {
 			delete(s.children, pid)
@@ -238,19 +276,26 @@ func (s *server) send(r reply) {
 }
 
 // shutdown kills the process groups of the commands still running (the runner is gone:
-// nothing would wait for them) and reaps them, for at most a second.
+// nothing would wait for them) and reaps them, for at most a second; then, for a moment,
+// the orphans of their groups, which were reparented to the helper as they died. (An
+// orphan that left its group, a daemon, is left to the helper's own reaper.)
 func (s *server) shutdown() {
 	s.mu.Lock()
 	for pid := range s.children {
 		syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	s.mu.Unlock()
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		s.reap()
 		s.mu.Lock()
 		n := len(s.children)
 		s.mu.Unlock()
 		if n == 0 {
+			break
+		}
+	}
+	for deadline := time.Now().Add(100 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if !s.reap() {
 			return
 		}
 	}
@@ -265,8 +310,8 @@ func inSession(pid, sid int) bool {
 		return false
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if errors.Is(err, fs.ErrNotExist) {
-		return true // exited and reaped: its group is gone, or goes soon
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return true // exited and reaped (or being reaped): its group is gone, or goes soon
 	}
 	if err != nil {
 		return false
