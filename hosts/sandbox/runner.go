@@ -78,7 +78,7 @@ type Runner struct {
 // Runner returns a runner of commands fenced in by spec. It starts no process yet; it
 // fails when the kernel cannot fence as spec says.
 func (f *Fence) Runner(spec Spec) (*Runner, error) {
-	if _, err := f.childSpecOf(spec); err != nil {
+	if _, err := f.childSpecOf(spec, true); err != nil {
 		return nil, err
 	}
 	return &Runner{f: f, spec: spec, all: map[*helper]struct{}{}}, nil
@@ -94,7 +94,7 @@ func (r *Runner) Start(ctx context.Context, c Command) (*Process, error) {
 	if len(c.Files) > maxFiles {
 		return nil, fmt.Errorf("sandbox: %d descriptors; at most %d", len(c.Files), maxFiles)
 	}
-	cs, err := r.f.childSpecOf(r.spec)
+	cs, err := r.f.childSpecOf(r.spec, true)
 	if err != nil {
 		return nil, err
 	}

@@ -217,7 +217,8 @@ func TestFenceHiddenInsideWritable(t *testing.T) {
 	}
 }
 
-// BenchmarkFence compares a fenced `true` with an unfenced one.
+// BenchmarkFence compares a fenced `true`, by Wrap and through a Runner, with an
+// unfenced one.
 func BenchmarkFence(b *testing.B) {
 	f, _ := sandbox.New(sandbox.Options{})
 	if !f.Support().Landlock {
@@ -245,6 +246,25 @@ func BenchmarkFence(b *testing.B) {
 				}
 				if err := cmd.Run(); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+		if bc.spec == nil {
+			continue
+		}
+		b.Run(bc.name+"/runner", func(b *testing.B) {
+			r, err := f.Runner(*bc.spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			for b.Loop() {
+				p, err := r.Start(b.Context(), sandbox.Command{Path: "/bin/bash", Args: []string{"bash", "-c", "true"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if ws, err := p.Wait(); err != nil || ws != 0 {
+					b.Fatalf("Wait: %v, %v", ws, err)
 				}
 			}
 		})
