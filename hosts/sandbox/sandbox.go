@@ -145,7 +145,7 @@ func New(o Options) (*Fence, error) {
 
 // Support returns what the kernel offers, probed at the first call.
 func (f *Fence) Support() Support {
-	f.once.Do(func() { f.support = probe(f.exe) })
+	f.once.Do(func() { f.support = probe() })
 	return f.support
 }
 

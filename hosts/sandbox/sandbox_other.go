@@ -8,7 +8,7 @@ import (
 	"os/exec"
 )
 
-func probe(string) Support { return Support{Reason: "Landlock is Linux's"} }
+func probe() Support { return Support{Reason: "Landlock is Linux's"} }
 
 func withNamespaces(*exec.Cmd) {}
 
