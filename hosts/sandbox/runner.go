@@ -113,6 +113,17 @@ func (r *Runner) Start(ctx context.Context, c Command) (*Process, error) {
 	}
 }
 
+// Warm starts a helper for the next command if none serves, so that its start can
+// overlap other work (the caller's reaper's start). Start does the same when needed.
+func (r *Runner) Warm() error {
+	cs, err := r.f.childSpecOf(r.spec, true)
+	if err != nil {
+		return err
+	}
+	_, err = r.helper(cs, fingerprint(cs))
+	return err
+}
+
 // helper returns the helper for cs and the files as print identifies them, starting one
 // when the current one is gone, old, or fenced in for other files.
 func (r *Runner) helper(cs childSpec, print string) (*helper, error) {
