@@ -19,6 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// maxAnswer bounds a line the helper writes; its answers are a few hundred bytes.
+const maxAnswer = 64 << 10
+
 // errNotSent says that a request never reached the helper, which was already gone: the
 // command can go to another helper.
 var errNotSent = errors.New("sandbox: the request was not sent")
@@ -74,7 +77,7 @@ func (r *Runner) startHelper(cs childSpec, print string) (*helper, error) {
 	conn := fc.(*net.UnixConn)
 	h := &helper{r: r, cmd: cmd, stderr: stderr, conn: conn, print: print, made: rs.made,
 		exited: make(chan struct{}), pending: map[uint64]*Process{}}
-	br := bufio.NewReader(conn)
+	br := bufio.NewReaderSize(conn, maxAnswer)
 	if err := h.ready(br); err != nil {
 		conn.Close()
 		cmd.Process.Kill()
@@ -96,7 +99,7 @@ func (r *Runner) startHelper(cs childSpec, print string) (*helper, error) {
 func (h *helper) ready(br *bufio.Reader) error {
 	h.conn.SetReadDeadline(time.Now().Add(readyTimeout))
 	defer h.conn.SetReadDeadline(time.Time{})
-	line, err := br.ReadBytes('\n')
+	line, err := br.ReadSlice('\n')
 	if err != nil {
 		return fmt.Errorf("the helper did not start: %w", err)
 	}
@@ -177,16 +180,14 @@ func (h *helper) send(c Command, id uint64) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: encode the request: %w", err)
 	}
-	files := c.Files
-	if len(files) < 3 {
-		files = append(files, make([]*os.File, 3-len(files))...)
-	}
+	files := make([]*os.File, max(3, len(c.Files)))
+	copy(files, c.Files)
 	var null *os.File
 	fds := make([]int, len(files))
 	for i, f := range files {
 		if f == nil {
 			if null == nil {
-				if null, err = os.Open(os.DevNull); err != nil {
+				if null, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
 					return fmt.Errorf("sandbox: %w", err)
 				}
 				defer null.Close()
@@ -218,7 +219,11 @@ func (h *helper) send(c Command, id uint64) error {
 // read reads the helper's answers until its socket ends, then makes sure it exits.
 func (h *helper) read(br *bufio.Reader) {
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			h.kill(fmt.Errorf("%w: an answer of more than %d bytes", ErrHelperGone, maxAnswer))
+			break
+		}
 		if err != nil {
 			h.fail(fmt.Errorf("%w: %w", ErrHelperGone, err))
 			break

@@ -334,6 +334,7 @@ func (r *Runner) helperCmd(cs childSpec, sock, ruleset *os.File) (*exec.Cmd, *ta
 	cmd.Env = []string{}
 	stderr := &tail{}
 	cmd.Stderr = stderr
+	cmd.WaitDelay = time.Second // a process it left may hold its stderr
 	// A session of its own: no terminal's signals reach it, and every process in it is
 	// one the helper started, which is how its answers are checked (see inSession).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -315,5 +316,63 @@ func TestRunnerNewFiles(t *testing.T) {
 	}
 	if out, ws := runIn(t, r, dir, "echo x > .git/hooks/pre-commit"); ws.ExitStatus() == 0 {
 		t.Errorf("a hook was written in a .git/hooks made by an earlier command: %q", out)
+	}
+}
+
+// TestRunnerDevNull: nil descriptors are /dev/null, which the command may write to and
+// read from, as with exec.Cmd.
+func TestRunnerDevNull(t *testing.T) {
+	r, dir, _ := runner(t)
+	p, err := r.Start(t.Context(), sandbox.Command{Path: "/bin/bash", Args: []string{"bash", "-c", "echo out && echo err >&2 && cat"}, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws, err := p.Wait(); err != nil || ws.ExitStatus() != 0 {
+		t.Errorf("Wait = %#x, %v", ws, err)
+	}
+}
+
+// TestRunnerDistrustsHelper: a helper taken over, which names a process it did not
+// start or answers without end, is killed; nothing of the caller's is: a pid it names
+// outside its session has no group killed.
+func TestRunnerDistrustsHelper(t *testing.T) {
+	fence(t)
+	victim := exec.Command("/bin/sleep", "100")
+	victim.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { victim.Process.Kill(); victim.Wait() }()
+	for _, tc := range []struct{ name, answer string }{
+		{"a foreign pid", fmt.Sprintf(`printf '{"id":1,"pid":%d}\n' >&3`, victim.Process.Pid)},
+		{"an endless answer", `head -c 100000 /dev/zero | tr '\0' a >&3`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			exe := filepath.Join(t.TempDir(), "rogue")
+			script := "#!/bin/sh\nprintf '{\"ready\":true}\\n' >&3\nsleep 0.2\n" + tc.answer + "\nsleep 5\n"
+			if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			rogue, err := sandbox.New(sandbox.Options{Exe: exe})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := rogue.Runner(sandbox.Spec{Writable: []string{t.TempDir()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			start := time.Now()
+			_, err = r.Start(t.Context(), sandbox.Command{Path: "/bin/true", Args: []string{"true"}})
+			if !errors.Is(err, sandbox.ErrHelperGone) {
+				t.Errorf("Start = %v, want the helper gone", err)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("Start took %v: the helper was not killed at once", d)
+			}
+			if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
+				t.Errorf("the process the helper named was killed: %v", err)
+			}
+		})
 	}
 }

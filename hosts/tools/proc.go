@@ -63,6 +63,8 @@ func (b *Bash) startProc(ctx context.Context, owner string, cmd *exec.Cmd) (*pro
 		switch {
 		case err == nil:
 			return &proc{pid: p.Pid, wait: p.Wait}, nil
+		case errors.Is(err, sandbox.ErrUnsupported):
+			return nil, fmt.Errorf("not run: %w", err)
 		case !errors.Is(err, sandbox.ErrNoHelper):
 			return nil, fmt.Errorf("run %s: %w", b.opts.Shell, err)
 		}
