@@ -253,7 +253,7 @@ func (f *Fence) childSpecOf(spec Spec, hideByMount bool) (childSpec, error) {
 		return childSpec{}, err
 	}
 	cs := childSpec{Spec: clean(spec)}
-	hide := func(h string) bool { return under(h, cs.Writable) || hideByMount && exists(h) }
+	hide := func(h string) bool { return under(h, cs.Writable) || hideByMount && isDir(h) }
 	cs.Mounts = s.UserNS && (len(existing(cs.Protected)) > 0 || slices.ContainsFunc(cs.Hidden, hide))
 	return cs, nil
 }
@@ -284,6 +284,12 @@ func clean(s Spec) Spec {
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// isDir reports whether p is a directory: a mount hides only those (see mounts).
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 func existing(ps []string) []string {
