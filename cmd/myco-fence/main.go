@@ -1,7 +1,8 @@
-// Command myco-fence runs one command fenced in by myco's sandbox (see hosts/sandbox): myco
-// starts it, beside its own binary, for every sandboxed command, because a small program
-// starts in a fraction of the time myco's own start takes (its packages' initialization).
-// Where it is missing, myco runs itself in its place. It is no command for people.
+// Command myco-fence fences commands in by myco's sandbox (see hosts/sandbox): myco starts
+// it, beside its own binary, as a session's helper, which starts the session's sandboxed
+// commands, or for one command fenced on its own; a small program starts in a fraction of
+// the time myco's own start takes (its packages' initialization). Where it is missing, myco
+// runs itself in its place. It is no command for people.
 package main
 
 import (

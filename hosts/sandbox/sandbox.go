@@ -5,10 +5,14 @@
 // namespace, a mount namespace for what Landlock cannot say (read-only paths under a
 // writable directory, a hidden directory under a writable one).
 //
-// The fence is applied in a child: [Fence.Wrap] turns a command into one that runs the
-// fence's executable (myco itself, which calls [Main] first thing) with the spec, which
-// restricts itself and then executes the command. The process that wraps is never
-// restricted. hosts/tools (bash) uses it in-process, and hostd on a remote host, so both
+// The fence is applied in a child of the fence's executable (myco-fence, or myco itself,
+// either of which calls [Main] first thing); the process that starts it is never
+// restricted. [Fence.Wrap] turns one command into such a child, which restricts itself
+// and then executes the command: a Go program's start, and namespaces and mounts, for
+// each command. A [Runner] pays them once: its helper, that executable in a mode that
+// serves, restricts all of its threads and then starts each command it is asked for,
+// passed the command's descriptors over a socket, and tells its pid and later its wait
+// status. hosts/tools (bash) uses both in-process, and hostd on a remote host, so both
 // sides fence commands the same way.
 package sandbox
 
@@ -141,7 +145,7 @@ func New(o Options) (*Fence, error) {
 
 // Support returns what the kernel offers, probed at the first call.
 func (f *Fence) Support() Support {
-	f.once.Do(func() { f.support = probe(f.exe) })
+	f.once.Do(func() { f.support = probe() })
 	return f.support
 }
 
@@ -205,12 +209,10 @@ func (f *Fence) rulesetFor(cs childSpec) (*ruleset, error) {
 // with the same environment, directory and descriptors. cmd.SysProcAttr is kept and given
 // namespaces when the spec needs them and the kernel has them.
 func (f *Fence) Wrap(cmd *exec.Cmd, spec Spec) error {
-	s := f.Support()
-	if err := s.Check(spec); err != nil {
+	cs, err := f.childSpecOf(spec, false)
+	if err != nil {
 		return err
 	}
-	cs := childSpec{Spec: clean(spec)}
-	cs.Mounts = s.UserNS && (len(existing(cs.Protected)) > 0 || slices.ContainsFunc(cs.Hidden, func(h string) bool { return under(h, cs.Writable) }))
 	if cs.Mounts {
 		withNamespaces(cmd)
 	}
@@ -234,6 +236,26 @@ func (f *Fence) Wrap(cmd *exec.Cmd, spec Spec) error {
 	args := append([]string{f.exe, childArg, string(b), path}, cmd.Args[1:]...)
 	cmd.Path, cmd.Args = f.exe, args
 	return nil
+}
+
+// childSpecOf is what a child fenced in by spec is told, or an error when the kernel
+// cannot fence so. It reads the spec's files as they are now: which paths resolve where,
+// which exist.
+//
+// A child gets namespaces of its own where the spec needs mounts; with hideByMount, also
+// to hide a hidden path that Landlock alone could hide. A Runner's helper asks for that:
+// it pays for the namespace once, where Landlock's way grants each other entry of each
+// directory on the way to the hidden path, which costs a rule per entry (a /tmp of a
+// thousand entries: 12 ms) and leaves entries made later unreadable until a new ruleset.
+func (f *Fence) childSpecOf(spec Spec, hideByMount bool) (childSpec, error) {
+	s := f.Support()
+	if err := s.Check(spec); err != nil {
+		return childSpec{}, err
+	}
+	cs := childSpec{Spec: clean(spec)}
+	hide := func(h string) bool { return under(h, cs.Writable) || hideByMount && isDir(h) }
+	cs.Mounts = s.UserNS && (len(existing(cs.Protected)) > 0 || slices.ContainsFunc(cs.Hidden, hide))
+	return cs, nil
 }
 
 // clean makes the spec's paths absolute and clean, and resolves the symlinks of those
@@ -262,6 +284,12 @@ func clean(s Spec) Spec {
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// isDir reports whether p is a directory: a mount hides only those (see mounts).
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 func existing(ps []string) []string {
@@ -314,6 +342,13 @@ func Main() {
 	}
 	if len(os.Args) == 3 && os.Args[2] == "probe" {
 		os.Exit(0)
+	}
+	if len(os.Args) == 4 && os.Args[2] == serveArg {
+		var cs childSpec
+		if err := json.Unmarshal([]byte(os.Args[3]), &cs); err != nil {
+			serveFail(fmt.Errorf("decode the spec: %w", err))
+		}
+		serveFail(serve(cs))
 	}
 	if len(os.Args) < 4 {
 		fail(errors.New("no command"))

@@ -54,9 +54,18 @@ func run(t *testing.T, f *sandbox.Fence, spec sandbox.Spec, dir, script string) 
 
 // TestFence: in the session's directory and its temporary directory a command writes;
 // outside them, in .git/hooks and .git/config, and in myco's home it does not, nor does it
-// read myco's home or connect to a port it was not given.
+// read myco's home or connect to a port it was not given: fenced by Wrap, and through a
+// Runner's helper.
 func TestFence(t *testing.T) {
 	f := fence(t)
+	t.Run("wrap", func(t *testing.T) { testFence(t, f, run) })
+	t.Run("runner", func(t *testing.T) { testFence(t, f, runnerRun) })
+}
+
+// runFunc runs script with bash in the sandbox and returns its output and exit status.
+type runFunc func(t *testing.T, f *sandbox.Fence, spec sandbox.Spec, dir, script string) (string, int)
+
+func testFence(t *testing.T, f *sandbox.Fence, run runFunc) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "proj")
 	tmp := filepath.Join(root, "tmp")
@@ -98,6 +107,11 @@ func TestFence(t *testing.T) {
 		{"connect elsewhere", "exec 3<>/dev/tcp/127.0.0.1/" + port(other), false},
 		{"undo a mount", "umount .git/hooks", false},
 		{"no ruleset descriptor inherited", "! ls -l /proc/$$/fd | grep -q landlock", true},
+		{"no socket inherited", "! ls -l /proc/$$/fd | grep -q socket", true},
+		{"no new privileges", "grep -q 'NoNewPrivs:[[:space:]]*1' /proc/self/status", true},
+		{"read the parent's memory", "cat /proc/$PPID/environ >/dev/null", false},
+		// The helper's threads each have a domain, one of them the command's.
+		{"read a thread of the parent", "for t in /proc/$PPID/task/*; do head -c1 $t/maps >/dev/null 2>&1 && exit 0; done; exit 1", false},
 	} {
 		out, code := run(t, f, spec, dir, tc.script)
 		if (code == 0) != tc.ok {
@@ -132,10 +146,12 @@ func TestFenceNetworkOn(t *testing.T) {
 // read-only.
 func TestFenceReadOnly(t *testing.T) {
 	f := fence(t)
-	dir, tmp := t.TempDir(), t.TempDir()
-	out, code := run(t, f, sandbox.Spec{Writable: []string{tmp}}, dir, "ls >/dev/null && touch x")
-	if code == 0 {
-		t.Errorf("a read-only run wrote: %s", out)
+	for _, via := range vias {
+		dir, tmp := t.TempDir(), t.TempDir()
+		out, code := via.run(t, f, sandbox.Spec{Writable: []string{tmp}}, dir, "ls >/dev/null && touch x")
+		if code == 0 {
+			t.Errorf("%s: a read-only run wrote: %s", via.name, out)
+		}
 	}
 }
 
@@ -181,25 +197,28 @@ func TestFenceHiddenInsideWritable(t *testing.T) {
 	if !f.Support().UserNS {
 		needs.Missing(t, "no unprivileged user namespaces")
 	}
-	dir := t.TempDir()
-	home := filepath.Join(dir, ".myco")
-	os.MkdirAll(home, 0o700)
-	os.WriteFile(home+"/secret", []byte("s3cret"), 0o600)
-	for _, script := range []string{"cat .myco/secret", "echo x > .myco/config.toml", "touch ok && ! test -e .myco/config.toml && false"} {
-		out, code := run(t, f, sandbox.Spec{Writable: []string{dir}, Hidden: []string{home}}, dir, script)
-		if code == 0 || strings.Contains(out, "s3cret") {
-			t.Errorf("%s: exit %d, output %q", script, code, out)
+	for _, via := range vias {
+		dir := t.TempDir()
+		home := filepath.Join(dir, ".myco")
+		os.MkdirAll(home, 0o700)
+		os.WriteFile(home+"/secret", []byte("s3cret"), 0o600)
+		for _, script := range []string{"cat .myco/secret", "echo x > .myco/config.toml", "touch ok && ! test -e .myco/config.toml && false"} {
+			out, code := via.run(t, f, sandbox.Spec{Writable: []string{dir}, Hidden: []string{home}}, dir, script)
+			if code == 0 || strings.Contains(out, "s3cret") {
+				t.Errorf("%s: %s: exit %d, output %q", via.name, script, code, out)
+			}
 		}
-	}
-	if _, err := os.Stat(home + "/config.toml"); err == nil {
-		t.Error("a file was created in the hidden home")
-	}
-	if _, err := os.Stat(dir + "/ok"); err != nil {
-		t.Error("the directory was not writable")
+		if _, err := os.Stat(home + "/config.toml"); err == nil {
+			t.Errorf("%s: a file was created in the hidden home", via.name)
+		}
+		if _, err := os.Stat(dir + "/ok"); err != nil {
+			t.Errorf("%s: the directory was not writable", via.name)
+		}
 	}
 }
 
-// BenchmarkFence compares a fenced `true` with an unfenced one.
+// BenchmarkFence compares a fenced `true`, by Wrap and through a Runner, with an
+// unfenced one.
 func BenchmarkFence(b *testing.B) {
 	f, _ := sandbox.New(sandbox.Options{})
 	if !f.Support().Landlock {
@@ -230,6 +249,25 @@ func BenchmarkFence(b *testing.B) {
 				}
 			}
 		})
+		if bc.spec == nil {
+			continue
+		}
+		b.Run(bc.name+"/runner", func(b *testing.B) {
+			r, err := f.Runner(*bc.spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			for b.Loop() {
+				p, err := r.Start(b.Context(), sandbox.Command{Path: "/bin/bash", Args: []string{"bash", "-c", "true"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if ws, err := p.Wait(); err != nil || ws != 0 {
+					b.Fatalf("Wait: %v, %v", ws, err)
+				}
+			}
+		})
 	}
 }
 
@@ -238,7 +276,8 @@ func BenchmarkFence(b *testing.B) {
 // is not, with and without a mount namespace.
 func TestFenceWritableInsideHidden(t *testing.T) {
 	f := fence(t)
-	for _, inside := range []bool{false, true} {
+	for i := range 4 {
+		inside, via := i%2 == 1, vias[i/2]
 		root := t.TempDir()
 		dir := filepath.Join(root, "proj")
 		home := filepath.Join(root, "myco")
@@ -250,13 +289,13 @@ func TestFenceWritableInsideHidden(t *testing.T) {
 		os.MkdirAll(dir, 0o755)
 		os.WriteFile(filepath.Join(home, "approval.key"), []byte("s3cret"), 0o600)
 		spec := sandbox.Spec{Writable: []string{dir, ws}, Hidden: []string{home}}
-		out, code := run(t, f, spec, dir, "echo note > "+ws+"/note.md && cat "+ws+"/note.md")
+		out, code := via.run(t, f, spec, dir, "echo note > "+ws+"/note.md && cat "+ws+"/note.md")
 		if code != 0 || !strings.Contains(out, "note") {
-			t.Errorf("inside=%v: the workspace: exit %d, %q", inside, code, out)
+			t.Errorf("%s: inside=%v: the workspace: exit %d, %q", via.name, inside, code, out)
 		}
-		out, code = run(t, f, spec, dir, "cat "+home+"/approval.key")
+		out, code = via.run(t, f, spec, dir, "cat "+home+"/approval.key")
 		if code == 0 || strings.Contains(out, "s3cret") {
-			t.Errorf("inside=%v: the key was read: %q", inside, out)
+			t.Errorf("%s: inside=%v: the key was read: %q", via.name, inside, out)
 		}
 	}
 }

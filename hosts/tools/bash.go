@@ -74,6 +74,7 @@ type bashOwner struct {
 	sessions map[string]*session
 	nextExec int
 	execs    map[int]context.CancelCauseFunc // exec calls in flight
+	runners  map[string]*ownerRunner         // by fence and spec: see Bash.runner
 }
 
 var (
@@ -263,24 +264,21 @@ func (b *Bash) exec(ctx context.Context, owner, command string, timeout time.Dur
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = time.Second
-	if err := fence(ctx, cmd); err != nil {
-		pr.Close()
-		pw.Close()
-		return Errorf("not run: %v", err)
-	}
-	b.prepare()
-	err = cmd.Start()
+	p, err := b.startProc(ctx, owner, cmd)
 	pw.Close()
 	if err != nil {
 		pr.Close()
-		return Errorf("run %s: %v", b.opts.Shell, err)
+		if ctx.Err() != nil { // it ended while the sandbox's helper started
+			return execEnded(ctx, "", timeout)
+		}
+		return Errorf("%v", err)
 	}
-	untrackGroup := b.track(cmd.Process.Pid)
+	untrackGroup := b.track(p.pid)
 	out := &headTail{max: b.opts.MaxOutputBytes}
 	var wg sync.WaitGroup
 	wg.Go(func() { io.Copy(ProgressWriter(ctx, out), pr) })
-	waitErr := cmd.Wait()
-	killGroup(cmd.Process.Pid)
+	ws, waitErr := p.wait()
+	killGroup(p.pid)
 	untrackGroup()
 	// A process that left the group (setsid) may still hold the pipe: stop reading soon.
 	pr.SetReadDeadline(time.Now().Add(time.Second))
@@ -291,20 +289,27 @@ func (b *Bash) exec(ctx context.Context, owner, command string, timeout time.Dur
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	var exitErr *exec.ExitError
-	switch cause := context.Cause(ctx); {
-	case ctx.Err() != nil && errors.Is(cause, errTimeout):
-		return Result{Text: text + "[killed after timeout " + secs(timeout) + "]", IsError: true}
-	case ctx.Err() != nil && errors.Is(cause, errReleased):
-		return Result{Text: text + "[killed: this session runtime's bash resources were released]", IsError: true}
-	case ctx.Err() != nil && errors.Is(cause, errClosed):
-		return Result{Text: text + "[killed: the host is shutting down]", IsError: true}
+	switch {
 	case ctx.Err() != nil:
-		return Result{Text: text + "[killed: the call was cancelled]", IsError: true}
-	case waitErr == nil || errors.As(waitErr, &exitErr):
-		return Result{Text: text + sandboxNote(ctx, text, waitErr != nil) + "[" + exitStatus(cmd.ProcessState) + "]"}
+		return execEnded(ctx, text, timeout)
+	case waitErr == nil:
+		return Result{Text: text + sandboxNote(ctx, text, ws != 0) + "[" + exitStatus(ws) + "]"}
 	default:
 		return Result{Text: text + "[" + waitErr.Error() + "]", IsError: true}
+	}
+}
+
+// execEnded is the result of an exec whose ctx ended, after its output text: why.
+func execEnded(ctx context.Context, text string, timeout time.Duration) Result {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errTimeout):
+		return Result{Text: text + "[killed after timeout " + secs(timeout) + "]", IsError: true}
+	case errors.Is(cause, errReleased):
+		return Result{Text: text + "[killed: this session runtime's bash resources were released]", IsError: true}
+	case errors.Is(cause, errClosed):
+		return Result{Text: text + "[killed: the host is shutting down]", IsError: true}
+	default:
+		return Result{Text: text + "[killed: the call was cancelled]", IsError: true}
 	}
 }
 
@@ -345,14 +350,14 @@ func (b *Bash) track(pid int) (untrack func()) {
 func (b *Bash) ownerLocked(owner string) *bashOwner {
 	o := b.owners[owner]
 	if o == nil {
-		o = &bashOwner{sessions: map[string]*session{}, execs: map[int]context.CancelCauseFunc{}}
+		o = &bashOwner{sessions: map[string]*session{}, execs: map[int]context.CancelCauseFunc{}, runners: map[string]*ownerRunner{}}
 		b.owners[owner] = o
 	}
 	return o
 }
 
 // Release ends everything owner started: exec calls in flight and sessions (their
-// process groups are killed), and forgets its sessions.
+// process groups are killed) and the sandbox's helpers, and forgets its sessions.
 func (b *Bash) Release(owner string) {
 	b.mu.Lock()
 	o := b.owners[owner]
@@ -388,6 +393,10 @@ func (b *Bash) end(o *bashOwner, cause error) {
 	for _, s := range o.sessions {
 		sessions = append(sessions, s)
 	}
+	runners := make([]*ownerRunner, 0, len(o.runners))
+	for _, r := range o.runners {
+		runners = append(runners, r)
+	}
 	b.mu.Unlock()
 	for _, c := range execs {
 		c(cause)
@@ -397,6 +406,10 @@ func (b *Bash) end(o *bashOwner, cause error) {
 	}
 	for _, s := range sessions {
 		s.waitDone(2 * time.Second)
+	}
+	// Last: the helpers tell the sessions' ends. Closing one kills what it still runs.
+	for _, r := range runners {
+		r.r.Close()
 	}
 }
 
@@ -410,11 +423,11 @@ func killGroup(pid int) error {
 }
 
 // exitStatus describes how a process ended: "exit status 2" or "killed by signal …".
-func exitStatus(ps *os.ProcessState) string {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+func exitStatus(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
 		return "killed by signal " + ws.Signal().String()
 	}
-	return "exit status " + strconv.Itoa(ps.ExitCode())
+	return "exit status " + strconv.Itoa(ws.ExitStatus())
 }
 
 // secs formats d as seconds: "120s", "0.5s".

@@ -109,25 +109,18 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 	cmd.Env, cmd.Dir = withPWD(envFor(ctx, b.opts.Env), dir), dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := fence(ctx, cmd); err != nil {
-		pr.Close()
-		pw.Close()
-		inR.Close()
-		inW.Close()
-		return Errorf("not run: %v", err)
-	}
-	b.prepare()
-	err = cmd.Start()
+	// The session outlives the call: its process is not bound to the call's ctx.
+	p, err := b.startProc(context.WithoutCancel(ctx), owner, cmd)
 	pw.Close()
 	inR.Close()
 	if err != nil {
 		pr.Close()
 		inW.Close()
-		return Errorf("run %s: %v", b.opts.Shell, err)
+		return Errorf("%v", err)
 	}
-	untrackGroup := b.track(cmd.Process.Pid)
+	untrackGroup := b.track(p.pid)
 	s := &session{
-		command: command, pid: cmd.Process.Pid, started: time.Now(), bufMax: b.opts.SessionBufferBytes,
+		command: command, pid: p.pid, started: time.Now(), bufMax: b.opts.SessionBufferBytes,
 		done: make(chan struct{}), stdin: inW, changed: make(chan struct{}), used: b.uses.Add(1),
 	}
 
@@ -135,7 +128,7 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 	if b.closed {
 		b.mu.Unlock()
 		killGroup(s.pid)
-		cmd.Wait()
+		p.wait()
 		untrackGroup()
 		pr.Close()
 		inW.Close()
@@ -151,7 +144,7 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 		s.pump(pr)
 	})
 	b.wg.Go(func() {
-		err := cmd.Wait()
+		ws, err := p.wait()
 		killGroup(s.pid) // what the process left behind in its group
 		untrackGroup()
 		pr.SetReadDeadline(time.Now().Add(time.Second))
@@ -160,11 +153,11 @@ func (b *Bash) start(ctx context.Context, owner, command string, wait time.Durat
 		s.stdinMu.Lock()
 		inW.Close()
 		s.stdinMu.Unlock()
-		status := exitStatus(cmd.ProcessState)
-		if err != nil && cmd.ProcessState == nil {
-			status = err.Error()
+		status, code := exitStatus(ws), ws.ExitStatus()
+		if err != nil {
+			status, code = err.Error(), -1
 		}
-		s.finish(status, cmd.ProcessState.ExitCode())
+		s.finish(status, code)
 		close(s.done)
 	})
 	b.mu.Unlock()

@@ -2,9 +2,7 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"strings"
 
 	"myco.dev/hosts/sandbox"
@@ -40,21 +38,6 @@ func WithSandbox(ctx context.Context, f Fenced) context.Context {
 func SandboxFrom(ctx context.Context) (Fenced, bool) {
 	f, ok := ctx.Value(fenceKey{}).(Fenced)
 	return f, ok
-}
-
-// fence wraps cmd in the sandbox of ctx, if any, with TMPDIR set to its directory.
-func fence(ctx context.Context, cmd *exec.Cmd) error {
-	f, ok := SandboxFrom(ctx)
-	if !ok {
-		return nil
-	}
-	if f.Fence == nil {
-		return errors.New("this command must run in a sandbox, and this host has none")
-	}
-	if f.TmpDir != "" {
-		cmd.Env = setEnv(cmd.Env, "TMPDIR", f.TmpDir)
-	}
-	return f.Fence.Wrap(cmd, f.Spec)
 }
 
 // setEnv returns env (nil: the process's own) with name set to value.
