@@ -234,6 +234,9 @@ func TestBrowserPlainFormPosts(t *testing.T) {
 	tb.do("type the first message", typeInto(chromedp.ID("prompt"), "Hello"))
 	tb.clickAndLoad(`form#new-session-form button#start-session`)
 	tb.wait("the new session's page", `document.getElementById("transcript") && document.getElementById("prompt")`)
+	// Its first turn ends at once (no scripted answer: rejected, the session needs you);
+	// the stream's re-render of the page then must not take the button from under the click.
+	tb.wait("the first turn's end", `document.querySelector('#status .status-bar[data-state="needs_you"]')`)
 	tb.clickAndLoad("#archive-button")
 	tb.wait("the session archived", `document.getElementById("archive-button")?.textContent.trim() === "Restore"`)
 	tb.clickAndLoad("#archive-button")
