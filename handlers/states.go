@@ -81,5 +81,5 @@ func (s *server) stateChange(ctx context.Context, id string) (views.StateChange,
 		return views.StateChange{}, false
 	}
 	return views.StateChange{Session: id, URL: s.sessionURL(id), Title: sessionTitle(sess.Title), State: s.Sessions.State(sess, st),
-		Why: s.Sessions.Why(sess, st), Child: sess.Parent != "" || sess.Hidden, Approval: len(sess.Approvals) > 0}, true
+		Why: s.Sessions.Why(sess, st), Child: sess.Parent != "" || sess.Hidden, Approval: len(sess.Approvals) > 0 || st.ApprovalsBelow > 0}, true
 }

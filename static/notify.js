@@ -8,7 +8,8 @@
 // turn is done, too. "Every session" leaves child sessions (ones an agent started) out: their
 // failures go to the agent that started them, and a call of theirs that waits for approval
 // makes each session above them need you, so their root tells it, once.
-// Clicking the notification brings the tab forward on the session's page. Several hidden
+// Without a switch, the page of a session tells of a call of it (or of a session it started)
+// that waits for approval while its tab is hidden. Clicking the notification brings the tab forward on the session's page. Several hidden
 // tabs notify once: a notification replaces the one of the same session (its tag).
 (() => {
   "use strict";
@@ -82,7 +83,16 @@
     window.addEventListener("storage", show); // another tab's switch
   };
   const one = document.getElementById("notify");
-  wire(one, sessionKey(one?.dataset.session || location.pathname));
+  // page is the session this page shows ("" on other pages): a call of it, or of a session
+  // it started, that waits for approval is told without a switch, once the browser allows
+  // notifications, which the person's first answer to an approval asks.
+  const page = one ? one.dataset.session || location.pathname : "";
+  wire(one, sessionKey(page));
+  document.addEventListener("click", (ev) => {
+    if (ev.target instanceof Element && ev.target.closest(".approval-answers") && supported() && Notification.permission === "default") {
+      Notification.requestPermission().then(follow, () => {});
+    }
+  });
   wire(document.getElementById("notify-all"), allKey);
 
   // --- Telling ---------------------------------------------------------------------------
@@ -97,7 +107,7 @@
     switch (c.state) {
       case "needs_you":
       case "failed":
-        want = mine || (forAll() && !c.child);
+        want = mine || (c.url === page && c.approval) || (forAll() && !c.child);
         break;
       case "done":
         // a turn ended: the session's own switch only (every session's would tell of each
@@ -138,7 +148,7 @@
   const url = document.body.dataset.states;
   let following = false;
   const follow = () => {
-    if (following || !url || !granted() || !anyOn()) return;
+    if (following || !url || !granted() || (!anyOn() && !page)) return;
     following = true;
     const workerURL = document.body.dataset.eventsWorker;
     if (workerURL && window.SharedWorker) {

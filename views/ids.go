@@ -98,5 +98,5 @@ type StateChange struct {
 	// sessions" leaves it out, since its failures go to its parent and its pending
 	// approvals make its root need you, which tells them.
 	Child    bool `json:"child,omitempty"`
-	Approval bool `json:"approval,omitempty"` // a tool call of its own waits for approval
+	Approval bool `json:"approval,omitempty"` // a tool call of it, or of a session below it, waits for approval
 }
