@@ -207,6 +207,17 @@ type ChildSession struct {
 	LastTurn  string `json:"last_turn" enum:"none,running,done,stopped,failed,rejected,interrupted"` // as the snapshot's last_turn
 	Cost      Cost   `json:"cost"`                                                                   // the child's and its descendants'
 	State     string `json:"state" enum:"working,needs_you,done,failed"`                             // as the snapshot's state
+	// Changes are the files the child changed over its whole session, on every host, as GET
+	// …/sessions/CHILD/changes counts them: with ?changes=true only, and left out for a
+	// child whose files are not captured.
+	Changes *ChangesCount `json:"changes,omitempty"`
+}
+
+// ChangesCount counts changed files and their lines.
+type ChangesCount struct {
+	Files   int `json:"files"`
+	Added   int `json:"added"`
+	Deleted int `json:"deleted"`
 }
 
 // TreeTotals rolls up a session and all its descendants.

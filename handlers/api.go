@@ -273,8 +273,14 @@ func (s *server) apiSnapshot(w http.ResponseWriter, r *http.Request) (any, error
 	}
 	out.Children = make([]api.ChildSession, 0, len(tree.Children))
 	for _, c := range tree.Children {
-		out.Children = append(out.Children, api.ChildSession{SessionID: c.ID, Title: c.Title, Model: c.Model, Busy: c.Busy, LastTurn: c.LastTurn,
-			Cost: c.Totals().Cost.API(), State: c.State})
+		child := api.ChildSession{SessionID: c.ID, Title: c.Title, Model: c.Model, Busy: c.Busy, LastTurn: c.LastTurn,
+			Cost: c.Totals().Cost.API(), State: c.State}
+		if q.Get("changes") == "true" && s.Sessions.CapturesFiles() {
+			if n, _, err := s.countChanges(r.Context(), c.ID, nil); err == nil {
+				child.Changes = &n
+			}
+		}
+		out.Children = append(out.Children, child)
 	}
 	t := tree.Totals()
 	out.Tree = api.TreeTotals{Sessions: t.Sessions, Busy: t.Busy, OpenToolCalls: t.OpenCalls, Spent: apiUsage(t.Spent), Cost: t.Cost.API(), WorkSecs: t.Work.Seconds()}

@@ -133,6 +133,7 @@ func (s *server) apiOps() []apiOp {
 			Query: []apiParam{
 				{Name: "limit", Type: "integer", Min: 1, Max: snapshotMax, Default: strconv.Itoa(snapshotDefault), Doc: "The most messages in one answer."},
 				{Name: "before", Type: "integer", Min: 0, Doc: "Only messages before this index: the next_before of the page after."},
+				{Name: "changes", Type: "boolean", Default: "false", Doc: "true counts each child's changed files (children[].changes), a diff of its snapshots per child."},
 			},
 			Answers: []apiAnswer{{Status: 200, Types: []any{api.SnapshotAnswer{}}}},
 			Errors:  []int{400, 404, 409}},

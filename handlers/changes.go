@@ -351,19 +351,28 @@ func (s *server) turnChangesSummary(w http.ResponseWriter, r *http.Request, id s
 	} else {
 		v = views.TurnChangesView{DOMID: "changes-" + id, URL: s.changesURL(id, nil)}
 	}
-	ch, err := s.Sessions.Changes(r.Context(), id, sessions.ChangesQuery{Turn: ref, Diff: snapshot.DiffOptions{NoPatch: true}})
-	if err == nil {
-		v.Undone = ch.Undone
-		for _, h := range ch.Hosts {
-			if h.Diff != nil {
-				files, added, deleted := sessions.ChangedFiles(h.Diff)
-				v.Files += len(files)
-				v.Added += added
-				v.Deleted += deleted
-			}
-		}
+	if n, undone, err := s.countChanges(r.Context(), id, ref); err == nil {
+		v.Files, v.Added, v.Deleted, v.Undone = n.Files, n.Added, n.Deleted, undone
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	return views.TurnChanges(v).Render(r.Context(), w)
+}
+
+// countChanges counts the files session id changed in turn ref (nil: the whole session),
+// on every host, and says whether the turn's changes were undone.
+func (s *server) countChanges(ctx context.Context, id string, ref *sessions.TurnRef) (n api.ChangesCount, undone bool, err error) {
+	ch, err := s.Sessions.Changes(ctx, id, sessions.ChangesQuery{Turn: ref, Diff: snapshot.DiffOptions{NoPatch: true}})
+	if err != nil {
+		return n, false, err
+	}
+	for _, h := range ch.Hosts {
+		if h.Diff != nil {
+			files, added, deleted := sessions.ChangedFiles(h.Diff)
+			n.Files += len(files)
+			n.Added += added
+			n.Deleted += deleted
+		}
+	}
+	return n, ch.Undone, nil
 }

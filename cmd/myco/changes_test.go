@@ -301,3 +301,41 @@ func without(t tree, paths ...string) tree {
 	}
 	return out
 }
+
+// TestChildChangesInSnapshot (issue 30): with ?changes=true a parent's snapshot counts each
+// child's changed files (and their lines); without it, the children come without.
+func TestChildChangesInSnapshot(t *testing.T) {
+	fake := fakemodel.New(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "w1", Name: "bash", Args: `{"command":"printf 'a\\nb\\n' > one.txt && echo c > two.txt"}`}}},
+		fakemodel.Turn{Text: "Written."})
+	home := profileHome(t, "anthropic-messages", fake.URL, "")
+	_, u, _ := startServer(t, home)
+	c := apiClient{t: t, base: strings.TrimSuffix(u, "/") + "/api"}
+	code, root := c.post("/sessions", `{"request_id":"root","cwd":"`+t.TempDir()+`"}`)
+	if code != 201 {
+		t.Fatalf("create the root = %d %v", code, root)
+	}
+	rootID := root["session_id"].(string)
+	code, child := c.post("/sessions", `{"request_id":"child","parent_session":"`+rootID+`"}`)
+	if code != 201 {
+		t.Fatalf("create the child = %d %v", code, child)
+	}
+	childID := child["session_id"].(string)
+	if code, out := c.post("/sessions/"+childID+"/actions", `{"request_id":"s","action":"submit","text":"write","wait":true}`); code != 200 {
+		t.Fatalf("submit = %d %v", code, out)
+	}
+	c.wait(childID)
+	_, snap := c.get("/sessions/" + rootID + "?changes=true")
+	kids, _ := snap["children"].([]any)
+	if len(kids) != 1 {
+		t.Fatalf("children = %v", snap["children"])
+	}
+	got, _ := kids[0].(map[string]any)["changes"].(map[string]any)
+	if got["files"] != 2.0 || got["added"] != 3.0 || got["deleted"] != 0.0 {
+		t.Errorf("the child's changes = %v, want 2 files, +3 −0", got)
+	}
+	_, plain := c.get("/sessions/" + rootID)
+	if kid := plain["children"].([]any)[0].(map[string]any); kid["changes"] != nil {
+		t.Errorf("without ?changes the child carries %v", kid["changes"])
+	}
+}
