@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -152,7 +153,14 @@ type watch struct {
 // newTab opens a tab (in a window of its own, so that it is visible).
 func newTab(t *testing.T, b *browser, name string) *tab {
 	t.Helper()
-	return b.attach(t, name)
+	tb := b.attach(t, name)
+	// The tab acts as the focused one, as a person's is: with other tabs open, :focus (the
+	// skip link shows by it) and the focus events of the page may otherwise not happen.
+	tb.do("focus emulation", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+		return err
+	}))
+	return tb
 }
 
 // worker attaches to the browser's SharedWorker that holds the event connection of every
