@@ -147,14 +147,11 @@ func (s *server) approvals(ctx context.Context, sess *sessions.Session, approver
 	for _, a := range sess.Approvals {
 		v.Items = append(v.Items, s.approvalView(sess.ID, sess.Cwd, a))
 	}
-	below, err := s.Sessions.PendingApprovals(ctx, sess.ID)
+	below, err := s.Sessions.PendingApprovalsBelow(ctx, sess.ID)
 	if err != nil {
 		s.Log.Warn("list the approvals of the tree", "session_id", sess.ID, "err", err) // its own show still
 	}
 	for _, a := range below {
-		if a.Session == sess.ID {
-			continue
-		}
 		child, _, err := s.Sessions.Snapshot(ctx, a.Session)
 		if err != nil {
 			continue

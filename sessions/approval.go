@@ -522,28 +522,52 @@ func (m *Manager) Guard() *Guard { return m.guard() }
 // PendingApprovals returns the pending approvals of session id and of every session of
 // its tree below it, each with the session that asked.
 func (m *Manager) PendingApprovals(ctx context.Context, id string) ([]TreeApproval, error) {
-	tree, err := m.Tree(ctx, id)
-	if err != nil {
-		return nil, err
-	}
+	return m.pendingApprovals(ctx, id, true)
+}
+
+// PendingApprovalsBelow is [Manager.PendingApprovals] without session id's own: for a
+// session without children it reads only the store's index of parents.
+func (m *Manager) PendingApprovalsBelow(ctx context.Context, id string) ([]TreeApproval, error) {
+	return m.pendingApprovals(ctx, id, false)
+}
+
+// pendingApprovals walks session id's tree depth first through the store's index of
+// parents, at most maxTree sessions, reading each session's pending approvals (id's own
+// when own); a child whose file is gone or unreadable is passed over.
+func (m *Manager) pendingApprovals(ctx context.Context, id string, own bool) ([]TreeApproval, error) {
 	var out []TreeApproval
-	var walk func(n *TreeNode) error
-	walk = func(n *TreeNode) error {
-		s, _, err := m.Snapshot(ctx, n.ID)
+	visited := 0
+	var walk func(id string, self bool) error
+	walk = func(id string, self bool) error {
+		visited++
+		if self {
+			s, _, err := m.Snapshot(ctx, id)
+			if err != nil {
+				return err
+			}
+			for _, a := range s.Approvals {
+				out = append(out, TreeApproval{Session: id, Approval: a})
+			}
+		}
+		kids, err := m.o.Store.childrenOf(ctx, id)
 		if err != nil {
 			return err
 		}
-		for _, a := range s.Approvals {
-			out = append(out, TreeApproval{Session: n.ID, Approval: a})
-		}
-		for _, c := range n.Children {
-			if err := walk(c); err != nil {
+		for _, k := range kids {
+			if visited >= maxTree {
+				break
+			}
+			err := walk(k, true)
+			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrDamaged) || errors.Is(err, ErrUnsupportedSchema) {
+				continue
+			}
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return out, walk(tree)
+	return out, walk(id, own)
 }
 
 // TreeApproval is a pending approval and the session of a tree that asked.

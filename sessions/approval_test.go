@@ -267,6 +267,12 @@ func TestApprovalOfGrandchild(t *testing.T) {
 	if got := state(root); got != StateNeedsYou {
 		t.Errorf("the root's own state while the grandchild waits = %s, want needs you", got)
 	}
+	if list, err := f.m.PendingApprovals(ctx, root); err != nil || len(list) != 1 || list[0].Session != leaf || list[0].ID != "c1" {
+		t.Errorf("the root's tree's pending approvals = %+v, %v; want the grandchild's c1", list, err)
+	}
+	if list, err := f.m.PendingApprovalsBelow(ctx, leaf); err != nil || len(list) != 0 {
+		t.Errorf("below the grandchild = %+v, %v; want none (its own are not below it)", list, err)
+	}
 	rows := func() map[string]Listed {
 		list, err := f.m.List(ctx, ListOptions{All: true, IncludeHidden: true})
 		if err != nil {
