@@ -347,3 +347,52 @@ func at(file string, line int) string {
 	}
 	return file + ":" + strconv.Itoa(line)
 }
+
+// NewMCPServer is the [MCPServer] that `myco mcp add NAME` describes: a command server
+// (command, with env as NAME=VALUE or a bare NAME that passes that variable of myco's on as
+// a credential) or a --url server (with headers as NAME=VALUE), enabled. Its error says
+// which flags do not go together, in the flags' words.
+func NewMCPServer(name, host, cwd, url string, command, env, headers []string) (MCPServer, error) {
+	s := MCPServer{Name: name, Host: host, Cwd: cwd, URL: url, Enabled: true}
+	var err error
+	switch {
+	case url != "" && command != nil:
+		return s, errors.New("a server is a --url or a command after --, not both")
+	case url != "" && (host != "" || cwd != "" || len(env) > 0):
+		return s, errors.New("--host, --cwd and --env are for a command server, which myco starts; a --url server takes --header")
+	case url == "" && len(command) == 0:
+		return s, errors.New("give the server's command after --, or its --url")
+	case url == "" && len(headers) > 0:
+		return s, errors.New("--header is for a --url server; a command server takes --env")
+	case url == "":
+		s.Command, s.Args = command[0], command[1:]
+		s.Env, err = mcpValues("--env", env, true)
+	default:
+		s.Headers, err = mcpValues("--header", headers, false)
+	}
+	return s, err
+}
+
+// mcpValues turns K=V flags into env or header values: an inline string, or, for env
+// (fromEnv), a bare K that passes myco's variable K on as a credential source.
+func mcpValues(flag string, kvs []string, fromEnv bool) (map[string]Auth, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := map[string]Auth{}
+	for _, kv := range kvs {
+		k, v, found := strings.Cut(kv, "=")
+		a := Auth{Source: AuthInline, Value: v}
+		switch {
+		case !found && fromEnv:
+			a = Auth{Source: AuthEnv, VarName: k}
+		case !found:
+			return nil, fmt.Errorf("%s %q: write NAME=VALUE", flag, kv)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("%s %s is given twice", flag, k)
+		}
+		out[k] = a
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"os/user"
 	"path/filepath"
 	"runtime"
@@ -113,4 +114,20 @@ func AttachTimeout(paths config.Paths) (time.Duration, error) {
 			fmt.Errorf("the config is not readable, so the attach timeout is the default %ds: %w", config.DefaultAttachTimeoutSecs, err)
 	}
 	return time.Duration(cfg.AttachTimeoutSecs) * time.Second, nil
+}
+
+// CheckSSHHost reports, with the file it read, when host is not a Host of the user's SSH
+// config: a remote myco can reach only those.
+func CheckSSHHost(host string) error {
+	home, _ := os.UserHomeDir()
+	specs, sshConfig, err := SSHRemotes(home)
+	if err != nil {
+		return err
+	}
+	for _, r := range specs {
+		if r.Alias == host {
+			return nil
+		}
+	}
+	return fmt.Errorf("not a Host of %s", sshConfig)
 }

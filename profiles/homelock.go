@@ -78,5 +78,18 @@ func (l *homeLock) serving(url string) {
 	l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+" "+url+"\n"), 0)
 }
 
+// ServingURL returns the URL the server holding home's lock serves its launch profile at,
+// as it wrote it, or "" when none says so.
+func ServingURL(home string) string {
+	b, err := os.ReadFile(filepath.Join(home, lockName))
+	if err != nil {
+		return ""
+	}
+	if f := strings.Fields(string(b)); len(f) == 2 && strings.HasPrefix(f[1], "http://") {
+		return f[1]
+	}
+	return ""
+}
+
 // release gives the lock up.
 func (l *homeLock) release() { l.f.Close() }

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 
 	"myco.dev/cli"
@@ -189,43 +188,17 @@ func (a *app) mcpAdd(args []string) int {
 	if len(operands) != 1 {
 		return usage("name one server")
 	}
-	s := config.MCPServer{Name: operands[0], Host: host, Cwd: cwd, URL: url, Enabled: true}
-	var err error
-	switch {
-	case url != "" && command != nil:
-		return usage("a server is a --url or a command after --, not both")
-	case url != "" && (host != "" || cwd != "" || len(env) > 0):
-		return usage("--host, --cwd and --env are for a command server, which myco starts; a --url server takes --header")
-	case url == "" && len(command) == 0:
-		return usage("give the server's command after --, or its --url")
-	case url == "" && len(headers) > 0:
-		return usage("--header is for a --url server; a command server takes --env")
-	case url == "":
-		s.Command, s.Args = command[0], command[1:]
-		if s.Env, err = mcpValues("--env", env, true); err != nil {
-			return usage(err.Error())
-		}
-	default:
-		if s.Headers, err = mcpValues("--header", headers, false); err != nil {
-			return usage(err.Error())
-		}
+	s, err := config.NewMCPServer(operands[0], host, cwd, url, command, env, headers)
+	if err != nil {
+		return usage(err.Error())
 	}
 	paths, err := a.paths(o)
 	if err != nil {
 		return a.fail(err)
 	}
 	if host != "" && host != "local" {
-		home, _ := os.UserHomeDir()
-		specs, sshConfig, err := engine.SSHRemotes(home)
-		if err != nil {
-			return a.fail(err)
-		}
-		known := false
-		for _, r := range specs {
-			known = known || r.Alias == host
-		}
-		if !known {
-			return a.fail(fmt.Errorf("--host %s: not a Host of %s; add it there first, or leave --host out to run the server here", host, sshConfig))
+		if err := engine.CheckSSHHost(host); err != nil {
+			return a.fail(fmt.Errorf("--host %s: %w; add it there first, or leave --host out to run the server here", host, err))
 		}
 	}
 	if !paths.ConfigNamed {
@@ -239,30 +212,6 @@ func (a *app) mcpAdd(args []string) int {
 	}
 	fmt.Fprintf(a.stdout, "added mcp server %s: %s:%d\n%s\n", s.Name, paths.ConfigFile, line, cli.MCPEditApplied)
 	return exitOK
-}
-
-// mcpValues turns K=V flags into env or header values: an inline string, or, for env
-// (fromEnv), a bare K that passes myco's variable K on as a credential source.
-func mcpValues(flag string, kvs []string, fromEnv bool) (map[string]config.Auth, error) {
-	if len(kvs) == 0 {
-		return nil, nil
-	}
-	out := map[string]config.Auth{}
-	for _, kv := range kvs {
-		k, v, found := strings.Cut(kv, "=")
-		a := config.Auth{Source: config.AuthInline, Value: v}
-		switch {
-		case !found && fromEnv:
-			a = config.Auth{Source: config.AuthEnv, VarName: k}
-		case !found:
-			return nil, fmt.Errorf("%s %q: write NAME=VALUE", flag, kv)
-		}
-		if _, dup := out[k]; dup {
-			return nil, fmt.Errorf("%s %s is given twice", flag, k)
-		}
-		out[k] = a
-	}
-	return out, nil
 }
 
 // mcpRemove runs `myco mcp remove NAME`: the [mcp_servers.NAME] table taken out of the

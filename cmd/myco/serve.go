@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/term"
@@ -18,7 +15,6 @@ import (
 	"myco.dev/config"
 	"myco.dev/engine"
 	"myco.dev/handlers"
-	"myco.dev/internal/peercred"
 	"myco.dev/profiles"
 	"myco.dev/static"
 	"myco.dev/workspace"
@@ -66,7 +62,7 @@ func (a *app) serve(o options) int {
 	if !a.logs.JSON() {
 		hint = a.stderr
 		if f, ok := a.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			approve, _ = approvalKey(paths.Home) // without it, `myco approve-link` says why
+			approve, _ = engine.ApprovalKey(paths.Home) // without it, `myco approve-link` says why
 		}
 	}
 	err = profiles.Serve(ctx, profiles.ServeOptions{
@@ -77,48 +73,12 @@ func (a *app) serve(o options) int {
 		Stdout: a.stdout, Stderr: a.stderr, LogJSON: a.logs.JSON(), Hint: hint, ApproveKey: approve, Log: a.log,
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {
-		fmt.Fprintln(a.stderr, "myco:", portTaken(addr))
+		fmt.Fprintln(a.stderr, "myco:", engine.PortTaken(addr))
 	}
 	if err != nil {
 		return a.fail(err)
 	}
 	return exitOK
-}
-
-// portTaken says what to do when the port of addr is taken, in a sentence a newcomer
-// can follow; the technical error follows it. A port that another user holds is named
-// with that user: the owner's browser and port-forward would reach their server.
-func portTaken(addr string) string {
-	host, port, _ := net.SplitHostPort(addr)
-	if uid, err := portHolder(host, port); err == nil && uid != os.Getuid() {
-		holder := config.Who(uid)
-		if !strings.HasPrefix(holder, "uid ") {
-			holder = "user " + holder
-		}
-		return fmt.Sprintf("port %s on %s is held by %s, another user of this machine: your browser and your port-forward "+
-			"(ssh -L %s:%s) would reach their server, not yours. Start myco on a port of your own with --addr %s "+
-			"(or set MYCO_ADDR=%s) and forward that one, or on any free port with --addr %s.",
-			port, host, holder, port, net.JoinHostPort(host, port), net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "PORT"),
-			net.JoinHostPort(host, "0"))
-	}
-	return fmt.Sprintf("port %s is already in use on %s, by another program or another myco. "+
-		"Start myco on any free port with --addr %s, or on one you choose with --addr %s "+
-		"(or set MYCO_ADDR=%s, which make demo reads too).",
-		port, host, net.JoinHostPort(host, "0"), net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "PORT"))
-}
-
-// portHolder returns the uid that listens on port of host, a loopback address or
-// localhost, where the system tells it.
-func portHolder(host, port string) (int, error) {
-	ip := net.ParseIP(host)
-	if ip == nil {
-		ip = net.IPv4(127, 0, 0, 1) // localhost, as net.Listen resolves it first
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil {
-		return 0, err
-	}
-	return peercred.Listener(&net.TCPAddr{IP: ip, Port: n})
 }
 
 // workerCommand is the command line of profile name's worker: the same binary, with the
@@ -149,7 +109,7 @@ func (a *app) deps(paths config.Paths, port, token string) (handlers.Deps, error
 	}
 	home, _ := os.UserHomeDir()
 	wd, _ := os.Getwd()
-	key, err := approvalKey(paths.Home)
+	key, err := engine.ApprovalKey(paths.Home)
 	if err != nil {
 		return handlers.Deps{}, err
 	}

@@ -16,6 +16,7 @@ import (
 	"myco.dev/engine"
 	"myco.dev/handlers"
 	"myco.dev/hosts"
+	"myco.dev/hosts/sandbox"
 )
 
 // terminal runs the terminal front end f (package cli) on the session service of o's
@@ -31,7 +32,7 @@ func (a *app) terminal(o options, serve bool, f func(ctx context.Context, e *eng
 	defer closeLog()
 	a.setLog(log)
 	eo := engine.Options{Reaper: newReaper(a.log), Wait: true, Log: a.log,
-		Guard: &engine.GuardOptions{Exe: sandboxExe(), Mode: o.approvalMode, Allow: o.allow, NonInteractive: o.promptSet}}
+		Guard: &engine.GuardOptions{Exe: sandbox.FenceExe(), Mode: o.approvalMode, Allow: o.allow, NonInteractive: o.promptSet}}
 	if serve {
 		eo.API = func(e *engine.Engine, port, token string) (http.Handler, error) {
 			d, err := a.deps(p.Paths, port, token)
@@ -130,24 +131,4 @@ func (a *app) hostsCmd(args []string) int {
 			}
 			return engine.RemoteOptions(engine.OpenOptions{Build: build, Dir: wd}, 5<<20, attach, nil, a.log)
 		}})
-}
-
-// sandboxExe is the executable that fences sandboxed commands in: myco-fence beside this
-// one (make build puts it there), which starts in a few milliseconds, else this one, whose
-// run calls sandbox.Main first but whose start takes tens of milliseconds more. ""
-// (no sandbox) when neither can be found.
-func sandboxExe() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	if f := filepath.Join(filepath.Dir(exe), "myco-fence"); isExecutable(f) {
-		return f
-	}
-	return exe
-}
-
-func isExecutable(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
 }

@@ -9,6 +9,7 @@ import (
 
 	"myco.dev/engine"
 	"myco.dev/handlers"
+	"myco.dev/hosts/sandbox"
 	"myco.dev/profiles"
 	"myco.dev/search"
 )
@@ -58,7 +59,7 @@ func (a *app) profileWorker(o options) int {
 				return handlers.Built{}, cfgErr, nil
 			}
 			e, err := engine.New(p, engine.Options{Reaper: newReaper(log), ServerURL: srv.URL, TokenFile: srv.TokenFile, Metrics: met, Log: log,
-				Guard: &engine.GuardOptions{Exe: sandboxExe()}})
+				Guard: &engine.GuardOptions{Exe: sandbox.FenceExe()}})
 			if err != nil {
 				return handlers.Built{}, nil, err
 			}
