@@ -40,9 +40,12 @@ func TestHarnessSnapshots(t *testing.T) {
 			}
 			os.WriteFile(file, []byte("two\n"), 0o644)
 			os.Chmod(file, 0o755)
-			after, err := h.Capture(t.Context(), host, snapshot.CaptureRequest{Owner: "s1", Dir: dir})
+			after, err := h.Capture(t.Context(), host, snapshot.CaptureRequest{Owner: "s1", Dir: dir, Watch: true})
 			if err != nil {
 				t.Fatalf("Capture after: %v", err)
+			}
+			if after.Listed != 1 {
+				t.Errorf("Capture with the watch listed %d directories, want 1 (the one changed)", after.Listed)
 			}
 			d, err := h.Diff(t.Context(), host, before.ID, after.ID, snapshot.DiffOptions{})
 			if err != nil || len(d.Changes) != 1 || d.Changes[0].Path != "a.txt" || d.Changes[0].After.Mode != 0o755 {
@@ -54,6 +57,13 @@ func TestHarnessSnapshots(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(file); string(b) != "one\n" {
 				t.Errorf("a.txt after the restore = %q, want one", b)
+			}
+			// The host's watch saw the restore, and then nothing.
+			for _, want := range []int{1, 0} {
+				again, err := h.Capture(t.Context(), host, snapshot.CaptureRequest{Owner: "s1", Dir: dir, Watch: true})
+				if err != nil || again.ID != before.ID || again.Listed != want {
+					t.Errorf("Capture with the watch after the restore = %+v, %v; want %s, %d listed", again, err, before.ID, want)
+				}
 			}
 			if _, err := h.Diff(t.Context(), host, before.ID, snapshot.ID(strings.Repeat("1", 64)), snapshot.DiffOptions{}); !errors.Is(err, snapshot.ErrNotFound) {
 				t.Errorf("Diff of an unknown snapshot: %v, want ErrNotFound", err)

@@ -172,7 +172,7 @@ func (c *captures) around(ctx context.Context, calls []model.ToolCall, run func(
 			before[h] = Capture{Host: h, Error: why.(string)}
 			continue
 		}
-		res, err := c.capture(ctx, h)
+		res, err := c.capture(ctx, h, false)
 		if err != nil {
 			log(h, err)
 			before[h] = Capture{Host: h, Error: describeCapture(err)}
@@ -192,7 +192,7 @@ func (c *captures) around(ctx context.Context, calls []model.ToolCall, run func(
 			c.pending = append(c.pending, cp)
 			continue
 		}
-		res, err := c.capture(bg, h)
+		res, err := c.capture(bg, h, true)
 		if err != nil {
 			log(h, err)
 			cp.Error = describeCapture(err)
@@ -207,9 +207,14 @@ func (c *captures) around(ctx context.Context, calls []model.ToolCall, run func(
 	return results
 }
 
-// capture captures host's directory.
-func (c *captures) capture(ctx context.Context, host string) (snapshot.CaptureResult, error) {
-	return c.snaps.Capture(ctx, host, captureRequest(c.session, c.dir, c.o, host, c.outside[host]))
+// capture captures host's directory. A capture after a batch trusts the host's watch of
+// the directory (the kernel's notifications) and lists only what changed; the turn's
+// first lists everything, so it also sees what no notification reports (a write through
+// mmap, say) and what changed while no one watched.
+func (c *captures) capture(ctx context.Context, host string, watch bool) (snapshot.CaptureResult, error) {
+	r := captureRequest(c.session, c.dir, c.o, host, c.outside[host])
+	r.Watch = watch
+	return c.snaps.Capture(ctx, host, r)
 }
 
 // noteOutside remembers an editor path outside the session's directory, which the

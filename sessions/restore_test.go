@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,9 +24,13 @@ type snapHost struct {
 	mu          sync.Mutex // guards the fields below
 	prunes      int
 	failRestore bool
+	watched     []bool // each capture's Watch, in order
 }
 
 func (h *snapHost) Capture(ctx context.Context, _ string, r snapshot.CaptureRequest) (snapshot.CaptureResult, error) {
+	h.mu.Lock()
+	h.watched = append(h.watched, r.Watch)
+	h.mu.Unlock()
 	return h.st.Capture(ctx, r)
 }
 
@@ -107,6 +112,12 @@ func TestUndoRedo(t *testing.T) {
 	if caps := sess.Latest().Entries[2].Snapshots; len(caps) != 1 || caps[0].Before == "" || caps[0].After == "" {
 		t.Fatalf("the batch's entry holds captures %+v", caps)
 	}
+	// The turn's first capture walks the tree; the one after the batch trusts the watch.
+	host.mu.Lock()
+	if want := []bool{false, true}; !slices.Equal(host.watched, want) {
+		t.Errorf("the captures' Watch = %v, want %v", host.watched, want)
+	}
+	host.mu.Unlock()
 	ch, err := f.m.Changes(ctx, id, ChangesQuery{Turn: &TurnRef{Turn: 0}})
 	if err != nil || len(ch.Hosts) != 1 || len(ch.Hosts[0].Diff.Changes) != 1 {
 		t.Fatalf("Changes = %+v, %v", ch, err)

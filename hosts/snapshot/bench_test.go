@@ -188,7 +188,15 @@ func benchStore(b *testing.B) *Store {
 	return s
 }
 
-func BenchmarkCaptureUnchanged(b *testing.B) {
+// BenchmarkCaptureUnchanged is the capture after a tool batch that changed nothing: it
+// trusts the watch, so no directory is listed.
+func BenchmarkCaptureUnchanged(b *testing.B) { benchUnchanged(b, true) }
+
+// BenchmarkCaptureUnchangedWalk is the turn's first capture of an unchanged tree, which
+// lists every directory and stats every file.
+func BenchmarkCaptureUnchangedWalk(b *testing.B) { benchUnchanged(b, false) }
+
+func benchUnchanged(b *testing.B, watch bool) {
 	dir := benchTree(b)
 	resetTree(b, dir)
 	s := benchStore(b)
@@ -198,9 +206,9 @@ func BenchmarkCaptureUnchanged(b *testing.B) {
 	var v versus
 	for b.Loop() {
 		v.run(b, dir, func() {
-			snap, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir})
-			if err != nil || snap.Read > 0 {
-				b.Fatalf("Capture = %+v, %v; want nothing read", snap, err)
+			snap, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir, Watch: watch})
+			if err != nil || snap.Read > 0 || (watch && snap.Listed > 0) {
+				b.Fatalf("Capture = %+v, %v; want nothing read (nor listed, with the watch)", snap, err)
 			}
 		})
 	}
@@ -231,7 +239,7 @@ func BenchmarkCaptureTenChanged(b *testing.B) {
 		b.StartTimer()
 		// git status sees the 10 files changed, as the capture does
 		v.run(b, dir, func() {
-			snap, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir})
+			snap, err := s.Capture(b.Context(), CaptureRequest{Owner: "b", Dir: dir, Watch: true})
 			if err != nil || snap.Added == 0 {
 				b.Fatalf("Capture = %+v, %v; want the changes stored", snap, err)
 			}

@@ -44,6 +44,11 @@ type CaptureRequest struct {
 	// large directory no one chose (a remote host's login directory) from running for
 	// minutes.
 	MaxTime time.Duration `json:"max_time,omitempty"`
+	// Watch lets the capture trust the store's watch of the directory (inotify on Linux):
+	// a directory nothing happened in since the last capture is not listed again, its
+	// tree taken from that capture. Without it every directory is listed. Either way the
+	// directories listed are watched for the next capture (see [Store.Capture]).
+	Watch bool `json:"watch,omitempty"`
 }
 
 // ExcludeDir returns the pattern of CaptureRequest.Exclude that leaves out the directory
@@ -79,6 +84,9 @@ type CaptureResult struct {
 	// nothing changed.
 	Read  int   `json:"read"`
 	Added int64 `json:"added"`
+	// Listed counts the directories listed: all of them, or with a trusted watch only
+	// those something happened in (and their parents).
+	Listed int `json:"listed"`
 }
 
 // Capture records the state of r.Dir (and r.Files) and returns its snapshot, which r.Owner
@@ -93,6 +101,11 @@ type CaptureResult struct {
 // files (those of Dir, of its subdirectories and of its parents up to the repository's top)
 // ignore. A directory that cannot be read is recorded as such: what is inside it is
 // unknown, not absent.
+//
+// Each directory listed is watched first (on Linux, local file systems), so that a later
+// capture with r.Watch lists only the directories that had events since; what the watch
+// cannot stand for is listed every time (see watch.go). Captures of one directory take
+// turns.
 func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, error) {
 	if !filepath.IsAbs(r.Dir) {
 		return CaptureResult{}, fmt.Errorf("capture %q: the directory must be absolute", r.Dir)
@@ -104,11 +117,20 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 	s.gc.RLock()
 	defer s.gc.RUnlock()
 
+	dw := s.watch.root(dir)
+	if dw != nil {
+		dw.capture.Lock()
+		defer dw.capture.Unlock()
+	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
 	}
 	defer root.Close()
+	rootInfo, err := root.Stat(".")
+	if err != nil {
+		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
+	}
 	pw := newPackWriter(s.sub("packs"))
 	defer pw.abort()
 	maxSize := s.o.MaxFileSize
@@ -121,7 +143,9 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 		old:   s.loadCache(dir), noGitignore: r.NoGitignore,
 		sem:  make(chan struct{}, max(runtime.GOMAXPROCS(0), 2)),
 		dirs: map[string]*dirCache{}, maxFiles: int64(r.MaxFiles),
+		reused: map[string]bool{}, always: map[string]bool{},
 	}
+	w.rootDev, _, _, _ = statOf(rootInfo)
 	if r.MaxTime > 0 {
 		w.deadline = time.Now().Add(r.MaxTime)
 	}
@@ -141,7 +165,26 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 			return CaptureResult{}, err
 		}
 	}
-	top, err := w.dir(root, "", rs)
+	if dw != nil {
+		w.plan = s.watch.plan(dw, r.Watch, watchKey(r, maxSize, rec.rules), w.old)
+	}
+	res, err := w.capture(root, rootInfo, rs, rec, r)
+	if w.plan != nil {
+		w.plan.finish(w.saved, w.treeRules(), w.always) // nil after a failure
+	}
+	return res, err
+}
+
+// capture walks dir (open as root) and stores its snapshot.
+func (w *walker) capture(root *os.Root, rootInfo fs.FileInfo, rs *rules, rec *record, r CaptureRequest) (CaptureResult, error) {
+	s, dir := w.s, rec.dir
+	var top dirResult
+	var err error
+	if dc := w.reusable("", rootInfo, w.rootEnt()); dc != nil && w.reuse("", dc) {
+		top = dirResult{tree: dc.tree}
+	} else {
+		top, err = w.dir(root, "", rs, false)
+	}
 	if errors.Is(err, ErrTooLarge) && w.slow.Load() {
 		return CaptureResult{}, fmt.Errorf("capture %s: still walking after %s: %w", dir, r.MaxTime, err)
 	}
@@ -152,7 +195,7 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
 	}
 	rec.tree = top.tree
-	rec.rules = append(rec.rules, w.rules...)
+	rec.rules = append(rec.rules, w.treeRules()...)
 	slices.SortFunc(rec.rules, func(a, b rule) int { return strings.Compare(a.base, b.base) })
 	if err := w.extras(dir, r.Files, rec); err != nil {
 		return CaptureResult{}, err
@@ -162,21 +205,34 @@ func (s *Store) Capture(ctx context.Context, r CaptureRequest) (CaptureResult, e
 	h := sha256.Sum256(raw)
 	id := ID(sum(h).String())
 	if !s.has(h) {
-		if err := pw.add(objSnap, h, raw); err != nil {
+		if err := w.pw.add(objSnap, h, raw); err != nil {
 			return CaptureResult{}, err
 		}
 	}
-	added := pw.written
-	if err := s.commit(pw); err != nil {
+	added := w.pw.written
+	if err := s.commit(w.pw); err != nil {
 		return CaptureResult{}, fmt.Errorf("capture %s: %w", dir, err)
 	}
 	if err := s.addRef(r.Owner, id); err != nil {
 		return CaptureResult{}, err
 	}
-	if err := s.saveCache(dir, &rootCache{id: id, dirs: w.dirs}, w.changed || w.old.id != id); err != nil {
+	w.saved = &rootCache{id: id, dirs: w.dirs}
+	if err := s.saveCache(dir, w.saved, w.changed || w.old.id != id); err != nil {
 		s.log.Warn("snapshot stat cache not saved", "dir", dir, "err", err)
 	}
-	return CaptureResult{ID: id, Dir: dir, Files: rec.count, Bytes: rec.bytes, NotStored: rec.notStored, Read: int(w.read.Load()), Added: added}, nil
+	return CaptureResult{ID: id, Dir: dir, Files: rec.count, Bytes: rec.bytes, NotStored: rec.notStored,
+		Read: int(w.read.Load()), Added: added, Listed: int(w.dirsListed.Load())}, nil
+}
+
+// rootEnt is what the old cache and the watch know of the directory itself, as the
+// entry its parent would hold.
+func (w *walker) rootEnt() *cacheEnt {
+	dc := w.old.dirs[""]
+	if dc == nil || w.plan == nil {
+		return nil
+	}
+	wt := w.plan.byRel[""]
+	return &cacheEnt{entry: entry{kind: kDir, hash: dc.tree}, dev: wt.dev, ino: wt.ino}
 }
 
 // extras records the files captured one by one that the walk did not record.

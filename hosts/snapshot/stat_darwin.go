@@ -13,3 +13,11 @@ func statOf(info fs.FileInfo) (dev, ino uint64, mtime, ctime int64) {
 	}
 	return uint64(st.Dev), st.Ino, st.Mtimespec.Nano(), st.Ctimespec.Nano()
 }
+
+// nlinkOf returns a file's count of hard links (1 when unknown).
+func nlinkOf(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

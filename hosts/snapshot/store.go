@@ -54,6 +54,8 @@ type Store struct {
 	// Prune, which deletes them.
 	gc sync.RWMutex
 
+	watch watchSet // the watches of the directories captured
+
 	refMu sync.Mutex    // serializes the writes of the refs files, and guards last
 	last  map[string]ID // by owner: the newest id in its refs
 
@@ -118,6 +120,7 @@ func flock(f *os.File, how int) error {
 
 // Close releases the store. Operations must have returned.
 func (s *Store) Close() error {
+	s.watch.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.packs {

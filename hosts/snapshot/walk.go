@@ -30,13 +30,19 @@ type walker struct {
 	listed      atomic.Int64  // entries listed
 	deadline    time.Time     // when the walk gives up (ErrTooLarge); zero for never
 	slow        atomic.Bool   // it gave up for the deadline
+	plan        *watchPlan    // the directory's watch; nil when there is none
+	rootDev     uint64        // the directory's device
+	dirsListed  atomic.Int64  // directories listed
 
 	mu               sync.Mutex // guards the fields below
 	dirs             map[string]*dirCache
 	rules            []rule
 	count, notStored int
 	bytes            int64
-	changed          bool // the cache differs from the old one
+	changed          bool            // the cache differs from the old one
+	reused           map[string]bool // directories taken from the old cache unlisted
+	always           map[string]bool // directories the watch cannot stand for
+	saved            *rootCache      // the cache this capture leaves; nil until it succeeds
 }
 
 type dirResult struct {
@@ -45,8 +51,9 @@ type dirResult struct {
 	err    error
 }
 
-// dir captures the directory r, at rel, under the rules rs.
-func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
+// dir captures the directory r, at rel, under the rules rs; fresh when no subdirectory
+// may be taken from the old cache (the rules above it changed).
+func (w *walker) dir(r *os.Root, rel string, rs *rules, fresh bool) (dirResult, error) {
 	if err := w.ctx.Err(); err != nil {
 		return dirResult{}, err
 	}
@@ -54,6 +61,10 @@ func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
 	if err != nil {
 		return dirResult{opaque: true}, err
 	}
+	if w.plan != nil && !w.plan.watchDir(rel, f, w.rootDev) {
+		w.listEveryTime(rel)
+	}
+	w.dirsListed.Add(1)
 	infos, err := f.Readdir(-1)
 	f.Close()
 	if err != nil {
@@ -82,6 +93,9 @@ func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
 				return dirResult{}, err
 			}
 			rs, gi = rs.with(rel, pf), &x
+		}
+		if was := findEnt(old, ".gitignore"); (was == nil) != (gi == nil) || (gi != nil && !was.same(&gi.entry)) {
+			fresh = true // other rules below
 		}
 	}
 	ents := make([]cacheEnt, 0, len(infos))
@@ -115,8 +129,13 @@ func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
 		}
 		switch {
 		case isDir:
+			dev, ino, _, _ := statOf(info)
+			if dc := w.reusable(p, info, prev); !fresh && dc != nil && w.reuse(p, dc) {
+				ents = append(ents, cacheEnt{entry: entry{name: name, kind: kDir, hash: dc.tree}, dev: dev, ino: ino})
+				continue
+			}
 			subs = append(subs, subdir{at: len(ents), info: info})
-			ents = append(ents, cacheEnt{entry: entry{name: name, kind: kDir}})
+			ents = append(ents, cacheEnt{entry: entry{name: name, kind: kDir}, dev: dev, ino: ino})
 			continue
 		case mode.IsRegular():
 			var x cacheEnt
@@ -131,6 +150,9 @@ func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
 			bytes += x.size
 			if x.kind == kBig {
 				notStored++
+			}
+			if w.plan != nil && nlinkOf(info) > 1 {
+				w.listEveryTime(rel) // a write through another link is not reported here
 			}
 		case mode&fs.ModeSymlink != 0:
 			x, err := w.link(r, name, info, prev)
@@ -166,7 +188,7 @@ func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
 				return
 			}
 			defer sub.Close()
-			sd.res, sd.res.err = w.dir(sub, join(rel, sd.info.Name()), rs)
+			sd.res, sd.res.err = w.dir(sub, join(rel, sd.info.Name()), rs, fresh)
 			if sd.res.err != nil && !sd.res.opaque {
 				return
 			}
@@ -232,6 +254,14 @@ func (w *walker) dir(r *os.Root, rel string, rs *rules) (dirResult, error) {
 	}
 	w.mu.Unlock()
 	return dirResult{tree: dc.tree}, nil
+}
+
+// findEnt returns the entry named name of the sorted ents, or nil.
+func findEnt(ents []cacheEnt, name string) *cacheEnt {
+	if i, ok := slices.BinarySearchFunc(ents, name, func(a cacheEnt, n string) int { return strings.Compare(a.name, n) }); ok {
+		return &ents[i]
+	}
+	return nil
 }
 
 func (x *cacheEnt) sameStat(o *cacheEnt) bool {
@@ -352,11 +382,7 @@ func (w *walker) link(r *os.Root, name string, info fs.FileInfo, prev *cacheEnt)
 // gitignore reads and parses the .gitignore of directory r (at rel), records it as a rule
 // of the snapshot, and returns it as a file of the directory too.
 func (w *walker) gitignore(r *os.Root, rel string, info fs.FileInfo, old []cacheEnt) (*patternFile, cacheEnt, error) {
-	var prev *cacheEnt
-	if i, ok := slices.BinarySearchFunc(old, ".gitignore", func(a cacheEnt, n string) int { return strings.Compare(a.name, n) }); ok {
-		prev = &old[i]
-	}
-	x, data, err := w.fileData(r, ".gitignore", info, prev)
+	x, data, err := w.fileData(r, ".gitignore", info, findEnt(old, ".gitignore"))
 	if err != nil || x.kind != kFile {
 		return nil, x, err // too big or unreadable: no rules from it
 	}
