@@ -401,7 +401,7 @@ func (r Rule) allowsCommand(pat []string, c Command) bool {
 		return false
 	}
 	for _, w := range c.Wrappers {
-		if !harmless[path.Base(w[0])] {
+		if !harmless[program(w[0])] {
 			return false // sudo and the like: only a rule for the wrapper allows them
 		}
 	}
@@ -457,13 +457,23 @@ func matchWords(pat, words []string) bool {
 		}
 		w := words[i]
 		if i == 0 {
-			w = path.Base(w) // /usr/bin/git matches git
+			w = program(w) // /usr/bin/git matches git
 		}
 		if ok, _ := path.Match(p, w); !ok && p != w {
 			return false
 		}
 	}
 	return len(words) == len(pat)
+}
+
+// program returns what a command's first word runs: the last element of a path
+// (/usr/bin/git runs git), or "" for a word ending in "/", which names a directory
+// ("git/" is not git).
+func program(word string) string {
+	if strings.HasSuffix(word, "/") {
+		return ""
+	}
+	return path.Base(word)
 }
 
 // glob returns the rule's path glob made absolute against dir.

@@ -136,6 +136,8 @@ func TestDecideRules(t *testing.T) {
 	}{
 		{AskMode, Call{Tool: BashTool, Command: "go test ./..."}, Allow, "bash(go test *)"},
 		{AskMode, Call{Tool: BashTool, Command: "go test ./... && git status"}, Allow, "bash(go test *)"},
+		{AskMode, Call{Tool: BashTool, Command: "/usr/bin/git status"}, Allow, "bash(git status)"},
+		{AskMode, Call{Tool: BashTool, Command: "git/ status"}, Ask, ""},             // a directory, not git (found by the fuzzer)
 		{AskMode, Call{Tool: BashTool, Command: "go test ./... | tee out"}, Ask, ""}, // tee not allowed
 		{AskMode, Call{Tool: BashTool, Command: "go test ./... > out.txt"}, Ask, ""}, // writes a file
 		{AskMode, Call{Tool: BashTool, Command: "timeout 60 go test ./x"}, Allow, "bash(go test *)"},

@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 )
 
@@ -453,7 +452,7 @@ func unwrap(c Command, depth int) ([]Command, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("%w: nested too deeply", ErrUnparsed)
 	}
-	name := path.Base(c.Args[0])
+	name := program(c.Args[0])
 	a := c.Args
 	inner := -1 // index in a of the wrapped command
 	switch name {
