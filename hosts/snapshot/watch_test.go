@@ -38,6 +38,13 @@ func sameAsWalk(t *testing.T, s *Store, dir, step string) CaptureResult {
 	return got
 }
 
+// watches returns how many kernel watches s holds.
+func watches(s *Store) int {
+	s.watch.mu.Lock()
+	defer s.watch.mu.Unlock()
+	return len(s.watch.wds)
+}
+
 const watchTreeDirs = 6 // "", a, a/b, a/b/c, d, d/e: node_modules is ignored
 
 func watchTree(t *testing.T) string {
@@ -222,25 +229,20 @@ func TestWatchLost(t *testing.T) {
 func TestWatchReleased(t *testing.T) {
 	dir := watchTree(t)
 	s := newStore(t)
-	watches := func() int {
-		s.watch.mu.Lock()
-		defer s.watch.mu.Unlock()
-		return len(s.watch.wds)
-	}
 	watchCapture(t, s, dir)
-	if n := watches(); n != watchTreeDirs {
+	if n := watches(s); n != watchTreeDirs {
 		t.Fatalf("%d watches, want %d", n, watchTreeDirs)
 	}
 	if err := os.Rename(filepath.Join(dir, "a"), filepath.Join(t.TempDir(), "a")); err != nil {
 		t.Fatal(err)
 	}
 	sameAsWalk(t, s, dir, "a moved out")
-	if n := watches(); n != 3 {
+	if n := watches(s); n != 3 {
 		t.Errorf("%d watches after a, a/b and a/b/c moved out, want 3", n)
 	}
 	write(t, dir, map[string]string{".gitignore": "node_modules/\n*.log\nd/\n"})
 	sameAsWalk(t, s, dir, "d ignored")
-	if n := watches(); n != 1 {
+	if n := watches(s); n != 1 {
 		t.Errorf("%d watches after d was ignored, want 1", n)
 	}
 }
@@ -266,10 +268,7 @@ func TestWatchBound(t *testing.T) {
 		write(t, dir, map[string]string{fmt.Sprintf("d%d/f", i): "changed", fmt.Sprintf("d%d/g", i): "new"})
 	}
 	sameAsWalk(t, s, dir, "changes with 4 watches")
-	s.watch.mu.Lock()
-	n := len(s.watch.wds)
-	s.watch.mu.Unlock()
-	if n != 4 {
+	if n := watches(s); n != 4 {
 		t.Errorf("the store holds %d watches, want its bound, 4", n)
 	}
 }
@@ -319,10 +318,7 @@ func TestWatchRandom(t *testing.T) {
 	os.RemoveAll(dir)
 	os.Mkdir(dir, 0o755)
 	sameAsWalk(t, s, dir, "everything removed")
-	s.watch.mu.Lock()
-	n := len(s.watch.wds)
-	s.watch.mu.Unlock()
-	if n != 1 {
+	if n := watches(s); n != 1 {
 		t.Errorf("the store still holds %d watches for an empty directory, want 1", n)
 	}
 }
