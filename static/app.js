@@ -130,6 +130,16 @@
   }, { passive: true });
 
   const toBottom = () => window.scrollTo({ top: document.documentElement.scrollHeight });
+  // The scroll event reaches the handler above only with the next frame: a change of the
+  // page in between must not take back down a reader who has just moved up.
+  const following = () => {
+    if (follow && window.scrollY < lastY && !nearBottom()) {
+      follow = false;
+      const b = latest();
+      if (b) b.hidden = false;
+    }
+    return follow;
+  };
 
   document.addEventListener("click", (ev) => {
     if (ev.target instanceof Element && ev.target.id === "to-latest") {
@@ -143,12 +153,12 @@
   if (transcript) {
     toBottom();
     new MutationObserver(() => {
-      if (follow) toBottom();
+      if (following()) toBottom();
     }).observe(transcript, { childList: true, subtree: true, characterData: true });
     // Messages get their real height late (content-visibility), and a height change is no
     // DOM mutation: follow sizes too.
     new ResizeObserver(() => {
-      if (follow) toBottom();
+      if (following()) toBottom();
     }).observe(transcript);
   }
 

@@ -52,16 +52,14 @@ func TestBrowserEverydayActions(t *testing.T) {
 
 	t.Run("Copy an answer", func(t *testing.T) {
 		tb := tb.in(t)
-		tb.click(`#messages .msg.assistant button.copy[aria-label="Copy message"]`)
-		tb.wait("the Copy button says so", `document.querySelector("#messages .msg.assistant button.copy").textContent === "Copied"`)
+		tb.clickAndSee(`#messages .msg.assistant button.copy[aria-label="Copy message"]`, "Copied")
 		if got := tb.clipboard(); got != answer {
 			t.Errorf("the clipboard holds %q, want the answer's Markdown %q", got, answer)
 		}
 	})
 	t.Run("Copy a code block", func(t *testing.T) {
 		tb := tb.in(t)
-		tb.click(`#messages .msg.assistant .code button.copy-code[aria-label="Copy code"]`)
-		tb.wait("the code's Copy button says so", `document.querySelector("#messages .copy-code").textContent === "Copied"`)
+		tb.clickAndSee(`#messages .msg.assistant .code button.copy-code[aria-label="Copy code"]`, "Copied")
 		if got := strings.TrimSpace(tb.clipboard()); got != "echo hi" {
 			t.Errorf("the clipboard holds %q, want the code", got)
 		}

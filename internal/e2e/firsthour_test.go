@@ -91,9 +91,7 @@ func TestBrowserCopyExact(t *testing.T) {
 	for i, want := range []string{continued, heredoc, patch} {
 		// The block in the middle of the window, where the dock does not cover it.
 		eval[bool](tb, `(() => { const c = document.querySelectorAll("#messages .msg.assistant .code")[`+itoa(i)+`]; c.id = "code-`+itoa(i)+`"; c.scrollIntoView({block: "center"}); return true; })()`)
-		tb.click(`#code-` + itoa(i) + ` button.copy-code`)
-		tb.waitExplained(waitTimeout, "Copied", `document.querySelector("#code-`+itoa(i)+` button.copy-code").textContent === "Copied"`,
-			`document.querySelector("#code-`+itoa(i)+`").outerHTML`)
+		tb.clickAndSee(`#code-`+itoa(i)+` button.copy-code`, "Copied")
 		if got := tb.clipboard(); got != want {
 			t.Errorf("code block %d: the clipboard holds %q, want exactly %q", i+1, got, want)
 		}
@@ -102,13 +100,11 @@ func TestBrowserCopyExact(t *testing.T) {
 	tb.send("Look at it")
 	tb.wait("the tool card and the answer", `document.querySelector("#tool-call_look.ok") && document.querySelector("#messages")?.textContent.includes("Done.") && document.querySelector("#status .idle")`)
 	tb.click(`#tool-call_look summary`)
-	tb.click(`#tool-call_look button.copy-output`)
-	tb.wait("Copied", `document.querySelector("#tool-call_look button.copy-output").textContent === "Copied"`)
+	tb.clickAndSee(`#tool-call_look button.copy-output`, "Copied")
 	if got := tb.clipboard(); got != "a & b\nsecond <line>\n" {
 		t.Errorf("the tool card's Copy put %q on the clipboard, want what the command printed", got)
 	}
-	tb.click(`#messages .msg.assistant:has(#tool-call_look) button.copy`)
-	tb.wait("Copied", `document.querySelector("#messages .msg.assistant:has(#tool-call_look) button.copy").textContent === "Copied"`)
+	tb.clickAndSee(`#messages .msg.assistant:has(#tool-call_look) button.copy`, "Copied")
 	got := tb.clipboard()
 	for _, want := range []string{"Let me look.", command, "a & b\nsecond <line>"} {
 		if !strings.Contains(got, want) {

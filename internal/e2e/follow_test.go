@@ -87,3 +87,24 @@ func TestBrowserStopWhileScrolledUp(t *testing.T) {
 	tb.click("#to-latest")
 	tb.wait("back at the end", `document.getElementById("to-latest").hidden && innerHeight + scrollY >= document.documentElement.scrollHeight - 2`)
 }
+
+// TestBrowserScrollBeforeItsEvent: the transcript changes between a reader's scroll up
+// and the scroll's event (which comes with the next frame): the page stays where the
+// reader went, and offers "↓ latest".
+func TestBrowserScrollBeforeItsEvent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakemodel.Turn{Text: longAnswer("A long answer")})
+	page := f.newSession()
+	b := newBrowser(t)
+	tb := newTab(t, b, "race")
+	tb.navigate(page)
+	tb.waitLive()
+	tb.send("Write a lot")
+	tb.wait("the answer, at the end", `document.querySelector("#messages .msg.assistant .md")?.textContent.includes("The last line.") && document.querySelector("#status .idle") && innerHeight + scrollY >= document.documentElement.scrollHeight - 2`)
+	eval[bool](tb, `(() => { scrollTo(0, 0); document.getElementById("messages").append(document.createComment("late")); return true; })()`)
+	time.Sleep(300 * time.Millisecond) // frames for a wrong scroll to happen
+	if y := eval[float64](tb, `scrollY`); y != 0 {
+		t.Errorf("the page went back to %v after the reader scrolled to the top", y)
+	}
+	tb.wait("the ↓ latest button", `!document.getElementById("to-latest").hidden`)
+}

@@ -99,6 +99,19 @@ func (tb *tab) click(sel string) {
 	tb.do("click "+sel, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
 }
 
+// clickAndSee clicks sel and waits until the control has said text at some moment since:
+// a label such as "Copied" shows for a moment only, which a poll under load can miss.
+func (tb *tab) clickAndSee(sel, text string) {
+	tb.t.Helper()
+	q := quoteJS(sel)
+	eval[bool](tb, `(() => { const el = document.querySelector(`+q+`); window.__said = [];
+  new MutationObserver(() => __said.push(el.textContent)).observe(el, {childList: true, characterData: true, subtree: true});
+  return true; })()`)
+	tb.click(sel)
+	tb.waitExplained(waitTimeout, sel+" saying "+text, `window.__said.includes(`+quoteJS(text)+`)`,
+		`JSON.stringify({said: window.__said, now: document.querySelector(`+q+`)?.textContent, scrollY, focus: document.activeElement?.id})`)
+}
+
 // wheel turns the mouse wheel by dy pixels (negative: up) over the middle of the window,
 // as a reader scrolls.
 func (tb *tab) wheel(dy float64) {
