@@ -718,13 +718,13 @@
     if (!url) return;
     const before = p.value.slice(0, p.selectionStart);
     const m = /(^|\s)@(\S*)$/.exec(before);
+    const seq = ++atSeq; // a lookup still on its way is for text typed over since
+    clearTimeout(atTimer);
     if (!m) {
       atClose();
       return;
     }
     const token = { start: before.length - m[2].length - 1, end: p.selectionStart };
-    const seq = ++atSeq;
-    clearTimeout(atTimer);
     atTimer = setTimeout(async () => {
       let found = [];
       try {
@@ -733,7 +733,8 @@
       } catch (e) {
         found = [];
       }
-      if (seq !== atSeq) return; // typed on since
+      // Typed on since, or the caret left the token: a late list would take the next Enter.
+      if (seq !== atSeq || p.selectionStart !== token.end || p.value.slice(token.start, token.end) !== "@" + m[2]) return;
       const l = atList();
       if (!l || !found.length) {
         atClose();

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
@@ -124,6 +125,25 @@ func TestBrowserEverydayActions(t *testing.T) {
 		if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, "remember the --force flag") {
 			t.Errorf("the completed file did not reach the model:\n%s", body)
 		}
+	})
+	t.Run("Type on past an @path", func(t *testing.T) {
+		// The list's answer comes late (a loaded machine): it must not open once the caret
+		// left the @path, where it would take the Enter that sends.
+		tb := tb.in(t)
+		tb.waitLive()
+		eval[bool](tb, `(() => { const f = window.fetch;
+  window.fetch = async (url, o) => { if (String(url).includes("/complete?")) await new Promise((ok) => setTimeout(ok, 400)); return f(url, o); };
+  return true; })()`)
+		typed := "Read @deploy-notes.md and tell me"
+		tb.do("type past an @path", chromedp.Click(chromedp.ID("prompt"), chromedp.NodeVisible), typeInto(chromedp.ID("prompt"), typed))
+		time.Sleep(time.Second) // the late answer
+		if open := eval[bool](tb, `!document.getElementById("at-list").hidden`); open {
+			t.Errorf("the list of files opened after the caret left the @path")
+		}
+		if got := eval[string](tb, `document.getElementById("prompt").value`); got != typed {
+			t.Errorf("the message is %q, want %q", got, typed)
+		}
+		eval[bool](tb, `(document.getElementById("prompt").value = "", true)`)
 	})
 }
 
