@@ -135,7 +135,10 @@ func TestBrowserCopyExact(t *testing.T) {
 // where the reader is; only "↓ latest" goes to the end.
 func TestBrowserStaysWhereYouRead(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, fakemodel.Turn{Text: longAnswer("Streaming slowly"), ChunkSize: 24, DelayMs: 25}, fakemodel.Turn{Text: longAnswer("Again")})
+	// Both answers stream slowly: the test scrolls while each streams (an answer sent at
+	// once could end before a loaded machine's poll saw it busy).
+	f := newFixture(t, fakemodel.Turn{Text: longAnswer("Streaming slowly"), ChunkSize: 24, DelayMs: 25},
+		fakemodel.Turn{Text: longAnswer("Again"), ChunkSize: 24, DelayMs: 25})
 	page := f.newSession()
 	b := newBrowser(t)
 	tb := newTab(t, b, "main")
