@@ -124,13 +124,10 @@ func TestBrowserChanges(t *testing.T) {
 
 	// Undo: every file on disk as before the turn. Its answer is held back until the
 	// stream's reload of the view has landed (as on a slow link): the answer still shows.
-	eval[bool](tb, `(() => { const f = window.__fetch = window.fetch;
-  window.fetch = async (url, o) => { const r = await f(url, o); if (o?.method === "POST") await new Promise((ok) => setTimeout(ok, 1500)); return r; };
-  return true; })()`)
+	tb.holdFetch("POST", "/undo", 1500)
 	tb.click("#undo-turn")
 	tb.wait("the stream's reload before the answer", `document.querySelector("#redo-turn") && !document.querySelector("#changes-done .banner")`)
 	tb.wait("the undo's answer", `document.querySelector("#changes-done .banner")?.textContent.includes("put back") && document.querySelector("#redo-turn")`)
-	eval[bool](tb, `(window.fetch = window.__fetch, true)`)
 	if d := sameFiles(readFiles(t, dir), before); d != "" {
 		t.Errorf("after Undo: %s", d)
 	}

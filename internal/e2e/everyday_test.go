@@ -131,9 +131,7 @@ func TestBrowserEverydayActions(t *testing.T) {
 		// left the @path, where it would take the Enter that sends.
 		tb := tb.in(t)
 		tb.waitLive()
-		eval[bool](tb, `(() => { const f = window.fetch;
-  window.fetch = async (url, o) => { if (String(url).includes("/complete?")) await new Promise((ok) => setTimeout(ok, 400)); return f(url, o); };
-  return true; })()`)
+		tb.holdFetch("GET", "/complete?", 400)
 		typed := "Read @deploy-notes.md and tell me"
 		tb.do("type past an @path", chromedp.Click(chromedp.ID("prompt"), chromedp.NodeVisible), typeInto(chromedp.ID("prompt"), typed))
 		time.Sleep(time.Second) // the late answer

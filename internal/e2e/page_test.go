@@ -112,6 +112,17 @@ func (tb *tab) clickAndSee(sel, text string) {
 		`JSON.stringify({said: window.__said, now: document.querySelector(`+q+`)?.textContent, scrollY, focus: document.activeElement?.id})`)
 }
 
+// holdFetch makes the page's fetches whose method is method and whose URL holds part
+// wait ms before their answer reaches the page, as on a slow link.
+func (tb *tab) holdFetch(method, part string, ms int) {
+	tb.t.Helper()
+	eval[bool](tb, `(() => { const f = window.fetch;
+  window.fetch = async (url, o) => { const r = await f(url, o);
+    if ((o?.method || "GET").toUpperCase() === `+quoteJS(method)+` && String(url).includes(`+quoteJS(part)+`)) await new Promise((ok) => setTimeout(ok, `+itoa(ms)+`));
+    return r; };
+  return true; })()`)
+}
+
 // wheel turns the mouse wheel by dy pixels (negative: up) over the middle of the window,
 // as a reader scrolls.
 func (tb *tab) wheel(dy float64) {
